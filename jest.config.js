@@ -1,0 +1,14 @@
+// jose 6, pkijs 4, openid-client 6 and oauth4webapi are ESM-only. Node >= 20.19 can require() them at run time,
+// but jest has its own module loader, so we let @swc/jest turn them (and our TypeScript) into CommonJS.
+const esmOnly = ['@peculiar', 'jose', 'pkijs', 'asn1js', 'pvtsutils', 'pvutils', 'bytestreamjs', '@noble', 'openid-client', 'oauth4webapi'];
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j|mj)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
+  testTimeout: 60000,
+};

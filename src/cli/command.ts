@@ -1,0 +1,15 @@
+/** A CLI command: each lives in `src/cli/commands/<name>.ts` and is listed in `src/cli/index.ts`. */
+export interface CliCommand {
+  name: string;
+  /** One line for the command list. */
+  summary: string;
+  /** Full `--help` text (usage line, options, an example). */
+  help: string;
+  /** Returns the process exit code. `argv` excludes the command name. */
+  run(argv: string[]): Promise<number>;
+}
+
+/** True when the user asked for help; commands print `help` and return 0. */
+export function wantsHelp(argv: string[]): boolean {
+  return argv.includes('--help') || argv.includes('-h');
+}

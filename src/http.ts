@@ -1,0 +1,71 @@
+import { SingpassFlowsError } from './errors';
+
+/**
+ * The HTTP seam of the core. Anything fetch-compatible works: Node's global fetch (default), n8n's
+ * `helpers.httpRequest` wrapped as fetch, or a test double.
+ */
+export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
+
+export interface HttpOptions {
+  fetch?: Fetch;
+  /** Per-request timeout in milliseconds (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+}
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+/**
+ * One HTTP exchange with the rules every back-channel call here needs: a timeout, redirects never followed (a 3xx
+ * would forward assertions and tokens elsewhere), and transport failures turned into stable error codes.
+ * HTTP error statuses are returned, not thrown: each protocol maps its own error bodies.
+ */
+export async function httpRequest(url: string, init: RequestInit = {}, options: HttpOptions = {}): Promise<HttpResponse> {
+  const doFetch = options.fetch ?? (globalThis.fetch as Fetch);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const target = safeUrl(url);
+  let response: Response;
+  try {
+    response = await doFetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    const err = e as Error;
+    if (err?.name === 'TimeoutError' || err?.name === 'AbortError') {
+      throw new SingpassFlowsError('HTTP_TIMEOUT', `No answer from ${target} within ${timeoutMs} ms`, { url: target, retryable: true }, { cause: e });
+    }
+    throw new SingpassFlowsError('HTTP_NETWORK', `Cannot reach ${target}: ${describeNetworkError(err)}`, { url: target, retryable: true }, { cause: e });
+  }
+  if (response.status >= 300 && response.status < 400) {
+    throw new SingpassFlowsError('HTTP_REDIRECT_REFUSED', `${target} answered with a redirect (${response.status}); redirects are not followed on back-channel calls`, { url: target, status: response.status, retryable: false });
+  }
+  const body = Buffer.from(await response.arrayBuffer());
+  return { status: response.status, headers: response.headers, body };
+}
+
+/** Parse a JSON body or fail with a stable code; `what` names the document for the message. */
+export function parseJsonBody(res: HttpResponse, what: string): unknown {
+  try {
+    return JSON.parse(res.body.toString('utf8'));
+  } catch {
+    throw new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', `${what} is not valid JSON (HTTP ${res.status})`, { status: res.status });
+  }
+}
+
+/** URL without query or fragment, for messages and logs (queries can carry codes and tokens). */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return '<invalid URL>';
+  }
+}
+
+function describeNetworkError(err: Error): string {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  return cause?.code ?? cause?.message ?? err?.message ?? 'network error';
+}
