@@ -1,0 +1,99 @@
+import { createPrivateKey, createPublicKey, type KeyObject, type JsonWebKey } from 'node:crypto';
+import { calculateJwkThumbprint, type JWK } from 'jose';
+import { SingpassFlowsError } from '../errors';
+
+export type EcSigningAlg = 'ES256' | 'ES384' | 'ES512';
+export type EcEncryptionAlg = 'ECDH-ES+A128KW' | 'ECDH-ES+A192KW' | 'ECDH-ES+A256KW' | 'ECDH-ES';
+export type EcCurve = 'P-256' | 'P-384' | 'P-521';
+
+export const SIGNING_ALG_FOR_CURVE: Record<EcCurve, EcSigningAlg> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+const ENCRYPTION_ALGS: readonly EcEncryptionAlg[] = ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW', 'ECDH-ES'];
+
+/** A private key as a user pastes it into a credential: a private JWK (object or JSON text) or a PEM. */
+export interface PrivateKeyInput {
+  key: string | JWK;
+  /** Overrides (or supplies, for PEM) the key ID; otherwise the JWK's own `kid` or its RFC 7638 thumbprint. */
+  kid?: string;
+  alg?: string;
+}
+
+export interface LoadedKey<A extends string = string> {
+  kid: string;
+  alg: A;
+  use: 'sig' | 'enc';
+  crv: EcCurve;
+  privateKey: KeyObject;
+  /** Public members only, with kid/use/alg: what goes into the published key set. */
+  publicJwk: JWK;
+}
+
+/** Load an EC signing key (P-256/384/521) for client assertions, `X-Dss-Assertion` and DPoP. */
+export async function loadSigningKey(input: PrivateKeyInput): Promise<LoadedKey<EcSigningAlg>> {
+  const { keyObject, jwk } = parsePrivateKey(input.key);
+  const crv = ecCurveOf(jwk);
+  const alg = (input.alg ?? jwk.alg ?? SIGNING_ALG_FOR_CURVE[crv]) as EcSigningAlg;
+  if (alg !== SIGNING_ALG_FOR_CURVE[crv]) {
+    throw new SingpassFlowsError('KEY_INVALID', `Signing key: algorithm ${alg} does not match curve ${crv} (use ${SIGNING_ALG_FOR_CURVE[crv]})`);
+  }
+  if (jwk.use && jwk.use !== 'sig') throw new SingpassFlowsError('KEY_INVALID', `Signing key: the JWK is marked use "${jwk.use}", expected "sig"`);
+  return finish(keyObject, jwk, crv, alg, 'sig', input.kid);
+}
+
+/** Load an EC key that decrypts ID tokens / userinfo sent to us (ECDH-ES key agreement). */
+export async function loadEncryptionKey(input: PrivateKeyInput): Promise<LoadedKey<EcEncryptionAlg>> {
+  const { keyObject, jwk } = parsePrivateKey(input.key);
+  const crv = ecCurveOf(jwk);
+  const alg = (input.alg ?? jwk.alg ?? 'ECDH-ES+A256KW') as EcEncryptionAlg;
+  if (!ENCRYPTION_ALGS.includes(alg)) {
+    throw new SingpassFlowsError('KEY_INVALID', `Encryption key: algorithm ${alg} is not supported (use one of ${ENCRYPTION_ALGS.join(', ')})`);
+  }
+  if (jwk.use && jwk.use !== 'enc') throw new SingpassFlowsError('KEY_INVALID', `Encryption key: the JWK is marked use "${jwk.use}", expected "enc"`);
+  return finish(keyObject, jwk, crv, alg, 'enc', input.kid);
+}
+
+async function finish<A extends string>(keyObject: KeyObject, jwk: JWK, crv: EcCurve, alg: A, use: 'sig' | 'enc', kidOverride?: string): Promise<LoadedKey<A>> {
+  const pub = createPublicKey(keyObject).export({ format: 'jwk' }) as JWK;
+  const kid = kidOverride ?? (typeof jwk.kid === 'string' && jwk.kid ? jwk.kid : await calculateJwkThumbprint({ kty: 'EC', crv, x: pub.x!, y: pub.y! }));
+  return { kid, alg, use, crv, privateKey: keyObject, publicJwk: { kty: 'EC', crv, x: pub.x, y: pub.y, kid, use, alg } };
+}
+
+function parsePrivateKey(input: string | JWK): { keyObject: KeyObject; jwk: JWK } {
+  let source: string | JWK = input;
+  if (typeof input === 'string') {
+    const text = input.trim();
+    if (text.startsWith('{')) {
+      try {
+        source = JSON.parse(text) as JWK;
+      } catch {
+        throw new SingpassFlowsError('KEY_INVALID', 'The key looks like JSON but is not valid JSON; paste the whole private JWK');
+      }
+    } else if (!text.includes('-----BEGIN')) {
+      throw new SingpassFlowsError('KEY_INVALID', 'The key is neither a JWK nor a PEM; paste a private JWK or a "-----BEGIN PRIVATE KEY-----" block');
+    } else if (text.includes('PUBLIC KEY-----') || text.includes('CERTIFICATE-----')) {
+      throw new SingpassFlowsError('KEY_INVALID', 'This is a public key or certificate; the credential needs the PRIVATE key');
+    } else {
+      source = text;
+    }
+  }
+  let keyObject: KeyObject;
+  try {
+    if (typeof source === 'string') keyObject = createPrivateKey({ key: source, format: 'pem' });
+    else {
+      if (typeof source.d !== 'string') throw new SingpassFlowsError('KEY_INVALID', 'The JWK has no private part ("d"); the credential needs the PRIVATE key');
+      keyObject = createPrivateKey({ key: source as JsonWebKey, format: 'jwk' });
+    }
+  } catch (e) {
+    if (e instanceof SingpassFlowsError) throw e;
+    throw new SingpassFlowsError('KEY_INVALID', `The private key cannot be read: ${(e as Error).message}`, {}, { cause: e });
+  }
+  if (keyObject.asymmetricKeyType !== 'ec') {
+    throw new SingpassFlowsError('KEY_UNSUPPORTED', `Only EC keys (P-256, P-384, P-521) are accepted by Singpass and Corppass; this is a ${keyObject.asymmetricKeyType} key`);
+  }
+  const jwk = typeof source === 'string' ? ({} as JWK) : source;
+  return { keyObject, jwk: { ...jwk, crv: (keyObject.export({ format: 'jwk' }) as JWK).crv } };
+}
+
+function ecCurveOf(jwk: JWK): EcCurve {
+  if (jwk.crv === 'P-256' || jwk.crv === 'P-384' || jwk.crv === 'P-521') return jwk.crv;
+  throw new SingpassFlowsError('KEY_UNSUPPORTED', `EC curve ${jwk.crv ?? '(unknown)'} is not accepted; use P-256, P-384 or P-521`);
+}

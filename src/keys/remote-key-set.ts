@@ -1,0 +1,148 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { JWK, JWSHeaderParameters } from 'jose';
+import { SingpassFlowsError } from '../errors';
+import { httpRequest, parseJsonBody, safeUrl, type Fetch } from '../http';
+import { systemClock, type Clock } from '../clock';
+
+export interface RemoteKeySetOptions {
+  fetch?: Fetch;
+  clock?: Clock;
+  /** Never keep the set for less than this (the services require ≥ 1 h). */
+  minCacheSeconds?: number;
+  /** Never keep the set longer than this, whatever Cache-Control says. */
+  maxCacheSeconds?: number;
+  /** Minimum time between two fetches triggered by unknown kids / failed signatures (flood protection). */
+  refetchCooldownSeconds?: number;
+  timeoutMs?: number;
+}
+
+const SIGNING_KTY: Record<string, { kty: string; crv?: string }> = {
+  ES256: { kty: 'EC', crv: 'P-256' },
+  ES384: { kty: 'EC', crv: 'P-384' },
+  ES512: { kty: 'EC', crv: 'P-521' },
+  RS256: { kty: 'RSA' },
+  PS256: { kty: 'RSA' },
+};
+
+/**
+ * A service's published key set (JWKS), cached as a whole as the services require: kept ≥ 1 h (longer when
+ * Cache-Control says so), keys chosen by `kid` only, one refetch when a kid is unknown or a signature fails (key
+ * rotation), concurrent callers share one fetch, and refetches are rate-limited so a flood of tokens with made-up
+ * kids cannot make us hammer the service. A failed refresh keeps a still-valid cached set.
+ */
+export class RemoteKeySet {
+  readonly url: string;
+  private readonly opts: Required<Omit<RemoteKeySetOptions, 'fetch'>> & { fetch?: Fetch };
+  private keys: JWK[] | undefined;
+  private fetchedAt = -Infinity;
+  private expiresAt = -Infinity;
+  private inflight: Promise<void> | undefined;
+  /** Number of HTTP fetches made (for tests and metrics). */
+  fetchCount = 0;
+
+  constructor(url: string, options: RemoteKeySetOptions = {}) {
+    this.url = url;
+    this.opts = {
+      fetch: options.fetch,
+      clock: options.clock ?? systemClock,
+      minCacheSeconds: options.minCacheSeconds ?? 3600,
+      maxCacheSeconds: options.maxCacheSeconds ?? 24 * 3600,
+      refetchCooldownSeconds: options.refetchCooldownSeconds ?? 30,
+      timeoutMs: options.timeoutMs ?? 10_000,
+    };
+  }
+
+  /** The key to verify a JWS with this protected header; refetches once (rate-limited) when the kid is unknown. */
+  async getKey(header: JWSHeaderParameters): Promise<KeyObject> {
+    await this.ensureFresh();
+    let jwk = this.select(header);
+    if (!jwk && (await this.refreshIfAllowed())) jwk = this.select(header);
+    if (!jwk) {
+      throw new SingpassFlowsError('KEY_NOT_FOUND', header.kid === undefined
+        ? `The token names no key (kid) and the key set at ${safeUrl(this.url)} has no single matching key`
+        : `No key with kid "${header.kid}" for ${header.alg} in the key set at ${safeUrl(this.url)}`, { kid: header.kid });
+    }
+    try {
+      return createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+    } catch (e) {
+      throw new SingpassFlowsError('KEY_SET_INVALID', `Key "${jwk.kid}" in ${safeUrl(this.url)} cannot be read`, {}, { cause: e });
+    }
+  }
+
+  /**
+   * Refetch now unless one happened within the cooldown; returns whether a fresh set was loaded. Used after a
+   * signature failure (the service may have rotated and reused nothing but the kid).
+   */
+  async refreshIfAllowed(): Promise<boolean> {
+    if (this.inflight) {
+      await this.inflight;
+      return true;
+    }
+    if (this.opts.clock() - this.fetchedAt < this.opts.refetchCooldownSeconds * 1000) return false;
+    try {
+      await this.load();
+      return true;
+    } catch (e) {
+      if (this.keys && this.opts.clock() < this.expiresAt) return false; // keep the valid cached set
+      throw e;
+    }
+  }
+
+  private async ensureFresh(): Promise<void> {
+    if (this.keys && this.opts.clock() < this.expiresAt) return;
+    await this.load();
+  }
+
+  private load(): Promise<void> {
+    if (!this.inflight) {
+      this.inflight = this.fetchSet().finally(() => {
+        this.inflight = undefined;
+      });
+    }
+    return this.inflight;
+  }
+
+  private async fetchSet(): Promise<void> {
+    this.fetchCount++;
+    const now = this.opts.clock();
+    const res = await httpRequest(this.url, { method: 'GET', headers: { accept: 'application/jwk-set+json, application/json' } }, { fetch: this.opts.fetch, timeoutMs: this.opts.timeoutMs });
+    if (res.status !== 200) {
+      throw new SingpassFlowsError('KEY_SET_FETCH_FAILED', `The key set at ${safeUrl(this.url)} answered HTTP ${res.status}`, { status: res.status, retryable: res.status >= 500 });
+    }
+    const body = parseJsonBody(res, `The key set at ${safeUrl(this.url)}`) as { keys?: unknown };
+    if (!body || typeof body !== 'object' || !Array.isArray(body.keys)) {
+      throw new SingpassFlowsError('KEY_SET_INVALID', `The key set at ${safeUrl(this.url)} has no "keys" array`);
+    }
+    const keys = body.keys.filter((k): k is JWK => !!k && typeof k === 'object');
+    if (keys.some((k) => 'd' in k || 'p' in k || 'k' in k)) {
+      // A published private key means the publisher is broken or hostile; trust nothing from it.
+      throw new SingpassFlowsError('KEY_SET_INVALID', `The key set at ${safeUrl(this.url)} contains private key material; refusing it`);
+    }
+    this.keys = keys;
+    this.fetchedAt = now;
+    this.expiresAt = now + this.cacheSeconds(res.headers.get('cache-control')) * 1000;
+  }
+
+  private cacheSeconds(cacheControl: string | null): number {
+    const maxAge = /(?:^|,)\s*max-age\s*=\s*(\d+)/i.exec(cacheControl ?? '');
+    const advertised = maxAge ? Number(maxAge[1]) : 0;
+    return Math.min(Math.max(advertised, this.opts.minCacheSeconds), this.opts.maxCacheSeconds);
+  }
+
+  /**
+   * Choose by kid (never by position). Keys for encryption or without `verify` in key_ops are never used; among
+   * keys sharing a kid only one matching the header's alg (kty/crv) qualifies. No kid: exactly one candidate.
+   */
+  private select(header: JWSHeaderParameters): JWK | undefined {
+    const want = SIGNING_KTY[header.alg ?? ''];
+    if (!want || !this.keys) return undefined;
+    const candidates = this.keys.filter((k) =>
+      k.kty === want.kty &&
+      (want.crv === undefined || k.crv === want.crv) &&
+      (k.use === undefined || k.use === 'sig') &&
+      (k.key_ops === undefined || k.key_ops.includes('verify')) &&
+      (k.alg === undefined || k.alg === header.alg) &&
+      (header.kid === undefined || k.kid === header.kid));
+    return candidates.length === 1 ? candidates[0] : undefined;
+  }
+}

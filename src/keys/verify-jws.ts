@@ -1,0 +1,85 @@
+import { errors as joseErrors, jwtVerify, decodeProtectedHeader, type JWTPayload, type JWSHeaderParameters } from 'jose';
+import { SingpassFlowsError, type ErrorCode } from '../errors';
+import { systemClock, type Clock } from '../clock';
+import type { RemoteKeySet } from './remote-key-set';
+
+export interface VerifyJwsOptions {
+  /** Allow-list; `none` and HMAC algorithms are never accepted, whatever is passed. */
+  algorithms: string[];
+  issuer?: string;
+  audience?: string;
+  /** Expected `typ` header, if the token kind has one. */
+  typ?: string;
+  /** Claims that must be present (exp and iat are always required). */
+  requiredClaims?: string[];
+  /** Seconds of clock skew tolerated on exp/nbf/iat (default 30). */
+  clockToleranceSeconds?: number;
+  /** Reject tokens whose iat is older than this many seconds. */
+  maxAgeSeconds?: number;
+  clock?: Clock;
+  /** Code to throw for an invalid token (e.g. WEBHOOK_TOKEN_INVALID, ID_TOKEN_INVALID). */
+  errorCode: ErrorCode;
+  /** Code for an expired token; defaults to errorCode. */
+  expiredCode?: ErrorCode;
+  /** Human name of the token for messages ("webhook token", "ID token"). */
+  what: string;
+}
+
+/**
+ * Verify a compact JWS/JWT against a service key set: algorithm allow-list checked before any key lookup, header
+ * keys (jwk/jku/x5u/x5c) refused — keys come only from the configured set — and one rate-limited refetch of the set
+ * when the signature fails (the service rotated keys under an old kid or we had a stale set).
+ */
+export async function verifyJwsWithKeySet(token: string, keySet: RemoteKeySet, options: VerifyJwsOptions): Promise<{ payload: JWTPayload; protectedHeader: JWSHeaderParameters }> {
+  const fail = (message: string, cause?: unknown, code: ErrorCode = options.errorCode) =>
+    new SingpassFlowsError(code, `The ${options.what} ${message}`, {}, cause ? { cause } : undefined);
+  if (typeof token !== 'string' || token.split('.').length !== 3) throw fail('is not a signed JWT (expected three dot-separated parts)');
+  let header: JWSHeaderParameters;
+  try {
+    header = decodeProtectedHeader(token) as JWSHeaderParameters;
+  } catch (e) {
+    throw fail('has an unreadable header', e);
+  }
+  const allowed = options.algorithms.filter((a) => a !== 'none' && !a.startsWith('HS'));
+  if (!header.alg || !allowed.includes(header.alg)) throw fail(`uses algorithm "${header.alg}", which is not accepted (allowed: ${allowed.join(', ')})`);
+  for (const member of ['jwk', 'jku', 'x5u', 'x5c'] as const) {
+    if (member in header) throw fail(`carries its own key ("${member}" header); keys are only taken from the published key set`);
+  }
+  if (options.typ && header.typ?.toLowerCase() !== options.typ.toLowerCase()) throw fail(`has typ "${header.typ}", expected "${options.typ}"`);
+
+  const clock = options.clock ?? systemClock;
+  const tolerance = options.clockToleranceSeconds ?? 30;
+  const attempt = async () => {
+    const key = await keySet.getKey(header);
+    return jwtVerify(token, key, {
+      algorithms: allowed,
+      issuer: options.issuer,
+      audience: options.audience,
+      clockTolerance: tolerance,
+      currentDate: new Date(clock()),
+      maxTokenAge: options.maxAgeSeconds,
+      requiredClaims: ['exp', 'iat', ...(options.requiredClaims ?? [])],
+    });
+  };
+  let result;
+  try {
+    try {
+      result = await attempt();
+    } catch (e) {
+      if (!(e instanceof joseErrors.JWSSignatureVerificationFailed) || !(await keySet.refreshIfAllowed())) throw e;
+      result = await attempt();
+    }
+  } catch (e) {
+    if (e instanceof SingpassFlowsError) {
+      if (e.code === 'KEY_NOT_FOUND') throw fail(`is signed with a key that is not in the published key set (${e.message})`, e);
+      throw e;
+    }
+    if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode);
+    if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw fail('has an invalid signature', e);
+    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(`has an invalid "${e.claim}" claim (${e.reason})`, e);
+    throw fail(`is invalid: ${(e as Error).message}`, e);
+  }
+  const iat = result.payload.iat;
+  if (typeof iat === 'number' && iat > Math.floor(clock() / 1000) + tolerance) throw fail('was issued in the future (check the clock)');
+  return { payload: result.payload, protectedHeader: result.protectedHeader };
+}
