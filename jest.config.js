@@ -11,4 +11,5 @@ module.exports = {
   transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   testTimeout: 60000,
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
 };
