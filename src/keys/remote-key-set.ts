@@ -35,6 +35,7 @@ export class RemoteKeySet {
   private readonly opts: Required<Omit<RemoteKeySetOptions, 'fetch'>> & { fetch?: Fetch };
   private keys: JWK[] | undefined;
   private fetchedAt = -Infinity;
+  private lastRefetchAt = -Infinity;
   private expiresAt = -Infinity;
   private inflight: Promise<void> | undefined;
   /** Number of HTTP fetches made (for tests and metrics). */
@@ -78,7 +79,12 @@ export class RemoteKeySet {
       await this.inflight;
       return true;
     }
-    if (this.opts.clock() - this.fetchedAt < this.opts.refetchCooldownSeconds * 1000) return false;
+    // The cooldown counts from the last on-demand refetch, not from the routine load: a rotation right after the
+    // set was loaded (e.g. between the two webhooks of one session) still gets its one refetch, while a flood of
+    // unknown kids costs at most the routine load + one refetch per cooldown.
+    const now = this.opts.clock();
+    if (now - this.lastRefetchAt < this.opts.refetchCooldownSeconds * 1000) return false;
+    this.lastRefetchAt = now;
     try {
       await this.load();
       return true;
