@@ -1,0 +1,87 @@
+import * as pkijs from 'pkijs';
+import { SingpassFlowsError } from '../errors';
+import { httpRequest, safeUrl, type Fetch } from '../http';
+import { parseSignedData } from './cms';
+import { caIssuersUrlOf, certDer, certsFromPemOrDer, isIssuedBy, isSelfSigned, parseCertificate, subjectString, toDer } from './x509';
+
+export interface BuildChainOptions {
+  /** Candidate intermediate certificates (DER, PEM or base64). */
+  intermediates?: (Buffer | string)[];
+  /** Trust anchors; when given, the chain must end at one of them. */
+  trustedRoots?: (Buffer | string)[];
+  /** Used to download missing issuers from the AIA caIssuers URL. */
+  fetch?: Fetch;
+  timeoutMs?: number;
+  /** Set false to never download issuers (offline). Default true. */
+  fetchIssuers?: boolean;
+}
+
+const MAX_DEPTH = 8;
+
+/**
+ * Builds the certification path of `cert` up to a self-signed root (or a trusted root when `trustedRoots` is given):
+ * `[cert, issuer, ..., root]` as DER. Issuers come from `intermediates`/`trustedRoots` first, then from the
+ * AIA caIssuers URL. Each link is checked by name AND signature. `CHAIN_INCOMPLETE` when a link is missing.
+ *
+ * @example
+ * const chain = await buildChain(userCertDer, { trustedRoots: [rootDer] });
+ */
+export async function buildChain(cert: Buffer | string, options: BuildChainOptions = {}): Promise<Buffer[]> {
+  const roots = (options.trustedRoots ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => parseCertificate(d));
+  const pool = [...(options.intermediates ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => parseCertificate(d)), ...roots];
+  const rootDers = roots.map(certDer);
+  const chain: pkijs.Certificate[] = [parseCertificate(toDer(cert))];
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    const current = chain[chain.length - 1]!;
+    const currentDer = certDer(current);
+    if (rootDers.some((r) => r.equals(currentDer))) return chain.map(certDer);
+    if (isSelfSigned(current)) {
+      if (roots.length > 0) {
+        throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The certificate chain ends at "${subjectString(current)}", which is not one of the trusted roots`, {});
+      }
+      return chain.map(certDer);
+    }
+    let issuer = pool.find((c) => isIssuedBy(current, c));
+    if (!issuer && options.fetchIssuers !== false) {
+      const url = caIssuersUrlOf(current);
+      if (url) {
+        for (const c of await downloadCertificates(url, options)) {
+          if (isIssuedBy(current, c)) { issuer = c; break; }
+        }
+      }
+    }
+    if (!issuer) {
+      throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The issuer of "${subjectString(current)}" was not found (not among the given certificates${options.fetchIssuers === false ? '' : ', and not downloadable from the certificate\'s AIA'})`, {});
+    }
+    if (chain.some((c) => certDer(c).equals(certDer(issuer!)))) {
+      throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" loops`, {});
+    }
+    chain.push(issuer);
+  }
+  throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" is longer than ${MAX_DEPTH}`, {});
+}
+
+/** Downloads a caIssuers resource: a DER or PEM certificate, or a certs-only PKCS#7 (.p7c). */
+async function downloadCertificates(url: string, options: BuildChainOptions): Promise<pkijs.Certificate[]> {
+  const target = safeUrl(url);
+  let res;
+  try {
+    res = await httpRequest(url, { method: 'GET', headers: { accept: 'application/pkix-cert, application/pkcs7-mime, */*' } }, { fetch: options.fetch, timeoutMs: options.timeoutMs });
+  } catch (e) {
+    const err = e as SingpassFlowsError;
+    throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The issuing CA certificate could not be downloaded from ${target} (${err.code ?? 'error'}): ${err.message}`, { url: target, retryable: true }, { cause: e });
+  }
+  if (res.status !== 200) {
+    throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The issuing CA certificate could not be downloaded from ${target} (HTTP ${res.status})`, { url: target, status: res.status });
+  }
+  try {
+    if (res.body.includes('-----BEGIN CERTIFICATE-----')) return certsFromPemOrDer(res.body).map((d) => parseCertificate(d));
+    try {
+      return [parseCertificate(res.body)];
+    } catch {
+      return parseSignedData(res.body, 'CHAIN_INCOMPLETE', 'The caIssuers bundle').certificates;
+    }
+  } catch (e) {
+    throw new SingpassFlowsError('CHAIN_INCOMPLETE', `${target} did not return a certificate`, { url: target }, { cause: e });
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * PKI clients the PAdES long-term validation needs: RFC 3161 timestamps, RFC 6960 OCSP, certificate paths via AIA.
+ * All network calls go through the injectable `fetch` with timeouts and fail with stable codes
+ * (`TSA_FAILED`, `OCSP_FAILED`, `CHAIN_INCOMPLETE`).
+ */
+export { requestTimestamp, checkTimestampToken, type RequestTimestampOptions, type TimestampHashAlgorithm, type TimestampTokenInfo } from './timestamp';
+export { fetchOcspResponse, checkOcspResponse, type FetchOcspOptions, type OcspResult, type OcspCertStatus } from './ocsp';
+export { buildChain, type BuildChainOptions } from './chain';
+export { ocspUrlOf, caIssuersUrlOf, toDer, certsFromPemOrDer } from './x509';

@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import type { Clock } from '../clock';
+import { systemClock } from '../clock';
+import { SingpassFlowsError, invalidInput } from '../errors';
+import { httpRequest, safeUrl, type Fetch } from '../http';
+import {
+  OID, certDer, digest, extendedKeyUsages, hashNameOf, isIssuedBy, isValidAt, nameDer, ocspUrlOf, parseAsn1, parseCertificate,
+  positiveNonce, publicKeyBits, spkiDer, subjectString, toArrayBuffer, toDer, verifySignature, type HashName,
+} from './x509';
+
+export type OcspCertStatus = 'good' | 'revoked' | 'unknown';
+
+export interface OcspResult {
+  /** The whole OCSPResponse DER (what PAdES puts in `/DSS /OCSPs`). */
+  der: Buffer;
+  status: OcspCertStatus;
+  thisUpdate: Date;
+  nextUpdate?: Date;
+  producedAt: Date;
+  revokedAt?: Date;
+  /** The certificate that signed the response (DER): the issuer itself or its delegated responder. */
+  responderCertificate: Buffer;
+  /** Certificates embedded in the response (DER), e.g. the delegated responder's. */
+  certificates: Buffer[];
+}
+
+export interface FetchOcspOptions {
+  /** Responder URL; by default the certificate's AIA OCSP URL. */
+  url?: string;
+  fetch?: Fetch;
+  timeoutMs?: number;
+  clock?: Clock;
+  /** Allowed clock difference with the responder (default 5 minutes). */
+  clockSkewMs?: number;
+  /** For responses without nextUpdate: how old thisUpdate may be (default 24 hours). */
+  maxAgeMs?: number;
+}
+
+const SKEW_MS = 5 * 60_000;
+const MAX_AGE_MS = 24 * 3600_000;
+const RESPONSE_STATUS = ['successful', 'malformedRequest', 'internalError', 'tryLater', '(unused)', 'sigRequired', 'unauthorized'];
+
+/**
+ * Asks the OCSP responder about `cert` (issued by `issuer`), then checks the answer before trusting it: signed by
+ * the issuer or by a delegated responder the issuer certified for OCSP signing (id-kp-OCSPSigning), about exactly
+ * this certificate, echoing our nonce, and fresh. A revoked or unknown status is returned, not thrown: the caller
+ * decides (LTV refuses both). Every failure to get a trustworthy answer is `OCSP_FAILED`.
+ *
+ * @example
+ * const { status, der } = await fetchOcspResponse(userCertDer, intermediateDer);
+ */
+export async function fetchOcspResponse(cert: Buffer | string, issuer: Buffer | string, options: FetchOcspOptions = {}): Promise<OcspResult> {
+  const certParsed = parseCertificate(toDer(cert), 'OCSP_FAILED');
+  const issuerParsed = parseCertificate(toDer(issuer), 'OCSP_FAILED');
+  if (!isIssuedBy(certParsed, issuerParsed)) {
+    throw invalidInput('issuer', `"${subjectString(issuerParsed)}" did not issue "${subjectString(certParsed)}"`);
+  }
+  const url = options.url ?? ocspUrlOf(certParsed);
+  if (!url) {
+    throw new SingpassFlowsError('OCSP_FAILED', `The certificate "${subjectString(certParsed)}" names no OCSP responder (no AIA OCSP URL); pass one explicitly`, {});
+  }
+  const target = safeUrl(url);
+  const nonce = positiveNonce(randomBytes(16));
+  const certId = buildCertId('sha1', certParsed, issuerParsed);
+  const body = buildRequest(certId, nonce);
+
+  let res;
+  try {
+    res = await httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/ocsp-request', accept: 'application/ocsp-response' }, body: new Uint8Array(body) }, { fetch: options.fetch, timeoutMs: options.timeoutMs });
+  } catch (e) {
+    const err = e as SingpassFlowsError;
+    throw new SingpassFlowsError('OCSP_FAILED', `The OCSP responder at ${target} could not be reached (${err.code ?? 'error'}): ${err.message}`, { url: target, retryable: true, cause: err.code }, { cause: e });
+  }
+  if (res.status !== 200) {
+    throw new SingpassFlowsError('OCSP_FAILED', `The OCSP responder at ${target} answered HTTP ${res.status}`, { url: target, status: res.status, retryable: res.status >= 500 });
+  }
+  const fail = (why: string): SingpassFlowsError => new SingpassFlowsError('OCSP_FAILED', `The OCSP answer from ${target} cannot be trusted: ${why}`, { url: target });
+  const result = checkOcspResponse(res.body, certParsed, issuerParsed, { clock: options.clock, clockSkewMs: options.clockSkewMs, maxAgeMs: options.maxAgeMs }, fail);
+  if (result.nonce === undefined) {
+    // A responder may send pre-produced answers without a nonce; the freshness window then bounds replay.
+  } else if (!result.nonce.equals(nonceExtensionValue(nonce))) {
+    throw fail('it does not echo our nonce');
+  }
+  return result.result;
+}
+
+/**
+ * Checks an OCSPResponse (DER) about `cert`: response signature by the issuer or its delegated responder, certID,
+ * freshness. Used by {@link fetchOcspResponse} and by the PDF verifier for embedded responses.
+ */
+export function checkOcspResponse(
+  der: Buffer,
+  cert: pkijs.Certificate,
+  issuer: pkijs.Certificate,
+  opts: { clock?: Clock; clockSkewMs?: number; maxAgeMs?: number; checkFreshness?: boolean } = {},
+  fail: (why: string) => SingpassFlowsError = (why) => new SingpassFlowsError('OCSP_FAILED', `The OCSP response cannot be trusted: ${why}`),
+): { result: OcspResult; nonce?: Buffer } {
+  let ocspResponse: pkijs.OCSPResponse;
+  let basic: pkijs.BasicOCSPResponse;
+  try {
+    ocspResponse = new pkijs.OCSPResponse({ schema: parseAsn1(der, 'OCSP_FAILED', 'The OCSP response') });
+  } catch (e) {
+    throw e instanceof SingpassFlowsError ? fail('it is not valid DER') : fail('it is not an OCSP response');
+  }
+  const respStatus = ocspResponse.responseStatus.valueBlock.valueDec;
+  if (respStatus !== 0) {
+    throw new SingpassFlowsError('OCSP_FAILED', `The OCSP responder refused the request (${RESPONSE_STATUS[respStatus] ?? respStatus})`, { ocspStatus: RESPONSE_STATUS[respStatus] ?? respStatus, retryable: respStatus === 3 || respStatus === 2 });
+  }
+  if (!ocspResponse.responseBytes || ocspResponse.responseBytes.responseType !== OID.ocspBasic) throw fail('it is not a basic OCSP response');
+  try {
+    basic = new pkijs.BasicOCSPResponse({ schema: parseAsn1(Buffer.from(ocspResponse.responseBytes.response.valueBlock.valueHexView), 'OCSP_FAILED', 'BasicOCSPResponse') });
+  } catch {
+    throw fail('the BasicOCSPResponse could not be parsed');
+  }
+  const now = new Date((opts.clock ?? systemClock)());
+  const embedded = basic.certs ?? [];
+
+  // Who signed: the issuer itself, or a delegated responder directly certified by the issuer for OCSP signing.
+  const tbs = basic.tbsResponseData.tbsView;
+  const sig = basic.signature.valueBlock.valueHexView;
+  const algo = basic.signatureAlgorithm.algorithmId;
+  let responder: pkijs.Certificate | undefined;
+  if (verifySignature(algo, tbs, sig, spkiDer(issuer))) {
+    responder = issuer;
+  } else {
+    for (const c of embedded) {
+      if (!verifySignature(algo, tbs, sig, spkiDer(c))) continue;
+      if (!isIssuedBy(c, issuer)) throw fail(`the responder certificate "${subjectString(c)}" was not issued by the certificate's CA`);
+      if (!extendedKeyUsages(c).includes(OID.kpOcspSigning)) throw fail(`the responder certificate "${subjectString(c)}" is not authorised for OCSP signing`);
+      if (!isValidAt(c, now)) throw fail(`the responder certificate "${subjectString(c)}" is expired or not yet valid`);
+      responder = c;
+      break;
+    }
+  }
+  if (!responder) throw fail('its signature does not verify with the CA or a responder it authorised');
+
+  // Our certificate's entry, matched with whatever hash algorithm the responder used in its CertID.
+  const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
+  const single = basic.tbsResponseData.responses.find((r) => {
+    const h = hashNameOf(r.certID.hashAlgorithm.algorithmId);
+    if (!h) return false;
+    const expected = buildCertId(h, cert, issuer);
+    return Buffer.from(r.certID.serialNumber.valueBlock.valueHexView).equals(serial)
+      && Buffer.from(r.certID.issuerNameHash.valueBlock.valueHexView).equals(expected.nameHash)
+      && Buffer.from(r.certID.issuerKeyHash.valueBlock.valueHexView).equals(expected.keyHash);
+  });
+  if (!single) throw fail('it is about a different certificate');
+
+  const skew = opts.clockSkewMs ?? SKEW_MS;
+  if (opts.checkFreshness !== false) {
+    if (single.thisUpdate.getTime() > now.getTime() + skew) throw fail('its thisUpdate is in the future (check the clock)');
+    if (single.nextUpdate && single.nextUpdate.getTime() < now.getTime() - skew) throw fail('it is stale (nextUpdate has passed)');
+    if (!single.nextUpdate && single.thisUpdate.getTime() < now.getTime() - (opts.maxAgeMs ?? MAX_AGE_MS)) throw fail('it is too old');
+  }
+
+  const cs = single.certStatus as asn1js.BaseBlock;
+  let status: OcspCertStatus;
+  let revokedAt: Date | undefined;
+  switch (cs.idBlock.tagNumber) {
+    case 0: status = 'good'; break;
+    case 1: {
+      status = 'revoked';
+      const inner = (cs as asn1js.Constructed).valueBlock.value?.[0];
+      if (inner instanceof asn1js.GeneralizedTime) revokedAt = inner.toDate();
+      break;
+    }
+    default: status = 'unknown';
+  }
+
+  const nonceExt = basic.tbsResponseData.responseExtensions?.find((e) => e.extnID === OID.ocspNonce);
+  return {
+    result: {
+      der: Buffer.from(der),
+      status,
+      thisUpdate: single.thisUpdate,
+      nextUpdate: single.nextUpdate,
+      producedAt: basic.tbsResponseData.producedAt,
+      revokedAt,
+      responderCertificate: certDer(responder),
+      certificates: embedded.map(certDer),
+    },
+    nonce: nonceExt ? Buffer.from(nonceExt.extnValue.valueBlock.valueHexView) : undefined,
+  };
+}
+
+function buildCertId(hash: HashName, cert: pkijs.Certificate, issuer: pkijs.Certificate): { hash: HashName; nameHash: Buffer; keyHash: Buffer; serial: Buffer } {
+  // issuerNameHash hashes the issuer name as it appears in the certificate; it equals the CA's subject DER.
+  return { hash, nameHash: digest(hash, nameDer(cert.issuer)), keyHash: digest(hash, publicKeyBits(issuer)), serial: Buffer.from(cert.serialNumber.valueBlock.valueHexView) };
+}
+
+/** The nonce extension value: an OCTET STRING wrapping the nonce (RFC 8954; what OpenSSL sends and checks). */
+function nonceExtensionValue(nonce: Buffer): Buffer {
+  return Buffer.from(new asn1js.OctetString({ valueHex: toArrayBuffer(nonce) }).toBER(false));
+}
+
+function buildRequest(id: { hash: HashName; nameHash: Buffer; keyHash: Buffer; serial: Buffer }, nonce: Buffer): Buffer {
+  const req = new pkijs.OCSPRequest({
+    tbsRequest: new pkijs.TBSRequest({
+      requestList: [
+        new pkijs.Request({
+          reqCert: new pkijs.CertID({
+            hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID[id.hash], algorithmParams: new asn1js.Null() }),
+            issuerNameHash: new asn1js.OctetString({ valueHex: toArrayBuffer(id.nameHash) }),
+            issuerKeyHash: new asn1js.OctetString({ valueHex: toArrayBuffer(id.keyHash) }),
+            serialNumber: new asn1js.Integer({ valueHex: toArrayBuffer(id.serial) }),
+          }),
+        }),
+      ],
+      requestExtensions: [new pkijs.Extension({ extnID: OID.ocspNonce, critical: false, extnValue: toArrayBuffer(nonceExtensionValue(nonce)) })],
+    }),
+  });
+  return Buffer.from(req.toSchema(true).toBER(false));
+}

@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { SingpassFlowsError, invalidInput } from '../errors';
+import { httpRequest, safeUrl, type Fetch } from '../http';
+import { checkSignerInfo, parseSignedData, tstInfoOf } from './cms';
+import { OID, digest, extendedKeyUsages, hashNameOf, parseAsn1, positiveNonce, subjectString, toArrayBuffer, type HashName } from './x509';
+
+export type TimestampHashAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
+
+const HASHES: Record<TimestampHashAlgorithm, { name: HashName; length: number }> = {
+  'SHA-256': { name: 'sha256', length: 32 },
+  'SHA-384': { name: 'sha384', length: 48 },
+  'SHA-512': { name: 'sha512', length: 64 },
+};
+
+export interface RequestTimestampOptions {
+  /** The TSA endpoint (RFC 3161 over HTTP). */
+  url: string;
+  /** Hash algorithm `digest` was computed with (default SHA-256). */
+  hashAlgorithm?: TimestampHashAlgorithm;
+  fetch?: Fetch;
+  timeoutMs?: number;
+}
+
+/** What a checked timestamp token says. */
+export interface TimestampTokenInfo {
+  genTime: Date;
+  policy: string;
+  serialHex: string;
+  hashAlgorithm: HashName;
+  hashedMessage: Buffer;
+  nonce?: Buffer;
+  /** The TSA certificate (DER) that signed the token, when the token carries it. */
+  tsaCertificate?: Buffer;
+  /** Every certificate embedded in the token (DER). */
+  certificates: Buffer[];
+}
+
+/**
+ * Asks an RFC 3161 Time-Stamp Authority to timestamp `digest` and returns the TimeStampToken (a CMS ContentInfo,
+ * DER) ready to embed. The request carries a random positive nonce and asks for the TSA certificate; the answer is
+ * refused (`TSA_FAILED`) unless it is granted, echoes the nonce, covers exactly our digest and its CMS signature
+ * verifies with the TSA certificate it carries.
+ *
+ * @example
+ * const tst = await requestTimestamp(createHash('sha256').update(signatureValue).digest(), { url: 'http://127.0.0.1:4000/ca/tsa' });
+ */
+export async function requestTimestamp(digestBytes: Buffer, options: RequestTimestampOptions): Promise<Buffer> {
+  const hashAlgorithm = options.hashAlgorithm ?? 'SHA-256';
+  const hash = HASHES[hashAlgorithm];
+  if (!hash) throw invalidInput('hashAlgorithm', 'must be SHA-256, SHA-384 or SHA-512');
+  if (!Buffer.isBuffer(digestBytes) || digestBytes.length !== hash.length) {
+    throw invalidInput('digest', `must be a ${hash.length}-byte ${hashAlgorithm} digest`);
+  }
+  if (!options.url) throw invalidInput('tsaUrl', 'a TSA URL is required');
+  const nonce = positiveNonce(randomBytes(16));
+  const req = new pkijs.TimeStampReq({
+    version: 1,
+    messageImprint: new pkijs.MessageImprint({
+      hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID[hash.name], algorithmParams: new asn1js.Null() }),
+      hashedMessage: new asn1js.OctetString({ valueHex: toArrayBuffer(digestBytes) }),
+    }),
+    nonce: new asn1js.Integer({ valueHex: toArrayBuffer(nonce) }),
+    certReq: true,
+  });
+  const body = Buffer.from(req.toSchema().toBER(false));
+  const target = safeUrl(options.url);
+  let res;
+  try {
+    res = await httpRequest(options.url, { method: 'POST', headers: { 'content-type': 'application/timestamp-query', accept: 'application/timestamp-reply' }, body: new Uint8Array(body) }, { fetch: options.fetch, timeoutMs: options.timeoutMs });
+  } catch (e) {
+    const err = e as SingpassFlowsError;
+    throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} could not be reached (${err.code ?? 'error'}): ${err.message}`, { url: target, retryable: true, cause: err.code }, { cause: e });
+  }
+  if (res.status !== 200) {
+    throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} answered HTTP ${res.status}`, { url: target, status: res.status, retryable: res.status >= 500 });
+  }
+  let resp: pkijs.TimeStampResp;
+  let asn: asn1js.AsnType;
+  try {
+    asn = parseAsn1(res.body, 'TSA_FAILED', 'The timestamp response');
+    resp = new pkijs.TimeStampResp({ schema: asn });
+  } catch (e) {
+    if (e instanceof SingpassFlowsError) throw e;
+    throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} sent a response that is not an RFC 3161 TimeStampResp`, { url: target }, { cause: e });
+  }
+  const status = resp.status.status;
+  if ((status !== 0 && status !== 1) || !resp.timeStampToken) {
+    const text = resp.status.statusStrings?.map((s) => s.valueBlock.value).join('; ');
+    throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} refused the request (PKIStatus ${status}${text ? `: ${text}` : ''})`, { url: target, pkiStatus: status });
+  }
+  // Keep the token bytes exactly as the TSA sent them (re-encoding through pkijs could alter a signed structure).
+  const token = Buffer.from((asn as asn1js.Sequence).valueBlock.value[1]!.valueBeforeDecodeView);
+  const info = checkTimestampToken(token, { digest: digestBytes, hashAlgorithm: hash.name });
+  if (!info.nonce || !info.nonce.equals(nonce)) {
+    throw new SingpassFlowsError('TSA_FAILED', `The timestamp from ${target} does not echo our nonce (a replayed or foreign answer)`, { url: target });
+  }
+  return token;
+}
+
+/**
+ * Checks a TimeStampToken's own integrity (no trust decision): TSTInfo parses, the imprint matches `expected`
+ * (when given), the CMS signature verifies with the embedded TSA certificate, and that certificate has the
+ * timeStamping extended key usage. Throws `TSA_FAILED` on any mismatch; returns what the token says.
+ */
+export function checkTimestampToken(token: Buffer, expected?: { digest: Buffer; hashAlgorithm: HashName }): TimestampTokenInfo {
+  const parsed = parseSignedData(token, 'TSA_FAILED', 'The timestamp token');
+  const { tstInfo, der } = tstInfoOf(parsed, 'TSA_FAILED');
+  const hashAlgorithm = hashNameOf(tstInfo.messageImprint.hashAlgorithm.algorithmId);
+  if (!hashAlgorithm) throw new SingpassFlowsError('TSA_FAILED', 'The timestamp token uses an unsupported hash algorithm');
+  const hashedMessage = Buffer.from(tstInfo.messageImprint.hashedMessage.valueBlock.valueHexView);
+  if (expected && (hashAlgorithm !== expected.hashAlgorithm || !hashedMessage.equals(expected.digest))) {
+    throw new SingpassFlowsError('TSA_FAILED', 'The timestamp token covers different data than requested (message imprint mismatch)');
+  }
+  const check = checkSignerInfo(parsed, (h) => digest(h, der));
+  if (!check.signerCertificate) throw new SingpassFlowsError('TSA_FAILED', 'The timestamp token does not include the TSA certificate');
+  if (!check.messageDigestMatches || !check.signatureValid || check.contentType !== OID.tstInfo) {
+    throw new SingpassFlowsError('TSA_FAILED', `The timestamp token signature does not verify (${check.problems.join(', ') || 'content type'})`);
+  }
+  if (!extendedKeyUsages(check.signerCertificate).includes(OID.kpTimeStamping)) {
+    throw new SingpassFlowsError('TSA_FAILED', `The certificate that signed the timestamp (${subjectString(Buffer.from(check.signerCertificate.toSchema().toBER(false)))}) is not a timestamping certificate`);
+  }
+  const certificates = parsed.certificates.map((c) => Buffer.from(c.toSchema().toBER(false)));
+  return {
+    genTime: tstInfo.genTime,
+    policy: tstInfo.policy,
+    serialHex: Buffer.from(tstInfo.serialNumber.valueBlock.valueHexView).toString('hex').toUpperCase(),
+    hashAlgorithm,
+    hashedMessage,
+    nonce: tstInfo.nonce ? Buffer.from(tstInfo.nonce.valueBlock.valueHexView) : undefined,
+    tsaCertificate: Buffer.from(check.signerCertificate.toSchema().toBER(false)),
+    certificates,
+  };
+}

@@ -1,0 +1,216 @@
+import { createHash, createPublicKey, verify as cryptoVerify, X509Certificate } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { SingpassFlowsError, type ErrorCode } from '../errors';
+
+/** OIDs used across the PKI clients (one table, so a typo cannot hide in one module). */
+export const OID = {
+  sha1: '1.3.14.3.2.26',
+  sha256: '2.16.840.1.101.3.4.2.1',
+  sha384: '2.16.840.1.101.3.4.2.2',
+  sha512: '2.16.840.1.101.3.4.2.3',
+  authorityInfoAccess: '1.3.6.1.5.5.7.1.1',
+  adOcsp: '1.3.6.1.5.5.7.48.1',
+  adCaIssuers: '1.3.6.1.5.5.7.48.2',
+  ocspBasic: '1.3.6.1.5.5.7.48.1.1',
+  ocspNonce: '1.3.6.1.5.5.7.48.1.2',
+  ocspNoCheck: '1.3.6.1.5.5.7.48.1.5',
+  extKeyUsage: '2.5.29.37',
+  basicConstraints: '2.5.29.19',
+  kpOcspSigning: '1.3.6.1.5.5.7.3.9',
+  kpTimeStamping: '1.3.6.1.5.5.7.3.8',
+  signedData: '1.2.840.113549.1.7.2',
+  data: '1.2.840.113549.1.7.1',
+  tstInfo: '1.2.840.113549.1.9.16.1.4',
+  contentType: '1.2.840.113549.1.9.3',
+  messageDigest: '1.2.840.113549.1.9.4',
+  signingTime: '1.2.840.113549.1.9.5',
+  signatureTimeStampToken: '1.2.840.113549.1.9.16.2.14',
+  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
+  signingCertificate: '1.2.840.113549.1.9.16.2.12',
+} as const;
+
+export type HashName = 'sha1' | 'sha256' | 'sha384' | 'sha512';
+
+const HASH_BY_OID: Record<string, HashName> = {
+  [OID.sha1]: 'sha1',
+  [OID.sha256]: 'sha256',
+  [OID.sha384]: 'sha384',
+  [OID.sha512]: 'sha512',
+};
+
+/** Signature algorithm OID -> hash; `undefined` hash means "take it from the digestAlgorithm" (CMS allows that). */
+const SIG_ALGS: Record<string, { hash?: HashName; kind: 'ec' | 'rsa' }> = {
+  '1.2.840.10045.4.1': { hash: 'sha1', kind: 'ec' },
+  '1.2.840.10045.4.3.2': { hash: 'sha256', kind: 'ec' },
+  '1.2.840.10045.4.3.3': { hash: 'sha384', kind: 'ec' },
+  '1.2.840.10045.4.3.4': { hash: 'sha512', kind: 'ec' },
+  '1.2.840.10045.2.1': { kind: 'ec' }, // id-ecPublicKey: seen in the wild inside CMS
+  '1.2.840.113549.1.1.1': { kind: 'rsa' }, // rsaEncryption: CMS convention, hash from digestAlgorithm
+  '1.2.840.113549.1.1.5': { hash: 'sha1', kind: 'rsa' },
+  '1.2.840.113549.1.1.11': { hash: 'sha256', kind: 'rsa' },
+  '1.2.840.113549.1.1.12': { hash: 'sha384', kind: 'rsa' },
+  '1.2.840.113549.1.1.13': { hash: 'sha512', kind: 'rsa' },
+};
+
+export function hashNameOf(oid: string): HashName | undefined {
+  return HASH_BY_OID[oid];
+}
+
+export function hashOidOf(name: HashName): string {
+  return OID[name];
+}
+
+export function digest(hash: HashName, ...parts: Uint8Array[]): Buffer {
+  const h = createHash(hash);
+  for (const p of parts) h.update(p);
+  return h.digest();
+}
+
+/** Accepts DER bytes, a PEM block, or base64 DER (what webhooks and config files carry). */
+export function toDer(input: Buffer | Uint8Array | string): Buffer {
+  if (typeof input !== 'string') return Buffer.from(input);
+  const pem = /-----BEGIN [A-Z0-9 ]+-----([\s\S]*?)-----END [A-Z0-9 ]+-----/.exec(input);
+  const b64 = (pem ? pem[1] : input).replace(/\s+/g, '');
+  return Buffer.from(b64, 'base64');
+}
+
+/** Splits a PEM bundle (several certificates) into DER buffers; a DER input is returned as one item. */
+export function certsFromPemOrDer(input: Buffer | string): Buffer[] {
+  const text = typeof input === 'string' ? input : input.toString('latin1');
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
+  if (blocks) return blocks.map((b) => toDer(b));
+  return [toDer(input)];
+}
+
+export function toArrayBuffer(b: Uint8Array): ArrayBuffer {
+  return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+}
+
+/** Parses DER with asn1js and fails with `code` (a stable, caller-chosen error) instead of a parser exception. */
+export function parseAsn1(der: Uint8Array, code: ErrorCode, what: string): asn1js.AsnType {
+  const asn = asn1js.fromBER(toArrayBuffer(der));
+  if (asn.offset === -1) throw new SingpassFlowsError(code, `${what} is not valid DER`);
+  return asn.result;
+}
+
+export function parseCertificate(der: Uint8Array, code: ErrorCode = 'CHAIN_INCOMPLETE'): pkijs.Certificate {
+  try {
+    return new pkijs.Certificate({ schema: parseAsn1(der, code, 'Certificate') });
+  } catch (e) {
+    if (e instanceof SingpassFlowsError) throw e;
+    throw new SingpassFlowsError(code, 'A certificate could not be parsed', {}, { cause: e });
+  }
+}
+
+export function certDer(cert: pkijs.Certificate): Buffer {
+  return Buffer.from(cert.toSchema().toBER(false));
+}
+
+/** DER of a pkijs object's Name (issuer/subject), for byte comparison. */
+export function nameDer(name: pkijs.RelativeDistinguishedNames): Buffer {
+  return Buffer.from(name.toSchema().toBER(false));
+}
+
+export function subjectString(cert: pkijs.Certificate | Buffer): string {
+  const der = Buffer.isBuffer(cert) ? cert : certDer(cert);
+  try {
+    return new X509Certificate(der).subject.replace(/\n/g, ', ');
+  } catch {
+    return '<unparseable subject>';
+  }
+}
+
+export function serialHex(cert: pkijs.Certificate): string {
+  return Buffer.from(cert.serialNumber.valueBlock.valueHexView).toString('hex').toUpperCase();
+}
+
+export function spkiDer(cert: pkijs.Certificate): Buffer {
+  return Buffer.from(cert.subjectPublicKeyInfo.toSchema().toBER(false));
+}
+
+/** The subjectPublicKey BIT STRING contents (what OCSP's issuerKeyHash hashes). */
+export function publicKeyBits(cert: pkijs.Certificate): Buffer {
+  return Buffer.from(cert.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView);
+}
+
+/**
+ * Verifies a signature with node:crypto. `algorithmOid` is the signatureAlgorithm; `digestOid` supplies the hash
+ * when the algorithm OID does not (CMS `rsaEncryption` / `id-ecPublicKey`). ECDSA signatures are DER here (X.509,
+ * OCSP and CMS all encode them so).
+ */
+export function verifySignature(algorithmOid: string, data: Uint8Array, signature: Uint8Array, signerSpki: Buffer, digestOid?: string): boolean {
+  const alg = SIG_ALGS[algorithmOid];
+  if (!alg) return false;
+  const hash = alg.hash ?? (digestOid ? hashNameOf(digestOid) : undefined);
+  if (!hash) return false;
+  try {
+    const key = createPublicKey({ key: signerSpki, format: 'der', type: 'spki' });
+    if (alg.kind === 'ec' && key.asymmetricKeyType !== 'ec') return false;
+    if (alg.kind === 'rsa' && key.asymmetricKeyType !== 'rsa') return false;
+    return cryptoVerify(hash, data, alg.kind === 'ec' ? { key, dsaEncoding: 'der' } : key, signature);
+  } catch {
+    return false;
+  }
+}
+
+export function isSupportedSignatureAlgorithm(oid: string): boolean {
+  return oid in SIG_ALGS;
+}
+
+/** True when `issuer` issued `cert`: names match and the certificate signature verifies with the issuer key. */
+export function isIssuedBy(cert: pkijs.Certificate, issuer: pkijs.Certificate): boolean {
+  if (!nameDer(cert.issuer).equals(nameDer(issuer.subject))) return false;
+  return verifySignature(cert.signatureAlgorithm.algorithmId, new Uint8Array(cert.tbsView), cert.signatureValue.valueBlock.valueHexView, spkiDer(issuer));
+}
+
+export function isSelfSigned(cert: pkijs.Certificate): boolean {
+  return isIssuedBy(cert, cert);
+}
+
+export function extensionOf(cert: pkijs.Certificate, oid: string): pkijs.Extension | undefined {
+  return cert.extensions?.find((e) => e.extnID === oid);
+}
+
+export function extendedKeyUsages(cert: pkijs.Certificate): string[] {
+  const ext = extensionOf(cert, OID.extKeyUsage);
+  const parsed = ext?.parsedValue as pkijs.ExtKeyUsage | undefined;
+  return parsed?.keyPurposes ?? [];
+}
+
+export function isCa(cert: pkijs.Certificate): boolean {
+  const parsed = extensionOf(cert, OID.basicConstraints)?.parsedValue as pkijs.BasicConstraints | undefined;
+  return !!parsed?.cA;
+}
+
+export function isValidAt(cert: pkijs.Certificate, at: Date): boolean {
+  return cert.notBefore.value.getTime() <= at.getTime() && at.getTime() <= cert.notAfter.value.getTime();
+}
+
+function aiaUrl(cert: pkijs.Certificate, method: string): string | undefined {
+  const parsed = extensionOf(cert, OID.authorityInfoAccess)?.parsedValue as pkijs.InfoAccess | undefined;
+  for (const d of parsed?.accessDescriptions ?? []) {
+    // GeneralName type 6 = uniformResourceIdentifier; only http(s) is fetchable here (no LDAP).
+    if (d.accessMethod === method && d.accessLocation.type === 6 && /^https?:\/\//i.test(String(d.accessLocation.value))) {
+      return String(d.accessLocation.value);
+    }
+  }
+  return undefined;
+}
+
+/** The OCSP responder URL from the certificate's Authority Information Access, if any. */
+export function ocspUrlOf(cert: Buffer | pkijs.Certificate): string | undefined {
+  return aiaUrl(Buffer.isBuffer(cert) ? parseCertificate(cert) : cert, OID.adOcsp);
+}
+
+/** The issuing CA certificate URL (AIA caIssuers), if any. */
+export function caIssuersUrlOf(cert: Buffer | pkijs.Certificate): string | undefined {
+  return aiaUrl(Buffer.isBuffer(cert) ? parseCertificate(cert) : cert, OID.adCaIssuers);
+}
+
+/** A random positive INTEGER body (minimal DER: first byte 0x01..0x7f), for OCSP/TSA nonces. */
+export function positiveNonce(bytes: Buffer): Buffer {
+  const n = Buffer.from(bytes);
+  n[0] = (n[0]! & 0x7f) | 0x01;
+  return n;
+}
