@@ -69,6 +69,8 @@ export interface TestPki {
   statusOf(serialHex: string): CertStatus;
   /** CA database lookup (undefined = never issued by this PKI). */
   lookup(serialHex: string): CertRecord | undefined;
+  /** Every certificate issued by either CA (copies), e.g. to build an OpenSSL `index.txt`. */
+  records(): CertRecord[];
 }
 
 export interface CreateTestPkiOptions {
@@ -263,6 +265,9 @@ export async function createTestPki(opts: CreateTestPkiOptions): Promise<TestPki
     lookup(serialHex) {
       const rec = records.get(normalizeSerialHex(serialHex));
       return rec ? { ...rec } : undefined;
+    },
+    records() {
+      return [...records.values()].map((r) => ({ ...r }));
     },
   };
   persist();
