@@ -1,0 +1,9 @@
+/** Singpass document signing API: client (create session, submit hash), webhook verification, session state. */
+export * from './assertion';
+export * from './client';
+export * from './codes';
+export * from './qr';
+export * from './webhook';
+export * from './delivery-log';
+export * from './session';
+export * as signWire from './wire';

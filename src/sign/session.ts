@@ -1,0 +1,116 @@
+import { SingpassFlowsError } from '../errors';
+import { epochSeconds, systemClock, type Clock } from '../clock';
+import type { SigningSession } from './client';
+import type { SigningEvent } from './webhook';
+
+/** Where a signing session stands. The service has no status call: this is tracked from our own calls and webhooks. */
+export type SigningSessionStatus =
+  | 'waiting_for_scan' // created, QR shown
+  | 'certificate_received' // user scanned; submit the hash now
+  | 'hash_submitted' // user is comparing the challenge code and signing
+  | 'signed' // signature received (terminal)
+  | 'failed' // error notification received (terminal)
+  | 'expired'; // past expires_at (terminal)
+
+/**
+ * Everything an adapter persists between the create-session call and the webhooks (JSON-serializable). The
+ * certificate is kept only while the session is active and removed as soon as it ends: the service treats keeping
+ * it longer as a data-protection breach.
+ */
+export interface SigningSessionState {
+  version: 1;
+  signRef: string;
+  /** UNIX seconds. */
+  expiresAt: number;
+  status: SigningSessionStatus;
+  challengeCode: string;
+  /** Secret the webhook must present as Bearer; store it like a password. */
+  clientNotificationToken: string;
+  /** From the certificate event; echoed in the hash call. */
+  nonce?: string;
+  /** User certificate (base64 DER) while the session is active only. */
+  certificate?: string;
+  /** Lower-case hex SHA-256 submitted for signing. */
+  documentHash?: string;
+  /** Hex DER signature, once signed. */
+  signature?: string;
+  error?: { code: string; message: string; correlationId: string };
+  /** UNIX seconds of the last change. */
+  updatedAt: number;
+}
+
+const TERMINAL: SigningSessionStatus[] = ['signed', 'failed', 'expired'];
+
+/** The state right after `createSession`. */
+export function newSigningSessionState(
+  session: SigningSession,
+  secrets: { challengeCode: string; clientNotificationToken: string },
+  clock: Clock = systemClock,
+): SigningSessionState {
+  return {
+    version: 1, signRef: session.signRef, expiresAt: session.expiresAt, status: 'waiting_for_scan',
+    challengeCode: secrets.challengeCode, clientNotificationToken: secrets.clientNotificationToken, updatedAt: epochSeconds(clock),
+  };
+}
+
+/** True once the session cannot progress any more (signed, failed or expired). */
+export function isSessionFinished(state: SigningSessionState): boolean {
+  return TERMINAL.includes(state.status);
+}
+
+/**
+ * Apply a verified webhook event; returns the new state (the input is not modified). Refuses events that do not fit:
+ * another session's sign_ref, a signature before any hash was submitted, or a signature over a different hash.
+ */
+export function applySigningEvent(state: SigningSessionState, event: SigningEvent, clock: Clock = systemClock): SigningSessionState {
+  // No clock-based expiry here: an event from the service proves the session still exists (it may be extended
+  // after the scan).
+  const current = state;
+  if (event.signRef !== current.signRef) throw stateError(`The event is for session ${event.signRef}, not ${current.signRef}`);
+  if (isSessionFinished(current)) throw stateError(`The session is already ${current.status}`);
+  const updatedAt = epochSeconds(clock);
+  switch (event.type) {
+    case 'certificate':
+      if (current.status !== 'waiting_for_scan') throw stateError(`A certificate arrived while the session is ${current.status}`);
+      return { ...current, status: 'certificate_received', nonce: event.nonce, certificate: event.certificate.base64, updatedAt };
+    case 'signature':
+      if (current.status !== 'hash_submitted') throw stateError(`A signature arrived while the session is ${current.status} (no hash submitted yet)`);
+      if (event.documentHash !== current.documentHash) throw stateError('The signature is for a different document hash than the one submitted');
+      return end({ ...current, status: 'signed', signature: event.signature, updatedAt });
+    case 'error':
+      return end({ ...current, status: 'failed', error: { code: event.errorCode, message: event.message, correlationId: event.correlationId }, updatedAt });
+  }
+}
+
+/** Record a successful `submitDocumentHash`. */
+export function markHashSubmitted(state: SigningSessionState, documentHash: string, clock: Clock = systemClock): SigningSessionState {
+  const current = state;
+  if (current.status !== 'certificate_received') throw stateError(`Cannot submit a hash while the session is ${current.status}`);
+  return { ...current, status: 'hash_submitted', documentHash: documentHash.toLowerCase(), updatedAt: epochSeconds(clock) };
+}
+
+/**
+ * Mark an unscanned session expired once `expiresAt` has passed (the service does not notify). A scanned session is
+ * left alone: the service may extend it after the scan (older docs: +2 min), and a late hash call answers
+ * SIGN_REF_NOT_FOUND anyway — use `failSession` then.
+ */
+export function expireIfDue(state: SigningSessionState, clock: Clock = systemClock): SigningSessionState {
+  if (state.status !== 'waiting_for_scan' || epochSeconds(clock) < state.expiresAt) return state;
+  return end({ ...state, status: 'expired', updatedAt: epochSeconds(clock) });
+}
+
+/** End the session after a local failure (e.g. SIGN_REF_NOT_FOUND from the hash call); drops the certificate. */
+export function failSession(state: SigningSessionState, error: { code: string; message: string }, clock: Clock = systemClock): SigningSessionState {
+  if (isSessionFinished(state)) return state;
+  return end({ ...state, status: 'failed', error: { ...error, correlationId: '' }, updatedAt: epochSeconds(clock) });
+}
+
+/** Terminal states keep no certificate. */
+function end(state: SigningSessionState): SigningSessionState {
+  const { certificate: _dropped, ...rest } = state;
+  return rest;
+}
+
+function stateError(message: string): SingpassFlowsError {
+  return new SingpassFlowsError('STATE_INVALID', message, { retryable: false });
+}

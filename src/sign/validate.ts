@@ -1,0 +1,92 @@
+import { invalidInput } from '../errors';
+
+/**
+ * Input rules of the signing API (spec §4, §8), checked before any call so a low-code user gets a message naming
+ * the field instead of a vague 400 from the service. Each rule lives here only.
+ */
+
+/** `client_notification_token` and `tenant_id`: letters, digits, `_`, `-`, whitespace; 1..255. */
+const NOTIFICATION_CHARSET = /^[A-Za-z0-9_\-\s]+$/;
+
+function requireString(field: string, value: unknown): string {
+  if (typeof value !== 'string') throw invalidInput(field, `must be text, got ${value === undefined ? 'nothing' : typeof value}`);
+  return value;
+}
+
+function length(field: string, value: string, min: number, max: number): void {
+  if (value.length < min) throw invalidInput(field, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
+  if (value.length > max) throw invalidInput(field, `must be at most ${max} characters (got ${value.length})`);
+}
+
+/** Validates `client_notification_token` / `tenant_id`. */
+export function checkSessionField(field: 'clientNotificationToken' | 'tenantId', value: unknown): string {
+  const s = requireString(field, value);
+  length(field, s, 1, 255);
+  if (!NOTIFICATION_CHARSET.test(s)) throw invalidInput(field, 'may contain only letters, digits, "_", "-" and spaces');
+  return s;
+}
+
+/** Document name shown in the app: 1..255. */
+export function checkDocumentName(value: unknown): string {
+  const s = requireString('documentName', value);
+  length('documentName', s, 1, 255);
+  return s;
+}
+
+/** SHA-256 as 64 hex characters; returned lower-case (the form the phone decodes). */
+export function checkDocumentHash(value: unknown): string {
+  const s = requireString('documentHash', value);
+  if (!/^[0-9a-fA-F]{64}$/.test(s)) throw invalidInput('documentHash', `must be a SHA-256 digest as exactly 64 hex characters (got ${s.length} characters)`);
+  return s.toLowerCase();
+}
+
+/** Challenge code: exactly 4 characters (numerals recommended; see generateChallengeCode). */
+export function checkChallengeCode(value: unknown): string {
+  const s = requireString('challengeCode', value);
+  if ([...s].length !== 4) throw invalidInput('challengeCode', 'must be exactly 4 characters (use generateChallengeCode())');
+  if (/\s/.test(s)) throw invalidInput('challengeCode', 'must not contain spaces');
+  return s;
+}
+
+/** Nonce from the certificate notification: non-empty, echoed verbatim. */
+export function checkNonce(value: unknown): string {
+  const s = requireString('nonce', value);
+  if (s.length === 0) throw invalidInput('nonce', 'is empty; pass the nonce from the certificate webhook event');
+  if (s.length > 1024) throw invalidInput('nonce', 'is implausibly long; pass the nonce from the certificate webhook event');
+  return s;
+}
+
+/** Host name of the page showing the QR code (displayed in the app): 1..255, a host name, not a URL. */
+export function checkDomainName(value: unknown): string {
+  const s = requireString('domainName', value);
+  length('domainName', s, 1, 255);
+  if (s.includes('://') || s.includes('/')) throw invalidInput('domainName', `must be a host name like "sign.example.com", not a URL`);
+  const host = s.replace(/:\d{1,5}$/, '');
+  const label = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
+  if (!host.split('.').every((l) => label.test(l))) throw invalidInput('domainName', 'must be a host name made of letters, digits, "-" and dots');
+  return s;
+}
+
+/** Optional app link: ≤ 255, an https URL (the app sends the user there). */
+export function checkAppLink(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const s = requireString('appLink', value);
+  length('appLink', s, 1, 255);
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    throw invalidInput('appLink', 'must be an absolute https:// URL');
+  }
+  if (url.protocol !== 'https:') throw invalidInput('appLink', 'must use https://');
+  return s;
+}
+
+/** A sign_ref coming back from the caller (e.g. a workflow variable): non-empty, no path tricks. */
+export function checkSignRef(value: unknown): string {
+  const s = requireString('signRef', value);
+  length('signRef', s, 1, 512);
+  // Format is unspecified ("not a UUID, length varies"): only refuse what cannot be a path segment.
+  if (!/^[\x21-\x7e]+$/.test(s) || s === '.' || s === '..') throw invalidInput('signRef', 'contains characters a sign_ref never has; pass the value from createSession');
+  return s;
+}

@@ -1,0 +1,318 @@
+import { X509Certificate, createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { decodeJwt, type JWTPayload } from 'jose';
+import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { systemClock, type Clock } from '../clock';
+import type { Fetch } from '../http';
+import { RemoteKeySet, verifyJwsWithKeySet } from '../keys';
+import { MemoryDeliveryLog, type DeliveryLog } from './delivery-log';
+import {
+  REQUEST_TYPES, WEBHOOK_ALGS, WEBHOOK_BODY_TOKEN, WEBHOOK_CLAIMS, WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES, pickString,
+} from './wire';
+
+/** The user's signing certificate as delivered by the certificate notification. Keep it only for the session. */
+export interface UserCertificate {
+  der: Buffer;
+  base64: string;
+  subject: string;
+  issuer: string;
+  serialNumber: string;
+  /** ISO 8601. */
+  notBefore: string;
+  notAfter: string;
+  /** e.g. `EC P-256`, `RSA 2048`. */
+  publicKeyAlgorithm: string;
+}
+
+/** The user scanned the QR code: build the hash with this certificate and submit it with the nonce. */
+export interface CertificateEvent {
+  type: 'certificate';
+  signRef: string;
+  nonce: string;
+  certificate: UserCertificate;
+  issuedAt: number;
+}
+
+/** The user signed: `signature` is the DER ECDSA/RSA signature over `documentHash` (hex, not re-hashed). */
+export interface SignatureEvent {
+  type: 'signature';
+  signRef: string;
+  documentHash: string;
+  /** Hex-encoded DER. */
+  signature: string;
+  issuedAt: number;
+}
+
+/** Something failed on the service or phone side (e.g. the user cancelled). */
+export interface ErrorEvent {
+  type: 'error';
+  signRef: string;
+  errorCode: string;
+  message: string;
+  correlationId: string;
+  issuedAt: number;
+}
+
+export type SigningEvent = CertificateEvent | SignatureEvent | ErrorEvent;
+
+/** The HTTP answer to give the service: 200 to acknowledge, 400 for a bad request, 503 so the service retries. */
+export type WebhookResponse =
+  | { status: 200 }
+  | { status: 400 | 503; body: Record<string, string> };
+
+export interface WebhookResult {
+  response: WebhookResponse;
+  /** The verified event (also set for a duplicate, so it can be logged; do not act on it twice). */
+  event?: SigningEvent;
+  /** True when this event was already delivered (the service retries and may deliver twice). */
+  duplicate: boolean;
+  /** Why the delivery was refused, log-safe. */
+  error?: { code: ErrorCode; message: string };
+}
+
+export interface WebhookRequest {
+  /** Request headers (Node's `IncomingHttpHeaders`, a plain object or a fetch `Headers`). */
+  headers: Record<string, string | string[] | undefined> | Headers;
+  /** Raw body (Buffer/string) or an already-parsed JSON object. */
+  body: Buffer | string | Record<string, unknown> | undefined;
+  /**
+   * The `client_notification_token` of the session, or a lookup by `sign_ref` when one webhook URL serves many
+   * sessions (return undefined for an unknown or finished session).
+   */
+  expectedToken: string | ((signRef: string) => string | undefined | Promise<string | undefined>);
+  /** Duplicate detection; defaults to the verifier's in-memory log. */
+  seen?: DeliveryLog;
+}
+
+export interface WebhookVerifierOptions {
+  /** `{dss_static_url}/.well-known/keys.json`. */
+  keySetUrl: string;
+  fetch?: Fetch;
+  clock?: Clock;
+  /** Clock skew tolerated on iat/exp (default 30 s). */
+  clockToleranceSeconds?: number;
+  /** How long delivered events are remembered for duplicate detection (default 15 min). */
+  duplicateWindowSeconds?: number;
+  /** Passed to the key set: minimum seconds between on-demand refetches (default 30). */
+  refetchCooldownSeconds?: number;
+  timeoutMs?: number;
+}
+
+export interface WebhookVerifier {
+  /** Check one delivery and say what to answer. Never throws for bad input: the service always gets an answer. */
+  handle(request: WebhookRequest): Promise<WebhookResult>;
+  /** The cached service key set (shared by every session). */
+  readonly keySet: RemoteKeySet;
+}
+
+/** Longest token lifetime we accept (the service uses 120 s); bounds replay of a captured token. */
+const MAX_TOKEN_LIFETIME_S = 600;
+
+/**
+ * The DSAP side of the signing webhook (spec §5.3, §6): Bearer token checked in constant time, the JWT verified
+ * against the service key set (cached ≥ 1 h, one refetch on rotation), decoded into a typed event, duplicates
+ * recognised. Create ONE verifier per environment and reuse it: it holds the key-set cache.
+ *
+ * @example
+ * const verifier = createWebhookVerifier({ keySetUrl: 'https://static.staging.sign.singpass.gov.sg/.well-known/keys.json' });
+ * const { response, event, duplicate } = await verifier.handle({ headers: req.headers, body: rawBody, expectedToken: state.clientNotificationToken });
+ * res.status(response.status).json('body' in response ? response.body : undefined);
+ */
+export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookVerifier {
+  const clock = options.clock ?? systemClock;
+  const keySet = new RemoteKeySet(options.keySetUrl, {
+    fetch: options.fetch, clock, timeoutMs: options.timeoutMs, refetchCooldownSeconds: options.refetchCooldownSeconds,
+  });
+  const defaultLog = new MemoryDeliveryLog({ clock });
+  const windowMs = (options.duplicateWindowSeconds ?? 900) * 1000;
+
+  async function handle(request: WebhookRequest): Promise<WebhookResult> {
+    try {
+      const token = readToken(request.body);
+      const presented = readBearer(request.headers);
+      const expected = typeof request.expectedToken === 'function'
+        ? await request.expectedToken(unverifiedSignRef(token))
+        : request.expectedToken;
+      if (typeof request.expectedToken === 'function' && expected === undefined) {
+        throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', 'The webhook names a signing session that is unknown or finished', { retryable: false });
+      }
+      if (!presented || !expected || !constantTimeEqual(presented, expected)) {
+        throw new SingpassFlowsError('WEBHOOK_UNAUTHORIZED', presented
+          ? 'The webhook Bearer token does not match the session\'s client notification token'
+          : 'The webhook call has no "Authorization: Bearer" token', { retryable: false });
+      }
+      const { payload } = await verifyJwsWithKeySet(token, keySet, {
+        algorithms: WEBHOOK_ALGS,
+        errorCode: 'WEBHOOK_TOKEN_INVALID',
+        expiredCode: 'WEBHOOK_TOKEN_EXPIRED',
+        what: 'webhook token',
+        clock,
+        clockToleranceSeconds: options.clockToleranceSeconds ?? 30,
+      });
+      if ((payload.exp as number) - (payload.iat as number) > MAX_TOKEN_LIFETIME_S) {
+        throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is valid for more than ${MAX_TOKEN_LIFETIME_S} s; refusing it`);
+      }
+      const event = toEvent(payload);
+      const log = request.seen ?? defaultLog;
+      const first = await log.remember(deliveryKey(event), clock() + windowMs);
+      return { response: { status: 200 }, event, duplicate: !first };
+    } catch (e) {
+      // Anything not ours (a failing DeliveryLog store or session lookup) is our own fault: 503, the service retries.
+      const err = isSingpassFlowsError(e) ? e : new SingpassFlowsError('WEBHOOK_HANDLER_FAILED', `The webhook handler failed: ${(e as Error)?.message ?? e}`, { retryable: true });
+      return { response: errorResponse(err), duplicate: false, error: { code: err.code, message: err.message } };
+    }
+  }
+
+  return { handle, keySet };
+}
+
+function readToken(body: WebhookRequest['body']): string {
+  let json: unknown = body;
+  if (Buffer.isBuffer(body) || typeof body === 'string') {
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch {
+      throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The webhook body is not JSON (expected {"token": "<JWT>"})');
+    }
+  }
+  const token = json && typeof json === 'object' ? (json as Record<string, unknown>)[WEBHOOK_BODY_TOKEN] : undefined;
+  if (typeof token !== 'string' || token === '') throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook body has no "${WEBHOOK_BODY_TOKEN}" string`);
+  return token;
+}
+
+function readBearer(headers: WebhookRequest['headers']): string | undefined {
+  let value: string | string[] | null | undefined;
+  if (typeof (headers as Headers)?.get === 'function') value = (headers as Headers).get('authorization');
+  else {
+    const entry = Object.entries(headers ?? {}).find(([k]) => k.toLowerCase() === 'authorization');
+    value = entry?.[1];
+  }
+  if (Array.isArray(value)) {
+    if (value.length !== 1) return undefined; // two Authorization headers: ambiguous, refuse
+    value = value[0];
+  }
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(value ?? '');
+  return match?.[1];
+}
+
+/** Compare digests so neither the content nor the length of the expected token leaks through timing. */
+function constantTimeEqual(a: string, b: string): boolean {
+  const da = createHash('sha256').update(a, 'utf8').digest();
+  const db = createHash('sha256').update(b, 'utf8').digest();
+  return timingSafeEqual(da, db);
+}
+
+/** sign_ref read WITHOUT verification, only to find the session's expected Bearer token. */
+function unverifiedSignRef(token: string): string {
+  let payload: JWTPayload;
+  try {
+    payload = decodeJwt(token);
+  } catch {
+    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The webhook token is not a readable JWT');
+  }
+  const ref = pickString(payload as Record<string, unknown>, WEBHOOK_CLAIMS.signRef);
+  if (!ref) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The webhook token has no sign_ref');
+  return ref;
+}
+
+function claim(payload: Record<string, unknown>, names: readonly string[], what: string): string {
+  const v = pickString(payload, names);
+  if (!v) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token has no ${what} ("${names[0]}")`, { field: names[0] });
+  return v;
+}
+
+function toEvent(payload: JWTPayload): SigningEvent {
+  const p = payload as Record<string, unknown>;
+  const signRef = claim(p, WEBHOOK_CLAIMS.signRef, 'sign_ref');
+  const requestType = claim(p, WEBHOOK_CLAIMS.requestType, 'request type');
+  const issuedAt = payload.iat as number;
+  if ((REQUEST_TYPES.certificate as readonly string[]).includes(requestType)) {
+    return {
+      type: 'certificate', signRef, issuedAt,
+      nonce: claim(p, WEBHOOK_CLAIMS.nonce, 'nonce'),
+      certificate: parseCertificate(claim(p, WEBHOOK_CLAIMS.userCert, 'user certificate')),
+    };
+  }
+  if ((REQUEST_TYPES.signature as readonly string[]).includes(requestType)) {
+    const documentHash = claim(p, WEBHOOK_CLAIMS.docHash, 'document hash');
+    const signature = claim(p, WEBHOOK_CLAIMS.signature, 'signature');
+    if (!/^[0-9a-fA-F]{64}$/.test(documentHash)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a document hash that is not 64 hex characters');
+    // DER SEQUENCE (0x30…) in hex, even length
+    if (!/^30([0-9a-fA-F]{2})+$/i.test(signature)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a signature that is not hex-encoded DER');
+    return { type: 'signature', signRef, issuedAt, documentHash: documentHash.toLowerCase(), signature: signature.toLowerCase() };
+  }
+  if ((REQUEST_TYPES.error as readonly string[]).includes(requestType)) {
+    return {
+      type: 'error', signRef, issuedAt,
+      errorCode: pickString(p, WEBHOOK_CLAIMS.errorCode) ?? 'unknown_error',
+      message: pickString(p, WEBHOOK_CLAIMS.errorMessage) ?? '',
+      correlationId: pickString(p, WEBHOOK_CLAIMS.correlationId) ?? '',
+    };
+  }
+  throw new SingpassFlowsError('WEBHOOK_EVENT_UNKNOWN', `The webhook request type "${requestType.slice(0, 40)}" is not one this package knows`, { field: 'request_type' });
+}
+
+function parseCertificate(base64: string): UserCertificate {
+  const der = Buffer.from(base64, 'base64');
+  // base64 decoding is lenient; a round trip proves the claim really was base64 of these bytes
+  if (der.length === 0 || der.toString('base64').replace(/=+$/, '') !== base64.replace(/\s+/g, '').replace(/=+$/, '')) {
+    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries a certificate that is not base64');
+  }
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(der);
+  } catch (e) {
+    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries data that is not an X.509 certificate', {}, { cause: e });
+  }
+  const key = cert.publicKey;
+  const details = key.asymmetricKeyDetails;
+  const publicKeyAlgorithm = key.asymmetricKeyType === 'ec'
+    ? `EC ${details?.namedCurve === 'prime256v1' ? 'P-256' : details?.namedCurve === 'secp384r1' ? 'P-384' : details?.namedCurve === 'secp521r1' ? 'P-521' : details?.namedCurve}`
+    : `${key.asymmetricKeyType?.toUpperCase()}${details?.modulusLength ? ` ${details.modulusLength}` : ''}`;
+  return {
+    der, base64: der.toString('base64'),
+    subject: cert.subject, issuer: cert.issuer, serialNumber: cert.serialNumber,
+    notBefore: new Date(cert.validFrom).toISOString(), notAfter: new Date(cert.validTo).toISOString(),
+    publicKeyAlgorithm,
+  };
+}
+
+/**
+ * Identity of an EVENT, not of a token: the service may re-sign (new iat) when it retries, so hashing the token
+ * would miss those duplicates.
+ */
+function deliveryKey(event: SigningEvent): string {
+  const distinct = event.type === 'certificate' ? event.nonce : event.type === 'signature' ? `${event.documentHash}:${event.signature}` : `${event.errorCode}:${event.correlationId}`;
+  return createHash('sha256').update(`${event.type}\n${event.signRef}\n${distinct}`).digest('base64url');
+}
+
+const WEBHOOK_CODE_FOR: Partial<Record<ErrorCode, string>> = {
+  SIGN_REF_NOT_FOUND: WEBHOOK_ERROR_CODES.signRefNotFound,
+  WEBHOOK_UNAUTHORIZED: WEBHOOK_ERROR_CODES.unauthorized,
+  WEBHOOK_TOKEN_INVALID: WEBHOOK_ERROR_CODES.tokenInvalid,
+  WEBHOOK_TOKEN_EXPIRED: WEBHOOK_ERROR_CODES.tokenExpired,
+  WEBHOOK_EVENT_UNKNOWN: WEBHOOK_ERROR_CODES.eventUnknown,
+};
+
+/** DSAP-side transient failures (key set unreachable): answer 503 so the service retries (spec §6 rule 5). */
+const TRANSIENT: ErrorCode[] = ['WEBHOOK_HANDLER_FAILED', 'KEY_SET_FETCH_FAILED', 'KEY_SET_INVALID', 'HTTP_TIMEOUT', 'HTTP_NETWORK', 'HTTP_UNEXPECTED_RESPONSE', 'HTTP_REDIRECT_REFUSED'];
+
+function errorResponse(err: SingpassFlowsError): WebhookResponse {
+  const transient = TRANSIENT.includes(err.code);
+  const code = transient ? WEBHOOK_ERROR_CODES.internal : WEBHOOK_CODE_FOR[err.code] ?? WEBHOOK_ERROR_CODES.invalidRequest;
+  // Little detail to the caller (it may not be the service); the full message stays in `error` for our logs.
+  const message = transient ? 'Temporary failure at the DSAP; please retry' : publicMessage(err.code);
+  return {
+    status: transient ? 503 : 400,
+    body: { [WEBHOOK_ERROR_BODY.correlationId]: randomUUID(), [WEBHOOK_ERROR_BODY.errorCode]: code, [WEBHOOK_ERROR_BODY.message]: message },
+  };
+}
+
+function publicMessage(code: ErrorCode): string {
+  switch (code) {
+    case 'SIGN_REF_NOT_FOUND': return 'Unknown or expired sign_ref';
+    case 'WEBHOOK_UNAUTHORIZED': return 'Invalid client notification token';
+    case 'WEBHOOK_TOKEN_EXPIRED': return 'Token expired';
+    case 'WEBHOOK_EVENT_UNKNOWN': return 'Unknown request type';
+    default: return 'Invalid token';
+  }
+}
