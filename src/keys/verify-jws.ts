@@ -12,6 +12,8 @@ export interface VerifyJwsOptions {
   typ?: string;
   /** Claims that must be present (exp and iat are always required). */
   requiredClaims?: string[];
+  /** Accept a token without `exp` (still checked when present): Singpass userinfo JWTs carry only `iat`. */
+  expOptional?: boolean;
   /** Seconds of clock skew tolerated on exp/nbf/iat (default 30). */
   clockToleranceSeconds?: number;
   /** Reject tokens whose iat is older than this many seconds. */
@@ -58,7 +60,7 @@ export async function verifyJwsWithKeySet(token: string, keySet: RemoteKeySet, o
       clockTolerance: tolerance,
       currentDate: new Date(clock()),
       maxTokenAge: options.maxAgeSeconds,
-      requiredClaims: ['exp', 'iat', ...(options.requiredClaims ?? [])],
+      requiredClaims: [...(options.expOptional ? [] : ['exp']), 'iat', ...(options.requiredClaims ?? [])],
     });
   };
   let result;

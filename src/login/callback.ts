@@ -1,0 +1,83 @@
+import { SingpassFlowsError, invalidInput } from '../errors';
+import type { LoginTransaction } from './transaction';
+import { safeEqual } from './util';
+
+/**
+ * What arrived at the redirect URI: the full URL (query or fragment), or the parameters themselves (a parsed query,
+ * or a form_post body). Arrays mean the parameter appeared several times.
+ */
+export type CallbackInput = string | URLSearchParams | Record<string, string | string[] | undefined>;
+
+/** Parameters of an authorization response, each seen at most once. */
+type Params = Map<string, string[]>;
+
+function toParams(input: CallbackInput): Params {
+  const out: Params = new Map();
+  const add = (k: string, v: string) => out.set(k, [...(out.get(k) ?? []), v]);
+  if (typeof input === 'string') {
+    let url: URL;
+    try {
+      url = new URL(input);
+    } catch {
+      throw invalidInput('callback', 'pass the full callback URL (https://…?code=…&state=…) or its parameters');
+    }
+    // A fragment response (response_mode=fragment) is read from the fragment; otherwise the query.
+    const source = url.search.length > 1 ? url.searchParams : new URLSearchParams(url.hash.replace(/^#/, ''));
+    for (const [k, v] of source) add(k, v);
+  } else if (input instanceof URLSearchParams) {
+    for (const [k, v] of input) add(k, v);
+  } else if (input && typeof input === 'object') {
+    for (const [k, v] of Object.entries(input)) {
+      if (v === undefined) continue;
+      for (const one of Array.isArray(v) ? v : [v]) {
+        if (typeof one !== 'string') throw invalidInput('callback', `parameter "${k}" is not a string`);
+        add(k, one);
+      }
+    }
+  } else {
+    throw invalidInput('callback', 'pass the callback URL or its parameters');
+  }
+  return out;
+}
+
+/** Front-channel artifacts that never belong in a code-flow response (implicit/hybrid/JARM injection). */
+const FORBIDDEN = ['id_token', 'access_token', 'token', 'response', 'refresh_token'];
+
+/**
+ * Check an authorization response against its transaction, in the order RFC 9207 requires: `iss` first (an error
+ * from the wrong issuer is not trusted, not even its description), then `state`, then the error, then the code.
+ * Returns the code.
+ */
+export function validateCallback(input: CallbackInput, tx: LoginTransaction): string {
+  const params = toParams(input);
+  for (const [name, values] of params) {
+    if (values.length > 1) throw new SingpassFlowsError('LOGIN_RESPONSE_INVALID', `The login response repeats the "${name}" parameter; refusing it`, { field: name });
+  }
+  const get = (k: string) => params.get(k)?.[0];
+  const iss = get('iss');
+  if (iss === undefined) {
+    throw new SingpassFlowsError('LOGIN_ISSUER_MISMATCH', 'The login response does not say which provider sent it (no "iss"); refusing it. Start the login again');
+  }
+  // Exact string comparison, no normalisation (RFC 9207 §2.4): trailing slashes, case, ports all count.
+  if (!safeEqual(iss, tx.issuer)) {
+    throw new SingpassFlowsError('LOGIN_ISSUER_MISMATCH', 'The login response comes from a different provider than the one this login was sent to; refusing it. Start the login again');
+  }
+  const state = get('state');
+  if (state === undefined || !safeEqual(state, tx.state)) {
+    throw new SingpassFlowsError('LOGIN_STATE_MISMATCH', state === undefined
+      ? 'The login response carries no "state"; it does not belong to this login'
+      : 'The login response "state" does not match this login (a stale, replayed or forged callback)');
+  }
+  const error = get('error');
+  if (error !== undefined) {
+    const description = get('error_description');
+    throw new SingpassFlowsError('LOGIN_PROVIDER_ERROR', `The provider ended the login with "${error}"${description ? `: ${description.slice(0, 200)}` : ''}`,
+      { serviceCode: error, retryable: error === 'temporarily_unavailable' || error === 'login_required' });
+  }
+  for (const name of FORBIDDEN) {
+    if (params.has(name)) throw new SingpassFlowsError('LOGIN_RESPONSE_INVALID', `The login response carries "${name}", which a code-flow response never contains; refusing it`, { field: name });
+  }
+  const code = get('code');
+  if (!code) throw new SingpassFlowsError('LOGIN_RESPONSE_INVALID', 'The login response carries no authorization code', { field: 'code' });
+  return code;
+}

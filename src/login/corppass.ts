@@ -1,0 +1,155 @@
+import type { JWTPayload } from 'jose';
+import { SingpassFlowsError, invalidInput } from '../errors';
+import { httpRequest, safeUrl } from '../http';
+import { verifyJwsWithKeySet } from '../keys';
+import { parseAuthorizationInfo, type AuthorizationInfo } from './authorization-info';
+import { validateCallback, type CallbackInput } from './callback';
+import { clientAssertionParams } from './client-auth';
+import { checkTransactionOwner, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
+import type { ProviderMetadata } from './discovery';
+import { verifyIdToken } from './id-token';
+import { parseCorppassSubject, type CorppassSubject } from './corppass-subject';
+import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
+import type { LoginTransaction } from './transaction';
+import { pkcePair, randomToken, safeEqual } from './util';
+import { CORPPASS_JWE_ENCS, PROVIDER_SIGNING_ALGS } from './wire';
+
+export interface CorppassClientOptions extends LoginClientOptions {
+  /**
+   * Verify the access token's signature (from the provider keys) before using it (default true). Only for peers
+   * that sign it with an unpublished key (MockPass 4.3.4); real Corppass publishes its key.
+   */
+  verifyAccessToken?: boolean;
+}
+
+export interface CorppassLoginResult {
+  subject: CorppassSubject;
+  /** Every verified ID token claim. */
+  idTokenClaims: JWTPayload;
+  /** `userInfo` claim: CPAccType, CPUID_FullName, ISSPHOLDER, … */
+  userInfo: Record<string, unknown>;
+  /** `entityInfo` claim: CPEntID, CPEnt_TYPE, CPEnt_Status, … */
+  entityInfo: Record<string, unknown>;
+  /** For getAuthorizationInfo; a secret: do not log or store it. */
+  accessToken: string;
+  /** ms since epoch, when the provider said how long the access token lives. */
+  expiresAt?: number;
+  scope: string;
+}
+
+export interface CorppassClient {
+  /** Build the authorization URL and the transaction to keep until the callback. */
+  startLogin(options?: { scope?: string; responseMode?: 'query' | 'form_post' | 'fragment' }): Promise<{ url: string; transaction: LoginTransaction }>;
+  /** Check the callback, exchange the code, decrypt and verify the ID token. */
+  completeLogin(input: { transaction: LoginTransaction; callback: CallbackInput }): Promise<CorppassLoginResult>;
+  /** The user's roles (AuthInfo, TPAuthInfo) from the authorization-info endpoint, signature and claims verified. */
+  getAuthorizationInfo(input: { accessToken: string; expectedSub: string }): Promise<AuthorizationInfo>;
+  /** Validated, cached provider metadata. */
+  metadata(): Promise<ProviderMetadata>;
+}
+
+/**
+ * Corppass login (authorization code + PKCE + private_key_jwt, encrypted ID token) and authorization info.
+ *
+ * @example
+ * const cp = createCorppassClient({ issuer, clientId, signingKey, decryptionKeys: [encKey], redirectUri });
+ * const { url, transaction } = await cp.startLogin();            // redirect the browser to url, keep transaction
+ * const login = await cp.completeLogin({ transaction, callback }); // callback = the URL the browser came back to
+ * const info = await cp.getAuthorizationInfo({ accessToken: login.accessToken, expectedSub: login.subject.raw });
+ * const roles = activeRoles(info);
+ */
+export function createCorppassClient(options: CorppassClientOptions): CorppassClient {
+  const c: ResolvedConfig = resolveConfig(options);
+  const verifyAccessToken = options.verifyAccessToken !== false;
+  const metadata = () => c.providerCache.metadata(c.issuer, 'corppass', c.allowInsecureLoopback);
+
+  return {
+    metadata,
+
+    async startLogin(opts = {}) {
+      const scope = normaliseScope(opts.scope);
+      const responseMode = opts.responseMode;
+      if (responseMode !== undefined && !['query', 'form_post', 'fragment'].includes(responseMode)) throw invalidInput('responseMode', 'use query, form_post or fragment');
+      const md = await metadata();
+      const { verifier, challenge } = pkcePair();
+      const now = c.clock();
+      const tx: LoginTransaction = {
+        v: 1, provider: 'corppass', id: randomToken(), issuer: c.issuer, clientId: c.clientId, redirectUri: c.redirectUri,
+        state: randomToken(), nonce: randomToken(), codeVerifier: verifier, scope, responseMode,
+        createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
+      };
+      const url = new URL(md.authorizationEndpoint);
+      const q: Record<string, string | undefined> = {
+        response_type: 'code', client_id: c.clientId, redirect_uri: c.redirectUri, scope, state: tx.state, nonce: tx.nonce,
+        code_challenge: challenge, code_challenge_method: 'S256', response_mode: responseMode,
+      };
+      for (const [k, v] of Object.entries(q)) if (v !== undefined) url.searchParams.set(k, v);
+      await c.transactionStore.put(tx.id, tx.expiresAt);
+      return { url: url.toString(), transaction: tx };
+    },
+
+    async completeLogin({ transaction, callback }) {
+      const tx = checkTransactionOwner(transaction, c, 'corppass');
+      const code = validateCallback(callback, tx);
+      await takeTransaction(tx, c);
+      const md = await metadata();
+      const res = await httpRequest(md.tokenEndpoint, {
+        method: 'POST',
+        headers: FORM_HEADERS,
+        body: formBody({
+          grant_type: 'authorization_code', code, redirect_uri: tx.redirectUri, client_id: c.clientId, code_verifier: tx.codeVerifier,
+          ...(await clientAssertionParams(c.signingKey, c.clientId, c.issuer, c.clock)),
+        }),
+      }, { fetch: c.fetch, timeoutMs: c.timeoutMs });
+      const tokens = parseTokenResponse(res, md.tokenEndpoint, 'Bearer', tx.scope);
+      const keySet = c.providerCache.keySet(md.jwksUri);
+      const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: CORPPASS_JWE_ENCS, keySet, clock: c.clock });
+      if (verifyAccessToken) {
+        await verifyJwsWithKeySet(tokens.accessToken, keySet, { algorithms: [...PROVIDER_SIGNING_ALGS], issuer: c.issuer, clock: c.clock, errorCode: 'LOGIN_RESPONSE_INVALID', what: 'access token' });
+      }
+      const obj = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+      return {
+        subject: parseCorppassSubject(claims.sub),
+        idTokenClaims: claims,
+        userInfo: obj(claims.userInfo),
+        entityInfo: obj(claims.entityInfo ?? claims.EntityInfo),
+        accessToken: tokens.accessToken,
+        expiresAt: tokens.expiresIn === undefined ? undefined : c.clock() + tokens.expiresIn * 1000,
+        scope: tokens.scope,
+      };
+    },
+
+    async getAuthorizationInfo({ accessToken, expectedSub }) {
+      if (typeof accessToken !== 'string' || !accessToken) throw invalidInput('accessToken', 'pass the accessToken returned by completeLogin');
+      if (typeof expectedSub !== 'string' || !expectedSub) throw invalidInput('expectedSub', 'pass subject.raw returned by completeLogin');
+      const md = await metadata();
+      const url = md.authorizationInfoEndpoint;
+      if (!url) throw new SingpassFlowsError('DISCOVERY_INVALID', 'The provider configuration names no authorization-info endpoint');
+      const res = await httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, accept: 'application/jwt' } }, { fetch: c.fetch, timeoutMs: c.timeoutMs });
+      if (res.status !== 200) {
+        const e = oauthError(res, 'AUTHORIZATION_INFO_INVALID', `authorization-info endpoint (${safeUrl(url)})`);
+        if (res.status === 401) e.message += ' – the access token is invalid or expired; log in again';
+        throw e;
+      }
+      const token = res.body.toString('utf8').trim();
+      const { payload } = await verifyJwsWithKeySet(token, c.providerCache.keySet(md.jwksUri), {
+        algorithms: [...PROVIDER_SIGNING_ALGS], issuer: c.issuer, audience: c.clientId, requiredClaims: ['iss', 'aud', 'sub'], clock: c.clock,
+        errorCode: 'AUTHORIZATION_INFO_INVALID', what: 'authorization info',
+      });
+      if (typeof payload.sub !== 'string' || !safeEqual(payload.sub, expectedSub)) {
+        throw new SingpassFlowsError('AUTHORIZATION_INFO_INVALID', 'The authorization info is about another user than the one who logged in');
+      }
+      return { sub: payload.sub, issuedAt: payload.iat!, expiresAt: payload.exp!, ...parseAuthorizationInfo(payload as Record<string, unknown>) };
+    },
+  };
+}
+
+function normaliseScope(scope: string | undefined): string {
+  if (scope !== undefined && typeof scope !== 'string') throw invalidInput('scope', 'a space-separated list of scopes');
+  const parts = (scope ?? 'openid').split(/\s+/).filter(Boolean);
+  if (parts.some((p) => !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(p))) throw invalidInput('scope', 'contains characters not allowed in a scope');
+  if (!parts.includes('openid')) parts.unshift('openid');
+  return [...new Set(parts)].join(' ');
+}
+
+export { normaliseScope };

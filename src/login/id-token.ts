@@ -1,0 +1,30 @@
+import type { JWTPayload } from 'jose';
+import { SingpassFlowsError } from '../errors';
+import type { LoadedKey, RemoteKeySet } from '../keys';
+import { decryptAndVerify } from './nested-jwt';
+import type { LoginTransaction } from './transaction';
+import { safeEqual } from './util';
+
+/** ID tokens are used right after issuance; an older `iat` means a replayed or stale token (checklist item 48). */
+export const ID_TOKEN_MAX_AGE_SECONDS = 600;
+
+/**
+ * Decrypt and verify an ID token for this login: signature from the provider keys (ES256), iss, exp, iat (present,
+ * not in the future, not older than 10 minutes), `aud` exactly our client id (an extra audience is refused), `azp`
+ * if present equal to our client id, `sub` a non-empty string, `nonce` equal to this login's nonce.
+ */
+export async function verifyIdToken(idToken: string, o: {
+  tx: LoginTransaction; clientId: string; issuer: string; decryptionKeys: LoadedKey[]; encs: readonly string[]; keySet: RemoteKeySet; clock: () => number;
+}): Promise<JWTPayload & { sub: string }> {
+  const { payload } = await decryptAndVerify(idToken, {
+    decryptionKeys: o.decryptionKeys, encs: o.encs, keySet: o.keySet, issuer: o.issuer, audience: o.clientId, clock: o.clock,
+    errorCode: 'ID_TOKEN_INVALID', what: 'ID token', requiredClaims: ['iss', 'aud', 'sub', 'nonce'], maxAgeSeconds: ID_TOKEN_MAX_AGE_SECONDS,
+  });
+  const fail = (msg: string) => new SingpassFlowsError('ID_TOKEN_INVALID', `The ID token ${msg}`);
+  const aud = payload.aud;
+  if (!(aud === o.clientId || (Array.isArray(aud) && aud.length === 1 && aud[0] === o.clientId))) throw fail('is also addressed to other parties (extra "aud" values); refusing it');
+  if (payload.azp !== undefined && payload.azp !== o.clientId) throw fail('names another authorized party ("azp")');
+  if (typeof payload.sub !== 'string' || !payload.sub) throw fail('has no subject ("sub")');
+  if (typeof payload.nonce !== 'string' || !safeEqual(payload.nonce, o.tx.nonce)) throw fail('does not belong to this login ("nonce" differs); it may be replayed');
+  return payload as JWTPayload & { sub: string };
+}

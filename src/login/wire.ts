@@ -1,0 +1,36 @@
+/**
+ * Wire names and value tables of the Corppass and Singpass login protocols that the specs leave open ([I]/[NF] in
+ * wire-names.md) or that vary between provider versions. Every such name lives here, so a correction is one line.
+ */
+
+/** Discovery member for the Corppass authorization-info endpoint (the literal name has a hyphen) and its fallback. */
+export const AUTHORIZATION_INFO_ENDPOINT_KEYS = ['authorization-info_endpoint', 'authorization_info_endpoint', 'userinfo_endpoint'] as const;
+
+/** Corppass ID token `sub` is `key=value` pairs; these keys have a known meaning. [C] */
+export const CORPPASS_SUB_KEYS = { s: 'nric', uuid: 'uuid', u: 'userId', c: 'country' } as const;
+
+/** Corppass authorization-info members that may arrive as an object or as stringified JSON. [C] */
+export const AUTH_INFO_MEMBERS = ['AuthInfo', 'TPAuthInfo'] as const;
+
+/** Older Singpass `amr` values and their current names. [C] */
+export const AMR_ALIASES: Readonly<Record<string, string>> = { sms: 'otp-sms', fv: 'face', 'fv-alt': 'face-alt' };
+
+/** Singpass level-of-assurance `acr` values, `urn:singpass:authentication:loa:<n>`. [C] */
+export const SINGPASS_ACR_PREFIX = 'urn:singpass:authentication:loa:';
+
+/** Values of `redirect_uri_https_type`. [C] */
+export const REDIRECT_URI_HTTPS_TYPES = ['standard_https', 'app_claimed_https'] as const;
+
+/** Singpass `authentication_context_message` limit (characters). [I] */
+export const AUTHENTICATION_CONTEXT_MESSAGE_MAX = 100;
+
+/** ID token / userinfo JWE key management: ECDH-ES with key wrapping only (direct ECDH-ES is refused). */
+export const JWE_KEY_ALGS = ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'] as const;
+/** Content encryption accepted per provider (Singpass uses both, Corppass only CBC-HMAC). */
+export const CORPPASS_JWE_ENCS = ['A256CBC-HS512'] as const;
+export const SINGPASS_JWE_ENCS = ['A256CBC-HS512', 'A256GCM'] as const;
+
+/** The providers sign ID tokens, userinfo and authorization info with ES256 only. */
+export const PROVIDER_SIGNING_ALGS = ['ES256'] as const;
+
+export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
