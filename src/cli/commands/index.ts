@@ -1,4 +1,6 @@
 import type { CliCommand } from '../command';
+import { sandboxCommand } from './sandbox';
+import { keysCommand } from './keys';
 
 /** Every CLI command, in the order `--help` lists them. Add new commands here. */
-export const commands: CliCommand[] = [];
+export const commands: CliCommand[] = [sandboxCommand, keysCommand];
