@@ -1,0 +1,102 @@
+/** Test harness: sandbox providers + an RP key-set endpoint on one 127.0.0.1 server (port 0), and client factories. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listen, mount, sendBytes, sendJson, readBody, type RunningServer, type SandboxService } from '../../sandbox/http';
+import { createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider } from '../../sandbox/login';
+import { generateClientKeys, loadEncryptionKey, loadSigningKey, type LoadedKey, type EcSigningAlg } from '../../src/keys';
+import { createCorppassClient, createSingpassClient, keySetResponse, ProviderCache, InMemoryTransactionStore, type CorppassClientOptions, type SingpassClientOptions } from '../../src/login';
+
+export const CLIENT_ID = 'rp-test-client';
+
+export interface Harness {
+  server: RunningServer;
+  baseUrl: string;
+  corppass: CorppassProvider;
+  singpass: SingpassProvider;
+  signingKey: LoadedKey<EcSigningAlg>;
+  encryptionKey: LoadedKey;
+  redirectUri: string;
+  /** What the RP key-set endpoint serves (mutable: rotation tests change it). */
+  rpKeys: { keys: LoadedKey[] };
+  /** form_post bodies the RP callback endpoint received. */
+  formPosts: URLSearchParams[];
+  close(): Promise<void>;
+}
+
+export async function startHarness(): Promise<Harness> {
+  let handler: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void = () => undefined;
+  const server = await listen((req, res, url) => handler(req, res, url));
+  const baseUrl = server.baseUrl;
+  const generated = await generateClientKeys();
+  const signingKey = await loadSigningKey({ key: generated.signing });
+  const encryptionKey = await loadEncryptionKey({ key: generated.encryption });
+  const rpKeys = { keys: [signingKey, encryptionKey] as LoadedKey[] };
+  const formPosts: URLSearchParams[] = [];
+  const rp: SandboxService = {
+    prefix: '/rp',
+    async handle(req, res, url) {
+      if (url.pathname === '/rp/jwks') {
+        const r = keySetResponse(rpKeys.keys);
+        return sendBytes(res, r.status, r.body, r.headers['content-type'], { 'cache-control': r.headers['cache-control'] });
+      }
+      if (url.pathname === '/rp/callback' && req.method === 'POST') {
+        formPosts.push(new URLSearchParams((await readBody(req)).toString('utf8')));
+        return sendJson(res, 200, { ok: true });
+      }
+      return sendJson(res, 404, { error: 'not found' });
+    },
+  };
+  const corppass = createCorppassProvider({ baseUrl });
+  const singpass = createSingpassProvider({ baseUrl });
+  handler = mount([corppass, singpass, rp]);
+  const redirectUri = `${baseUrl}/rp/callback`;
+  for (const p of [corppass, singpass]) p.registerClient({ clientId: CLIENT_ID, jwksUrl: `${baseUrl}/rp/jwks`, redirectUris: [redirectUri] });
+  return { server, baseUrl, corppass, singpass, signingKey, encryptionKey, redirectUri, rpKeys, formPosts, close: () => server.close() };
+}
+
+/** A Corppass client with its own discovery/key cache and transaction store (tests stay independent). */
+export function corppassClient(h: Harness, extra: Partial<CorppassClientOptions> = {}) {
+  return createCorppassClient({
+    issuer: h.corppass.issuer, clientId: CLIENT_ID, signingKey: h.signingKey, decryptionKeys: [h.encryptionKey], redirectUri: h.redirectUri,
+    allowInsecureLoopback: true, providerCache: new ProviderCache(), transactionStore: new InMemoryTransactionStore(), ...extra,
+  });
+}
+
+export function singpassClient(h: Harness, extra: Partial<SingpassClientOptions> = {}) {
+  return createSingpassClient({
+    issuer: h.singpass.issuer, clientId: CLIENT_ID, signingKey: h.signingKey, decryptionKeys: [h.encryptionKey], redirectUri: h.redirectUri,
+    allowInsecureLoopback: true, providerCache: new ProviderCache(), transactionStore: new InMemoryTransactionStore(), ...extra,
+  });
+}
+
+/**
+ * Play the browser headlessly: GET the authorization URL (no redirects followed) and return where the provider
+ * sends the user back — the Location URL, or for form_post the posted parameters.
+ */
+export async function authorize(url: string, opts: { user?: string; action?: string } = {}): Promise<string | URLSearchParams> {
+  const u = new URL(url);
+  if (opts.user) u.searchParams.set('sandbox_user', opts.user);
+  if (opts.action) u.searchParams.set('sandbox_action', opts.action);
+  const res = await fetch(u, { redirect: 'manual' });
+  if (res.status === 302 || res.status === 303) return res.headers.get('location')!;
+  const text = await res.text();
+  if (res.status === 200 && text.includes('<form')) {
+    const params = new URLSearchParams();
+    for (const m of text.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) params.append(decodeHtml(m[1]), decodeHtml(m[2]));
+    return params;
+  }
+  throw new Error(`authorize: unexpected HTTP ${res.status}: ${text.slice(0, 300)}`);
+}
+
+function decodeHtml(s: string): string {
+  return s.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(Number(n))).replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+}
+
+/** Endpoints called since `from` (sequence number), in order. */
+export function endpointsSince(p: { requests(): Array<{ seq: number; endpoint: string }> }, from: number): string[] {
+  return p.requests().filter((r) => r.seq > from).map((r) => r.endpoint);
+}
+
+export function lastSeq(p: { requests(): Array<{ seq: number }> }): number {
+  const r = p.requests();
+  return r.length ? r[r.length - 1].seq : 0;
+}
