@@ -1,0 +1,16 @@
+/**
+ * Sandbox login providers: Corppass (legacy OIDC + authorization info) and Singpass FAPI 2.0, both with
+ * misbehaviour switches for RP conformance tests. A peer of the client in src/login: nothing here imports src/.
+ *
+ * @example
+ * const corppass = createCorppassProvider({ baseUrl });
+ * const singpass = createSingpassProvider({ baseUrl });
+ * const server = await listen(mount([corppass, singpass]));
+ */
+export { createCorppassProvider, CorppassProvider } from './corppass';
+export { createSingpassProvider, SingpassProvider } from './singpass';
+export { CORPPASS_USERS, SINGPASS_USERS, corppassAuthorization } from './fixtures';
+export type { CorppassUser, SingpassUser } from './fixtures';
+export { CONFORMANCE_CASES } from './misbehaviour';
+export type * from './misbehaviour';
+export type * from './types';
