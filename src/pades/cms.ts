@@ -1,0 +1,224 @@
+/**
+ * CMS (RFC 5652) pieces of a PAdES signature made from an externally signed hash: the SignedAttributes the user's
+ * device signs, the check of that signature, and the detached SignedData that goes into the PDF's /Contents.
+ */
+import { createHash, KeyObject, verify as cryptoVerify, X509Certificate } from 'node:crypto';
+import { SingpassFlowsError, invalidInput } from '../errors';
+import {
+  OID,
+  bytesOf,
+  children,
+  contentOf,
+  decodeOid,
+  nullValue,
+  octetString,
+  oid,
+  readTlv,
+  seq,
+  set,
+  setOf,
+  smallInteger,
+  tlv,
+  unsignedInteger,
+} from './der';
+
+/** What CMS needs from a certificate, taken from its DER (raw bytes, never re-encoded). */
+export interface CertificateInfo {
+  der: Buffer;
+  /** DER of the issuer Name. */
+  issuer: Buffer;
+  /** DER of the serialNumber INTEGER (tag included). */
+  serial: Buffer;
+  publicKey: KeyObject;
+  x509: X509Certificate;
+}
+
+/** Accepts DER bytes, base64 DER or PEM; throws INVALID_INPUT naming `field` when it is not a certificate. */
+export function toCertificateDer(input: Buffer | string, field: string): Buffer {
+  let der: Buffer;
+  if (Buffer.isBuffer(input)) der = input;
+  else if (typeof input === 'string') {
+    const pem = /-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/.exec(input);
+    const b64 = (pem ? pem[1]! : input).replace(/\s+/g, '');
+    if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(b64)) throw invalidInput(field, 'expected a certificate as base64 DER or PEM');
+    der = Buffer.from(b64, b64.includes('-') || b64.includes('_') ? 'base64url' : 'base64');
+  } else throw invalidInput(field, 'expected a certificate as base64 DER, PEM or bytes');
+  if (der.length > 0 && der[0] === 0x2d) return toCertificateDer(der.toString('latin1'), field); // PEM given as bytes
+  return der;
+}
+
+export function parseCertificate(input: Buffer | string, field = 'certificate'): CertificateInfo {
+  const der = toCertificateDer(input, field);
+  try {
+    const x509 = new X509Certificate(der);
+    const cert = readTlv(der);
+    const tbs = children(der, cert)[0]!;
+    const fields = children(der, tbs);
+    const i = fields[0]!.tag === 0xa0 ? 1 : 0; // optional [0] version
+    return { der: bytesOf(der, cert), serial: bytesOf(der, fields[i]!), issuer: bytesOf(der, fields[i + 2]!), publicKey: x509.publicKey, x509 };
+  } catch (e) {
+    if (e instanceof SingpassFlowsError) throw e;
+    throw invalidInput(field, 'not a valid X.509 certificate (expected base64 DER or PEM)');
+  }
+}
+
+function attribute(type: string, ...values: Buffer[]): Buffer {
+  return seq(oid(type), setOf(values));
+}
+
+/**
+ * DER of the SignedAttributes (outer tag 0x31, as hashed): contentType id-data, messageDigest, and
+ * signingCertificateV2 binding the signer certificate. No signingTime: PAdES takes the time from /M or a timestamp.
+ */
+export function buildSignedAttributes(messageDigest: Buffer, cert: CertificateInfo): Buffer {
+  // ESSCertIDv2: hashAlgorithm omitted because sha256 is its DEFAULT (DER forbids encoding defaults).
+  const issuerSerial = seq(seq(tlv(0xa4, cert.issuer)), cert.serial);
+  const essCertIdV2 = seq(octetString(createHash('sha256').update(cert.der).digest()), issuerSerial);
+  return setOf([
+    attribute(OID.contentType, oid(OID.data)),
+    attribute(OID.messageDigest, octetString(messageDigest)),
+    attribute(OID.signingCertificateV2, seq(seq(essCertIdV2))),
+  ]);
+}
+
+/** Reads the messageDigest value back out of SignedAttributes DER (used to cross-check a stored state). */
+export function messageDigestOf(signedAttrs: Buffer): Buffer | undefined {
+  const root = readTlv(signedAttrs);
+  for (const attr of children(signedAttrs, root)) {
+    const [type, values] = children(signedAttrs, attr);
+    if (type && values && decodeOid(contentOf(signedAttrs, type)) === OID.messageDigest) {
+      const v = children(signedAttrs, values)[0];
+      return v ? Buffer.from(contentOf(signedAttrs, v)) : undefined;
+    }
+  }
+  return undefined;
+}
+
+const RAW_ECDSA_LENGTHS: Record<string, number> = { 'P-256': 64, 'P-384': 96, 'P-521': 132 };
+const NAMED_CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
+
+/** Hex string or bytes → bytes; INVALID_INPUT when the string is not hex. */
+export function signatureBytes(signature: string | Buffer): Buffer {
+  if (Buffer.isBuffer(signature)) return signature;
+  if (typeof signature !== 'string') throw invalidInput('signature', 'expected a hex string or bytes');
+  const hex = signature.trim().replace(/^0x/i, '').replace(/\s+/g, '');
+  if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(hex)) {
+    throw invalidInput('signature', 'expected the signature as hex (ASN.1/DER), as the signing service sends it');
+  }
+  return Buffer.from(hex, 'hex');
+}
+
+/**
+ * Checks the user's signature over the SignedAttributes with the certificate's key and returns it in the form CMS
+ * wants (ECDSA: DER Ecdsa-Sig-Value, converted from raw r||s when needed) plus the matching signatureAlgorithm.
+ * Throws SIGNATURE_INVALID otherwise, so a wrong or corrupted signature is never embedded.
+ */
+export function checkSignature(
+  signedAttrs: Buffer,
+  signature: Buffer,
+  cert: CertificateInfo,
+): { value: Buffer; algorithm: Buffer } {
+  const key = cert.publicKey;
+  const invalid = () =>
+    new SingpassFlowsError(
+      'SIGNATURE_INVALID',
+      'The returned signature does not verify with the signer certificate over the prepared document hash. ' +
+        'It was not embedded; start the signing again.',
+      { retryable: false },
+    );
+  if (key.asymmetricKeyType === 'ec') {
+    const curve = NAMED_CURVES[String(key.asymmetricKeyDetails?.namedCurve)] ?? '';
+    // DER first; a 64/96/132-byte value may also be raw r||s (some devices return that form).
+    const candidates: Buffer[] = [];
+    if (signature[0] === 0x30) candidates.push(signature);
+    if (signature.length === RAW_ECDSA_LENGTHS[curve]) {
+      const half = signature.length / 2;
+      candidates.push(seq(unsignedInteger(signature.subarray(0, half)), unsignedInteger(signature.subarray(half))));
+    }
+    const der = candidates.find((c) => {
+      try {
+        return cryptoVerify('sha256', signedAttrs, { key, dsaEncoding: 'der' }, c);
+      } catch {
+        return false;
+      }
+    });
+    if (!der) throw invalid();
+    // The digest is SHA-256 whatever the curve (the service signs a SHA-256 hash), hence ecdsa-with-SHA256.
+    return { value: der, algorithm: seq(oid(OID.ecdsaWithSha256)) };
+  }
+  if (key.asymmetricKeyType === 'rsa') {
+    let ok = false;
+    try {
+      ok = cryptoVerify('sha256', signedAttrs, key, signature);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw invalid();
+    return { value: signature, algorithm: seq(oid(OID.sha256WithRsa), nullValue()) };
+  }
+  throw new SingpassFlowsError('SIGNATURE_INVALID', `Unsupported signer key type "${key.asymmetricKeyType}" (EC or RSA expected).`, {
+    retryable: false,
+  });
+}
+
+/**
+ * Detached CMS SignedData (ContentInfo DER) with one SignerInfo carrying `signedAttrs` exactly as hashed,
+ * certificates = signer + chain, and the optional signatureTimeStampToken unsigned attribute (PAdES B-T).
+ */
+export function buildSignedData(input: {
+  signedAttrs: Buffer;
+  signer: CertificateInfo;
+  chain: Buffer[];
+  signature: { value: Buffer; algorithm: Buffer };
+  timeStampToken?: Buffer;
+}): Buffer {
+  const sha256 = seq(oid(OID.sha256));
+  const signedAttrsImplicit = Buffer.concat([Buffer.from([0xa0]), input.signedAttrs.subarray(1)]);
+  const parts = [
+    smallInteger(1),
+    seq(input.signer.issuer, input.signer.serial),
+    sha256,
+    signedAttrsImplicit,
+    input.signature.algorithm,
+    octetString(input.signature.value),
+  ];
+  if (input.timeStampToken) {
+    parts.push(tlv(0xa1, attribute(OID.signatureTimeStampToken, input.timeStampToken)));
+  }
+  const seen = new Set<string>();
+  const certs = [input.signer.der, ...input.chain].filter((c) => {
+    const k = c.toString('base64');
+    return seen.has(k) ? false : (seen.add(k), true);
+  });
+  const signedData = seq(
+    smallInteger(1),
+    set(sha256),
+    seq(oid(OID.data)),
+    tlv(0xa0, ...certs),
+    set(seq(...parts)),
+  );
+  return seq(oid(OID.signedData), tlv(0xa0, signedData));
+}
+
+/**
+ * The hashedMessage of an RFC 3161 TimeStampToken (ContentInfo → SignedData → TSTInfo → messageImprint), or
+ * undefined when the token cannot be read that way.
+ */
+export function timeStampImprint(token: Buffer): Buffer | undefined {
+  try {
+    const ci = readTlv(token);
+    const [type, content] = children(token, ci);
+    if (!type || !content || decodeOid(contentOf(token, type)) !== OID.signedData) return undefined;
+    const sd = children(token, children(token, content)[0]!);
+    const encap = sd[2]!;
+    const [eType, eContent] = children(token, encap);
+    if (!eType || !eContent || decodeOid(contentOf(token, eType)) !== OID.tstInfo) return undefined;
+    const octets = children(token, eContent)[0]!;
+    const tstInfo = readTlv(token, octets.contentStart, octets.end);
+    const imprint = children(token, tstInfo)[2]!;
+    const hashed = children(token, imprint)[1]!;
+    return Buffer.from(contentOf(token, hashed));
+  } catch {
+    return undefined;
+  }
+}

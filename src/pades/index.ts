@@ -1,0 +1,14 @@
+/**
+ * PAdES for the Singpass signing flow: prepare a PDF and the hash the user signs, embed the returned signature,
+ * and the lower-level pieces LTV builds on (DSS, document timestamps, listing signatures).
+ * Everything works on PDF bytes with append-only incremental updates; earlier bytes are never changed.
+ */
+export { prepareSignature, finalizeSignature } from './signature';
+export type { PrepareSignatureOptions, PreparedSignature, PreparedSignatureResult, FinalizeSignatureOptions } from './signature';
+export { prepareDocumentTimestamp, finalizeDocumentTimestamp } from './timestamp-field';
+export type { PreparedDocumentTimestamp } from './timestamp-field';
+export { appendDss, readDss } from './dss';
+export type { DssData, DssEntry } from './dss';
+export { listSignatures, byteRangeDigest } from './list';
+export type { PdfSignatureInfo } from './list';
+export type { PreparedUpdate } from './signature-update';

@@ -1,0 +1,98 @@
+/** Reading the signatures and document timestamps already in a PDF (for verification and LTV data). */
+import { createHash } from 'node:crypto';
+import { invalidInput } from '../errors';
+import { readTlv } from './der';
+import { walkFields } from './acroform';
+import { PdfString, isName } from './pdf/objects';
+import { PdfReader } from './pdf/reader';
+import { decodeTextString } from './pdf/text';
+
+export interface PdfSignatureInfo {
+  fieldName: string;
+  /** `docTimestamp` for /Type /DocTimeStamp (or SubFilter ETSI.RFC3161), else `signature`. */
+  type: 'signature' | 'docTimestamp';
+  filter?: string;
+  subFilter?: string;
+  /** [offset1, length1, offset2, length2]. */
+  byteRange: number[];
+  /** The CMS / TimeStampToken DER, cut at its DER length (never by stripping zeros). */
+  contents: Buffer;
+  /** The whole decoded /Contents string including the zero padding. */
+  contentsRaw: Buffer;
+  /** DSS /VRI key: upper-case hex SHA-1 of `contentsRaw`. */
+  vriKey: string;
+  /** Whether the ByteRange reaches the end of the file (false once later updates were appended). */
+  coversWholeDocument: boolean;
+  /** /M as written (PDF date string), /Reason, /Location, /Name when present. */
+  signingTime?: string;
+  reason?: string;
+  location?: string;
+  name?: string;
+}
+
+/**
+ * Every filled signature field (signatures and document timestamps), in file order.
+ *
+ * @example
+ * for (const s of listSignatures(pdf)) console.log(s.fieldName, s.type, s.coversWholeDocument);
+ */
+export function listSignatures(pdf: Buffer): PdfSignatureInfo[] {
+  const reader = PdfReader.open(pdf);
+  const out: PdfSignatureInfo[] = [];
+  for (const f of walkFields(reader)) {
+    if (f.type !== 'Sig') continue;
+    const v = reader.resolveDict(f.dict.get('V'));
+    if (!v) continue;
+    const br = reader.resolveArray(v.get('ByteRange'));
+    const contents = reader.resolve(v.get('Contents'));
+    if (!br || br.length !== 4 || !br.every((n) => typeof n === 'number') || !(contents instanceof PdfString)) continue;
+    const raw = contents.bytes;
+    let der = raw;
+    try {
+      der = raw.subarray(0, readTlv(raw).end);
+    } catch {
+      // not DER: leave it whole, verification will report it
+    }
+    const str = (k: string) => {
+      const s = reader.resolve(v.get(k));
+      return s instanceof PdfString ? decodeTextString(s.bytes) : undefined;
+    };
+    const nm = (k: string) => {
+      const s = reader.resolve(v.get(k));
+      return isName(s) ? s.name : undefined;
+    };
+    const byteRange = br as number[];
+    const subFilter = nm('SubFilter');
+    out.push({
+      fieldName: f.fullName,
+      type: nm('Type') === 'DocTimeStamp' || subFilter === 'ETSI.RFC3161' ? 'docTimestamp' : 'signature',
+      filter: nm('Filter'),
+      subFilter,
+      byteRange,
+      contents: der,
+      contentsRaw: raw,
+      vriKey: createHash('sha1').update(raw).digest('hex').toUpperCase(),
+      coversWholeDocument: byteRange[2]! + byteRange[3]! === pdf.length,
+      signingTime: str('M'),
+      reason: str('Reason'),
+      location: str('Location'),
+      name: str('Name'),
+    });
+  }
+  return out.sort((a, b) => a.byteRange[1]! - b.byteRange[1]!);
+}
+
+/** Digest of the bytes a /ByteRange covers (streamed, no copy). */
+export function byteRangeDigest(pdf: Buffer, byteRange: number[], algorithm = 'sha256'): Buffer {
+  if (byteRange.length % 2 !== 0) throw invalidInput('byteRange', 'must have an even number of entries');
+  const h = createHash(algorithm);
+  for (let i = 0; i < byteRange.length; i += 2) {
+    const start = byteRange[i]!;
+    const len = byteRange[i + 1]!;
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(len) || start < 0 || len < 0 || start + len > pdf.length) {
+      throw invalidInput('byteRange', 'points outside the file');
+    }
+    h.update(pdf.subarray(start, start + len));
+  }
+  return h.digest();
+}

@@ -1,0 +1,172 @@
+/**
+ * The shared mechanics of signature and document-timestamp fields: one incremental update with a signature
+ * dictionary whose /Contents is a zero-filled placeholder and whose /ByteRange covers everything else; the digest
+ * of those bytes computed in one streaming pass; and the small, JSON-serialisable record needed to fill the
+ * placeholder later (possibly after a restart) without keeping the PDF itself.
+ */
+import { createHash } from 'node:crypto';
+import { SingpassFlowsError, invalidInput } from '../errors';
+import { attachField, assertSignable, chooseFieldName, findPage } from './acroform';
+import { Rect, appearanceStream, emptyAppearance } from './appearance';
+import { PdfObject, PdfRaw, dict, name } from './pdf/objects';
+import { PdfReader } from './pdf/reader';
+import { textString } from './pdf/text';
+import { IncrementalUpdate } from './pdf/writer';
+
+/** The part of a prepared state that describes the pending update (all JSON-safe). */
+export interface PreparedUpdate {
+  /** Size and SHA-256 (hex) of the input PDF, to refuse a different file at finalize. */
+  original: { length: number; sha256: string };
+  /** Update bytes before and after the /Contents placeholder (base64), and the reserved size in bytes. */
+  update: { head: string; tail: string; contentsBytes: number };
+  byteRange: [number, number, number, number];
+  fieldName: string;
+}
+
+export const DEFAULT_PLACEHOLDER_BYTES = 32768;
+const BYTE_RANGE_WIDTH = 10; // digits per number: files up to 9.3 GB
+
+export function checkPlaceholderBytes(v: unknown): number {
+  if (v === undefined) return DEFAULT_PLACEHOLDER_BYTES;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 2048 || v > 1_048_576) {
+    throw invalidInput('placeholderBytes', 'must be an integer between 2048 and 1048576');
+  }
+  return v;
+}
+
+export interface SignatureUpdateInput {
+  kind: 'Sig' | 'DocTimeStamp';
+  /** Extra signature dictionary entries (/Filter, /SubFilter, /M, /Reason…). */
+  entries: Record<string, PdfObject | undefined>;
+  fieldName?: string;
+  fieldPrefix: string;
+  placeholderBytes: number;
+  appearance?: { page: number; rect: Rect; lines: string[] };
+}
+
+/** Builds the update and returns its record plus the SHA-256 of the bytes the /ByteRange covers. */
+export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): { prepared: PreparedUpdate; digest: Buffer } {
+  const reader = PdfReader.open(pdf);
+  assertSignable(reader);
+  const fieldName = chooseFieldName(reader, input.fieldName, input.fieldPrefix);
+  const page = findPage(reader, input.appearance?.page ?? 1);
+  const update = new IncrementalUpdate(reader);
+
+  const zeros = '0'.repeat(BYTE_RANGE_WIDTH);
+  const sigDict = dict({
+    Type: name(input.kind),
+    ...input.entries,
+    ByteRange: new PdfRaw(Buffer.from(`[0 ${zeros} ${zeros} ${zeros}]`, 'latin1'), 'byteRange'),
+    Contents: new PdfRaw(Buffer.from(`<${'0'.repeat(input.placeholderBytes * 2)}>`, 'latin1'), 'contents'),
+  });
+  const sigRef = update.add(sigDict);
+  const ap = input.appearance ? appearanceStream(input.appearance.rect, input.appearance.lines) : emptyAppearance();
+  const apRef = update.add(ap);
+  const widgetRef = update.add(
+    dict({
+      Type: name('Annot'),
+      Subtype: name('Widget'),
+      FT: name('Sig'),
+      T: textString(fieldName),
+      V: sigRef,
+      F: 132, // Print + Locked
+      P: page.ref,
+      Rect: input.appearance ? input.appearance.rect : [0, 0, 0, 0],
+      AP: dict({ N: apRef }),
+    }),
+  );
+  attachField(reader, update, page, widgetRef);
+  const built = update.build();
+
+  const bytes = built.bytes;
+  const contents = built.marks.get('contents')!;
+  const br = built.marks.get('byteRange')!;
+  const a = pdf.length + contents.start;
+  const b = pdf.length + contents.end;
+  const c = pdf.length + bytes.length - b;
+  const brText = `[0 ${a} ${b} ${c}`;
+  bytes.write(brText.padEnd(br.end - br.start - 1, ' ') + ']', br.start, 'latin1');
+
+  // One pass over the (possibly huge) original: the running hash is copied to get the file's own SHA-256.
+  const h = createHash('sha256').update(pdf);
+  const originalSha256 = h.copy().digest('hex');
+  h.update(bytes.subarray(0, contents.start)).update(bytes.subarray(contents.end));
+  const digest = h.digest();
+
+  return {
+    digest,
+    prepared: {
+      original: { length: pdf.length, sha256: originalSha256 },
+      update: {
+        head: bytes.subarray(0, contents.start).toString('base64'),
+        tail: bytes.subarray(contents.end).toString('base64'),
+        contentsBytes: input.placeholderBytes,
+      },
+      byteRange: [0, a, b, c],
+      fieldName,
+    },
+  };
+}
+
+export function stateInvalid(reason: string): SingpassFlowsError {
+  return new SingpassFlowsError('STATE_INVALID', `The prepared signing state is unusable: ${reason}`, { retryable: false });
+}
+
+/** Shape check of a stored record (it may come back from a database or a workflow variable). */
+export function checkPreparedUpdate(s: unknown): asserts s is PreparedUpdate {
+  const o = s as Partial<PreparedUpdate> | null;
+  const isNum = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  if (
+    !o ||
+    typeof o !== 'object' ||
+    !o.original ||
+    !isNum(o.original.length) ||
+    typeof o.original.sha256 !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(o.original.sha256) ||
+    !o.update ||
+    typeof o.update.head !== 'string' ||
+    typeof o.update.tail !== 'string' ||
+    !isNum(o.update.contentsBytes) ||
+    !Array.isArray(o.byteRange) ||
+    o.byteRange.length !== 4 ||
+    !o.byteRange.every(isNum) ||
+    typeof o.fieldName !== 'string'
+  ) {
+    throw stateInvalid('missing or malformed fields (pass the state exactly as prepare returned it).');
+  }
+}
+
+/**
+ * Confirms `pdf` is the prepared input and that the stored update still hashes to `expectedDigest` (so a
+ * corrupted state is refused instead of producing a broken signature). Streams once over the file.
+ */
+export function checkOriginal(pdf: Buffer, p: PreparedUpdate, expectedDigest: Buffer): { head: Buffer; tail: Buffer } {
+  if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
+  const head = Buffer.from(p.update.head, 'base64');
+  const tail = Buffer.from(p.update.tail, 'base64');
+  const h = createHash('sha256').update(pdf);
+  if (pdf.length !== p.original.length || h.copy().digest('hex') !== p.original.sha256) {
+    throw stateInvalid('the PDF given to finalize is not the one that was prepared (pass the same original file).');
+  }
+  const a = pdf.length + head.length;
+  const b = a + p.update.contentsBytes * 2 + 2;
+  const [z, ba, bb, bc] = p.byteRange;
+  if (z !== 0 || ba !== a || bb !== b || bc !== tail.length) throw stateInvalid('the byte range does not match the stored update.');
+  const digest = h.update(head).update(tail).digest();
+  if (!digest.equals(expectedDigest)) throw stateInvalid('the stored update does not match its digest (state was altered).');
+  return { head, tail };
+}
+
+/** original || head || <hex(contents) zero-padded> || tail; PDF_PLACEHOLDER_TOO_SMALL when it does not fit. */
+export function assembleSigned(pdf: Buffer, p: PreparedUpdate, parts: { head: Buffer; tail: Buffer }, contents: Buffer): Buffer {
+  if (contents.length > p.update.contentsBytes) {
+    throw new SingpassFlowsError(
+      'PDF_PLACEHOLDER_TOO_SMALL',
+      `The signature (${contents.length} bytes) does not fit the ${p.update.contentsBytes} bytes reserved in the PDF. ` +
+        `Prepare again with a larger placeholderBytes (e.g. ${Math.ceil((contents.length * 1.5) / 1024) * 1024}).`,
+      { retryable: false, needed: contents.length, reserved: p.update.contentsBytes },
+    );
+  }
+  const hex = Buffer.from(`<${contents.toString('hex').padEnd(p.update.contentsBytes * 2, '0')}>`, 'latin1');
+  return Buffer.concat([pdf, parts.head, hex, parts.tail]);
+}

@@ -1,0 +1,200 @@
+/**
+ * PAdES signatures from an externally signed hash (the Singpass signing flow): {@link prepareSignature} computes the
+ * hash the user signs on the phone, {@link finalizeSignature} embeds the returned signature as CMS.
+ */
+import { createHash } from 'node:crypto';
+import { Clock, systemClock } from '../clock';
+import { invalidInput } from '../errors';
+import { normaliseRect } from './appearance';
+import { buildSignedAttributes, buildSignedData, checkSignature, messageDigestOf, parseCertificate, signatureBytes } from './cms';
+import { name } from './pdf/objects';
+import { pdfDate, textString } from './pdf/text';
+import {
+  PreparedUpdate,
+  assembleSigned,
+  buildSignatureUpdate,
+  checkOriginal,
+  checkPlaceholderBytes,
+  checkPreparedUpdate,
+  stateInvalid,
+} from './signature-update';
+
+export interface PrepareSignatureOptions {
+  /** The user's certificate (DER bytes, base64 DER as the signing service's webhook delivers it, or PEM). */
+  certificate: Buffer | string;
+  /** Intermediate CA certificates to embed in the CMS (optional). */
+  chain?: (Buffer | string)[];
+  /** Signature field name; default "Signature<n>". Must not exist yet (`PDF_FIELD_EXISTS`). */
+  fieldName?: string;
+  reason?: string;
+  location?: string;
+  contactInfo?: string;
+  /** Signer name shown by readers (/Name); defaults to none (readers show the certificate's name). */
+  name?: string;
+  /** Visible signature box; omitted → invisible signature. */
+  appearance?: { page?: number; rect: [number, number, number, number]; lines?: string[] };
+  /** Bytes reserved for the CMS (default 32768: room for a chain and a timestamp). */
+  placeholderBytes?: number;
+  /** Time source for /M and the default appearance text. */
+  clock?: Clock;
+}
+
+/** Everything finalize needs, JSON-serialisable and small (the PDF itself is not in it). */
+export interface PreparedSignature extends PreparedUpdate {
+  format: 'singpass-flows/pades-signature@1';
+  /** DER SignedAttributes (base64), exactly the bytes whose SHA-256 is the document hash. */
+  signedAttributes: string;
+  /** Signer certificate DER (base64). */
+  certificate: string;
+  /** Intermediate certificates DER (base64). */
+  chain: string[];
+}
+
+export interface PreparedSignatureResult {
+  /** Hex SHA-256 of the DER SignedAttributes: what the signing API's hash endpoint receives. */
+  documentHash: string;
+  state: PreparedSignature;
+}
+
+function optionalText(field: string, v: unknown): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.length > 500) throw invalidInput(field, 'must be a string of at most 500 characters');
+  return v;
+}
+
+function commonName(subject: string): string | undefined {
+  return /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
+}
+
+/**
+ * Adds an (empty) signature field to the PDF as an incremental update and returns the document hash the user must
+ * sign, plus the state to keep until the signature arrives.
+ *
+ * @example
+ * const { documentHash, state } = await prepareSignature(pdf, { certificate: userCertB64, reason: 'Approved' });
+ * // submit documentHash to the signing API; store `state` (JSON) and the original pdf
+ * const signed = await finalizeSignature(pdf, state, webhook.doc_hash_signature);
+ */
+export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOptions): Promise<PreparedSignatureResult> {
+  if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
+  if (!options || typeof options !== 'object') throw invalidInput('options', 'expected an options object');
+  const cert = parseCertificate(options.certificate, 'certificate');
+  const chain = (options.chain ?? []).map((c, i) => parseCertificate(c, `chain[${i}]`).der);
+  const clock = options.clock ?? systemClock;
+  const reason = optionalText('reason', options.reason);
+  const location = optionalText('location', options.location);
+  const contactInfo = optionalText('contactInfo', options.contactInfo);
+  const signerName = optionalText('name', options.name);
+  const now = clock();
+
+  let appearance: { page: number; rect: [number, number, number, number]; lines: string[] } | undefined;
+  if (options.appearance !== undefined) {
+    const a = options.appearance;
+    const rect = normaliseRect(a?.rect);
+    const who = signerName ?? commonName(cert.x509.subject) ?? 'signer';
+    const lines =
+      a.lines ??
+      [
+        `Digitally signed by ${who}`,
+        `Date: ${new Date(now).toISOString().replace('T', ' ').slice(0, 19)} UTC`,
+        ...(reason ? [`Reason: ${reason}`] : []),
+        ...(location ? [`Location: ${location}`] : []),
+      ];
+    if (!Array.isArray(lines) || lines.length > 20 || lines.some((l) => typeof l !== 'string' || l.length > 200)) {
+      throw invalidInput('appearance.lines', 'must be at most 20 strings of at most 200 characters');
+    }
+    appearance = { page: a.page ?? 1, rect, lines };
+  }
+
+  const { prepared, digest } = buildSignatureUpdate(pdf, {
+    kind: 'Sig',
+    fieldPrefix: 'Signature',
+    fieldName: options.fieldName,
+    placeholderBytes: checkPlaceholderBytes(options.placeholderBytes),
+    appearance,
+    entries: {
+      Filter: name('Adobe.PPKLite'),
+      SubFilter: name('ETSI.CAdES.detached'),
+      M: pdfDate(now),
+      Name: signerName !== undefined ? textString(signerName) : undefined,
+      Reason: reason !== undefined ? textString(reason) : undefined,
+      Location: location !== undefined ? textString(location) : undefined,
+      ContactInfo: contactInfo !== undefined ? textString(contactInfo) : undefined,
+    },
+  });
+  const signedAttrs = buildSignedAttributes(digest, cert);
+  return {
+    documentHash: createHash('sha256').update(signedAttrs).digest('hex'),
+    state: {
+      format: 'singpass-flows/pades-signature@1',
+      ...prepared,
+      signedAttributes: signedAttrs.toString('base64'),
+      certificate: cert.der.toString('base64'),
+      chain: chain.map((c) => c.toString('base64')),
+    },
+  };
+}
+
+export interface FinalizeSignatureOptions {
+  /**
+   * Returns an RFC 3161 TimeStampToken (ContentInfo DER) over the given signature value, for PAdES B-T. pades'
+   * `timestampSignature(tsaUrl)` builds one.
+   */
+  timestamp?: (signatureValue: Buffer) => Promise<Buffer>;
+}
+
+function checkState(state: unknown): asserts state is PreparedSignature {
+  checkPreparedUpdate(state);
+  const s = state as Partial<PreparedSignature>;
+  if (
+    s.format !== 'singpass-flows/pades-signature@1' ||
+    typeof s.signedAttributes !== 'string' ||
+    typeof s.certificate !== 'string' ||
+    !Array.isArray(s.chain) ||
+    !s.chain.every((c) => typeof c === 'string')
+  ) {
+    throw stateInvalid('not a signature state from prepareSignature.');
+  }
+}
+
+/**
+ * Verifies the user's signature over the prepared hash, wraps it in a detached CMS SignedData (PAdES
+ * ETSI.CAdES.detached, optionally with a signature timestamp) and returns the signed PDF: the original bytes
+ * unchanged plus one incremental update.
+ *
+ * @param pdf the same original PDF given to {@link prepareSignature}
+ * @param signature hex or bytes: ECDSA DER (raw r||s accepted) or RSA PKCS#1 v1.5
+ */
+export async function finalizeSignature(
+  pdf: Buffer,
+  state: PreparedSignature,
+  signature: string | Buffer,
+  options: FinalizeSignatureOptions = {},
+): Promise<Buffer> {
+  checkState(state);
+  const signedAttrs = Buffer.from(state.signedAttributes, 'base64');
+  let messageDigest: Buffer | undefined;
+  let cert;
+  try {
+    messageDigest = messageDigestOf(signedAttrs);
+    cert = parseCertificate(state.certificate, 'state.certificate');
+  } catch {
+    throw stateInvalid('its signed attributes or certificate cannot be read.');
+  }
+  if (!messageDigest) throw stateInvalid('its signed attributes have no message digest.');
+  if (!buildSignedAttributes(messageDigest, cert).equals(signedAttrs)) {
+    throw stateInvalid('its signed attributes do not belong to its certificate.');
+  }
+  const parts = checkOriginal(pdf, state, messageDigest);
+  const sig = checkSignature(signedAttrs, signatureBytes(signature), cert);
+  let timeStampToken: Buffer | undefined;
+  if (options.timestamp) timeStampToken = await options.timestamp(sig.value);
+  const cms = buildSignedData({
+    signedAttrs,
+    signer: cert,
+    chain: state.chain.map((c) => Buffer.from(c, 'base64')),
+    signature: sig,
+    timeStampToken,
+  });
+  return assembleSigned(pdf, state, parts, cms);
+}

@@ -1,0 +1,312 @@
+/**
+ * Verification of the signatures and document timestamps in a PDF, with the PAdES baseline level each signature
+ * reaches. Offline by design: it uses only what the file carries (CMS certificates, timestamp tokens, /DSS) and the
+ * trust anchors given, so a report says what a long-term verifier could prove from the file alone.
+ */
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { systemClock, type Clock } from '../clock';
+import { invalidInput } from '../errors';
+import { buildChain, checkOcspResponse, checkTimestampToken, type TimestampTokenInfo } from '../pki';
+import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
+import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
+import { byteRangeDigest, listSignatures, readDss, type PdfSignatureInfo } from './index';
+
+export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
+
+/** Stable problem codes a report can list (adapters and users can switch on them). */
+export type VerificationProblem =
+  | 'BYTE_RANGE_INVALID'
+  | 'CMS_INVALID'
+  | 'DIGEST_MISMATCH'
+  | 'SIGNATURE_INVALID'
+  | 'SIGNER_CERT_MISSING'
+  | 'SIGNING_CERT_ATTR_MISSING'
+  | 'SIGNING_CERT_ATTR_MISMATCH'
+  | 'CHAIN_INCOMPLETE'
+  | 'CHAIN_UNTRUSTED'
+  | 'CERT_NOT_VALID_AT_SIGNING_TIME'
+  | 'TIMESTAMP_INVALID'
+  | 'TIMESTAMP_IMPRINT_MISMATCH'
+  | 'TSA_CHAIN_UNTRUSTED'
+  | 'REVOCATION_DATA_MISSING'
+  | 'CERT_REVOKED'
+  | 'NOT_COVERING_WHOLE_FILE';
+
+export interface SignatureVerification {
+  fieldName: string;
+  type: 'signature' | 'docTimestamp';
+  subFilter?: string;
+  /** Signer (or TSA, for a document timestamp) certificate subject and serial number (hex). */
+  signer?: { subject: string; serialNumber: string };
+  /** Trusted time from the timestamp token (signature timestamp, or the document timestamp itself). */
+  timestampTime?: string;
+  /** /M as written in the signature dictionary (claimed by the signer, not proven). */
+  claimedSigningTime?: string;
+  integrity: {
+    /** Digest of the ByteRange bytes equals the signed messageDigest (or the TST imprint). */
+    digestMatches: boolean;
+    /** The CMS signature verifies with the signer certificate. */
+    signatureValid: boolean;
+    coversWholeFile: boolean;
+    /** Bytes appended after this signature's revision (later updates: LTV data, more signatures). */
+    bytesAfter: number;
+  };
+  /** Certification path leaf..anchor (subjects); `trusted` only when trust anchors were given and it ends at one. */
+  chain: { subjects: string[]; trusted: boolean };
+  timestamp?: { valid: boolean; time?: string; tsa?: string };
+  /** Every non-anchor certificate of the signer and TSA chains has a verifying, good OCSP response in the DSS. */
+  revocationDataComplete: boolean;
+  level: PadesLevel | null;
+  problems: VerificationProblem[];
+}
+
+export interface PdfVerificationReport {
+  /** Every signature intact, verifying, and (when anchors were given) trusted; no revoked certificate. */
+  valid: boolean;
+  /** The lowest level over the (non-timestamp) signatures; null when there is none or one is broken. */
+  level: PadesLevel | null;
+  signatures: SignatureVerification[];
+  dss: { certs: number; ocsps: number; crls: number };
+}
+
+export interface VerifyPdfOptions {
+  /** Trust anchors (DER or PEM, bundles allowed). Without them chains are reported but not trusted. */
+  trustedRoots?: (Buffer | string)[];
+  clock?: Clock;
+}
+
+/**
+ * Verifies every signature and document timestamp of a PDF and reports integrity, chain, timestamp, revocation
+ * data and the PAdES baseline level reached. Never throws for a bad signature: problems are listed as codes.
+ *
+ * @example
+ * const report = await verifyPdfSignatures(pdf, { trustedRoots: [rootPem] });
+ * if (!report.valid) console.log(report.signatures.map((s) => s.problems));
+ */
+export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions = {}): Promise<PdfVerificationReport> {
+  if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
+  const roots = (options.trustedRoots ?? []).flatMap((r) => certsFromPemOrDer(r));
+  const now = new Date((options.clock ?? systemClock)());
+  const sigs = listSignatures(pdf);
+  const dss = readDss(pdf);
+  const ctx: Ctx = { pdf, roots, now, dssCerts: dss.certs };
+
+  const results: SignatureVerification[] = [];
+  const chainsBySig: Buffer[][][] = [];
+  for (const sig of sigs) {
+    const { report, chains } = await verifyOne(sig, ctx);
+    results.push(report);
+    chainsBySig.push(chains);
+  }
+
+  // Revocation data: from the DSS of the whole file (B-LT), and from the DSS as covered by a later valid
+  // document timestamp (B-LTA).
+  const docTimestamps = sigs.map((s, i) => ({ s, r: results[i]! })).filter(({ s, r }) => s.type === 'docTimestamp' && r.integrity.digestMatches && r.integrity.signatureValid);
+  for (let i = 0; i < sigs.length; i++) {
+    const r = results[i]!;
+    const sig = sigs[i]!;
+    const chains = chainsBySig[i]!;
+    const rev = revocationStatus(chains, dss.ocsps, ctx);
+    r.revocationDataComplete = chains.length > 0 && rev.complete;
+    if (rev.revoked) r.problems.push('CERT_REVOKED');
+    if (sig.type !== 'signature') continue;
+    if (!rev.complete && r.level === 'B-T') r.problems.push('REVOCATION_DATA_MISSING');
+    if (r.level !== 'B-T' || !rev.complete || rev.revoked) continue;
+    r.level = 'B-LT';
+    const sigEnd = sig.byteRange[2]! + sig.byteRange[3]!;
+    const lta = docTimestamps.some(({ s }) => {
+      const end = s.byteRange[2]! + s.byteRange[3]!;
+      if (end <= sigEnd) return false;
+      // The DSS as it was when the document timestamp was taken (its own revision ends at `end`).
+      const covered = readDss(pdf.subarray(0, end));
+      return revocationStatus(chains, covered.ocsps, ctx).complete;
+    });
+    if (lta) r.level = 'B-LTA';
+  }
+
+  const signatureLevels = results.filter((r) => r.type === 'signature').map((r) => r.level);
+  const order: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
+  const level = signatureLevels.length === 0 || signatureLevels.includes(null)
+    ? null
+    : order[Math.min(...signatureLevels.map((l) => order.indexOf(l!)))]!;
+  const valid = results.length > 0 && results.every((r) => r.integrity.digestMatches && r.integrity.signatureValid
+    && (roots.length === 0 || r.chain.trusted) && !r.problems.some((p) => p !== 'NOT_COVERING_WHOLE_FILE' && p !== 'REVOCATION_DATA_MISSING'));
+  return { valid, level, signatures: results, dss: { certs: dss.certs.length, ocsps: dss.ocsps.length, crls: dss.crls.length } };
+}
+
+interface Ctx {
+  pdf: Buffer;
+  roots: Buffer[];
+  now: Date;
+  dssCerts: Buffer[];
+}
+
+async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: SignatureVerification; chains: Buffer[][] }> {
+  const { pdf } = ctx;
+  const problems: VerificationProblem[] = [];
+  const end = (sig.byteRange[2] ?? 0) + (sig.byteRange[3] ?? 0);
+  const report: SignatureVerification = {
+    fieldName: sig.fieldName,
+    type: sig.type,
+    subFilter: sig.subFilter,
+    claimedSigningTime: sig.signingTime,
+    integrity: { digestMatches: false, signatureValid: false, coversWholeFile: end === pdf.length, bytesAfter: Math.max(0, pdf.length - end) },
+    chain: { subjects: [], trusted: false },
+    revocationDataComplete: false,
+    level: null,
+    problems,
+  };
+  const chains: Buffer[][] = [];
+  if (!byteRangeWellFormed(pdf, sig.byteRange)) {
+    problems.push('BYTE_RANGE_INVALID');
+    return { report, chains };
+  }
+  if (!report.integrity.coversWholeFile) problems.push('NOT_COVERING_WHOLE_FILE');
+
+  let signerDer: Buffer | undefined;
+  let tstInfo: TimestampTokenInfo | undefined;
+  let intermediates: Buffer[] = [...ctx.dssCerts];
+  if (sig.type === 'docTimestamp') {
+    try {
+      tstInfo = checkTimestampToken(sig.contents);
+      report.integrity.signatureValid = true;
+      report.integrity.digestMatches = byteRangeDigest(pdf, sig.byteRange, tstInfo.hashAlgorithm).equals(tstInfo.hashedMessage);
+      if (!report.integrity.digestMatches) problems.push('DIGEST_MISMATCH');
+      signerDer = tstInfo.tsaCertificate;
+      intermediates = [...tstInfo.certificates, ...intermediates];
+      report.timestampTime = tstInfo.genTime.toISOString();
+      report.timestamp = { valid: report.integrity.digestMatches, time: report.timestampTime, tsa: signerDer ? subjectString(signerDer) : undefined };
+    } catch {
+      problems.push('TIMESTAMP_INVALID');
+      return { report, chains };
+    }
+  } else {
+    let parsed;
+    try {
+      parsed = parseSignedData(sig.contents, 'PDF_INVALID', 'signature');
+    } catch {
+      problems.push('CMS_INVALID');
+      return { report, chains };
+    }
+    intermediates = [...parsed.certificates.map(certDer), ...intermediates];
+    const check = checkSignerInfo(parsed, (h) => byteRangeDigest(pdf, sig.byteRange, h));
+    report.integrity.digestMatches = check.messageDigestMatches;
+    report.integrity.signatureValid = check.signatureValid;
+    for (const p of check.problems) {
+      if (p === 'DIGEST_MISMATCH' || p === 'SIGNATURE_INVALID' || p === 'SIGNER_CERT_MISSING') problems.push(p);
+      else if (!problems.includes('CMS_INVALID')) problems.push('CMS_INVALID');
+    }
+    if (check.signerCertificate) {
+      signerDer = certDer(check.signerCertificate);
+      const scv2 = signingCertificateV2Hash(parsed.signedData.signerInfos[0]!);
+      if (!scv2) problems.push('SIGNING_CERT_ATTR_MISSING');
+      else if (!digest(scv2.hash, signerDer).equals(scv2.certHash)) problems.push('SIGNING_CERT_ATTR_MISMATCH');
+    }
+    const tstAttr = attributeValue(parsed.signedData.signerInfos[0]!, OID.signatureTimeStampToken, true);
+    if (tstAttr) {
+      try {
+        tstInfo = checkTimestampToken(Buffer.from(tstAttr.valueBeforeDecodeView));
+        const sigValue = Buffer.from(parsed.signedData.signerInfos[0]!.signature.valueBlock.valueHexView);
+        const imprintOk = digest(tstInfo.hashAlgorithm, sigValue).equals(tstInfo.hashedMessage);
+        if (!imprintOk) problems.push('TIMESTAMP_IMPRINT_MISMATCH');
+        report.timestampTime = tstInfo.genTime.toISOString();
+        report.timestamp = { valid: imprintOk, time: report.timestampTime, tsa: tstInfo.tsaCertificate ? subjectString(tstInfo.tsaCertificate) : undefined };
+      } catch {
+        problems.push('TIMESTAMP_INVALID');
+        report.timestamp = { valid: false };
+      }
+    }
+  }
+
+  if (signerDer) {
+    const cert = parseCertificate(signerDer);
+    report.signer = { subject: subjectString(signerDer), serialNumber: serialHex(cert) };
+    const at = tstInfo ? tstInfo.genTime : ctx.now;
+    if (!isValidAt(cert, at)) problems.push('CERT_NOT_VALID_AT_SIGNING_TIME');
+    const chain = await offlineChain(signerDer, intermediates, ctx);
+    if (chain.problem) problems.push(chain.problem);
+    report.chain = { subjects: chain.chain.map((c) => subjectString(c)), trusted: chain.trusted };
+    if (chain.chain.length) chains.push(chain.chain);
+  }
+  if (sig.type === 'signature' && tstInfo?.tsaCertificate && report.timestamp?.valid) {
+    const tsaChain = await offlineChain(tstInfo.tsaCertificate, [...tstInfo.certificates, ...intermediates], ctx);
+    if (tsaChain.chain.length) chains.push(tsaChain.chain);
+    if (ctx.roots.length && !tsaChain.trusted) { problems.push('TSA_CHAIN_UNTRUSTED'); report.timestamp.valid = false; }
+  }
+
+  const intact = report.integrity.digestMatches && report.integrity.signatureValid;
+  if (sig.type === 'signature' && intact && !problems.includes('SIGNING_CERT_ATTR_MISSING') && !problems.includes('SIGNING_CERT_ATTR_MISMATCH')
+    && !problems.includes('CHAIN_UNTRUSTED') && !problems.includes('CHAIN_INCOMPLETE')) {
+    report.level = report.timestamp?.valid ? 'B-T' : 'B-B';
+  }
+  return { report, chains };
+}
+
+/** Path building from the file's own certificates only (no network): what a verifier in ten years can do. */
+async function offlineChain(leaf: Buffer, pool: Buffer[], ctx: Ctx): Promise<{ chain: Buffer[]; trusted: boolean; problem?: VerificationProblem }> {
+  try {
+    const chain = await buildChain(leaf, { intermediates: pool, trustedRoots: ctx.roots, fetchIssuers: false });
+    return { chain, trusted: ctx.roots.length > 0 };
+  } catch {
+    // Retry without anchors to tell "untrusted root" from "missing link".
+    try {
+      const chain = await buildChain(leaf, { intermediates: pool, fetchIssuers: false });
+      return { chain, trusted: false, problem: ctx.roots.length ? 'CHAIN_UNTRUSTED' : undefined };
+    } catch {
+      return { chain: [leaf], trusted: false, problem: 'CHAIN_INCOMPLETE' };
+    }
+  }
+}
+
+/** For each non-anchor certificate: a good, verifying OCSP response in `ocsps`? Any revoked? */
+function revocationStatus(chains: Buffer[][], ocsps: Buffer[], ctx: Ctx): { complete: boolean; revoked: boolean } {
+  let complete = true;
+  let revoked = false;
+  for (const chain of chains) {
+    for (let i = 0; i + 1 < chain.length; i++) {
+      const cert = parseCertificate(chain[i]!);
+      const issuer = parseCertificate(chain[i + 1]!);
+      let found = false;
+      for (const der of ocsps) {
+        try {
+          const { result } = checkOcspResponse(der, cert, issuer, { clock: () => ctx.now.getTime(), checkFreshness: false });
+          if (result.status === 'revoked') revoked = true;
+          if (result.status === 'good') found = true;
+        } catch {
+          // another certificate's response, or an untrustworthy one: does not count
+        }
+      }
+      if (!found) complete = false;
+    }
+  }
+  return { complete, revoked };
+}
+
+function byteRangeWellFormed(pdf: Buffer, br: number[]): boolean {
+  if (br.length !== 4 || !br.every((n) => Number.isSafeInteger(n) && n >= 0)) return false;
+  const [o1, l1, o2, l2] = br as [number, number, number, number];
+  if (o1 !== 0 || o2 <= l1 || o2 + l2 > pdf.length) return false;
+  // The gap must be exactly the /Contents hex string: nothing else may be left unsigned.
+  return pdf[l1] === 0x3c && pdf[o2 - 1] === 0x3e && /^[0-9A-Fa-f]*$/.test(pdf.toString('latin1', l1 + 1, o2 - 1));
+}
+
+/** The ESSCertIDv2 hash of the signingCertificateV2 signed attribute (hash algorithm defaults to SHA-256). */
+function signingCertificateV2Hash(signerInfo: pkijs.SignerInfo): { hash: 'sha1' | 'sha256' | 'sha384' | 'sha512'; certHash: Buffer } | undefined {
+  const v = attributeValue(signerInfo, OID.signingCertificateV2);
+  if (!(v instanceof asn1js.Sequence)) return undefined;
+  const certs = v.valueBlock.value[0];
+  const first = certs instanceof asn1js.Sequence ? certs.valueBlock.value[0] : undefined;
+  if (!(first instanceof asn1js.Sequence)) return undefined;
+  const parts = first.valueBlock.value;
+  let hash: 'sha1' | 'sha256' | 'sha384' | 'sha512' | undefined = 'sha256';
+  let idx = 0;
+  if (parts[0] instanceof asn1js.Sequence) {
+    const oid = parts[0].valueBlock.value[0];
+    hash = oid instanceof asn1js.ObjectIdentifier ? hashNameOf(oid.valueBlock.toString()) : undefined;
+    idx = 1;
+  }
+  const h = parts[idx];
+  if (!hash || !(h instanceof asn1js.OctetString)) return undefined;
+  return { hash, certHash: Buffer.from(h.valueBlock.valueHexView) };
+}
