@@ -90,8 +90,7 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
     const text = resp.status.statusStrings?.map((s) => s.valueBlock.value).join('; ');
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} refused the request (PKIStatus ${status}${text ? `: ${text}` : ''})`, { url: target, pkiStatus: status });
   }
-  // Keep the token bytes exactly as the TSA sent them (re-encoding through pkijs could alter a signed structure).
-  const token = Buffer.from((asn as asn1js.Sequence).valueBlock.value[1]!.valueBeforeDecodeView);
+  const token = derEncapsulatedContent(Buffer.from((asn as asn1js.Sequence).valueBlock.value[1]!.valueBeforeDecodeView));
   const info = checkTimestampToken(token, { digest: digestBytes, hashAlgorithm: hash.name });
   if (!info.nonce || !info.nonce.equals(nonce)) {
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp from ${target} does not echo our nonce (a replayed or foreign answer)`, { url: target });
@@ -132,4 +131,40 @@ export function checkTimestampToken(token: Buffer, expected?: { digest: Buffer; 
     tsaCertificate: Buffer.from(check.signerCertificate.toSchema().toBER(false)),
     certificates,
   };
+}
+
+/**
+ * Some TSAs (pkijs-based ones among them) send the TSTInfo as a constructed (BER) OCTET STRING. PDF tools and
+ * strict parsers expect DER, so rewrite just that node as a primitive OCTET STRING. The TSA signature covers the
+ * signed attributes (which hold the digest of the TSTInfo bytes), not this wrapping, so it stays valid; the token
+ * is re-checked afterwards anyway. Everything else keeps the TSA's bytes.
+ */
+function derEncapsulatedContent(token: Buffer): Buffer {
+  const asn = asn1js.fromBER(toArrayBuffer(token));
+  if (asn.offset === -1) return token;
+  try {
+    const ci = asn.result as asn1js.Sequence;
+    const sd = (ci.valueBlock.value[1] as asn1js.Constructed).valueBlock.value[0] as asn1js.Sequence;
+    const encap = sd.valueBlock.value[2] as asn1js.Sequence;
+    const wrapper = encap.valueBlock.value[1] as asn1js.Constructed | undefined;
+    const eContent = wrapper?.valueBlock.value[0];
+    if (!wrapper || !(eContent instanceof asn1js.OctetString) || !eContent.idBlock.isConstructed) return token;
+    const flat = Buffer.concat((eContent.valueBlock.value as asn1js.OctetString[]).map((p) => Buffer.from(p.valueBlock.valueHexView)));
+    const eContentDer = Buffer.from(new asn1js.OctetString({ valueHex: toArrayBuffer(flat) }).toBER(false));
+    const raw = (b: asn1js.AsnType): Buffer => Buffer.from(b.valueBeforeDecodeView);
+    const tlv = (tag: number, body: Buffer): Buffer => Buffer.concat([Buffer.from([tag]), derLength(body.length), body]);
+    const encapDer = tlv(0x30, Buffer.concat([raw(encap.valueBlock.value[0]!), tlv(0xa0, eContentDer)]));
+    const sdParts = sd.valueBlock.value.map((v, i) => (i === 2 ? encapDer : raw(v)));
+    const sdDer = tlv(0x30, Buffer.concat(sdParts));
+    return tlv(0x30, Buffer.concat([raw(ci.valueBlock.value[0]!), tlv(0xa0, sdDer)]));
+  } catch {
+    return token;
+  }
+}
+
+function derLength(n: number): Buffer {
+  if (n < 0x80) return Buffer.from([n]);
+  const bytes: number[] = [];
+  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v & 0xff);
+  return Buffer.from([0x80 | bytes.length, ...bytes]);
 }
