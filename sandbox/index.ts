@@ -1,0 +1,195 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { listen, mount, sendBytes, type Handler, type SandboxService } from './http';
+import { createPhone, type AutoOptions, type Phone, type PhoneUserKey } from './phone';
+import { createPkiService, createTestPki, derToPem, type PkiService, type TestPki } from './pki';
+import { createSignService, type DsapClient, type SignService } from './sign';
+
+export { createSignService, PhoneFlowError, signWire } from './sign';
+export type { SignService, SignServiceOptions, SignFaults, SessionView, DsapClient, DeliveryAttempt, DeliveryFailure } from './sign';
+export { createPhone, signDigest, verifyDigest } from './phone';
+export type { Phone, PhoneOptions, PhoneUserKey, AutoOptions } from './phone';
+
+/** Options of {@link startSandbox}. */
+export interface SandboxOptions {
+  /** Port on 127.0.0.1; 0 (default) picks a free one — tests must use 0. */
+  port?: number;
+  /** Persist the PKI (`pki/`), the signing service's keys and registered DSAPs (`sign/`) and `root-ca.pem` here. */
+  dir?: string;
+  /** Signing session lifetime (default 120 s). */
+  sessionTtlSeconds?: number;
+  /** Delay between webhook attempts (default 2000 ms; tests use a few ms). */
+  webhookRetryDelayMs?: number;
+  /** Per-attempt webhook timeout (default 2000 ms). */
+  webhookTimeoutMs?: number;
+  /** Start the phone in automatic mode (scan new sessions, approve submitted hashes). */
+  autoPhone?: boolean | AutoOptions;
+  /** DSAPs to register with the signing service at start. */
+  signClients?: DsapClient[];
+  /** Create the optional RSA-2048 test user (slower start). Default false. */
+  rsaUser?: boolean;
+}
+
+/** Login providers of the sandbox (mounted when `sandbox/login` is present). */
+export interface SandboxLoginProvider extends SandboxService {
+  readonly issuer: string;
+  registerClient(client: { clientId: string; jwksUrl: string; redirectUris: string[] }): void;
+}
+
+export interface SandboxUrls {
+  /** Origin, e.g. `http://127.0.0.1:5156`. */
+  base: string;
+  /** The `dss_base_url` and the assertion `aud` the sandbox expects: `<origin>/sign`. */
+  signBase: string;
+  /** Signing API base, `<origin>/sign/api/v1` (paths `/doc-signing-sessions...` follow). */
+  signApi: string;
+  /** Service key set (`dss_static_url/.well-known/keys.json`). */
+  signKeys: string;
+  ocsp: string;
+  tsa: string;
+  rootCert: string;
+  intermediateCert: string;
+  tsaCert: string;
+  /** Phone simulator page. */
+  phone: string;
+  corppass?: string;
+  singpass?: string;
+}
+
+/** A running sandbox: one HTTP server on 127.0.0.1 with every service mounted. */
+export interface Sandbox {
+  baseUrl: string;
+  urls: SandboxUrls;
+  /** Path of the root CA certificate (PEM) when `dir` was given. */
+  rootCertPath?: string;
+  sign: SignService;
+  phone: Phone;
+  pki: TestPki;
+  ca: PkiService;
+  corppass?: SandboxLoginProvider;
+  singpass?: SandboxLoginProvider;
+  close(): Promise<void>;
+}
+
+/**
+ * Start the whole sandbox: signing service (`/sign`), phone simulator (`/phone`), test CA with OCSP and TSA (`/ca`)
+ * and, when available, the Corppass and Singpass login providers (`/corppass`, `/singpass`).
+ * Listens first, then creates the services, because AIA URLs and the assertion audience need the real port.
+ *
+ * @example
+ * const sb = await startSandbox({ webhookRetryDelayMs: 10 });
+ * sb.sign.registerClient({ clientId: 'my-dsap', jwksUrl, notificationUrl });
+ * // ... client calls sb.urls.signApi with aud = sb.urls.signBase ...
+ * await sb.close();
+ */
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  let handler: Handler | undefined;
+  const server = await listen(async (req, res, url) => {
+    if (!handler) return sendBytes(res, 503, 'sandbox starting', 'text/plain');
+    return handler(req, res, url);
+  }, opts.port ?? 0);
+  const baseUrl = server.baseUrl;
+  const closers: (() => Promise<void>)[] = [];
+  try {
+    const dir = opts.dir ? path.resolve(opts.dir) : undefined;
+    const pki = await createTestPki({ baseUrl, dir: dir && path.join(dir, 'pki'), rsaUser: opts.rsaUser ?? false });
+    const ca = createPkiService(pki);
+    const sign = createSignService({
+      baseUrl,
+      dir: dir && path.join(dir, 'sign'),
+      sessionTtlSeconds: opts.sessionTtlSeconds,
+      webhookRetryDelayMs: opts.webhookRetryDelayMs,
+      webhookTimeoutMs: opts.webhookTimeoutMs,
+      caCertificates: [pki.root.certDer, pki.intermediate.certDer],
+    });
+    for (const c of opts.signClients ?? []) sign.registerClient(c);
+    const users: Record<string, PhoneUserKey> = { p256: pki.users.p256, p384: pki.users.p384, revoked: pki.users.revoked };
+    if (pki.users.rsa) users.rsa = pki.users.rsa;
+    const phone = createPhone({ sign, users });
+    if (opts.autoPhone) phone.auto(opts.autoPhone === true ? {} : opts.autoPhone);
+    closers.push(async () => phone.close?.(), async () => sign.close?.());
+
+    const services: SandboxService[] = [sign, phone, ca];
+    const login = loadLoginModule();
+    let corppass: SandboxLoginProvider | undefined;
+    let singpass: SandboxLoginProvider | undefined;
+    if (login) {
+      corppass = await login.createCorppassProvider({ baseUrl });
+      singpass = await login.createSingpassProvider({ baseUrl });
+      services.push(corppass, singpass);
+      for (const p of [corppass, singpass]) closers.push(async () => p.close?.());
+    }
+
+    let rootCertPath: string | undefined;
+    if (dir) {
+      rootCertPath = path.join(dir, 'root-ca.pem');
+      fs.writeFileSync(rootCertPath, derToPem(pki.root.certDer, 'CERTIFICATE'));
+    }
+    const urls: SandboxUrls = {
+      base: baseUrl,
+      signBase: `${baseUrl}/sign`,
+      signApi: `${baseUrl}/sign/api/v1`,
+      signKeys: `${baseUrl}/sign/static/.well-known/keys.json`,
+      ocsp: `${baseUrl}/ca/ocsp`,
+      tsa: `${baseUrl}/ca/tsa`,
+      rootCert: `${baseUrl}/ca/root.crt`,
+      intermediateCert: `${baseUrl}/ca/intermediate.crt`,
+      tsaCert: `${baseUrl}/ca/tsa.crt`,
+      phone: `${baseUrl}/phone`,
+      corppass: corppass?.issuer,
+      singpass: singpass?.issuer,
+    };
+    const routes = mount(services);
+    handler = async (req, res, url) => {
+      if (url.pathname === '/' && req.method === 'GET') return sendBytes(res, 200, indexPage(urls), 'text/html; charset=utf-8');
+      return routes(req, res, url);
+    };
+    return {
+      baseUrl,
+      urls,
+      rootCertPath,
+      sign,
+      phone,
+      pki,
+      ca,
+      corppass,
+      singpass,
+      async close() {
+        await server.close();
+        for (const c of closers.reverse()) await c().catch(() => undefined);
+      },
+    };
+  } catch (e) {
+    await server.close();
+    for (const c of closers.reverse()) await c().catch(() => undefined);
+    throw e;
+  }
+}
+
+interface LoginModule {
+  createCorppassProvider(opts: { baseUrl: string }): SandboxLoginProvider | Promise<SandboxLoginProvider>;
+  createSingpassProvider(opts: { baseUrl: string }): SandboxLoginProvider | Promise<SandboxLoginProvider>;
+}
+
+/**
+ * The login providers are written in parallel; mount them only when `sandbox/login/index` exists, so the signing
+ * sandbox works without them. (Loaded with require() on purpose: no compile-time dependency on an absent module.)
+ */
+function loadLoginModule(): LoginModule | undefined {
+  const dir = path.join(__dirname, 'login');
+  if (!['index.ts', 'index.js'].some((f) => fs.existsSync(path.join(dir, f)))) return undefined;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require('./login') as Partial<LoginModule>;
+  if (typeof mod.createCorppassProvider !== 'function' || typeof mod.createSingpassProvider !== 'function') return undefined;
+  return mod as LoginModule;
+}
+
+function indexPage(urls: SandboxUrls): string {
+  const rows = Object.entries(urls)
+    .filter(([, v]) => v)
+    .map(([k, v]) => `<tr><td>${k}</td><td><a href="${v}">${v}</a></td></tr>`)
+    .join('');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>singpass-flows sandbox</title></head><body style="font-family:sans-serif">
+<h1>singpass-flows sandbox</h1><p>Local stand-in for the Singpass signing API, the test CA (OCSP, TSA) and the phone app. TEST ONLY.</p>
+<table border="1" cellpadding="6">${rows}</table></body></html>`;
+}
