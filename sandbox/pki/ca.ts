@@ -167,7 +167,7 @@ export async function createTestPki(opts: CreateTestPkiOptions): Promise<TestPki
       return toIssued(pemToDer(previous.certPem), crypto.createPrivateKey(previous.keyPem), serialHex, subjectText(spec.subject));
     }
     // Keep the key of a re-issued entity: OCSP CertIDs of already issued certificates hash the issuer key.
-    const key = previous ? crypto.createPrivateKey(previous.keyPem) : generateKey(spec.curve);
+    const key = previous ? crypto.createPrivateKey(previous.keyPem) : await generateKey(spec.curve);
     const serial = randomSerial();
     const issuerCert = spec.issuer ? await parseCertificate(spec.issuer.certDer) : undefined;
     const der = await issueCertificate({
@@ -244,7 +244,7 @@ export async function createTestPki(opts: CreateTestPkiOptions): Promise<TestPki
     tsaPolicy: SANDBOX_TSA_POLICY,
     async issueUserCertificate(o) {
       if (!o.commonName || o.commonName.length > 64) throw new Error('commonName must be 1..64 characters');
-      const key = generateKey(o.curve);
+      const key = await generateKey(o.curve);
       const serial = randomSerial();
       const subject: NameSpec = { C: 'SG', CN: o.commonName, serialNumber: o.serialNumber ?? testNric() };
       const der = await issueCertificate({

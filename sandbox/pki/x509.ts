@@ -1,4 +1,5 @@
 import * as crypto from 'node:crypto';
+import { promisify } from 'node:util';
 import { loadAsn1, type Pkijs } from './deps';
 
 /** Object identifiers used by the test PKI (one place). */
@@ -57,9 +58,12 @@ export function toArrayBuffer(buf: Uint8Array): ArrayBuffer {
   return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
 }
 
-export function generateKey(curve: KeyCurve): crypto.KeyObject {
-  if (curve === 'RSA-2048') return crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
-  return crypto.generateKeyPairSync('ec', { namedCurve: curve === 'P-256' ? 'prime256v1' : 'secp384r1' }).privateKey;
+const generateKeyPair = promisify(crypto.generateKeyPair);
+
+/** Async on purpose: RSA generation takes ~1 s on a busy machine and must not stall the servers in the same process. */
+export async function generateKey(curve: KeyCurve): Promise<crypto.KeyObject> {
+  if (curve === 'RSA-2048') return (await generateKeyPair('rsa', { modulusLength: 2048 })).privateKey;
+  return (await generateKeyPair('ec', { namedCurve: curve === 'P-256' ? 'prime256v1' : 'secp384r1' })).privateKey;
 }
 
 export function curveOf(key: crypto.KeyObject): KeyCurve {

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 async function stamp(query: Buffer): Promise<Response> {
-  return fetch(`${srv.baseUrl}/ca/tsa`, { method: 'POST', headers: { 'content-type': 'application/timestamp-query' }, body: query });
+  return fetch(`${srv.baseUrl}/ca/tsa`, { method: 'POST', headers: { 'content-type': 'application/timestamp-query' }, body: new Uint8Array(query) });
 }
 
 async function queryAndReply(name: string, queryArgs: string[]) {
