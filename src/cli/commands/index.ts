@@ -1,6 +1,7 @@
 import type { CliCommand } from '../command';
 import { sandboxCommand } from './sandbox';
 import { keysCommand } from './keys';
+import { demoCommand } from './demo';
 
 /** Every CLI command, in the order `--help` lists them. Add new commands here. */
-export const commands: CliCommand[] = [sandboxCommand, keysCommand];
+export const commands: CliCommand[] = [demoCommand, sandboxCommand, keysCommand];
