@@ -117,6 +117,18 @@ export function checkOcspResponse(
   const now = new Date((opts.clock ?? systemClock)());
   const embedded = basic.certs ?? [];
 
+  // Our certificate's entry, matched with whatever hash algorithm the responder used in its CertID.
+  const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
+  const single = basic.tbsResponseData.responses.find((r) => {
+    const h = hashNameOf(r.certID.hashAlgorithm.algorithmId);
+    if (!h) return false;
+    const expected = buildCertId(h, cert, issuer);
+    return Buffer.from(r.certID.serialNumber.valueBlock.valueHexView).equals(serial)
+      && Buffer.from(r.certID.issuerNameHash.valueBlock.valueHexView).equals(expected.nameHash)
+      && Buffer.from(r.certID.issuerKeyHash.valueBlock.valueHexView).equals(expected.keyHash);
+  });
+  if (!single) throw fail('it is about a different certificate');
+
   // Who signed: the issuer itself, or a delegated responder directly certified by the issuer for OCSP signing.
   const tbs = basic.tbsResponseData.tbsView;
   const sig = basic.signature.valueBlock.valueHexView;
@@ -135,18 +147,6 @@ export function checkOcspResponse(
     }
   }
   if (!responder) throw fail('its signature does not verify with the CA or a responder it authorised');
-
-  // Our certificate's entry, matched with whatever hash algorithm the responder used in its CertID.
-  const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
-  const single = basic.tbsResponseData.responses.find((r) => {
-    const h = hashNameOf(r.certID.hashAlgorithm.algorithmId);
-    if (!h) return false;
-    const expected = buildCertId(h, cert, issuer);
-    return Buffer.from(r.certID.serialNumber.valueBlock.valueHexView).equals(serial)
-      && Buffer.from(r.certID.issuerNameHash.valueBlock.valueHexView).equals(expected.nameHash)
-      && Buffer.from(r.certID.issuerKeyHash.valueBlock.valueHexView).equals(expected.keyHash);
-  });
-  if (!single) throw fail('it is about a different certificate');
 
   const skew = opts.clockSkewMs ?? SKEW_MS;
   if (opts.checkFreshness !== false) {

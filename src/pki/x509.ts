@@ -94,9 +94,22 @@ export function parseAsn1(der: Uint8Array, code: ErrorCode, what: string): asn1j
   return asn.result;
 }
 
+// pkijs parsing and re-encoding are slow (tens of ms per certificate on a busy machine) and verification touches
+// the same few certificates many times: cache parsed certificates (treated as immutable) and their encodings.
+const PARSED = new Map<string, pkijs.Certificate>();
+const PARSED_MAX = 512;
+const DER_OF = new WeakMap<object, Buffer>();
+
 export function parseCertificate(der: Uint8Array, code: ErrorCode = 'CHAIN_INCOMPLETE'): pkijs.Certificate {
+  const key = createHash('sha256').update(der).digest('base64');
+  const hit = PARSED.get(key);
+  if (hit) return hit;
   try {
-    return new pkijs.Certificate({ schema: parseAsn1(der, code, 'Certificate') });
+    const cert = new pkijs.Certificate({ schema: parseAsn1(der, code, 'Certificate') });
+    if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
+    PARSED.set(key, cert);
+    DER_OF.set(cert, Buffer.from(der));
+    return cert;
   } catch (e) {
     if (e instanceof SingpassFlowsError) throw e;
     throw new SingpassFlowsError(code, 'A certificate could not be parsed', {}, { cause: e });
@@ -104,12 +117,22 @@ export function parseCertificate(der: Uint8Array, code: ErrorCode = 'CHAIN_INCOM
 }
 
 export function certDer(cert: pkijs.Certificate): Buffer {
-  return Buffer.from(cert.toSchema().toBER(false));
+  let der = DER_OF.get(cert);
+  if (!der) {
+    der = Buffer.from(cert.toSchema().toBER(false));
+    DER_OF.set(cert, der);
+  }
+  return der;
 }
 
 /** DER of a pkijs object's Name (issuer/subject), for byte comparison. */
 export function nameDer(name: pkijs.RelativeDistinguishedNames): Buffer {
-  return Buffer.from(name.toSchema().toBER(false));
+  let der = DER_OF.get(name);
+  if (!der) {
+    der = Buffer.from(name.toSchema().toBER(false));
+    DER_OF.set(name, der);
+  }
+  return der;
 }
 
 export function subjectString(cert: pkijs.Certificate | Buffer): string {
@@ -126,7 +149,12 @@ export function serialHex(cert: pkijs.Certificate): string {
 }
 
 export function spkiDer(cert: pkijs.Certificate): Buffer {
-  return Buffer.from(cert.subjectPublicKeyInfo.toSchema().toBER(false));
+  let der = DER_OF.get(cert.subjectPublicKeyInfo);
+  if (!der) {
+    der = Buffer.from(cert.subjectPublicKeyInfo.toSchema().toBER(false));
+    DER_OF.set(cert.subjectPublicKeyInfo, der);
+  }
+  return der;
 }
 
 /** The subjectPublicKey BIT STRING contents (what OCSP's issuerKeyHash hashes). */
@@ -159,9 +187,17 @@ export function isSupportedSignatureAlgorithm(oid: string): boolean {
 }
 
 /** True when `issuer` issued `cert`: names match and the certificate signature verifies with the issuer key. */
+const ISSUED_BY = new WeakMap<pkijs.Certificate, WeakMap<pkijs.Certificate, boolean>>();
+
 export function isIssuedBy(cert: pkijs.Certificate, issuer: pkijs.Certificate): boolean {
   if (!nameDer(cert.issuer).equals(nameDer(issuer.subject))) return false;
-  return verifySignature(cert.signatureAlgorithm.algorithmId, new Uint8Array(cert.tbsView), cert.signatureValue.valueBlock.valueHexView, spkiDer(issuer));
+  let byIssuer = ISSUED_BY.get(cert);
+  if (!byIssuer) ISSUED_BY.set(cert, (byIssuer = new WeakMap()));
+  const known = byIssuer.get(issuer);
+  if (known !== undefined) return known;
+  const ok = verifySignature(cert.signatureAlgorithm.algorithmId, new Uint8Array(cert.tbsView), cert.signatureValue.valueBlock.valueHexView, spkiDer(issuer));
+  byIssuer.set(issuer, ok);
+  return ok;
 }
 
 export function isSelfSigned(cert: pkijs.Certificate): boolean {
