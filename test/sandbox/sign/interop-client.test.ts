@@ -1,0 +1,90 @@
+import * as crypto from 'node:crypto';
+import type * as http from 'node:http';
+import { listen, readBody, sendJson, type RunningServer } from '../../../sandbox/http';
+import { startSandbox, type Sandbox } from '../../../sandbox';
+import { generateClientKeys, loadSigningKey } from '../../../src/keys';
+import { SigningApiClient, createWebhookVerifier, type SigningEvent } from '../../../src/sign';
+
+/**
+ * Interop: our client (src/sign, written independently from the same spec) against the sandbox service, over real
+ * HTTP. Each side has its own wire table; this is where a disagreement between them shows up.
+ */
+describe('src/sign client ↔ sandbox signing service', () => {
+  let sb: Sandbox;
+  let dsap: RunningServer;
+  let client: SigningApiClient;
+  const events: SigningEvent[] = [];
+  const tokens = new Map<string, string>();
+
+  beforeAll(async () => {
+    sb = await startSandbox({ webhookRetryDelayMs: 10 });
+    const keys = await generateClientKeys();
+    const signingKey = await loadSigningKey({ key: keys.signing });
+    const verifier = createWebhookVerifier({ keySetUrl: sb.urls.signKeys });
+    dsap = await listen(async (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => {
+      if (url.pathname === '/jwks') return sendJson(res, 200, keys.publicKeySet);
+      const result = await verifier.handle({ headers: req.headers, body: await readBody(req), expectedToken: (ref) => tokens.get(ref) });
+      if (result.event && !result.duplicate) events.push(result.event);
+      if ('body' in result.response) return sendJson(res, result.response.status, result.response.body);
+      res.writeHead(result.response.status, { 'content-length': '0' }).end();
+    });
+    sb.sign.registerClient({ clientId: 'interop-dsap', jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/hook` });
+    client = new SigningApiClient({ baseUrl: sb.urls.signApi, clientId: 'interop-dsap', signingKey });
+  });
+  afterAll(async () => {
+    await sb?.close();
+    await dsap?.close();
+  });
+
+  const waitEvent = async (ref: string, type: SigningEvent['type']): Promise<SigningEvent> => {
+    for (let i = 0; i < 100; i++) {
+      const e = events.find((x) => x.signRef === ref && x.type === type);
+      if (e) return e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no ${type} event for ${ref}`);
+  };
+
+  it.each(['p256', 'p384'])('%s: create → certificate event → hash → signature event that verifies over the signed data', async (user) => {
+    const token = crypto.randomBytes(16).toString('hex');
+    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
+    tokens.set(session.signRef, token);
+    expect(session.qrPayload).toContain(encodeURIComponent(session.signRef));
+    expect(await sb.phone.scan(session.signRef, { user })).toBe('acknowledged');
+    const cert = await waitEvent(session.signRef, 'certificate');
+    if (cert.type !== 'certificate') throw new Error('unreachable');
+    expect(cert.certificate.der.equals(sb.pki.users[user as 'p256' | 'p384'].certDer)).toBe(true);
+
+    const data = crypto.randomBytes(150);
+    await client.submitDocumentHash(session.signRef, {
+      documentName: 'contract.pdf',
+      documentHash: crypto.createHash('sha256').update(data).digest('hex'),
+      challengeCode: '0042',
+      nonce: cert.nonce,
+      domainName: 'localhost',
+    });
+    expect(await sb.phone.approve(session.signRef)).toBe('acknowledged');
+    const sig = await waitEvent(session.signRef, 'signature');
+    if (sig.type !== 'signature') throw new Error('unreachable');
+    expect(crypto.verify('sha256', data, { key: new crypto.X509Certificate(cert.certificate.der).publicKey, dsaEncoding: 'der' }, Buffer.from(sig.signature, 'hex'))).toBe(true);
+  });
+
+  it('an expired session surfaces as SIGN_REF_NOT_FOUND in the client', async () => {
+    const token = crypto.randomBytes(16).toString('hex');
+    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
+    sb.sign.faults.expireSession(session.signRef);
+    await expect(
+      client.submitDocumentHash(session.signRef, { documentName: 'a', documentHash: 'a'.repeat(64), challengeCode: '1234', nonce: 'n', domainName: 'x' }),
+    ).rejects.toMatchObject({ code: 'SIGN_REF_NOT_FOUND' });
+  });
+
+  it('a user rejection arrives as an error event', async () => {
+    const token = crypto.randomBytes(16).toString('hex');
+    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
+    tokens.set(session.signRef, token);
+    await sb.phone.scan(session.signRef);
+    await sb.phone.reject(session.signRef);
+    const e = await waitEvent(session.signRef, 'error');
+    expect(e).toMatchObject({ type: 'error', errorCode: 'user_cancelled', correlationId: expect.any(String) });
+  });
+});
