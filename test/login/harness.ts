@@ -57,14 +57,14 @@ export async function startHarness(): Promise<Harness> {
 export function corppassClient(h: Harness, extra: Partial<CorppassClientOptions> = {}) {
   return createCorppassClient({
     issuer: h.corppass.issuer, clientId: CLIENT_ID, signingKey: h.signingKey, decryptionKeys: [h.encryptionKey], redirectUri: h.redirectUri,
-    allowInsecureLoopback: true, providerCache: new ProviderCache(), transactionStore: new InMemoryTransactionStore(), ...extra,
+    allowInsecureLoopback: true, providerCache: new ProviderCache({ clock: extra.clock, fetch: extra.fetch }), transactionStore: new InMemoryTransactionStore(extra.clock), ...extra,
   });
 }
 
 export function singpassClient(h: Harness, extra: Partial<SingpassClientOptions> = {}) {
   return createSingpassClient({
     issuer: h.singpass.issuer, clientId: CLIENT_ID, signingKey: h.signingKey, decryptionKeys: [h.encryptionKey], redirectUri: h.redirectUri,
-    allowInsecureLoopback: true, providerCache: new ProviderCache(), transactionStore: new InMemoryTransactionStore(), ...extra,
+    allowInsecureLoopback: true, providerCache: new ProviderCache({ clock: extra.clock, fetch: extra.fetch }), transactionStore: new InMemoryTransactionStore(extra.clock), ...extra,
   });
 }
 
