@@ -244,6 +244,10 @@ export async function createTestPki(opts: CreateTestPkiOptions): Promise<TestPki
     tsaPolicy: SANDBOX_TSA_POLICY,
     async issueUserCertificate(o) {
       if (!o.commonName || o.commonName.length > 64) throw new Error('commonName must be 1..64 characters');
+      if (o.serialNumber !== undefined && !/^[A-Za-z0-9 '()+,\-./:=?]{1,64}$/.test(o.serialNumber)) {
+        throw new Error('serialNumber must be 1..64 PrintableString characters (e.g. S1234567D)');
+      }
+      if (!['P-256', 'P-384', 'RSA-2048'].includes(o.curve)) throw new Error(`unsupported curve ${String(o.curve)}`);
       const key = await generateKey(o.curve);
       const serial = randomSerial();
       const subject: NameSpec = { C: 'SG', CN: o.commonName, serialNumber: o.serialNumber ?? testNric() };

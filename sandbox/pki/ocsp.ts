@@ -7,6 +7,8 @@ import { HASH_BY_OID, hashFor, OID, parseCertificate, serialHexOf, toArrayBuffer
 export const OCSP_STATUS = { successful: 0, malformedRequest: 1, internalError: 2, tryLater: 3, unauthorized: 6 } as const;
 
 const DAY = 86_400_000;
+/** More CertIDs than any real client sends in one request; bounds the signing work per request. */
+export const MAX_CERTS_PER_REQUEST = 20;
 
 interface CaKeys {
   name: CaName;
@@ -63,7 +65,8 @@ export class OcspResponder {
       const asn = asn1js.fromBER(toArrayBuffer(requestDer));
       if (asn.offset === -1 || asn.offset !== requestDer.length) throw new Error('bad DER');
       request = new pkijs.OCSPRequest({ schema: asn.result });
-      if (request.tbsRequest.requestList.length === 0) throw new Error('empty request list');
+      const n = request.tbsRequest.requestList.length;
+      if (n === 0 || n > MAX_CERTS_PER_REQUEST) throw new Error('bad request list size');
     } catch {
       return ocspErrorResponse(OCSP_STATUS.malformedRequest);
     }

@@ -91,6 +91,14 @@ describe('OCSP responder (checked with openssl ocsp)', () => {
     expect(r.out).toMatch(/: good/);
   });
 
+  it('answers malformedRequest to a request with more than 20 CertIDs', async () => {
+    const serials = Array.from({ length: 21 }, (_, i) => ['-serial', `0x${(0x1000 + i).toString(16)}`]).flat();
+    const ok = await ask(['-issuer', files.intermediate, ...serials.slice(0, 40)]);
+    expect(ok).toContain('Response verify OK');
+    const tooMany = await ask(['-issuer', files.intermediate, ...serials]);
+    expect(tooMany).toMatch(/malformedrequest \(1\)/i);
+  });
+
   it('answers malformedRequest to garbage', async () => {
     const res = await fetch(`${srv.baseUrl}/ca/ocsp`, {
       method: 'POST', headers: { 'content-type': 'application/ocsp-request' }, body: Buffer.from('not an OCSP request'),

@@ -125,6 +125,10 @@ describe('createTestPki', () => {
     expect(srv.pki.statusOf(s.match(/../g)!.join(':'))).toBe('good');
   });
 
+  it('refuses a subject serialNumber that is not a PrintableString', async () => {
+    await expect(srv.pki.issueUserCertificate({ curve: 'P-256', commonName: 'X', serialNumber: 'S123_4567D' })).rejects.toThrow(/PrintableString/);
+  });
+
   it('refuses to revoke a serial it never issued', () => {
     expect(() => srv.pki.revoke('0badbeef')).toThrow(/not issued/);
   });
