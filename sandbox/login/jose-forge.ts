@@ -167,7 +167,7 @@ export async function encryptForRp(plaintext: Buffer, rpJwk: JWK, o: EncryptOpti
   }
   const cek = crypto.randomBytes(cekLength(o.enc));
   let header: JsonObject = { alg: o.alg, enc: o.enc };
-  let encryptedKey = Buffer.alloc(0);
+  let encryptedKey: Buffer = Buffer.alloc(0);
   if (o.alg === 'RSA1_5') {
     const { publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
     encryptedKey = crypto.publicEncrypt({ key: publicKey, padding: crypto.constants.RSA_PKCS1_PADDING }, cek);
@@ -181,7 +181,7 @@ export async function encryptForRp(plaintext: Buffer, rpJwk: JWK, o: EncryptOpti
   }
   header = { ...header, ...(o.header ?? {}) };
   if (o.kid !== undefined) header.kid = o.kid;
-  let body = plaintext;
+  let body: Buffer = plaintext;
   if (o.zip) {
     header.zip = 'DEF';
     body = zlib.deflateRawSync(plaintext);
