@@ -140,7 +140,11 @@ export class PhoneFlowError extends Error {}
  *
  * Routes under the prefix (default `/sign`): `POST /api/v1/doc-signing-sessions`,
  * `POST /api/v1/doc-signing-sessions/<sign_ref>/hash`, `GET /static/.well-known/keys.json`, and the sandbox-only
- * `POST /sandbox/clients` (register a DSAP: `{client_id, jwks_url, notification_url, basic_secret?}`).
+ * sandbox-only control routes (loopback, unauthenticated, for demos and low-code users without a test harness):
+ * `POST /sandbox/clients` (register a DSAP: `{client_id, jwks_url, notification_url, basic_secret?}`),
+ * `POST /sandbox/faults` (`{service_error?: n, service_error_status?, rate_limit?: n, fail_deliveries?: n,
+ * delivery_failure?: 'connection'|'timeout'|status, deliver_twice?: bool, expire_session?: sign_ref,
+ * rotate_keys?: true, retire_old_keys?: true, reset?: true}`) and `GET /sandbox/deliveries`.
  *
  * @example
  * const sign = createSignService({ baseUrl: 'http://127.0.0.1:5156' });
@@ -315,6 +319,39 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
     events.emit('hash', view(s));
   }
 
+  /** The fault switches as JSON (the `/sandbox/faults` route). */
+  const applyFaults = (b: Record<string, unknown>): Record<string, unknown> => {
+    const count = (k: string): number | undefined => {
+      const v = b[k];
+      if (v === undefined) return undefined;
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 1000) throw argError(`${k} must be a whole number 0-1000`);
+      return v;
+    };
+    const done: Record<string, unknown> = {};
+    if (b.reset === true) (service.faults.reset(), (done.reset = true));
+    const se = count('service_error');
+    if (se !== undefined) {
+      const st = count('service_error_status') ?? 500;
+      if (st < 500 || st > 599) throw argError('service_error_status must be 5xx');
+      service.faults.serviceError(se, st);
+      done.service_error = se;
+    }
+    const rl = count('rate_limit');
+    if (rl !== undefined) (service.faults.rateLimit(rl), (done.rate_limit = rl));
+    const fd = count('fail_deliveries');
+    if (fd !== undefined) {
+      const f = b.delivery_failure ?? 503;
+      if (f !== 'connection' && f !== 'timeout' && !(typeof f === 'number' && f >= 200 && f <= 599)) throw argError('delivery_failure must be "connection", "timeout" or an HTTP status');
+      service.faults.failDeliveries(fd, f as DeliveryFailure);
+      done.fail_deliveries = fd;
+    }
+    if (typeof b.deliver_twice === 'boolean') (service.faults.deliverTwice(b.deliver_twice), (done.deliver_twice = b.deliver_twice));
+    if (typeof b.expire_session === 'string') (service.faults.expireSession(b.expire_session), (done.expire_session = b.expire_session));
+    if (b.rotate_keys === true) done.rotated_to = service.rotateKeys();
+    if (b.retire_old_keys === true) (service.retireOldKeys(), (done.retire_old_keys = true));
+    return done;
+  };
+
   const service: SignService = {
     prefix,
     events,
@@ -337,6 +374,8 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
           });
           return sendJson(res, 200, { client_id: b.client_id, audiences: audiences() });
         }
+        if (sub === '/sandbox/faults' && req.method === 'POST') return sendJson(res, 200, applyFaults(await jsonBody(req)));
+        if (sub === '/sandbox/deliveries' && req.method === 'GET') return sendJson(res, 200, { deliveries: service.deliveries() });
         const m = /^\/api\/v1\/doc-signing-sessions(?:\/([^/]+)\/hash)?$/.exec(sub);
         if (!m || !sub.startsWith(SESSIONS_PATH)) throw new ApiError(404, API_ERRORS.notFound, `no route ${url.pathname}`);
         if (req.method !== 'POST') throw new ApiError(405, API_ERRORS.clientSideError, 'use POST');

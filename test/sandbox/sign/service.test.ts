@@ -527,3 +527,28 @@ describe('phone simulator', () => {
     expect(again.status).toBe(400);
   });
 });
+
+describe('sandbox control routes (for demos without a test harness)', () => {
+  const post = (path: string, body: unknown): Promise<Response> =>
+    fetch(`${server.baseUrl}/sign/sandbox${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('POST /sandbox/faults switches faults on; bad values are refused', async () => {
+    expect(await (await post('/faults', { service_error: 1, service_error_status: 502 })).json()).toEqual({ service_error: 1 });
+    expect((await dsap.call(SESSIONS, { client_notification_token: 't', tenant_id: 't' })).status).toBe(502);
+    expect((await post('/faults', { service_error: -1 })).status).toBe(400);
+    expect((await post('/faults', { fail_deliveries: 1, delivery_failure: 'nope' })).status).toBe(400);
+    const rotated = (await (await post('/faults', { rotate_keys: true })).json()) as { rotated_to: string };
+    expect(rotated.rotated_to).toBe(sign.currentKid());
+  });
+  it('GET /sandbox/deliveries lists the attempts', async () => {
+    await post('/faults', { fail_deliveries: 1, delivery_failure: 504 });
+    const { ref } = await scanned();
+    const { deliveries } = (await (await fetch(`${server.baseUrl}/sign/sandbox/deliveries`)).json()) as { deliveries: { signRef: string; status: number }[] };
+    expect(deliveries.filter((d) => d.signRef === ref).map((d) => d.status)).toEqual([504, 200]);
+  });
+  it('POST /sandbox/clients registers a DSAP', async () => {
+    const r = await post('/clients', { client_id: 'via-http', notification_url: 'http://127.0.0.1:9/h', jwks_url: 'http://127.0.0.1:9/j' });
+    expect(r.status).toBe(200);
+    expect(sign.clients().find((c) => c.clientId === 'via-http')).toEqual({ clientId: 'via-http', notificationUrl: 'http://127.0.0.1:9/h', jwksUrl: 'http://127.0.0.1:9/j' });
+  });
+});
