@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoCommand } from '../../src/cli/commands/demo';
 import { commands } from '../../src/cli/commands';
+import { verifyPdfSignatures } from '../../src/pades/verify';
 
 /** Run the command in-process, capturing what it prints. */
 async function runDemo(argv: string[]) {
@@ -41,6 +42,8 @@ describe('singpass-flows demo', () => {
     expect(r.out).toMatch(/^OK: session \S+ signed at PAdES B-LTA/m);
     const pdf = readFileSync(file);
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    const report = await verifyPdfSignatures(pdf); // no trust anchors here: integrity and structure only
+    expect(report.signatures.map((s) => [s.type, s.integrity.signatureValid, s.integrity.digestMatches])).toEqual([['signature', true, true], ['docTimestamp', true, true]]);
   });
 
   it('B-B with the P-384 user and a terminal QR code', async () => {
