@@ -1,0 +1,119 @@
+import { startPkiServer, type RunningPkiServer } from '../../sandbox/pki';
+import { verifyPdfSignatures } from '../../src/pades/verify';
+import { listSignatures } from '../../src/pades';
+import { samplePdf, signToLevel, type SignedStages } from './ltv-helpers';
+
+let server: RunningPkiServer;
+let stages: SignedStages;
+let bb: Buffer;
+let root: Buffer;
+
+beforeAll(async () => {
+  server = await startPkiServer();
+  const { pki } = server;
+  root = pki.root.certDer;
+  const tsaUrl = `${server.baseUrl}/ca/tsa`;
+  const signer = { certDer: pki.users.p256.certDer, privateKey: pki.users.p256.privateKey, chain: [pki.intermediate.certDer] };
+  stages = await signToLevel(await samplePdf(), signer, 'B-LTA', { tsaUrl, trustedRoots: [root] });
+  bb = (await signToLevel(await samplePdf(), signer, 'B-B', { tsaUrl, trustedRoots: [] })).bb!;
+});
+
+afterAll(async () => { await server?.close(); });
+
+describe('verifyPdfSignatures levels', () => {
+  it.each([
+    ['B-B', () => bb],
+    ['B-T', () => stages.bt!],
+    ['B-LT', () => stages.blt!],
+    ['B-LTA', () => stages.blta!],
+  ])('detects %s', async (level, pdf) => {
+    const report = await verifyPdfSignatures(pdf(), { trustedRoots: [root] });
+    expect(report.valid).toBe(true);
+    expect(report.level).toBe(level);
+    const sig = report.signatures.find((s) => s.type === 'signature')!;
+    expect(sig.level).toBe(level);
+    expect(sig.integrity.digestMatches).toBe(true);
+    expect(sig.integrity.signatureValid).toBe(true);
+    expect(sig.chain.trusted).toBe(true);
+    expect(sig.signer).toEqual({ subject: expect.stringContaining(`CN=`), serialNumber: server.pki.users.p256.serialHex.toUpperCase().padStart(sig.signer!.serialNumber.length, '0') });
+    expect(sig.timestamp?.valid ?? false).toBe(level !== 'B-B');
+    expect(sig.revocationDataComplete).toBe(level === 'B-LT' || level === 'B-LTA');
+  });
+
+  it('reports the signature timestamp time, coverage and bytes appended after it', async () => {
+    const report = await verifyPdfSignatures(stages.blta!, { trustedRoots: [root] });
+    const [sig, dts] = report.signatures;
+    expect(Math.abs(Date.parse(sig!.timestampTime!) - Date.now())).toBeLessThan(10 * 60_000);
+    expect(sig!.integrity.coversWholeFile).toBe(false);
+    expect(sig!.integrity.bytesAfter).toBe(stages.blta!.length - stages.bt!.length);
+    expect(dts!.type).toBe('docTimestamp');
+    expect(dts!.integrity).toEqual({ digestMatches: true, signatureValid: true, coversWholeFile: true, bytesAfter: 0 });
+    expect(dts!.signer!.subject).toContain('Time Stamping');
+    expect(report.dss.ocsps).toBe(3);
+  });
+
+  it('tampering one covered byte -> integrity failure (DIGEST_MISMATCH), not valid', async () => {
+    const pdf = Buffer.from(stages.bt!);
+    // a digit of the /CreationDate in the original revision's Info dictionary (covered, parse-neutral)
+    const at = pdf.indexOf('/CreationDate (D:') + 18;
+    expect(at).toBeGreaterThan(0);
+    const target = at;
+    pdf[target] ^= 0x01;
+    const report = await verifyPdfSignatures(pdf, { trustedRoots: [root] });
+    expect(report.valid).toBe(false);
+    expect(report.signatures[0]!.integrity.digestMatches).toBe(false);
+    expect(report.signatures[0]!.problems).toContain('DIGEST_MISMATCH');
+    expect(report.signatures[0]!.level).toBeNull();
+    expect(report.level).toBeNull();
+  });
+
+  it('changing the signature /Contents padding breaks only the document timestamp (it covers everything)', async () => {
+    const pdf = Buffer.from(stages.blta!);
+    const sig = listSignatures(pdf).find((s) => s.type === 'signature')!;
+    const pad = sig.byteRange[2]! - 3; // inside the zero padding of the signature's hex string
+    expect(pdf.toString('latin1', pad, pad + 1)).toBe('0');
+    pdf.write('1', pad, 'latin1');
+    const report = await verifyPdfSignatures(pdf, { trustedRoots: [root] });
+    const [s1, d] = report.signatures;
+    expect(s1!.integrity).toMatchObject({ digestMatches: true, signatureValid: true });
+    expect(d!.integrity.digestMatches).toBe(false);
+    expect(d!.problems).toContain('DIGEST_MISMATCH');
+    expect(s1!.level).toBe('B-LT'); // the DSS is no longer protected by a valid document timestamp
+    expect(report.valid).toBe(false);
+  });
+
+  it('another root -> CHAIN_UNTRUSTED; no roots -> chain reported, not trusted', async () => {
+    const other = await startPkiServer();
+    try {
+      const report = await verifyPdfSignatures(stages.blt!, { trustedRoots: [other.pki.root.certDer] });
+      expect(report.valid).toBe(false);
+      expect(report.signatures[0]!.problems).toContain('CHAIN_UNTRUSTED');
+      expect(report.signatures[0]!.level).toBeNull();
+    } finally {
+      await other.close();
+    }
+    const loose = await verifyPdfSignatures(stages.blt!);
+    expect(loose.signatures[0]!.chain.trusted).toBe(false);
+    expect(loose.signatures[0]!.chain.subjects).toHaveLength(3);
+  });
+
+  it('a revoked certificate with embedded revoked OCSP is reported CERT_REVOKED', async () => {
+    // Build a B-T for the revoked user and add its (revoked) OCSP response by hand through appendDss.
+    const { pki } = server;
+    const { appendDss } = await import('../../src/pades');
+    const { fetchOcspResponse } = await import('../../src/pki');
+    const bt = (await signToLevel(await samplePdf(), { certDer: pki.users.revoked.certDer, privateKey: pki.users.revoked.privateKey, chain: [pki.intermediate.certDer] }, 'B-T', { tsaUrl: `${server.baseUrl}/ca/tsa`, trustedRoots: [] })).bt!;
+    const ocsp = await fetchOcspResponse(pki.users.revoked.certDer, pki.intermediate.certDer);
+    expect(ocsp.status).toBe('revoked');
+    const withDss = await appendDss(bt, { certs: [pki.intermediate.certDer], ocsps: [ocsp.der] });
+    const report = await verifyPdfSignatures(withDss, { trustedRoots: [root] });
+    expect(report.signatures[0]!.problems).toContain('CERT_REVOKED');
+    expect(report.valid).toBe(false);
+    expect(report.signatures[0]!.level).toBe('B-T');
+  });
+
+  it('a PDF without signatures gives an empty, invalid report', async () => {
+    const report = await verifyPdfSignatures(await samplePdf());
+    expect(report).toMatchObject({ valid: false, level: null, signatures: [] });
+  });
+});
