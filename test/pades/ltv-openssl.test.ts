@@ -1,0 +1,44 @@
+/**
+ * The whole B-B -> B-LTA chain against a PKI made entirely by OpenSSL (CA, a real `openssl ocsp` responder with a
+ * delegated responder cert and root-signed answers, `openssl ts -reply` as TSA): no sandbox code involved.
+ */
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readDss } from '../../src/pades';
+import { addValidationData } from '../../src/pades/ltv';
+import { verifyPdfSignatures } from '../../src/pades/verify';
+import { startOpensslCa, type OpensslCa } from '../pki/openssl-ca';
+import { run, samplePdf, signToLevel } from './ltv-helpers';
+
+let ca: OpensslCa;
+beforeAll(async () => { ca = await startOpensslCa(); });
+afterAll(async () => { await ca?.close(); });
+
+const signer = (u: 'good' | 'revoked' | 'unknown') => ({ certDer: ca.users[u].der, privateKey: createPrivateKey(readFileSync(ca.users[u].key)), chain: [ca.intermediate.der] });
+
+it('B-LTA with OpenSSL OCSP + TSA; every embedded OCSP answer verifies in openssl against the root', async () => {
+  const before = ca.requests.ocsp;
+  const stages = await signToLevel(await samplePdf(), signer('good'), 'B-LTA', { tsaUrl: `${ca.baseUrl}/tsa`, trustedRoots: [ca.root.der] });
+  expect(ca.requests.ocsp - before).toBe(3); // user, intermediate (root-signed), TSA
+  const dss = readDss(stages.blta!);
+  expect(dss.ocsps).toHaveLength(3);
+  expect(dss.certs.some((c) => c.equals(ca.ocspSigner.der))).toBe(true);
+  writeFileSync(join(ca.dir, 'chain.pem'), readFileSync(ca.root.pem, 'utf8') + readFileSync(ca.intermediate.pem, 'utf8'));
+  for (const [i, der] of dss.ocsps.entries()) {
+    writeFileSync(join(ca.dir, `dss-ocsp${i}.der`), der);
+    const { stdout, stderr } = await run('openssl', ['ocsp', '-respin', `dss-ocsp${i}.der`, '-resp_text', '-CAfile', 'chain.pem', '-verify_other', 'ocsp.crt'], { cwd: ca.dir });
+    expect(stdout).toContain('Cert Status: good');
+    expect(stderr).toContain('Response verify OK');
+  }
+  const report = await verifyPdfSignatures(stages.blta!, { trustedRoots: [ca.root.der] });
+  expect(report).toMatchObject({ valid: true, level: 'B-LTA' });
+});
+
+it('revoked (openssl index R line) -> OCSP_REVOKED; never-issued serial -> OCSP_UNKNOWN', async () => {
+  const tsaUrl = `${ca.baseUrl}/tsa`;
+  const revoked = (await signToLevel(await samplePdf(), signer('revoked'), 'B-T', { tsaUrl, trustedRoots: [] })).bt!;
+  await expect(addValidationData(revoked, { trustedRoots: [ca.root.der] })).rejects.toMatchObject({ code: 'OCSP_REVOKED', message: expect.stringContaining('2024-01-01') });
+  const unknown = (await signToLevel(await samplePdf(), signer('unknown'), 'B-T', { tsaUrl, trustedRoots: [] })).bt!;
+  await expect(addValidationData(unknown, { trustedRoots: [ca.root.der] })).rejects.toMatchObject({ code: 'OCSP_UNKNOWN' });
+});
