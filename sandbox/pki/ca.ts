@@ -136,9 +136,17 @@ export async function createTestPki(opts: CreateTestPkiOptions): Promise<TestPki
   const ocspUrl = opts.ocspUrl ?? `${baseUrl}/ca/ocsp`;
   const dir = opts.dir;
   const statePath = dir ? path.join(dir, STATE_FILE) : undefined;
-  const stored: StoredState | undefined =
-    statePath && fs.existsSync(statePath) ? (JSON.parse(fs.readFileSync(statePath, 'utf8')) as StoredState) : undefined;
-  if (stored && stored.version !== 1) throw new Error(`unsupported PKI state version in ${statePath}`);
+  let stored: StoredState | undefined;
+  if (statePath && fs.existsSync(statePath)) {
+    try {
+      stored = JSON.parse(fs.readFileSync(statePath, 'utf8')) as StoredState;
+    } catch {
+      throw new Error(`cannot read the sandbox PKI state ${statePath}: delete it to start a fresh test PKI`);
+    }
+    if (stored?.version !== 1 || typeof stored.entities !== 'object' || typeof stored.records !== 'object') {
+      throw new Error(`unsupported sandbox PKI state in ${statePath}: delete it to start a fresh test PKI`);
+    }
+  }
   const reuseAll = !!stored && stored.baseUrl === baseUrl && stored.ocspUrl === ocspUrl;
 
   const records = new Map<string, CertRecord>();

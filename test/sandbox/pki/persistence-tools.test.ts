@@ -49,6 +49,13 @@ describe('persistence (dir)', () => {
     expect((await tool('openssl', ['verify', '-CAfile', f.root, '-untrusted', f.intermediate, old])).code).toBe(0);
   });
 
+  it('refuses a corrupt state file with an actionable message', async () => {
+    const bad = path.join(tmp, 'corrupt');
+    fs.mkdirSync(bad);
+    fs.writeFileSync(path.join(bad, 'pki-state.json'), '{ not json');
+    await expect(createTestPki({ baseUrl: 'http://127.0.0.1:1', dir: bad })).rejects.toThrow(/delete it to start a fresh test PKI/);
+  });
+
   it('does not store state world-readable', () => {
     const mode = fs.statSync(path.join(dir(), 'pki-state.json')).mode & 0o777;
     expect(mode & 0o077).toBe(0);
