@@ -54,7 +54,7 @@ export function newSigningSessionState(
 }
 
 /** True once the session cannot progress any more (signed, failed or expired). */
-export function isSessionFinished(state: SigningSessionState): boolean {
+export function isSigningSessionFinished(state: SigningSessionState): boolean {
   return TERMINAL.includes(state.status);
 }
 
@@ -67,7 +67,7 @@ export function applySigningEvent(state: SigningSessionState, event: SigningEven
   // after the scan).
   const current = state;
   if (event.signRef !== current.signRef) throw stateError(`The event is for session ${event.signRef}, not ${current.signRef}`);
-  if (isSessionFinished(current)) throw stateError(`The session is already ${current.status}`);
+  if (isSigningSessionFinished(current)) throw stateError(`The session is already ${current.status}`);
   const updatedAt = epochSeconds(clock);
   switch (event.type) {
     case 'certificate':
@@ -92,16 +92,16 @@ export function markHashSubmitted(state: SigningSessionState, documentHash: stri
 /**
  * Mark an unscanned session expired once `expiresAt` has passed (the service does not notify). A scanned session is
  * left alone: the service may extend it after the scan (older docs: +2 min), and a late hash call answers
- * SIGN_REF_NOT_FOUND anyway — use `failSession` then.
+ * SIGN_REF_NOT_FOUND anyway — use `failSigningSession` then.
  */
-export function expireIfDue(state: SigningSessionState, clock: Clock = systemClock): SigningSessionState {
+export function expireSigningSession(state: SigningSessionState, clock: Clock = systemClock): SigningSessionState {
   if (state.status !== 'waiting_for_scan' || epochSeconds(clock) < state.expiresAt) return state;
   return end({ ...state, status: 'expired', updatedAt: epochSeconds(clock) });
 }
 
 /** End the session after a local failure (e.g. SIGN_REF_NOT_FOUND from the hash call); drops the certificate. */
-export function failSession(state: SigningSessionState, error: { code: string; message: string }, clock: Clock = systemClock): SigningSessionState {
-  if (isSessionFinished(state)) return state;
+export function failSigningSession(state: SigningSessionState, error: { code: string; message: string }, clock: Clock = systemClock): SigningSessionState {
+  if (isSigningSessionFinished(state)) return state;
   return end({ ...state, status: 'failed', error: { ...error, correlationId: '' }, updatedAt: epochSeconds(clock) });
 }
 

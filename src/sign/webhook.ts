@@ -43,7 +43,7 @@ export interface SignatureEvent {
 }
 
 /** Something failed on the service or phone side (e.g. the user cancelled). */
-export interface ErrorEvent {
+export interface SigningErrorEvent {
   type: 'error';
   signRef: string;
   errorCode: string;
@@ -52,7 +52,7 @@ export interface ErrorEvent {
   issuedAt: number;
 }
 
-export type SigningEvent = CertificateEvent | SignatureEvent | ErrorEvent;
+export type SigningEvent = CertificateEvent | SignatureEvent | SigningErrorEvent;
 
 /** The HTTP answer to give the service: 200 to acknowledge, 400 for a bad request, 503 so the service retries. */
 export type WebhookResponse =

@@ -1,5 +1,5 @@
 import {
-  MemoryDeliveryLog, applySigningEvent, expireIfDue, failSession, markHashSubmitted, newSigningSessionState,
+  MemoryDeliveryLog, applySigningEvent, expireSigningSession, failSigningSession, markHashSubmitted, newSigningSessionState,
   type CertificateEvent, type SignatureEvent, type SigningSessionState,
 } from '../../src/sign';
 
@@ -47,7 +47,7 @@ describe('SigningSessionState', () => {
     const failed = applySigningEvent(scanned, { type: 'error', signRef: 'ref-1', errorCode: 'user_cancelled', message: 'no', correlationId: 'c', issuedAt: 0 });
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'user_cancelled', message: 'no', correlationId: 'c' } });
     expect(failed.certificate).toBeUndefined();
-    const local = failSession(scanned, { code: 'SIGN_REF_NOT_FOUND', message: 'gone' }, clock);
+    const local = failSigningSession(scanned, { code: 'SIGN_REF_NOT_FOUND', message: 'gone' }, clock);
     expect(local.status).toBe('failed');
     expect(local.certificate).toBeUndefined();
   });
@@ -55,10 +55,10 @@ describe('SigningSessionState', () => {
   it('only an unscanned session expires by the clock', () => {
     const s = start();
     now += 119_000;
-    expect(expireIfDue(s, clock).status).toBe('waiting_for_scan');
+    expect(expireSigningSession(s, clock).status).toBe('waiting_for_scan');
     now += 1000;
-    expect(expireIfDue(s, clock).status).toBe('expired');
-    expect(expireIfDue(applySigningEvent(s, cert), clock).status).toBe('certificate_received');
+    expect(expireSigningSession(s, clock).status).toBe('expired');
+    expect(expireSigningSession(applySigningEvent(s, cert), clock).status).toBe('certificate_received');
   });
 });
 
