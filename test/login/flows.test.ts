@@ -233,6 +233,28 @@ describe('Singpass FAPI 2.0', () => {
     expect(par.clientAssertion!.payload.aud).toBe(h.singpass.issuer);
   });
 
+  it('a second login makes only the protocol calls: par, authorize, token, userinfo (cached discovery and keys)', async () => {
+    const sp = singpassClient(h);
+    let s = await sp.startLogin({ scope: 'openid' });
+    await sp.completeLogin({ transaction: s.transaction, callback: await authorize(s.url) });
+    const from = lastSeq(h.singpass);
+    s = await sp.startLogin({ scope: 'openid' });
+    await sp.completeLogin({ transaction: s.transaction, callback: await authorize(s.url) });
+    expect(endpointsSince(h.singpass, from)).toEqual(['par', 'authorize', 'token', 'userinfo']);
+  });
+
+  it('after a token error the code is never sent again (item 29)', async () => {
+    const sp = singpassClient(h);
+    const { url, transaction } = await sp.startLogin({ scope: 'openid' });
+    const callback = await authorize(url);
+    h.singpass.misbehave({ tokenError: { error: 'invalid_grant' } });
+    expect((await rejection(sp.completeLogin({ transaction, callback }))).code).toBe('TOKEN_REQUEST_FAILED');
+    h.singpass.reset();
+    const from = lastSeq(h.singpass);
+    expect((await rejection(sp.completeLogin({ transaction, callback }))).code).toBe('LOGIN_STATE_INVALID');
+    expect(endpointsSince(h.singpass, from)).toEqual([]);
+  });
+
   it('each login gets a fresh DPoP key (item 68)', async () => {
     const sp = singpassClient(h);
     const a = await sp.startLogin({ scope: 'openid' });
