@@ -160,8 +160,16 @@ export class SigningApiClient {
         continue;
       }
       if (res.status >= 200 && res.status < 300) return res;
+      const ambiguous = last !== undefined; // an earlier attempt may have been processed before its answer was lost
       last = serviceError(res, what);
-      if (!RETRYABLE_STATUS.has(res.status)) throw last;
+      if (!RETRYABLE_STATUS.has(res.status)) {
+        if (ambiguous && last.code === 'SIGN_REQUEST_REJECTED') {
+          // e.g. "hash already submitted": the lost first attempt was probably accepted
+          last.details.possiblyAccepted = true;
+          last.message += '. An earlier attempt got no clear answer and may have been accepted: wait for the signature webhook before starting over';
+        }
+        throw last;
+      }
     }
     if (last && attempts > 1) last.details.attempts = attempts;
     throw last!;

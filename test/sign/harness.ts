@@ -1,9 +1,7 @@
-import type * as crypto from 'node:crypto';
 import type * as http from 'node:http';
-import { listen, mount, readBody, sendJson, type RunningServer } from '../../sandbox/http';
-import { createTestPki, type TestPki } from '../../sandbox/pki';
-import { createSignService, type SignService, type SignServiceOptions } from '../../sandbox/sign';
-import { createPhone, type Phone } from '../../sandbox/phone';
+import { startSandbox, type Sandbox, type SignService, type Phone } from '../../sandbox';
+import { listen, readBody, sendJson, type RunningServer } from '../../sandbox/http';
+import type { TestPki } from '../../sandbox/pki';
 import { generateClientKeys, loadSigningKey, publicKeySet, type LoadedKey } from '../../src/keys';
 import {
   SigningApiClient, createWebhookVerifier, type SigningApiConfig, type WebhookResult, type WebhookVerifier, type WebhookVerifierOptions,
@@ -16,15 +14,15 @@ export interface Received {
 }
 
 /**
- * The real sandbox signing service + phone on 127.0.0.1 (port 0), and a DSAP built from OUR library: a key-set
+ * The real sandbox (`startSandbox()`: signing service, phone, test CA) on 127.0.0.1 (port 0), and a DSAP built from OUR library: a key-set
  * endpoint serving `publicKeySet`, a webhook receiver answering with `createWebhookVerifier().handle()`, and a
  * `SigningApiClient`. Sessions' notification tokens are looked up by sign_ref, as a one-URL-for-all DSAP would.
  */
 export interface Harness {
+  sandbox: Sandbox;
   pki: TestPki;
   sign: SignService;
   phone: Phone;
-  server: RunningServer;
   dsapServer: RunningServer;
   clientId: string;
   key: LoadedKey;
@@ -43,14 +41,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(opts: { sign?: SignServiceOptions; verifier?: Partial<WebhookVerifierOptions> } = {}): Promise<Harness> {
-  const pki = await createTestPki({ baseUrl: 'http://127.0.0.1:9', rsaUser: false });
-  const sign = createSignService({ webhookRetryDelayMs: 20, webhookTimeoutMs: 2000, caCertificates: [pki.root.certDer, pki.intermediate.certDer], ...opts.sign });
-  const phone = createPhone({ sign, users: pki.users as unknown as Record<string, { certDer: Buffer; privateKey: crypto.KeyObject }> });
-  const server = await listen(mount([sign, phone]));
-  sign.setBaseUrl(server.baseUrl);
-  const apiBase = `${server.baseUrl}/sign/api/v1`;
-  const keysUrl = `${server.baseUrl}/sign/static/.well-known/keys.json`;
+export async function startHarness(opts: { verifier?: Partial<WebhookVerifierOptions> } = {}): Promise<Harness> {
+  const sandbox = await startSandbox({ webhookRetryDelayMs: 20, webhookTimeoutMs: 2000 });
+  const { pki, sign, phone } = sandbox;
+  const apiBase = sandbox.urls.signApi;
+  const keysUrl = sandbox.urls.signKeys;
 
   const key = await loadSigningKey({ key: (await generateClientKeys()).signing });
   const verifier = createWebhookVerifier({ keySetUrl: keysUrl, ...opts.verifier });
@@ -83,7 +78,7 @@ export async function startHarness(opts: { sign?: SignServiceOptions; verifier?:
 
   const refOf = (r: Received): string | undefined => r.result.event?.signRef;
   return {
-    pki, sign, phone, server, dsapServer, clientId, key, apiBase, keysUrl, verifier, tokens, received, jwksHits, newClient,
+    sandbox, pki, sign, phone, dsapServer, clientId, key, apiBase, keysUrl, verifier, tokens, received, jwksHits, newClient,
     client: newClient(),
     async waitFor(n, signRef, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;
@@ -99,9 +94,7 @@ export async function startHarness(opts: { sign?: SignServiceOptions; verifier?:
     },
     async close() {
       phone.auto(false);
-      await phone.close?.();
-      await sign.close?.();
-      await server.close();
+      await sandbox.close();
       await dsapServer.close();
     },
   };

@@ -233,3 +233,23 @@ describe('webhook behaviour with the real service', () => {
     expect(attempts.every((d) => d.attempt === 1 && d.status === 400 && d.outcome === 'failed')).toBe(true);
   });
 });
+
+describe('a lost answer on the hash call', () => {
+  it('the retry is refused as "already submitted" and flagged possiblyAccepted; the session did go on', async () => {
+    const { session, cert } = await scannedSession();
+    let calls = 0;
+    // first attempt reaches the service, then the answer is "lost" (timeout)
+    const lossy: Fetch = async (url, init) => {
+      const res = await fetch(url, init);
+      if (++calls === 1) throw Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' });
+      return res;
+    };
+    const err = await h.newClient({ fetch: lossy }).submitDocumentHash(session.signRef, hashInput(cert.nonce)).catch((e) => e);
+    expect(calls).toBe(2);
+    expect(err).toMatchObject({ code: 'SIGN_REQUEST_REJECTED', details: { status: 400, possiblyAccepted: true } });
+    expect(err.message).toMatch(/wait for the signature webhook/);
+    expect(await h.phone.approve(session.signRef)).toBe('acknowledged');
+    const calls2 = await h.waitFor(2, session.signRef);
+    expect(calls2[1].result.event?.type).toBe('signature');
+  });
+});
