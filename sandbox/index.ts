@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listen, mount, sendBytes, type Handler, type SandboxService } from './http';
 import { createPhone, type AutoOptions, type Phone, type PhoneUserKey } from './phone';
+import { createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider } from './login';
 import { createPkiService, createTestPki, derToPem, type PkiService, type TestPki } from './pki';
 import { createSignService, type DsapClient, type SignService } from './sign';
 
@@ -30,12 +31,6 @@ export interface SandboxOptions {
   rsaUser?: boolean;
 }
 
-/** Login providers of the sandbox (mounted when `sandbox/login` is present). */
-export interface SandboxLoginProvider extends SandboxService {
-  readonly issuer: string;
-  registerClient(client: { clientId: string; jwksUrl: string; redirectUris: string[] }): void;
-}
-
 export interface SandboxUrls {
   /** Origin, e.g. `http://127.0.0.1:5156`. */
   base: string;
@@ -52,8 +47,10 @@ export interface SandboxUrls {
   tsaCert: string;
   /** Phone simulator page. */
   phone: string;
-  corppass?: string;
-  singpass?: string;
+  /** Corppass issuer. */
+  corppass: string;
+  /** Singpass FAPI issuer. */
+  singpass: string;
 }
 
 /** A running sandbox: one HTTP server on 127.0.0.1 with every service mounted. */
@@ -66,14 +63,14 @@ export interface Sandbox {
   phone: Phone;
   pki: TestPki;
   ca: PkiService;
-  corppass?: SandboxLoginProvider;
-  singpass?: SandboxLoginProvider;
+  corppass: CorppassProvider;
+  singpass: SingpassProvider;
   close(): Promise<void>;
 }
 
 /**
  * Start the whole sandbox: signing service (`/sign`), phone simulator (`/phone`), test CA with OCSP and TSA (`/ca`)
- * and, when available, the Corppass and Singpass login providers (`/corppass`, `/singpass`).
+ * and the Corppass and Singpass login providers (`/corppass`, `/singpass`).
  * Listens first, then creates the services, because AIA URLs and the assertion audience need the real port.
  *
  * @example
@@ -109,16 +106,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (opts.autoPhone) phone.auto(opts.autoPhone === true ? {} : opts.autoPhone);
     closers.push(async () => phone.close?.(), async () => sign.close?.());
 
-    const services: SandboxService[] = [sign, phone, ca];
-    const login = loadLoginModule();
-    let corppass: SandboxLoginProvider | undefined;
-    let singpass: SandboxLoginProvider | undefined;
-    if (login) {
-      corppass = await login.createCorppassProvider({ baseUrl });
-      singpass = await login.createSingpassProvider({ baseUrl });
-      services.push(corppass, singpass);
-      for (const p of [corppass, singpass]) closers.push(async () => p.close?.());
-    }
+    const corppass = createCorppassProvider({ baseUrl });
+    const singpass = createSingpassProvider({ baseUrl });
+    const services: SandboxService[] = [sign, phone, ca, corppass, singpass];
 
     let rootCertPath: string | undefined;
     if (dir) {
@@ -136,8 +126,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       intermediateCert: `${baseUrl}/ca/intermediate.crt`,
       tsaCert: `${baseUrl}/ca/tsa.crt`,
       phone: `${baseUrl}/phone`,
-      corppass: corppass?.issuer,
-      singpass: singpass?.issuer,
+      corppass: corppass.issuer,
+      singpass: singpass.issuer,
     };
     const routes = mount(services);
     handler = async (req, res, url) => {
@@ -164,24 +154,6 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     for (const c of closers.reverse()) await c().catch(() => undefined);
     throw e;
   }
-}
-
-interface LoginModule {
-  createCorppassProvider(opts: { baseUrl: string }): SandboxLoginProvider | Promise<SandboxLoginProvider>;
-  createSingpassProvider(opts: { baseUrl: string }): SandboxLoginProvider | Promise<SandboxLoginProvider>;
-}
-
-/**
- * The login providers are written in parallel; mount them only when `sandbox/login/index` exists, so the signing
- * sandbox works without them. (Loaded with require() on purpose: no compile-time dependency on an absent module.)
- */
-function loadLoginModule(): LoginModule | undefined {
-  const dir = path.join(__dirname, 'login');
-  if (!['index.ts', 'index.js'].some((f) => fs.existsSync(path.join(dir, f)))) return undefined;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require('./login') as Partial<LoginModule>;
-  if (typeof mod.createCorppassProvider !== 'function' || typeof mod.createSingpassProvider !== 'function') return undefined;
-  return mod as LoginModule;
 }
 
 function indexPage(urls: SandboxUrls): string {

@@ -61,12 +61,14 @@ describe('startSandbox', () => {
     expect(crypto.verify('sha256', data, { key: userCert.publicKey, dsaEncoding: 'der' }, Buffer.from(signed.claims.doc_hash_signature as string, 'hex'))).toBe(true);
   });
 
-  it('mounts the login providers when sandbox/login is present', async () => {
-    const present = ['index.ts', 'index.js'].some((f) => fs.existsSync(path.join(__dirname, '../../sandbox/login', f)));
-    expect(!!sb.corppass && !!sb.singpass).toBe(present);
-    if (present) {
-      expect(sb.urls.corppass).toBe(sb.corppass?.issuer);
-      expect((await fetch(`${sb.urls.corppass}/.well-known/openid-configuration`)).status).toBe(200);
+  it('mounts the Corppass and Singpass login providers at their issuers', async () => {
+    expect(sb.urls.corppass).toBe(sb.corppass.issuer);
+    expect(sb.urls.singpass).toBe(sb.singpass.issuer);
+    for (const issuer of [sb.urls.corppass, sb.urls.singpass]) {
+      expect(issuer.startsWith(sb.baseUrl + '/')).toBe(true);
+      const res = await fetch(`${issuer}/.well-known/openid-configuration`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { issuer: string }).issuer).toBe(issuer);
     }
   });
 });
@@ -128,5 +130,20 @@ describe('singpass-flows sandbox (CLI)', () => {
     expect(out).toMatch(/root certificate\s+http:\/\/127\.0\.0\.1:\d+\/ca\/root\.crt/);
     expect(out).toContain('cli-dsap');
     expect(out).toContain('Sandbox stopped.');
+  });
+});
+
+describe('singpass-flows sandbox (CLI) errors', () => {
+  it('a port in use gives an actionable INVALID_INPUT error', async () => {
+    const sb = await startSandbox({});
+    try {
+      const port = new URL(sb.baseUrl).port;
+      await expect(runSandboxCommand(['--port', port, '--no-persist'], { log: () => undefined, stop: async () => undefined })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining('already in use'),
+      });
+    } finally {
+      await sb.close();
+    }
   });
 });

@@ -87,7 +87,14 @@ export async function runSandboxCommand(argv: string[], io: { log?: (line: strin
   // Loaded lazily (require, not import(): this package is CommonJS) so other commands do not load the PKI code.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { serveSandbox } = require('../../../sandbox/server') as typeof import('../../../sandbox/server');
-  await serveSandbox(opts, io);
+  try {
+    await serveSandbox(opts, io);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException)?.code === 'EADDRINUSE') {
+      throw invalidInput('port', `port ${opts.port} is already in use on 127.0.0.1: stop the other process or pick another with --port`);
+    }
+    throw e;
+  }
   return 0;
 }
 
