@@ -325,6 +325,21 @@ describe('X-Dss-Assertion checks', () => {
     expect((await d.call(SESSIONS, ok)).body.error).toBe('CLIENT_JWKS_NOT_FOUND');
     await d.close();
   });
+  it('a key set without any EC key → 401 CLIENT_JWKS_INVALID', async () => {
+    const saved = dsap.jwks.keys.splice(0);
+    const { publicKey } = await generateKeyPair('RS256');
+    dsap.jwks.keys.push({ ...(await exportJWK(publicKey)), kid: dsap.kid, use: 'sig' });
+    const d = await startTestDsap({ apiBase: `${server.baseUrl}/sign/api/v1`, audience: `${server.baseUrl}/sign`, keysUrl: `${server.baseUrl}/sign/static/.well-known/keys.json` });
+    try {
+      // a fresh client id so the service has no cached copy of the key set
+      sign.registerClient({ clientId: d.clientId, jwksUrl: dsap.jwksUrl, notificationUrl: d.webhookUrl });
+      const r = await d.call(SESSIONS, ok);
+      expect({ status: r.status, error: r.body.error }).toEqual({ status: 401, error: 'CLIENT_JWKS_INVALID' });
+    } finally {
+      dsap.jwks.keys.splice(0, dsap.jwks.keys.length, ...saved);
+      await d.close();
+    }
+  });
   it('a DSAP key added later (new kid) is found by one refetch', async () => {
     const { privateKey, publicKey } = await generateKeyPair('ES384');
     dsap.jwks.keys.push({ ...(await exportJWK(publicKey)), kid: 'new-384', use: 'sig', alg: 'ES384' });
@@ -427,6 +442,13 @@ describe('phone-side errors', () => {
     await sign.userSigned(ref, wrong.toString('hex'));
     const notes = await dsap.waitFor(2, ref);
     expect(notes[1].claims).toMatchObject({ request_type: 'error', error: 'signature_invalid' });
+  });
+  it('phone.error sends an error notification with the chosen code; the session is finished', async () => {
+    const { ref } = await scanned();
+    expect(await phone.error(ref, 'app_crashed', 'boom')).toBe('acknowledged');
+    const notes = await dsap.waitFor(2, ref);
+    expect(notes[1].claims).toMatchObject({ request_type: 'error', error: 'app_crashed', error_description: 'boom' });
+    await expect(phone.approve(ref)).rejects.toThrow();
   });
   it('a user certificate from another CA is refused at scan', async () => {
     const foreign = await createTestPki({ baseUrl: 'http://127.0.0.1:9', rsaUser: false });
