@@ -54,7 +54,10 @@ export interface SigningErrorEvent {
 
 export type SigningEvent = CertificateEvent | SignatureEvent | SigningErrorEvent;
 
-/** The HTTP answer to give the service: 200 to acknowledge, 400 for a bad request, 503 so the service retries. */
+/**
+ * The HTTP answer to give the service: 200 to acknowledge, 400 for a bad request, 503 so the service retries (our
+ * key set unreachable, a just-rotated key not yet fetchable, a failing store).
+ */
 export type WebhookResponse =
   | { status: 200 }
   | { status: 400 | 503; body: Record<string, string> };
@@ -297,10 +300,13 @@ const WEBHOOK_CODE_FOR: Partial<Record<ErrorCode, string>> = {
 const TRANSIENT: ErrorCode[] = ['WEBHOOK_HANDLER_FAILED', 'KEY_SET_FETCH_FAILED', 'KEY_SET_INVALID', 'HTTP_TIMEOUT', 'HTTP_NETWORK', 'HTTP_UNEXPECTED_RESPONSE', 'HTTP_REDIRECT_REFUSED'];
 
 function errorResponse(err: SingpassFlowsError): WebhookResponse {
-  const transient = TRANSIENT.includes(err.code);
+  // An unknown kid right after a key rotation: our refetch may have been rate-limited just now. The Bearer already
+  // matched, so this is the service, not an attacker: let it retry (it waits ~2 s) instead of failing the session.
+  const unknownKid = isSingpassFlowsError(err.cause, 'KEY_NOT_FOUND');
+  const transient = TRANSIENT.includes(err.code) || unknownKid;
   const code = transient ? WEBHOOK_ERROR_CODES.internal : WEBHOOK_CODE_FOR[err.code] ?? WEBHOOK_ERROR_CODES.invalidRequest;
   // Little detail to the caller (it may not be the service); the full message stays in `error` for our logs.
-  const message = transient ? 'Temporary failure at the DSAP; please retry' : publicMessage(err.code);
+  const message = unknownKid ? 'Signing key not (yet) known to the DSAP; please retry' : transient ? 'Temporary failure at the DSAP; please retry' : publicMessage(err.code);
   return {
     status: transient ? 503 : 400,
     body: { [WEBHOOK_ERROR_BODY.correlationId]: randomUUID(), [WEBHOOK_ERROR_BODY.errorCode]: code, [WEBHOOK_ERROR_BODY.message]: message },

@@ -1,5 +1,5 @@
 import type * as http from 'node:http';
-import { startSandbox, type Sandbox, type SignService, type Phone } from '../../sandbox';
+import { startSandbox, type Sandbox, type SandboxOptions, type SignService, type Phone } from '../../sandbox';
 import { listen, readBody, sendJson, type RunningServer } from '../../sandbox/http';
 import type { TestPki } from '../../sandbox/pki';
 import { generateClientKeys, loadSigningKey, publicKeySet, type LoadedKey } from '../../src/keys';
@@ -41,8 +41,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(opts: { verifier?: Partial<WebhookVerifierOptions> } = {}): Promise<Harness> {
-  const sandbox = await startSandbox({ webhookRetryDelayMs: 20, webhookTimeoutMs: 2000 });
+export async function startHarness(opts: { verifier?: Partial<WebhookVerifierOptions>; sandbox?: SandboxOptions } = {}): Promise<Harness> {
+  const sandbox = await startSandbox({ webhookRetryDelayMs: 20, webhookTimeoutMs: 2000, ...opts.sandbox });
   const { pki, sign, phone } = sandbox;
   const apiBase = sandbox.urls.signApi;
   const keysUrl = sandbox.urls.signKeys;

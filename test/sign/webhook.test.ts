@@ -213,7 +213,8 @@ describe('duplicates, rotation, flood, caching', () => {
     const tokens = await Promise.all(Array.from({ length: 100 }, async () => sign(serviceKey(), claims('user_cert'))));
     // the set is loaded by the first of them; a set loaded under 1 s ago is not refetched
     const results = await Promise.all(tokens.map((t) => verifier.handle(req(t))));
-    expect(results.every((r) => r.response.status === 400 && r.error?.code === 'WEBHOOK_TOKEN_INVALID')).toBe(true);
+    // refused, but with 503: with a valid Bearer an unknown kid is most likely a rotation we could not fetch yet
+    expect(results.every((r) => r.response.status === 503 && r.error?.code === 'WEBHOOK_TOKEN_INVALID' && r.event === undefined)).toBe(true);
     expect(srv.state.hits).toBeGreaterThanOrEqual(1);
     expect(srv.state.hits).toBeLessThanOrEqual(2);
     now += 1000;
