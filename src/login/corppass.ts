@@ -11,7 +11,7 @@ import { verifyIdToken } from './id-token';
 import { parseCorppassSubject, type CorppassSubject } from './corppass-subject';
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
 import type { LoginTransaction } from './transaction';
-import { pkcePair, randomToken, safeEqual } from './util';
+import { normaliseScope, pkcePair, randomToken, safeEqual } from './util';
 import { CORPPASS_JWE_ENCS, PROVIDER_SIGNING_ALGS } from './wire';
 
 export interface CorppassClientOptions extends LoginClientOptions {
@@ -143,13 +143,3 @@ export function createCorppassClient(options: CorppassClientOptions): CorppassCl
     },
   };
 }
-
-function normaliseScope(scope: string | undefined): string {
-  if (scope !== undefined && typeof scope !== 'string') throw invalidInput('scope', 'a space-separated list of scopes');
-  const parts = (scope ?? 'openid').split(/\s+/).filter(Boolean);
-  if (parts.some((p) => !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(p))) throw invalidInput('scope', 'contains characters not allowed in a scope');
-  if (!parts.includes('openid')) parts.unshift('openid');
-  return [...new Set(parts)].join(' ');
-}
-
-export { normaliseScope };

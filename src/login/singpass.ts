@@ -4,14 +4,13 @@ import { httpRequest, safeUrl, type HttpResponse } from '../http';
 import { validateCallback, type CallbackInput } from './callback';
 import { clientAssertionParams } from './client-auth';
 import { checkTransactionOwner, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
-import { normaliseScope } from './corppass';
 import type { ProviderMetadata } from './discovery';
 import { DpopNonces, dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey } from './dpop';
 import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
 import type { LoginTransaction } from './transaction';
-import { checkUrl, pkcePair, randomToken } from './util';
+import { checkUrl, normaliseScope, pkcePair, randomToken } from './util';
 import { AMR_ALIASES, AUTHENTICATION_CONTEXT_MESSAGE_MAX, REDIRECT_URI_HTTPS_TYPES, SINGPASS_ACR_PREFIX, SINGPASS_JWE_ENCS } from './wire';
 
 export interface SingpassClientOptions extends LoginClientOptions {

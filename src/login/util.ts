@@ -48,3 +48,12 @@ export function checkUrl(field: string, value: unknown, allowInsecureLoopback = 
 export function nowSeconds(clock: () => number): number {
   return Math.floor(clock() / 1000);
 }
+
+/** Space-separated scopes, validated (RFC 6749 scope-token characters), deduplicated, with `openid` always included. */
+export function normaliseScope(scope: string | undefined): string {
+  if (scope !== undefined && typeof scope !== 'string') throw invalidInput('scope', 'a space-separated list of scopes');
+  const parts = (scope ?? 'openid').split(/\s+/).filter(Boolean);
+  if (parts.some((p) => !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(p))) throw invalidInput('scope', 'contains characters not allowed in a scope');
+  if (!parts.includes('openid')) parts.unshift('openid');
+  return [...new Set(parts)].join(' ');
+}
