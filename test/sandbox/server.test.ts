@@ -10,7 +10,7 @@ describe('startSandbox', () => {
   let sb: Sandbox;
   let dsap: TestDsap;
   beforeAll(async () => {
-    sb = await startSandbox({ webhookRetryDelayMs: 10, autoPhone: { user: 'p384', delayMs: 5 } });
+    sb = await startSandbox({ webhookRetryDelayMs: 10, webhookTimeoutMs: 8000, autoPhone: { user: 'p384', delayMs: 5 } });
     dsap = await startTestDsap({ apiBase: sb.urls.signApi, audience: sb.urls.signBase, keysUrl: sb.urls.signKeys });
     sb.sign.registerClient({ clientId: dsap.clientId, jwksUrl: dsap.jwksUrl, notificationUrl: dsap.webhookUrl });
   });

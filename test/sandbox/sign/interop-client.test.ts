@@ -17,7 +17,7 @@ describe('src/sign client ↔ sandbox signing service', () => {
   const tokens = new Map<string, string>();
 
   beforeAll(async () => {
-    sb = await startSandbox({ webhookRetryDelayMs: 10 });
+    sb = await startSandbox({ webhookRetryDelayMs: 10, webhookTimeoutMs: 8000 });
     const keys = await generateClientKeys();
     const signingKey = await loadSigningKey({ key: keys.signing });
     const verifier = createWebhookVerifier({ keySetUrl: sb.urls.signKeys });

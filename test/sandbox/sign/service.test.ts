@@ -40,7 +40,7 @@ async function scanned(user = 'p256'): Promise<{ ref: string; nonce: string }> {
 
 beforeAll(async () => {
   pki = await createTestPki({ baseUrl: 'http://127.0.0.1:9', rsaUser: false });
-  sign = createSignService({ webhookRetryDelayMs: 20, webhookTimeoutMs: 1000, caCertificates: [pki.root.certDer, pki.intermediate.certDer] });
+  sign = createSignService({ webhookRetryDelayMs: 20, webhookTimeoutMs: 8000, caCertificates: [pki.root.certDer, pki.intermediate.certDer] });
   phone = createPhone({ sign, users: pki.users as unknown as Record<string, { certDer: Buffer; privateKey: crypto.KeyObject }> });
   server = await listen(mount([sign, phone]));
   sign.setBaseUrl(server.baseUrl);
@@ -392,11 +392,11 @@ describe('webhook delivery and retries', () => {
   });
 
   it('a real timeout (slow webhook) is retried', async () => {
-    const slow = createSignService({ webhookRetryDelayMs: 10, webhookTimeoutMs: 200 });
+    const slow = createSignService({ webhookRetryDelayMs: 10, webhookTimeoutMs: 1500 });
     let calls = 0;
     const hook = await listen(async (_req, res) => {
       calls++;
-      if (calls === 1) await new Promise((r) => setTimeout(r, 600));
+      if (calls === 1) await new Promise((r) => setTimeout(r, 3000));
       res.writeHead(200).end();
     });
     const s = await listen(mount([slow]));
