@@ -253,3 +253,21 @@ describe('a lost answer on the hash call', () => {
     expect(calls2[1].result.event?.type).toBe('signature');
   });
 });
+
+describe('deprecated Basic authentication (explicit opt-in)', () => {
+  it('works against the service when configured, and a wrong secret is SIGN_AUTH_REJECTED', async () => {
+    h.sign.registerClient({ clientId: 'basic-dsap', jwksUrl: `${h.dsapServer.baseUrl}/jwks`, notificationUrl: `${h.dsapServer.baseUrl}/webhook`, basicSecret: 'old-secret' });
+    const { SigningApiClient } = await import('../../src/sign');
+    const ok = new SigningApiClient({ baseUrl: h.apiBase, clientId: 'basic-dsap', auth: { basic: { clientId: 'basic-dsap', clientSecret: 'old-secret' } } });
+    await expect(ok.createSession({ clientNotificationToken: 'a', tenantId: 'b' })).resolves.toHaveProperty('signRef');
+    const bad = new SigningApiClient({ baseUrl: h.apiBase, clientId: 'basic-dsap', auth: { basic: { clientId: 'basic-dsap', clientSecret: 'wrong' } } });
+    await expect(bad.createSession({ clientNotificationToken: 'a', tenantId: 'b' })).rejects.toMatchObject({ code: 'SIGN_AUTH_REJECTED' });
+  });
+});
+
+describe('service key set caching over this whole file', () => {
+  it('fetched once, plus once for the rotation — never per webhook', () => {
+    expect(h.sign.deliveries().filter((d) => d.status === 200).length).toBeGreaterThan(15);
+    expect(h.verifier.keySet.fetchCount).toBe(2);
+  });
+});
