@@ -69,6 +69,35 @@ describe('src/sign client ↔ sandbox signing service', () => {
     expect(crypto.verify('sha256', data, { key: new crypto.X509Certificate(cert.certificate.der).publicKey, dsaEncoding: 'der' }, Buffer.from(sig.signature, 'hex'))).toBe(true);
   });
 
+  it('service key rotation between the two notifications: the signature event still verifies (refetch on new kid)', async () => {
+    const token = crypto.randomBytes(16).toString('hex');
+    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
+    tokens.set(session.signRef, token);
+    await sb.phone.scan(session.signRef);
+    const cert = await waitEvent(session.signRef, 'certificate');
+    if (cert.type !== 'certificate') throw new Error('unreachable');
+    const newKid = sb.sign.rotateKeys();
+    sb.sign.retireOldKeys();
+    await client.submitDocumentHash(session.signRef, { documentName: 'a.pdf', documentHash: 'b'.repeat(64), challengeCode: '1234', nonce: cert.nonce, domainName: 'x' });
+    expect(await sb.phone.approve(session.signRef)).toBe('acknowledged');
+    await waitEvent(session.signRef, 'signature');
+    const delivered = sb.sign.deliveries().filter((d) => d.signRef === session.signRef && d.requestType === 'signed_doc_hash');
+    expect(delivered.at(-1)?.outcome).toBe('acknowledged');
+    expect(sb.sign.currentKid()).toBe(newKid);
+  });
+
+  it('the client retries the hash call once after a 503 from the service', async () => {
+    const token = crypto.randomBytes(16).toString('hex');
+    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
+    tokens.set(session.signRef, token);
+    await sb.phone.scan(session.signRef);
+    const cert = await waitEvent(session.signRef, 'certificate');
+    if (cert.type !== 'certificate') throw new Error('unreachable');
+    sb.sign.faults.serviceError(1, 503);
+    await client.submitDocumentHash(session.signRef, { documentName: 'a.pdf', documentHash: 'c'.repeat(64), challengeCode: '1234', nonce: cert.nonce, domainName: 'x' });
+    expect(sb.sign.session(session.signRef)?.state).toBe('hash_submitted');
+  });
+
   it('an expired session surfaces as SIGN_REF_NOT_FOUND in the client', async () => {
     const token = crypto.randomBytes(16).toString('hex');
     const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
