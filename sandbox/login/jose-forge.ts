@@ -192,8 +192,9 @@ export async function encryptForRp(plaintext: Buffer, rpJwk: JWK, o: EncryptOpti
   return [protectedSeg, b64u(encryptedKey), b64u(iv), b64u(ciphertext), b64u(tag)].join('.');
 }
 
+/** Public members only, without alg/use/key_ops: the sandbox decides the algorithm, not the RP's key metadata. */
 function publicOnly(jwk: JWK): JWK {
-  const { d: _d, ...pub } = jwk as JWK & { d?: string };
+  const { d: _d, alg: _a, use: _u, key_ops: _k, ...pub } = jwk as JWK & { d?: string };
   return pub;
 }
 
