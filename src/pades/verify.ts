@@ -9,7 +9,7 @@ import { systemClock, type Clock } from '../clock';
 import { invalidInput } from '../errors';
 import { buildChain, checkOcspResponse, checkTimestampToken, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
-import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
+import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isIssuedBy, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
 import { byteRangeDigest, listSignatures, readDss, type PdfSignatureInfo } from './index';
 
 export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
@@ -254,9 +254,23 @@ async function offlineChain(leaf: Buffer, pool: Buffer[], ctx: Ctx): Promise<{ c
       const chain = await buildChain(leaf, { intermediates: pool, fetchIssuers: false });
       return { chain, trusted: false, problem: ctx.roots.length ? 'CHAIN_UNTRUSTED' : undefined };
     } catch {
+      // Without anchors the root is normally simply not embedded: report the path as far as the file goes.
+      if (ctx.roots.length === 0) return { chain: partialChain(leaf, pool), trusted: false };
       return { chain: [leaf], trusted: false, problem: 'CHAIN_INCOMPLETE' };
     }
   }
+}
+
+function partialChain(leaf: Buffer, pool: Buffer[]): Buffer[] {
+  const certs = pool.map((d) => parseCertificate(d));
+  const chain = [parseCertificate(leaf)];
+  for (let i = 0; i < 8; i++) {
+    const cur = chain[chain.length - 1]!;
+    const next = certs.find((c) => !chain.includes(c) && isIssuedBy(cur, c));
+    if (!next) break;
+    chain.push(next);
+  }
+  return chain.map(certDer);
 }
 
 /** For each non-anchor certificate: a good, verifying OCSP response in `ocsps`? Any revoked? */

@@ -1,6 +1,7 @@
 import { startPkiServer, type RunningPkiServer } from '../../sandbox/pki';
 import { verifyPdfSignatures } from '../../src/pades/verify';
-import { listSignatures } from '../../src/pades';
+import { appendDss, listSignatures } from '../../src/pades';
+import { fetchOcspResponse } from '../../src/pki';
 import { samplePdf, signToLevel, type SignedStages } from './ltv-helpers';
 
 let server: RunningPkiServer;
@@ -100,8 +101,6 @@ describe('verifyPdfSignatures levels', () => {
   it('a revoked certificate with embedded revoked OCSP is reported CERT_REVOKED', async () => {
     // Build a B-T for the revoked user and add its (revoked) OCSP response by hand through appendDss.
     const { pki } = server;
-    const { appendDss } = await import('../../src/pades');
-    const { fetchOcspResponse } = await import('../../src/pki');
     const bt = (await signToLevel(await samplePdf(), { certDer: pki.users.revoked.certDer, privateKey: pki.users.revoked.privateKey, chain: [pki.intermediate.certDer] }, 'B-T', { tsaUrl: `${server.baseUrl}/ca/tsa`, trustedRoots: [] })).bt!;
     const ocsp = await fetchOcspResponse(pki.users.revoked.certDer, pki.intermediate.certDer);
     expect(ocsp.status).toBe('revoked');

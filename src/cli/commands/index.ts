@@ -2,6 +2,8 @@ import type { CliCommand } from '../command';
 import { sandboxCommand } from './sandbox';
 import { keysCommand } from './keys';
 import { demoCommand } from './demo';
+import { signCommand } from './sign';
+import { verifyCommand } from './verify';
 
 /** Every CLI command, in the order `--help` lists them. Add new commands here. */
-export const commands: CliCommand[] = [demoCommand, sandboxCommand, keysCommand];
+export const commands: CliCommand[] = [demoCommand, sandboxCommand, keysCommand, signCommand, verifyCommand];

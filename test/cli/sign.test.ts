@@ -1,0 +1,68 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../src/cli';
+import { run, samplePdf } from '../pades/ltv-helpers';
+
+let dir: string;
+let out: string[];
+let err: string[];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cli-sign-'));
+  writeFileSync(join(dir, 'in.pdf'), await samplePdf('CLI sign test'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+beforeEach(() => {
+  out = []; err = [];
+  jest.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
+  jest.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
+});
+afterEach(() => jest.restoreAllMocks());
+
+it('sign --help', async () => {
+  expect(await main(['sign', '--help'])).toBe(0);
+  expect(out.join('\n')).toContain('singpass-flows sign --in <file.pdf> --out <signed.pdf>');
+});
+
+it('signs a PDF at B-LTA through the whole sandbox session; verify confirms it with the written root', async () => {
+  const pdfOut = join(dir, 'out.pdf');
+  const rootOut = join(dir, 'root.pem');
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-LTA', '--root-out', rootOut, '--doc-name', 'Test.pdf'])).toBe(0);
+  const log = out.join('\n');
+  for (const step of ['1/8 session', '2/8 phone scanned', '3/8 PDF prepared', '4/8 hash submitted as "Test.pdf"', '5/8 phone approved', '6/8 signature embedded', '7/8 validation data added', '7/8 document timestamp added', '8/8 verified: valid, level B-LTA']) {
+    expect(log).toContain(step);
+  }
+  const signed = readFileSync(pdfOut);
+  expect(signed.subarray(0, readFileSync(join(dir, 'in.pdf')).length).equals(readFileSync(join(dir, 'in.pdf')))).toBe(true);
+  const { stdout } = await run('qpdf', ['--check', pdfOut]);
+  expect(stdout).toContain('No syntax or stream encoding errors found');
+
+  out = [];
+  expect(await main(['verify', pdfOut, '--root', rootOut, '--json'])).toBe(0);
+  const report = JSON.parse(out.join('\n'));
+  expect(report.valid).toBe(true);
+  expect(report.level).toBe('B-LTA');
+});
+
+it('B-B level works too', async () => {
+  const pdfOut = join(dir, 'bb.pdf');
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'b-b', '--user', 'p384'])).toBe(0);
+  expect(out.join('\n')).toContain('8/8 verified: valid, level B-B');
+});
+
+it('revoked user at B-LT -> OCSP_REVOKED, exit 1, nothing written', async () => {
+  const pdfOut = join(dir, 'revoked.pdf');
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-LT', '--user', 'revoked'])).toBe(1);
+  expect(err.join('\n')).toMatch(/FAILED OCSP_REVOKED: .*revoked/);
+  expect(existsSync(pdfOut)).toBe(false);
+});
+
+it('usage errors exit 2', async () => {
+  expect(await main(['sign', '--in', join(dir, 'in.pdf')])).toBe(2);
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', join(dir, 'x.pdf'), '--level', 'B-X'])).toBe(2);
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', join(dir, 'x.pdf'), '--user', 'nobody'])).toBe(2);
+  expect(await main(['sign', '--in', join(dir, 'missing.pdf'), '--out', join(dir, 'x.pdf')])).toBe(2);
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', join(dir, 'x.pdf'), '--config', 'c.json'])).toBe(2);
+  expect(existsSync(join(dir, 'x.pdf'))).toBe(false);
+});
