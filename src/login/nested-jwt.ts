@@ -68,6 +68,7 @@ export async function decryptAndVerify(token: unknown, o: NestedJwtOptions): Pro
     throw fail('does not contain a signed JWT', e);
   }
   if (typeof jwsHeader.typ === 'string' && FOREIGN_TYPS.includes(jwsHeader.typ.toLowerCase())) throw fail(`contains a "${jwsHeader.typ}" token, not an ${o.what}`);
+  if (hasDuplicateMembers(Buffer.from(inner.split('.')[1] ?? '', 'base64url').toString('utf8'))) throw fail('repeats a claim name (ambiguous JSON); refusing it');
   const { payload } = await verifyJwsWithKeySet(inner, o.keySet, {
     algorithms: [...PROVIDER_SIGNING_ALGS],
     issuer: o.issuer,
@@ -80,4 +81,41 @@ export async function decryptAndVerify(token: unknown, o: NestedJwtOptions): Pro
     what: o.what,
   });
   return { payload, jwsHeader };
+}
+
+/**
+ * True when some JSON object repeats a member name. JSON.parse silently keeps the last one, so a token could show
+ * one `iss` to a strict parser and another to us (RFC 8725 §3.12 / checklist item 52).
+ */
+export function hasDuplicateMembers(json: string): boolean {
+  const stack: Array<Set<string> | null> = []; // one entry per open object (its keys) or array (null)
+  let i = 0;
+  while (i < json.length) {
+    const ch = json[i];
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < json.length && json[j] !== '"') j += json[j] === '\\' ? 2 : 1;
+      const raw = json.slice(i, j + 1);
+      i = j + 1;
+      let k = i;
+      while (k < json.length && (json[k] === ' ' || json[k] === '\t' || json[k] === '\n' || json[k] === '\r')) k++;
+      const keys = stack[stack.length - 1];
+      if (json[k] === ':' && keys) {
+        let key: string;
+        try {
+          key = JSON.parse(raw) as string;
+        } catch {
+          return true; // unreadable member name: treat as ambiguous
+        }
+        if (keys.has(key)) return true;
+        keys.add(key);
+      }
+      continue;
+    }
+    if (ch === '{') stack.push(new Set());
+    else if (ch === '[') stack.push(null);
+    else if (ch === '}' || ch === ']') stack.pop();
+    i++;
+  }
+  return false;
 }

@@ -64,9 +64,7 @@ async function runFlow(provider: 'corppass' | 'singpass', c: ConformanceCase, tx
  * Cases the sandbox cannot currently produce (a sandbox defect, not a client decision); the client behaviour is
  * covered by a unit test instead (see nested-jwt.test.ts).
  */
-const SANDBOX_DEFECTS: Record<string, string> = {
-  'id-token-jwe-ecdh-es-direct': 'sandbox token endpoint answers 500 (jose refuses the RP key whose alg is ECDH-ES+A256KW for direct ECDH-ES)',
-};
+const SANDBOX_DEFECTS: Record<string, string> = {};
 
 const cases = CONFORMANCE_CASES.filter((c) => !SANDBOX_DEFECTS[c.name]).flatMap((c) => (c.provider === 'both' ? (['corppass', 'singpass'] as const) : [c.provider]).map((p) => ({ c, p })));
 

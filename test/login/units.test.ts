@@ -5,7 +5,7 @@ import { SingpassFlowsError } from '../../src/errors';
 import { generateClientKeys, loadEncryptionKey, loadSigningKey, RemoteKeySet } from '../../src/keys';
 import { activeRoles, flattenPersonInfo, InMemoryTransactionStore, keySetResponse, parseAuthorizationInfo, parseCorppassSubject, ProviderCache, singaporeDate, type LoginTransaction } from '../../src/login';
 import { validateCallback } from '../../src/login/callback';
-import { decryptAndVerify } from '../../src/login/nested-jwt';
+import { decryptAndVerify, hasDuplicateMembers } from '../../src/login/nested-jwt';
 import { DpopNonces, challengeNonce } from '../../src/login/dpop';
 import type { HttpResponse } from '../../src/http';
 
@@ -168,4 +168,11 @@ it('InMemoryTransactionStore: take succeeds once, and never after expiry', () =>
   now = 1000;
   expect(s.take('b')).toBe(false);
   expect(s.take('never')).toBe(false);
+});
+
+it('hasDuplicateMembers finds repeated names at any depth, not in arrays or string values', () => {
+  expect(hasDuplicateMembers('{"iss":"a","sub":"x","iss":"b"}')).toBe(true);
+  expect(hasDuplicateMembers('{"a":{"k":1,"k":2}}')).toBe(true);
+  expect(hasDuplicateMembers('{"a":["k","k"],"b":"\\"k\\":1,\\"k\\":2","c":[{"k":1},{"k":2}]}')).toBe(false);
+  expect(hasDuplicateMembers('{"\\u0069ss":"a","iss":"b"}')).toBe(true);
 });
