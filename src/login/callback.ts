@@ -11,7 +11,7 @@ export type CallbackInput = string | URLSearchParams | Record<string, string | s
 /** Parameters of an authorization response, each seen at most once. */
 type Params = Map<string, string[]>;
 
-function toParams(input: CallbackInput): Params {
+function toParams(input: CallbackInput, fromFragment: boolean): Params {
   const out: Params = new Map();
   const add = (k: string, v: string) => out.set(k, [...(out.get(k) ?? []), v]);
   if (typeof input === 'string') {
@@ -21,8 +21,9 @@ function toParams(input: CallbackInput): Params {
     } catch {
       throw invalidInput('callback', 'pass the full callback URL (https://…?code=…&state=…) or its parameters');
     }
-    // A fragment response (response_mode=fragment) is read from the fragment; otherwise the query.
-    const source = url.search.length > 1 ? url.searchParams : new URLSearchParams(url.hash.replace(/^#/, ''));
+    // A fragment response (response_mode=fragment) is read from the fragment only: the redirect URI may have a
+    // query of its own. Otherwise the query.
+    const source = fromFragment ? new URLSearchParams(url.hash.replace(/^#/, '')) : url.searchParams;
     for (const [k, v] of source) add(k, v);
   } else if (input instanceof URLSearchParams) {
     for (const [k, v] of input) add(k, v);
@@ -49,7 +50,7 @@ const FORBIDDEN = ['id_token', 'access_token', 'token', 'response', 'refresh_tok
  * Returns the code.
  */
 export function validateCallback(input: CallbackInput, tx: LoginTransaction): string {
-  const params = toParams(input);
+  const params = toParams(input, tx.responseMode === 'fragment');
   for (const [name, values] of params) {
     if (values.length > 1) throw new SingpassFlowsError('LOGIN_RESPONSE_INVALID', `The login response repeats the "${name}" parameter; refusing it`, { field: name });
   }
