@@ -102,7 +102,8 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
 
   // Revocation data: from the DSS of the whole file (B-LT), and from the DSS as covered by a later valid
   // document timestamp (B-LTA).
-  const docTimestamps = sigs.map((s, i) => ({ s, r: results[i]! })).filter(({ s, r }) => s.type === 'docTimestamp' && r.integrity.digestMatches && r.integrity.signatureValid);
+  const docTimestamps = sigs.map((s, i) => ({ s, r: results[i]! })).filter(({ s, r }) => s.type === 'docTimestamp' && r.integrity.digestMatches && r.integrity.signatureValid
+    && !r.problems.some((p) => p === 'CHAIN_UNTRUSTED' || p === 'CHAIN_INCOMPLETE' || p === 'CERT_NOT_VALID_AT_SIGNING_TIME'));
   for (let i = 0; i < sigs.length; i++) {
     const r = results[i]!;
     const sig = sigs[i]!;

@@ -1,6 +1,8 @@
 import { startPkiServer, type RunningPkiServer } from '../../sandbox/pki';
 import { verifyPdfSignatures } from '../../src/pades/verify';
-import { appendDss, listSignatures } from '../../src/pades';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
+import { appendDss, listSignatures, readDss } from '../../src/pades';
 import { fetchOcspResponse } from '../../src/pki';
 import { samplePdf, signToLevel, type SignedStages } from './ltv-helpers';
 
@@ -109,6 +111,37 @@ describe('verifyPdfSignatures levels', () => {
     expect(report.signatures[0]!.problems).toContain('CERT_REVOKED');
     expect(report.valid).toBe(false);
     expect(report.signatures[0]!.level).toBe('B-T');
+  });
+
+  it('pkijs SignedData.verify (an independent CMS implementation) agrees: intact -> true, tampered -> false', async () => {
+    const check = async (pdf: Buffer): Promise<boolean> => {
+      const [sig] = listSignatures(pdf);
+      const [, l1, o2, l2] = sig!.byteRange as [number, number, number, number];
+      const data = Buffer.concat([pdf.subarray(0, l1), pdf.subarray(o2, o2 + l2)]);
+      const asn = asn1js.fromBER(new Uint8Array(sig!.contents));
+      const sd = new pkijs.SignedData({ schema: new pkijs.ContentInfo({ schema: asn.result }).content });
+      return sd.verify({ signer: 0, data: new Uint8Array(data).buffer, checkChain: false }).then((r) => r === true, () => false);
+    };
+    expect(await check(stages.blta!)).toBe(true);
+    const bad = Buffer.from(stages.blta!);
+    bad[bad.indexOf('/CreationDate (D:') + 18] ^= 1;
+    expect(await check(bad)).toBe(false);
+  });
+
+  it('two signatures (P-256 then P-384), then B-LT: both verify, both get VRI entries and reach B-LT', async () => {
+    const { pki } = server;
+    const tsaUrl = `${server.baseUrl}/ca/tsa`;
+    const first = (await signToLevel(await samplePdf(), { certDer: pki.users.p256.certDer, privateKey: pki.users.p256.privateKey, chain: [pki.intermediate.certDer] }, 'B-T', { tsaUrl, trustedRoots: [] })).bt!;
+    const second = (await signToLevel(first, { certDer: pki.users.p384.certDer, privateKey: pki.users.p384.privateKey, chain: [pki.intermediate.certDer] }, 'B-LT', { tsaUrl, trustedRoots: [root] })).blt!;
+    const report = await verifyPdfSignatures(second, { trustedRoots: [root] });
+    expect(report.signatures.map((s) => [s.type, s.level, s.integrity.digestMatches && s.integrity.signatureValid])).toEqual([
+      ['signature', 'B-LT', true],
+      ['signature', 'B-LT', true],
+    ]);
+    expect(report).toMatchObject({ valid: true, level: 'B-LT' });
+    const dss = readDss(second);
+    expect(Object.keys(dss.vri).sort()).toEqual(listSignatures(second).map((s) => s.vriKey).sort());
+    expect(dss.ocsps).toHaveLength(4); // two users, intermediate, TSA
   });
 
   it('a PDF without signatures gives an empty, invalid report', async () => {
