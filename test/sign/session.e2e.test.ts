@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import {
-  applySigningEvent, generateChallengeCode, generateNotificationToken, markHashSubmitted, newSigningSessionState,
+  SigningApiClient, applySigningEvent, generateChallengeCode, generateNotificationToken, markHashSubmitted, newSigningSessionState,
   type CertificateEvent, type SignatureEvent, type SigningEvent,
 } from '../../src/sign';
 import type { Fetch } from '../../src/http';
@@ -257,7 +257,6 @@ describe('a lost answer on the hash call', () => {
 describe('deprecated Basic authentication (explicit opt-in)', () => {
   it('works against the service when configured, and a wrong secret is SIGN_AUTH_REJECTED', async () => {
     h.sign.registerClient({ clientId: 'basic-dsap', jwksUrl: `${h.dsapServer.baseUrl}/jwks`, notificationUrl: `${h.dsapServer.baseUrl}/webhook`, basicSecret: 'old-secret' });
-    const { SigningApiClient } = await import('../../src/sign');
     const ok = new SigningApiClient({ baseUrl: h.apiBase, clientId: 'basic-dsap', auth: { basic: { clientId: 'basic-dsap', clientSecret: 'old-secret' } } });
     await expect(ok.createSession({ clientNotificationToken: 'a', tenantId: 'b' })).resolves.toHaveProperty('signRef');
     const bad = new SigningApiClient({ baseUrl: h.apiBase, clientId: 'basic-dsap', auth: { basic: { clientId: 'basic-dsap', clientSecret: 'wrong' } } });
