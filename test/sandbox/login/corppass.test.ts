@@ -289,3 +289,39 @@ describe('sandbox Corppass provider', () => {
     });
   });
 });
+
+describe('sandbox Corppass provider with an injected clock', () => {
+  test('an authorization code expires after 60 s (invalid_grant), a fresh one still works', async () => {
+    let now = Date.now();
+    let handler: Handler = () => undefined;
+    const srv = await listen((req, res, url) => handler(req, res, url));
+    try {
+      const p = createCorppassProvider({ baseUrl: srv.baseUrl, clock: () => now, prefix: '/cp-clock' });
+      handler = mount([p]);
+      p.registerClient({ clientId, jwksUrl: rpJwks.jwksUrl, redirectUris: [redirectUri] });
+      expect(p.issuer).toBe(`${srv.baseUrl}/cp-clock`);
+      const run = async (advanceMs: number) => {
+        const { verifier, challenge } = pkce();
+        const u = new URL(p.authorizationEndpoint);
+        u.search = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: 'openid', state: randomB64(), code_challenge: challenge, code_challenge_method: 'S256' }).toString();
+        const code = new URL((await fetch(u, { redirect: 'manual' })).headers.get('location')!).searchParams.get('code')!;
+        now += advanceMs;
+        return postForm(p.tokenEndpoint, {
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: redirectUri,
+          client_id: clientId,
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: await clientAssertion(keys, clientId, p.issuer, { iat: Math.floor(now / 1000), exp: Math.floor(now / 1000) + 60 }),
+          code_verifier: verifier,
+        });
+      };
+      const late = await run(61_000);
+      expect(late.status).toBe(400);
+      expect(await late.json()).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/expired/) });
+      expect((await run(59_000)).status).toBe(200);
+    } finally {
+      await srv.close();
+    }
+  });
+});

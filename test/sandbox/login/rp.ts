@@ -35,15 +35,15 @@ export function pkce(): { verifier: string; challenge: string } {
   return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
 }
 
-export async function clientAssertion(keys: RpKeys, clientId: string, aud: string, overrides: Record<string, unknown> = {}): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ jti: randomB64(16), ...overrides })
+export async function clientAssertion(keys: RpKeys, clientId: string, aud: string, overrides: { iat?: number; exp?: number } = {}): Promise<string> {
+  const now = overrides.iat ?? Math.floor(Date.now() / 1000);
+  return new SignJWT({ jti: randomB64(16) })
     .setProtectedHeader({ alg: 'ES256', typ: 'JWT', kid: keys.sig.kid })
     .setIssuer(clientId)
     .setSubject(clientId)
     .setAudience(aud)
     .setIssuedAt(now)
-    .setExpirationTime(now + 60)
+    .setExpirationTime(overrides.exp ?? now + 60)
     .sign(keys.sig.privateKey);
 }
 
