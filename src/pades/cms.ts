@@ -2,7 +2,7 @@
  * CMS (RFC 5652) pieces of a PAdES signature made from an externally signed hash: the SignedAttributes the user's
  * device signs, the check of that signature, and the detached SignedData that goes into the PDF's /Contents.
  */
-import { createHash, KeyObject, verify as cryptoVerify, X509Certificate } from 'node:crypto';
+import { createHash, createPublicKey, KeyObject, verify as cryptoVerify, X509Certificate } from 'node:crypto';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import {
   OID,
@@ -29,8 +29,10 @@ export interface CertificateInfo {
   issuer: Buffer;
   /** DER of the serialNumber INTEGER (tag included). */
   serial: Buffer;
-  publicKey: KeyObject;
-  x509: X509Certificate;
+  /** The subject public key (created on first use: KeyObject creation is slow and prepare does not need it). */
+  publicKey(): KeyObject;
+  /** Subject as `CN=…` lines (parsed on demand: X509Certificate costs milliseconds). */
+  subject(): string;
 }
 
 /** Accepts DER bytes, base64 DER or PEM; throws INVALID_INPUT naming `field` when it is not a certificate. */
@@ -50,12 +52,25 @@ export function toCertificateDer(input: Buffer | string, field: string): Buffer 
 export function parseCertificate(input: Buffer | string, field = 'certificate'): CertificateInfo {
   const der = toCertificateDer(input, field);
   try {
-    const x509 = new X509Certificate(der);
     const cert = readTlv(der);
-    const tbs = children(der, cert)[0]!;
+    if (cert.tag !== 0x30 || cert.end !== der.length) throw new Error('not a DER SEQUENCE');
+    const [tbs, sigAlg, sigValue] = children(der, cert);
+    if (!tbs || !sigAlg || sigValue?.tag !== 0x03) throw new Error('not a certificate');
     const fields = children(der, tbs);
     const i = fields[0]!.tag === 0xa0 ? 1 : 0; // optional [0] version
-    return { der: bytesOf(der, cert), serial: bytesOf(der, fields[i]!), issuer: bytesOf(der, fields[i + 2]!), publicKey: x509.publicKey, x509 };
+    const [serial, , issuer, validity, subject, spki] = fields.slice(i);
+    if (serial?.tag !== 0x02 || issuer?.tag !== 0x30 || validity?.tag !== 0x30 || subject?.tag !== 0x30 || spki?.tag !== 0x30) {
+      throw new Error('not a certificate');
+    }
+    const spkiDer = bytesOf(der, spki);
+    let key: KeyObject | undefined;
+    return {
+      der: bytesOf(der, cert),
+      serial: bytesOf(der, serial),
+      issuer: bytesOf(der, issuer),
+      publicKey: () => (key ??= createPublicKey({ key: spkiDer, format: 'der', type: 'spki' })),
+      subject: () => new X509Certificate(der).subject,
+    };
   } catch (e) {
     if (e instanceof SingpassFlowsError) throw e;
     throw invalidInput(field, 'not a valid X.509 certificate (expected base64 DER or PEM)');
@@ -118,7 +133,12 @@ export function checkSignature(
   signature: Buffer,
   cert: CertificateInfo,
 ): { value: Buffer; algorithm: Buffer } {
-  const key = cert.publicKey;
+  let key: KeyObject;
+  try {
+    key = cert.publicKey();
+  } catch {
+    throw invalidInput('certificate', 'the certificate public key cannot be read');
+  }
   const invalid = () =>
     new SingpassFlowsError(
       'SIGNATURE_INVALID',

@@ -34,6 +34,14 @@ export function checkPlaceholderBytes(v: unknown): number {
   return v;
 }
 
+/** `<000…>` with room for `bytes` bytes of hex. */
+function placeholder(bytes: number): Buffer {
+  const b = Buffer.alloc(bytes * 2 + 2, 0x30);
+  b[0] = 0x3c;
+  b[b.length - 1] = 0x3e;
+  return b;
+}
+
 export interface SignatureUpdateInput {
   kind: 'Sig' | 'DocTimeStamp';
   /** Extra signature dictionary entries (/Filter, /SubFilter, /M, /Reason…). */
@@ -57,7 +65,7 @@ export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): 
     Type: name(input.kind),
     ...input.entries,
     ByteRange: new PdfRaw(Buffer.from(`[0 ${zeros} ${zeros} ${zeros}]`, 'latin1'), 'byteRange'),
-    Contents: new PdfRaw(Buffer.from(`<${'0'.repeat(input.placeholderBytes * 2)}>`, 'latin1'), 'contents'),
+    Contents: new PdfRaw(placeholder(input.placeholderBytes), 'contents'),
   });
   const sigRef = update.add(sigDict);
   const ap = input.appearance ? appearanceStream(input.appearance.rect, input.appearance.lines) : emptyAppearance();

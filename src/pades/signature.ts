@@ -91,7 +91,7 @@ export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOpt
   if (options.appearance !== undefined) {
     const a = options.appearance;
     const rect = normaliseRect(a?.rect);
-    const who = signerName ?? commonName(cert.x509.subject) ?? 'signer';
+    const who = signerName ?? commonName(cert.subject()) ?? 'signer';
     const lines =
       a.lines ??
       [

@@ -23,7 +23,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
   await stopPki();
 });
-const write = (name: string, b: Buffer) => {
+const write = (name: string, b: Buffer | string) => {
   const f = path.join(dir, name);
   fs.writeFileSync(f, b);
   return f;

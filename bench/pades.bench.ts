@@ -1,0 +1,145 @@
+/**
+ * PAdES prepare/finalize cost against one SHA-256 pass over the same file, for 1 MB, 10 MB and 100 MB PDFs.
+ * Run: `npm run bench` (compiles to dist/bench/pades.bench.js). Each size runs in its own child process so peak
+ * RSS (getrusage maxrss) belongs to that size only. Prints a table; asserts nothing.
+ */
+import { execFileSync } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createTestPki } from '../sandbox/pki';
+import { finalizeSignature, prepareSignature } from '../src/pades';
+
+const SIZES_MB = [1, 10, 100];
+const DIR = path.join(os.tmpdir(), 'singpass-flows-bench');
+
+/** A valid classic-xref PDF of about `mb` megabytes: 50 pages, each drawing one random RGB image. */
+function writePdf(file: string, mb: number): void {
+  const pages = 50;
+  const imgBytes = Math.max(3, Math.floor((mb * 1024 * 1024) / pages / 3) * 3);
+  const side = Math.floor(Math.sqrt(imgBytes / 3));
+  const fd = fs.openSync(file, 'w');
+  let pos = 0;
+  const offsets: number[] = [];
+  const put = (b: Buffer | string) => {
+    const buf = typeof b === 'string' ? Buffer.from(b, 'latin1') : b;
+    fs.writeSync(fd, buf);
+    pos += buf.length;
+  };
+  const obj = (n: number, body: string, stream?: Buffer) => {
+    offsets[n] = pos;
+    put(`${n} 0 obj\n${body}\n`);
+    if (stream) {
+      put('stream\n');
+      put(stream);
+      put('\nendstream\n');
+    }
+    put('endobj\n');
+  };
+  put('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n');
+  // 1 catalog, 2 pages, then per page i: page 3+3i, content 4+3i, image 5+3i
+  obj(1, '<< /Type /Catalog /Pages 2 0 R >>');
+  const kids = Array.from({ length: pages }, (_, i) => `${3 + 3 * i} 0 R`).join(' ');
+  obj(2, `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`);
+  for (let i = 0; i < pages; i++) {
+    const p = 3 + 3 * i;
+    obj(p, `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /Im0 ${p + 2} 0 R >> >> /Contents ${p + 1} 0 R >>`);
+    const content = Buffer.from('q 500 0 0 500 48 171 cm /Im0 Do Q\n', 'latin1');
+    obj(p + 1, `<< /Length ${content.length} >>`, content);
+    const data = crypto.randomBytes(side * side * 3);
+    obj(p + 2, `<< /Type /XObject /Subtype /Image /Width ${side} /Height ${side} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Length ${data.length} >>`, data);
+  }
+  const size = 3 + 3 * pages;
+  const xref = pos;
+  put(`xref\n0 ${size}\n0000000000 65535 f\r\n`);
+  for (let n = 1; n < size; n++) put(`${String(offsets[n]).padStart(10, '0')} 00000 n\r\n`);
+  put(`trailer\n<< /Size ${size} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`);
+  fs.closeSync(fd);
+}
+
+const mbOf = (bytes: number) => bytes / 1024 / 1024;
+
+async function child(file: string): Promise<void> {
+  const pki = await createTestPki({ baseUrl: 'http://127.0.0.1:9', rsaUser: false });
+  const pdf = fs.readFileSync(file);
+  if (global.gc) global.gc();
+  const baseRss = process.memoryUsage().rss;
+  const time = async <T>(f: () => Promise<T> | T): Promise<[T, number]> => {
+    const t0 = process.hrtime.bigint();
+    const r = await f();
+    return [r, Number(process.hrtime.bigint() - t0) / 1e6];
+  };
+  // best of N for both (steady state, JIT warm); the machine is shared, so single runs are noisy
+  const runs = pdf.length <= 16 * 1024 * 1024 ? 25 : 3;
+  // warm-up (JIT) on a small slice-free call: the first prepares in a fresh process pay compilation
+  for (let i = 0; i < (pdf.length <= 16 * 1024 * 1024 ? 10 : 1); i++) {
+    crypto.createHash('sha256').update(pdf).digest();
+    await prepareSignature(pdf, { certificate: pki.users.p256.certDer, chain: [pki.intermediate.certDer] });
+  }
+  let shaMs = Infinity;
+  for (let i = 0; i < runs; i++) shaMs = Math.min(shaMs, (await time(() => crypto.createHash('sha256').update(pdf).digest()))[1]);
+  let prepMs = Infinity;
+  let prepared!: Awaited<ReturnType<typeof prepareSignature>>;
+  for (let i = 0; i < runs; i++) {
+    const [r, ms] = await time(() => prepareSignature(pdf, { certificate: pki.users.p256.certDer, chain: [pki.intermediate.certDer] }));
+    prepared = r;
+    prepMs = Math.min(prepMs, ms);
+  }
+  const peakAfterPrepare = process.resourceUsage().maxRSS * 1024;
+  const heapAfterPrepare = process.memoryUsage().heapUsed;
+  const sig = crypto.sign('sha256', Buffer.from(prepared.state.signedAttributes, 'base64'), { key: pki.users.p256.privateKey, dsaEncoding: 'der' });
+  const [signed, finMs] = await time(() => finalizeSignature(pdf, prepared.state, sig));
+  const peakAfterFinalize = process.resourceUsage().maxRSS * 1024;
+  process.stdout.write(
+    JSON.stringify({
+      size: pdf.length,
+      shaMs,
+      prepMs,
+      finMs,
+      stateBytes: JSON.stringify(prepared.state).length,
+      baseRss,
+      peakAfterPrepare,
+      heapAfterPrepare,
+      peakAfterFinalize,
+      signedSize: signed.length,
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const childArg = process.argv.indexOf('--child');
+  if (childArg > 0) return child(process.argv[childArg + 1]!);
+  fs.mkdirSync(DIR, { recursive: true });
+  const rows: string[] = [];
+  const header = ['size', 'sha256 ms', 'prepare ms', 'ratio', 'finalize ms', 'state', 'peak RSS prepare', 'over file', 'peak RSS finalize', 'heap'];
+  for (const mb of SIZES_MB) {
+    const file = path.join(DIR, `bench-${mb}mb.pdf`);
+    if (!fs.existsSync(file)) writePdf(file, mb);
+    const out = execFileSync(process.execPath, ['--expose-gc', __filename, '--child', file], { maxBuffer: 1 << 20 }).toString();
+    const r = JSON.parse(out);
+    rows.push(
+      [
+        `${mbOf(r.size).toFixed(1)} MB`,
+        r.shaMs.toFixed(1),
+        r.prepMs.toFixed(1),
+        (r.prepMs / r.shaMs).toFixed(2),
+        r.finMs.toFixed(1),
+        `${(r.stateBytes / 1024).toFixed(1)} KB`,
+        `${mbOf(r.peakAfterPrepare).toFixed(0)} MB`,
+        `+${mbOf(r.peakAfterPrepare - r.size).toFixed(0)} MB`,
+        `${mbOf(r.peakAfterFinalize).toFixed(0)} MB`,
+        `${mbOf(r.heapAfterPrepare).toFixed(0)} MB`,
+      ].join(' | '),
+    );
+  }
+  console.log(`PAdES prepare/finalize (node ${process.version}, ${os.cpus().length} CPUs)`);
+  console.log(header.join(' | '));
+  for (const r of rows) console.log(r);
+  console.log('ratio = prepare / one SHA-256 pass (target ≤ 2); "over file" = peak RSS during prepare minus file size (target ≤ 100 MB).');
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
