@@ -6,4 +6,5 @@ export * from './qr';
 export * from './webhook';
 export * from './delivery-log';
 export * from './session';
+export * from './environments';
 export * as signWire from './wire';

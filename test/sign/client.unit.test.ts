@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { generateClientKeys, loadSigningKey, type LoadedKey } from '../../src/keys';
 import {
-  SigningApiClient, createDssAssertion, generateChallengeCode, generateNotificationToken, renderQr,
+  SIGNING_ENVIRONMENTS, SigningApiClient, createDssAssertion, generateChallengeCode, generateNotificationToken, renderQr,
   type DocumentHashInput,
 } from '../../src/sign';
 import type { Fetch } from '../../src/http';
@@ -185,5 +185,21 @@ describe('SigningApiClient response handling (stubbed fetch)', () => {
     await client(capture, { auth: { basic: { clientId: 'id', clientSecret: 's3' } } }).createSession(input);
     expect(headers.get('authorization')).toBeNull();
     expect(headers.get('x-dss-assertion')).toMatch(/^eyJ/);
+  });
+});
+
+describe('SIGNING_ENVIRONMENTS', () => {
+  it('staging: the API under /api/v1 and the assertion audience is its origin', async () => {
+    let url = '';
+    let assertion = '';
+    const capture: Fetch = async (u, init) => {
+      url = u;
+      assertion = new Headers(init?.headers).get('x-dss-assertion') ?? '';
+      return new Response(JSON.stringify({ sign_ref: 'r', expires_at: 1, qr_code: { payload: 'p' } }));
+    };
+    await new SigningApiClient({ ...SIGNING_ENVIRONMENTS.staging, clientId: 'c', signingKey: key, fetch: capture }).createSession({ clientNotificationToken: 't', tenantId: 't' });
+    expect(url).toBe('https://staging.sign.singpass.gov.sg/api/v1/doc-signing-sessions');
+    expect(decodeJwt(assertion).aud).toBe('https://staging.sign.singpass.gov.sg');
+    expect(SIGNING_ENVIRONMENTS.production.keySetUrl).toBe('https://static.app.sign.singpass.gov.sg/.well-known/keys.json');
   });
 });
