@@ -17,7 +17,9 @@ describe('src/sign client ↔ sandbox signing service', () => {
   const tokens = new Map<string, string>();
 
   beforeAll(async () => {
-    sb = await startSandbox({ webhookRetryDelayMs: 10, webhookTimeoutMs: 8000 });
+    // Retry delay > 1 s on purpose: the client's key set refuses to refetch within 1 s of a load, so after a rotation
+    // right after a load the first attempt can fail and the service's retry (2 s in production) must get through.
+    sb = await startSandbox({ webhookRetryDelayMs: 1200, webhookTimeoutMs: 8000 });
     const keys = await generateClientKeys();
     const signingKey = await loadSigningKey({ key: keys.signing });
     const verifier = createWebhookVerifier({ keySetUrl: sb.urls.signKeys });
