@@ -138,7 +138,7 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
       if (typeof request.expectedToken === 'function' && expected === undefined) {
         throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', 'The webhook names a signing session that is unknown or finished', { retryable: false });
       }
-      if (!presented || !expected || !constantTimeEqual(presented, expected)) {
+      if (!presented || !expected || !constantTimeEqual(presented, expected.trimEnd())) {
         throw new SingpassFlowsError('WEBHOOK_UNAUTHORIZED', presented
           ? 'The webhook Bearer token does not match the session\'s client notification token'
           : 'The webhook call has no "Authorization: Bearer" token', { retryable: false });
@@ -193,8 +193,11 @@ function readBearer(headers: WebhookRequest['headers']): string | undefined {
     if (value.length !== 1) return undefined; // two Authorization headers: ambiguous, refuse
     value = value[0];
   }
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(value ?? '');
-  return match?.[1];
+  // client_notification_token may itself contain spaces (spec §4.1), so take everything after "Bearer ";
+  // trailing whitespace is dropped because HTTP strips it in transit.
+  const match = /^Bearer (.+)$/is.exec(value ?? '');
+  const token = match?.[1].trimEnd();
+  return token ? token : undefined;
 }
 
 /** Compare digests so neither the content nor the length of the expected token leaks through timing. */

@@ -89,6 +89,17 @@ describe('a whole signing session over real HTTP (our client + webhook verifier 
   });
 });
 
+describe('client_notification_token with spaces (allowed by the spec)', () => {
+  it('is sent, echoed as Bearer by the service and accepted by the verifier', async () => {
+    const token = 'my token_1 - ' + crypto.randomBytes(4).toString('hex');
+    const session = await h.client.createSession({ clientNotificationToken: token, tenantId: 'Spaced Tenant' });
+    h.tokens.set(session.signRef, token);
+    expect(await h.phone.scan(session.signRef)).toBe('acknowledged');
+    const [call] = await h.waitFor(1, session.signRef);
+    expect(call.result.response.status).toBe(200);
+  });
+});
+
 describe('SIGN_REF_NOT_FOUND is reported and never retried', () => {
   it('unknown sign_ref: one request, code SIGN_REF_NOT_FOUND with the service ids in details', async () => {
     const client = h.newClient({ retry: { attempts: 3, delayMs: 1 } });

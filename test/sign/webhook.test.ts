@@ -97,6 +97,10 @@ describe('webhook verification: refusals answer 400 with the three mandatory fie
     expect400(await verifier.handle({ ...req(t), headers: { authorization: `Basic ${TOKEN}` } }), 'WEBHOOK_UNAUTHORIZED');
     expect400(await verifier.handle({ ...req(t), headers: { authorization: [`Bearer ${TOKEN}`, `Bearer ${TOKEN}`] } }), 'WEBHOOK_UNAUTHORIZED');
     expect(srv.state.hits).toBe(0);
+    // tokens may contain spaces (letters, digits, _ - and whitespace are allowed)
+    const spaced = { ...req(t, 'my token 1'), expectedToken: 'my token 1' };
+    expect((await verifier.handle(spaced)).response.status).toBe(200);
+    expect400(await verifier.handle({ ...spaced, expectedToken: 'my token' }), 'WEBHOOK_UNAUTHORIZED');
     // a fetch Headers object works too
     expect((await verifier.handle({ ...req(t), headers: new Headers({ Authorization: `Bearer ${TOKEN}` }) })).response.status).toBe(200);
   });
