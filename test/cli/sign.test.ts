@@ -2,7 +2,19 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli';
+import { createServer } from 'node:net';
+import { startSandbox } from '../../sandbox';
+import { generateClientKeys } from '../../src/keys';
 import { run, samplePdf } from '../pades/ltv-helpers';
+
+/** A currently free loopback port (the config mode listens on a fixed port, as a real deployment does). */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
 
 let dir: string;
 let out: string[];
@@ -30,7 +42,7 @@ it('signs a PDF at B-LTA through the whole sandbox session; verify confirms it w
   const rootOut = join(dir, 'root.pem');
   expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-LTA', '--root-out', rootOut, '--doc-name', 'Test.pdf'])).toBe(0);
   const log = out.join('\n');
-  for (const step of ['1/8 session', '2/8 phone scanned', '3/8 PDF prepared', '4/8 hash submitted as "Test.pdf"', '5/8 phone approved', '6/8 signature embedded', '7/8 validation data added', '7/8 document timestamp added', '8/8 verified: valid, level B-LTA']) {
+  for (const step of ['1/8 session', '2/8 QR scanned', '3/8 PDF prepared', '4/8 hash submitted as "Test.pdf"', '5/8 approved', '6/8 signature checked and embedded', '7/8 validation data added', '7/8 document timestamp added', '8/8 verified: valid, level B-LTA']) {
     expect(log).toContain(step);
   }
   const signed = readFileSync(pdfOut);
@@ -63,6 +75,35 @@ it('usage errors exit 2', async () => {
   expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', join(dir, 'x.pdf'), '--level', 'B-X'])).toBe(2);
   expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', join(dir, 'x.pdf'), '--user', 'nobody'])).toBe(2);
   expect(await main(['sign', '--in', join(dir, 'missing.pdf'), '--out', join(dir, 'x.pdf')])).toBe(2);
-  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', join(dir, 'x.pdf'), '--config', 'c.json'])).toBe(2);
   expect(existsSync(join(dir, 'x.pdf'))).toBe(false);
+});
+
+it('--config: the same session against a separately running service (sandbox with an automatic phone)', async () => {
+  const sb = await startSandbox({ autoPhone: true, webhookRetryDelayMs: 50 });
+  try {
+    const keys = await generateClientKeys();
+    const port = await freePort();
+    sb.sign.registerClient({ clientId: 'cfg-dsap', jwksUrl: `http://127.0.0.1:${port}/jwks`, notificationUrl: `http://127.0.0.1:${port}/webhook` });
+    writeFileSync(join(dir, 'cfg-root.pem'), sb.pki.root.certPem);
+    const config = {
+      signApiBaseUrl: sb.urls.signApi, audience: sb.urls.signBase, clientId: 'cfg-dsap', signingKey: keys.signing,
+      serviceKeySetUrl: sb.urls.signKeys, listenPort: port, tsaUrl: sb.urls.tsa, trustedRoots: ['cfg-root.pem'], domainName: 'cfg.example.sg',
+    };
+    writeFileSync(join(dir, 'sign-config.json'), JSON.stringify(config));
+    const pdfOut = join(dir, 'cfg.pdf');
+    expect(await main(['sign', '--config', join(dir, 'sign-config.json'), '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-LT'])).toBe(0);
+    const log = out.join('\n');
+    expect(log).toContain('scan this QR code with the Singpass app');
+    expect(log).toContain('8/8 verified: valid, level B-LT');
+    expect(existsSync(pdfOut)).toBe(true);
+  } finally {
+    await sb.close();
+  }
+});
+
+it('--config with missing fields -> INVALID_INPUT naming the field, exit 1', async () => {
+  writeFileSync(join(dir, 'bad-config.json'), JSON.stringify({ signApiBaseUrl: 'http://127.0.0.1:1/api/v1' }));
+  expect(await main(['sign', '--config', join(dir, 'bad-config.json'), '--in', join(dir, 'in.pdf'), '--out', join(dir, 'y.pdf')])).toBe(1);
+  expect(err.join('\n')).toContain('INVALID_INPUT: config.clientId');
+  expect(existsSync(join(dir, 'y.pdf'))).toBe(false);
 });
