@@ -79,13 +79,12 @@ export class RemoteKeySet {
       await this.inflight;
       return true;
     }
-    // The cooldown counts from the last on-demand refetch, not from the routine load: a rotation shortly after the
-    // set was loaded (e.g. between the two webhooks of one session) still gets its one refetch, while a flood of
-    // unknown kids costs at most the routine load + one refetch per cooldown. A set loaded under a second ago is
-    // not refetched at all (it would be the same set).
+    // The cooldown counts from the last on-demand refetch, not from the routine load: a rotation right after the
+    // set was loaded (e.g. between the two webhooks of one session, milliseconds apart) still gets its one
+    // refetch — refusing it would lose the signature notification — while a flood of unknown kids costs at most
+    // the routine load + one refetch per cooldown.
     const now = this.opts.clock();
-    const cooldownMs = this.opts.refetchCooldownSeconds * 1000;
-    if (now - this.lastRefetchAt < cooldownMs || now - this.fetchedAt < Math.min(1000, cooldownMs)) return false;
+    if (now - this.lastRefetchAt < this.opts.refetchCooldownSeconds * 1000) return false;
     this.lastRefetchAt = now;
     try {
       await this.load();

@@ -70,15 +70,29 @@ describe('RemoteKeySet', () => {
     expect(srv.state.hits).toBe(2);
   });
 
-  test('a flood of unknown kids causes at most one fetch per cooldown, and concurrent callers share a fetch', async () => {
+  test('a flood of unknown kids costs the routine load plus one refetch per cooldown; concurrent callers share fetches', async () => {
     srv.state.keys = [ecKey('a').jwk];
     let now = 0;
     const set = new RemoteKeySet(srv.url, { clock: () => now, refetchCooldownSeconds: 30 });
     const results = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => set.getKey({ alg: 'ES256', kid: `made-up-${i}` })));
     expect(results.every((r) => r.status === 'rejected' && isSingpassFlowsError(r.reason, 'KEY_NOT_FOUND'))).toBe(true);
-    expect(srv.state.hits).toBe(1);
-    now += 31_000;
+    expect(srv.state.hits).toBe(2);
+    now += 29_000;
     await expect(set.getKey({ alg: 'ES256', kid: 'other' })).rejects.toThrow();
+    expect(srv.state.hits).toBe(2);
+    now += 2_000;
+    await expect(set.getKey({ alg: 'ES256', kid: 'other' })).rejects.toThrow();
+    expect(srv.state.hits).toBe(3);
+  });
+
+  test('a key rotated in milliseconds after the routine load is still found (no signature notification lost)', async () => {
+    const a = ecKey('a');
+    srv.state.keys = [a.jwk];
+    const now = 0;
+    const set = new RemoteKeySet(srv.url, { clock: () => now });
+    await set.getKey({ alg: 'ES256', kid: 'a' });
+    srv.state.keys = [a.jwk, ecKey('b').jwk];
+    await expect(set.getKey({ alg: 'ES256', kid: 'b' })).resolves.toBeDefined();
     expect(srv.state.hits).toBe(2);
   });
 
