@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isSingpassFlowsError } from '../../src/errors';
 import { finalizeSignature, listSignatures, prepareSignature } from '../../src/pades';
-import { fixture, SIGNABLE_FIXTURES } from '../fixtures/pdfs';
+import { fixture, SIGNABLE_FIXTURES, SYSTEM_PDFS } from '../fixtures/pdfs';
 import { extractSignatures, opensslCmsVerify, pdfsig, phoneSign, qpdfCheck, signPdf, stopPki, testPki, tmpDir } from './helpers';
 
 const dir = tmpDir('sig');
@@ -210,4 +210,15 @@ describe('refusals', () => {
     const { state } = await prepareSignature(pdf, { certificate: pki.users.p256.certDer });
     await expect(finalizeSignature(pdf, state, 'zz')).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'signature' } });
   });
+});
+
+// Real-world files (pdfTeX, xref streams with predictors) when the machine has them.
+const systemPdfs = SYSTEM_PDFS.length ? SYSTEM_PDFS : ['(none on this machine)'];
+test.each(systemPdfs)('signs %s visibly: pdfsig valid, qpdf clean', async (file) => {
+  if (!fs.existsSync(file)) return; // listed only when present; see SYSTEM_PDFS
+  const pki = await testPki();
+  const signed = await signPdf(fs.readFileSync(file), pki.users.p256, { appearance: { rect: [20, 20, 220, 70] } });
+  const out = write(`system-${path.basename(file)}`, signed);
+  expect(await pdfsig(out)).toContain('Signature is Valid.');
+  expect(await qpdfCheck(out)).toContain('No syntax or stream encoding errors found');
 });
