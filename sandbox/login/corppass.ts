@@ -40,6 +40,7 @@ export class CorppassProvider extends ProviderCore {
 
   constructor(opts: ProviderOptions) {
     super(opts, '/corppass', '');
+    this.publishCertificates = true;
   }
 
   get authorizationEndpoint(): string {

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import type * as http from 'node:http';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { readBody, sendBytes, sendJson } from '../http';
+import { issueCertificate, randomSerial } from '../pki/x509';
 import type { ClaimOverrides, IssuerVariant, JoseMisbehaviour, LoginEndpoint, Misbehaviour } from './misbehaviour';
 import type { ClientRegistration, DecodedJwt, LoginProvider, ProviderOptions, RecordedRequest } from './types';
 import {
@@ -128,6 +129,9 @@ export abstract class ProviderCore implements LoginProvider {
   private current: SigKey;
   private readonly aux: AuxKeys = { extra: [] };
   private readonly seenAssertionJti = new Map<string, number>();
+  private readonly certs = new Map<string, Buffer>();
+  /** Corppass publishes `x5c`/`x5t`/`x5t#S256` with its keys (spec §2.3); Singpass does not. */
+  protected publishCertificates = false;
 
   protected constructor(opts: ProviderOptions, defaultPrefix: string, issuerPath: string) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -393,12 +397,36 @@ export abstract class ProviderCore implements LoginProvider {
         const { use: _u, ...rest } = jwk;
         jwk = { ...rest, key_ops: ['deriveBits'] };
       }
+      if (this.publishCertificates) jwk = { ...jwk, ...(await this.certificateMembers(k)) };
       keys.push(jwk);
     }
     while (this.aux.extra.length < (m.extraSigKeys ?? 0)) this.aux.extra.push(newEcSigningKey());
     for (const k of this.aux.extra.slice(0, m.extraSigKeys ?? 0)) keys.push({ ...k.publicJwk });
     if (this.usesRs256()) keys.push((await this.rsaAlt()).publicJwk);
     return keys;
+  }
+
+  /** A self-signed certificate for a provider key, as `x5c`/`x5t`/`x5t#S256` members (cached per kid). */
+  private async certificateMembers(k: SigKey): Promise<Record<string, unknown>> {
+    let der = this.certs.get(k.kid);
+    if (!der) {
+      const now = this.now();
+      der = await issueCertificate({
+        subject: { C: 'SG', O: 'Sandbox (TEST ONLY)', CN: `Corppass sandbox signing key ${k.kid}` },
+        serial: randomSerial(),
+        publicKey: k.publicKey,
+        notBefore: new Date(Math.floor(now / 1000) * 1000 - 86_400_000),
+        notAfter: new Date(Math.floor(now / 1000) * 1000 + 2 * 365 * 86_400_000),
+        issuerKey: k.privateKey,
+        keyUsage: ['digitalSignature'],
+      });
+      this.certs.set(k.kid, der);
+    }
+    return {
+      x5c: [der.toString('base64')],
+      x5t: crypto.createHash('sha1').update(der).digest('base64url'),
+      'x5t#S256': crypto.createHash('sha256').update(der).digest('base64url'),
+    };
   }
 
   protected async serveJwks(res: http.ServerResponse, rec: RecordedRequest): Promise<void> {

@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { compactDecrypt } from 'jose';
 import { listen, mount, type Handler, type RunningServer } from '../../../sandbox/http';
 import { createCorppassProvider, createSingpassProvider, type CorppassProvider } from '../../../sandbox/login';
@@ -82,6 +83,10 @@ describe('sandbox Corppass provider', () => {
     expect(set.keys).toHaveLength(1);
     expect(set.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', use: 'sig', alg: 'ES256', kid: cp.currentKid() });
     expect(set.keys[0]).not.toHaveProperty('d');
+    // spec §2.3: x5c/x5t/x5t#S256 of a certificate for the same public key
+    const cert = new crypto.X509Certificate(Buffer.from(String((set.keys[0]!.x5c as string[])[0]), 'base64'));
+    expect(cert.publicKey.export({ format: 'jwk' })).toMatchObject({ x: set.keys[0]!.x, y: set.keys[0]!.y });
+    expect(set.keys[0]!['x5t#S256']).toBe(crypto.createHash('sha256').update(cert.raw).digest('base64url'));
   });
 
   test('happy path: code + iss → token → encrypted ID token → authorization info', async () => {
