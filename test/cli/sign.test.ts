@@ -34,7 +34,7 @@ afterEach(() => jest.restoreAllMocks());
 
 it('sign --help', async () => {
   expect(await main(['sign', '--help'])).toBe(0);
-  expect(out.join('\n')).toContain('singpass-flows sign --in <file.pdf> --out <signed.pdf>');
+  expect(out.join('\n')).toContain('Usage: singpass-flows sign --in <file.pdf> --out <signed.pdf>');
 });
 
 it('signs a PDF at B-LTA through the whole sandbox session; verify confirms it with the written root', async () => {

@@ -29,7 +29,7 @@ afterEach(() => jest.restoreAllMocks());
 
 it('verify --help', async () => {
   expect(await main(['verify', '--help'])).toBe(0);
-  expect(out.join('\n')).toContain('singpass-flows verify <file.pdf>');
+  expect(out.join('\n')).toContain('Usage: singpass-flows verify <file.pdf>');
 });
 
 it('prints a readable report: level, signer, timestamp, trust', async () => {

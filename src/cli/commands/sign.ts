@@ -22,9 +22,9 @@ import { listen, readBody, type RunningServer } from '../../../sandbox/http';
 const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 const USERS = ['p256', 'p384', 'revoked'];
 
-const HELP = `singpass-flows sign --in <file.pdf> --out <signed.pdf> [--level B-B|B-T|B-LT|B-LTA]
-                    [--sandbox [--user p256|p384|revoked] [--root-out <root.pem>] | --config <file.json>]
-                    [--doc-name <name>] [--reason <text>] [--location <text>]
+const HELP = `Usage: singpass-flows sign --in <file.pdf> --out <signed.pdf> [--level B-B|B-T|B-LT|B-LTA]
+                           [--sandbox [--user p256|p384|revoked] [--root-out <root.pem>] | --config <file.json>]
+                           [--doc-name <name>] [--reason <text>] [--location <text>]
 
 Signs YOUR PDF through a complete Singpass document signing session and prints each step: create session,
 QR scan, certificate webhook, prepare the PDF, submit the hash, approval, signature webhook, embed (PAdES),

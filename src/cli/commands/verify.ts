@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { wantsHelp, type CliCommand } from '../command';
 import { verifyPdfSignatures, type PdfVerificationReport } from '../../pades/verify';
 
-const HELP = `singpass-flows verify <file.pdf> [--root <root.pem>]... [--json]
+const HELP = `Usage: singpass-flows verify <file.pdf> [--root <root.pem>]... [--json]
 
 Check every signature and document timestamp in a PDF: integrity (the signed bytes are unchanged and the
 signature verifies), the certificate chain, the trusted time from timestamps, whether revocation data for every
