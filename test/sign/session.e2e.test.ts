@@ -218,7 +218,6 @@ describe('webhook behaviour with the real service', () => {
     const newKid = h.sign.rotateKeys();
     expect(newKid).not.toBe(oldKid);
     await h.client.submitDocumentHash(session.signRef, hashInput(cert.nonce));
-    await new Promise((r) => setTimeout(r, 1100)); // the user reads the challenge code (a set is not refetched within 1 s of loading)
     await h.phone.approve(session.signRef);
     const calls = await h.waitFor(2, session.signRef);
     expect(calls[1].result.response.status).toBe(200);

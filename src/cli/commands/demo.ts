@@ -23,7 +23,7 @@ import { listen, readBody, type RunningServer } from '../../../sandbox/http';
 const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 const USERS = ['p256', 'p384', 'revoked'];
 
-const HELP = `singpass-flows demo [--level B-B|B-T|B-LT|B-LTA] [--user p256|p384|revoked] [--out <file.pdf>] [--no-qr]
+const HELP = `Usage: singpass-flows demo [--level B-B|B-T|B-LT|B-LTA] [--user p256|p384|revoked] [--out <file.pdf>] [--no-qr]
 
 Runs ONE complete Singpass document signing round trip on this machine, against the local sandbox (a stand-in
 of the signing API, the national test CA with OCSP and TSA, and a simulated phone). Nothing leaves 127.0.0.1.
