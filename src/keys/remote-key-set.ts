@@ -95,6 +95,14 @@ export class RemoteKeySet {
     }
   }
 
+  /**
+   * Load the set now unless a fresh one is cached (a routine load: it does not use the refetch budget). Webhook
+   * receivers call it at start-up so the first delivery is answered within the service's short timeout.
+   */
+  async prefetch(): Promise<void> {
+    await this.ensureFresh();
+  }
+
   private async ensureFresh(): Promise<void> {
     if (this.keys && this.opts.clock() < this.expiresAt) return;
     await this.load();

@@ -103,6 +103,11 @@ export interface WebhookVerifierOptions {
 export interface WebhookVerifier {
   /** Check one delivery and say what to answer. Never throws for bad input: the service always gets an answer. */
   handle(request: WebhookRequest): Promise<WebhookResult>;
+  /**
+   * Fetch the service key set now (e.g. when the webhook is activated), so the first delivery is answered at once:
+   * the service expects an immediate 200 and retries only after its own timeout.
+   */
+  warmUp(): Promise<void>;
   /** The cached service key set (shared by every session). */
   readonly keySet: RemoteKeySet;
 }
@@ -165,7 +170,7 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
     }
   }
 
-  return { handle, keySet };
+  return { handle, keySet, warmUp: () => keySet.prefetch() };
 }
 
 function readToken(body: WebhookRequest['body']): string {

@@ -82,6 +82,18 @@ describe('webhook verification: typed events', () => {
     expect(err.event).toMatchObject({ type: 'error', signRef: 'ref-2', errorCode: 'x', message: 'm', correlationId: 'c' });
   });
 
+  it('warmUp loads the key set ahead of the first delivery, without spending the refetch budget', async () => {
+    await verifier.warmUp();
+    await verifier.warmUp();
+    expect(srv.state.hits).toBe(1);
+    expect((await verifier.handle(req(await sign(key, claims('user_cert'))))).response.status).toBe(200);
+    expect(srv.state.hits).toBe(1);
+    const rotated = serviceKey();
+    srv.state.keys = [rotated.jwk, key.jwk];
+    expect((await verifier.handle(req(await sign(rotated, claims('user_cert', { nonce: 'n-9' }))))).response.status).toBe(200);
+    expect(srv.state.hits).toBe(2);
+  });
+
   it('the key set is fetched once for many deliveries', async () => {
     for (let i = 0; i < 5; i++) await verifier.handle(req(await sign(key, claims('error', { ndi_request_id: `c${i}` }))));
     expect(srv.state.hits).toBe(1);
