@@ -69,22 +69,86 @@ export function walkFields(reader: PdfReader): FieldVisit[] {
   return out;
 }
 
-/** A free default name "Signature<n>", or the caller's name after checking it is valid and unused. */
-export function chooseFieldName(reader: PdfReader, wanted: string | undefined, prefix = 'Signature'): string {
-  const used = new Set(walkFields(reader).map((f) => f.fullName));
-  if (wanted !== undefined) {
-    if (typeof wanted !== 'string' || wanted.length === 0 || wanted.length > 200 || wanted.includes('.')) {
-      throw invalidInput('fieldName', 'must be 1–200 characters without "."');
-    }
-    if (used.has(wanted)) {
-      throw new SingpassFlowsError('PDF_FIELD_EXISTS', `The PDF already has a form field named "${wanted}". Choose another field name.`, {
-        field: 'fieldName',
-        retryable: false,
-      });
-    }
-    return wanted;
+/** An existing, unsigned signature field that a new signature can fill. */
+export interface EmptySignatureField {
+  field: { ref: PdfRef; dict: PdfDict };
+  widget: { ref: PdfRef; dict: PdfDict };
+  page: { ref: PdfRef; dict: PdfDict };
+  /** Normalised widget rectangle (may have zero size for invisible fields). */
+  rect: [number, number, number, number];
+}
+
+function fieldExists(message: string): SingpassFlowsError {
+  return new SingpassFlowsError('PDF_FIELD_EXISTS', message, { field: 'fieldName', retryable: false });
+}
+
+/**
+ * Picks the field to sign: a free default name "Signature<n>", a new field with the caller's name, or — when the
+ * caller names an existing signature field that is still unsigned (forms often ship one) — that field.
+ * Any other existing name is refused (`PDF_FIELD_EXISTS`): signing must never overwrite a field.
+ */
+export function chooseField(
+  reader: PdfReader,
+  wanted: string | undefined,
+  prefix = 'Signature',
+): { fieldName: string; empty?: EmptySignatureField } {
+  const fields = walkFields(reader);
+  const used = new Set(fields.map((f) => f.fullName));
+  if (wanted === undefined) {
+    for (let n = 1; ; n++) if (!used.has(`${prefix}${n}`)) return { fieldName: `${prefix}${n}` };
   }
-  for (let n = 1; ; n++) if (!used.has(`${prefix}${n}`)) return `${prefix}${n}`;
+  if (typeof wanted !== 'string' || wanted.length === 0 || wanted.length > 200 || wanted.includes('.')) {
+    throw invalidInput('fieldName', 'must be 1–200 characters without "."');
+  }
+  const existing = fields.find((f) => f.fullName === wanted);
+  if (!existing) return { fieldName: wanted };
+  if (existing.type !== 'Sig') {
+    throw fieldExists(`The PDF already has a form field named "${wanted}" that is not a signature field. Choose another field name.`);
+  }
+  if (reader.resolve(existing.dict.get('V')) !== null) {
+    throw fieldExists(`The signature field "${wanted}" is already signed. Choose another field name.`);
+  }
+  const widget = widgetOf(reader, existing);
+  const page = widget && pageOfWidget(reader, widget);
+  if (!existing.ref || !widget || !page) {
+    throw fieldExists(`The empty signature field "${wanted}" cannot be filled (it has no single widget on a page). Choose another field name.`);
+  }
+  const r = (reader.resolveArray(widget.dict.get('Rect')) ?? []).map((v) => reader.resolve(v));
+  const n = r.length === 4 && r.every((v) => typeof v === 'number') ? (r as number[]) : [0, 0, 0, 0];
+  const rect: [number, number, number, number] = [Math.min(n[0]!, n[2]!), Math.min(n[1]!, n[3]!), Math.max(n[0]!, n[2]!), Math.max(n[1]!, n[3]!)];
+  return { fieldName: wanted, empty: { field: { ref: existing.ref, dict: existing.dict }, widget, page, rect } };
+}
+
+function widgetOf(reader: PdfReader, f: FieldVisit): { ref: PdfRef; dict: PdfDict } | undefined {
+  if (isName(reader.resolve(f.dict.get('Subtype')), 'Widget') || !f.dict.has('Kids')) return f.ref && { ref: f.ref, dict: f.dict };
+  const kids = reader.resolveArray(f.dict.get('Kids')) ?? [];
+  const k = kids[0];
+  const d = reader.resolveDict(k);
+  return kids.length === 1 && k instanceof PdfRef && d && !d.has('T') ? { ref: k, dict: d } : undefined;
+}
+
+/** The widget's page: its /P when it is really listed there, else a walk of the page tree's /Annots. */
+function pageOfWidget(reader: PdfReader, widget: { ref: PdfRef }): { ref: PdfRef; dict: PdfDict } | undefined {
+  const lists = (d: PdfDict) => (reader.resolveArray(d.get('Annots')) ?? []).some((a) => a instanceof PdfRef && a.num === widget.ref.num);
+  const pRef = reader.resolveDict(widget.ref)?.get('P');
+  const p = reader.resolveDict(pRef);
+  if (p && pRef instanceof PdfRef && lists(p)) return { ref: pRef, dict: p };
+  const seen = new Set<number>();
+  const walk = (node: PdfObject, depth: number): { ref: PdfRef; dict: PdfDict } | undefined => {
+    if (depth > 64 || !(node instanceof PdfRef) || seen.has(node.num)) return undefined;
+    seen.add(node.num);
+    const d = reader.resolveDict(node);
+    if (!d) return undefined;
+    if (d.has('Kids')) {
+      for (const kid of reader.resolveArray(d.get('Kids')) ?? []) {
+        const hit = walk(kid, depth + 1);
+        if (hit) return hit;
+      }
+      return undefined;
+    }
+    return lists(d) ? { ref: node, dict: d } : undefined;
+  };
+  return walk(reader.catalog().get('Pages') ?? null, 0);
 }
 
 /** Reference of the 1-based page `pageNumber`, walking the page tree with /Count to skip subtrees. */
@@ -142,17 +206,22 @@ export function attachField(reader: PdfReader, update: IncrementalUpdate, page: 
   const pageDict = page.dict.clone();
   if (appendToArray(reader, update, pageDict, 'Annots', widgetRef)) update.replace(page.ref, pageDict);
 
+  updateAcroForm(reader, update, widgetRef);
+}
+
+/** Sets /SigFlags 3 on the AcroForm (created when absent) and appends `newField` to its /Fields when given. */
+export function updateAcroForm(reader: PdfReader, update: IncrementalUpdate, newField?: PdfRef): void {
   const catalog = reader.catalog();
   const acroRef = catalog.get('AcroForm');
   if (acroRef instanceof PdfRef && reader.resolveDict(acroRef)) {
     const acro = reader.resolveDict(acroRef)!.clone();
-    appendToArray(reader, update, acro, 'Fields', widgetRef);
+    if (newField) appendToArray(reader, update, acro, 'Fields', newField);
     acro.set('SigFlags', 3);
     update.replace(acroRef, acro);
     return;
   }
   const acro = acroRef instanceof PdfDict ? acroRef.clone() : new PdfDict();
-  appendToArray(reader, update, acro, 'Fields', widgetRef);
+  if (newField) appendToArray(reader, update, acro, 'Fields', newField);
   acro.set('SigFlags', 3);
   const newCatalog = catalog.clone();
   newCatalog.set('AcroForm', update.add(acro));

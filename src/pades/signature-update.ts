@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SingpassFlowsError, invalidInput } from '../errors';
-import { attachField, assertSignable, chooseFieldName, findPage } from './acroform';
+import { attachField, assertSignable, chooseField, findPage, updateAcroForm } from './acroform';
 import { Rect, appearanceStream, emptyAppearance } from './appearance';
 import { PdfObject, PdfRaw, dict, name } from './pdf/objects';
 import { PdfReader } from './pdf/reader';
@@ -49,15 +49,17 @@ export interface SignatureUpdateInput {
   fieldName?: string;
   fieldPrefix: string;
   placeholderBytes: number;
+  /** Visible box for a new field; omitted → invisible. */
   appearance?: { page: number; rect: Rect; lines: string[] };
+  /** Text drawn when filling an existing visible empty signature field. */
+  fillLines?: string[];
 }
 
 /** Builds the update and returns its record plus the SHA-256 of the bytes the /ByteRange covers. */
 export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): { prepared: PreparedUpdate; digest: Buffer } {
   const reader = PdfReader.open(pdf);
   assertSignable(reader);
-  const fieldName = chooseFieldName(reader, input.fieldName, input.fieldPrefix);
-  const page = findPage(reader, input.appearance?.page ?? 1);
+  const { fieldName, empty } = chooseField(reader, input.fieldName, input.fieldPrefix);
   const update = new IncrementalUpdate(reader);
 
   const zeros = '0'.repeat(BYTE_RANGE_WIDTH);
@@ -68,22 +70,44 @@ export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): 
     Contents: new PdfRaw(placeholder(input.placeholderBytes), 'contents'),
   });
   const sigRef = update.add(sigDict);
-  const ap = input.appearance ? appearanceStream(input.appearance.rect, input.appearance.lines) : emptyAppearance();
-  const apRef = update.add(ap);
-  const widgetRef = update.add(
-    dict({
-      Type: name('Annot'),
-      Subtype: name('Widget'),
-      FT: name('Sig'),
-      T: textString(fieldName),
-      V: sigRef,
-      F: 132, // Print + Locked
-      P: page.ref,
-      Rect: input.appearance ? input.appearance.rect : [0, 0, 0, 0],
-      AP: dict({ N: apRef }),
-    }),
-  );
-  attachField(reader, update, page, widgetRef);
+
+  if (empty) {
+    // Fill the form's own signature field: keep its widget and rectangle, draw our text in it when visible.
+    const [x1, y1, x2, y2] = empty.rect;
+    const visible = x2 - x1 >= 10 && y2 - y1 >= 10;
+    const lines = input.appearance?.lines ?? input.fillLines ?? [];
+    const apRef = update.add(visible ? appearanceStream(empty.rect, lines) : emptyAppearance());
+    const widget = empty.widget.dict.clone().set('AP', dict({ N: apRef }));
+    const flags = reader.resolve(widget.get('F'));
+    widget.set('F', (typeof flags === 'number' ? flags : 0) | 132);
+    if (empty.widget.ref.num === empty.field.ref.num) {
+      update.replace(empty.field.ref, widget.set('V', sigRef));
+    } else {
+      // /V belongs on the field; poppler (pdfsig, Okular, Evince) reads it from the lone kid widget instead, and
+      // writes it there itself, so it goes on both (the widget's copy is ignored by other readers).
+      update.replace(empty.widget.ref, widget.set('V', sigRef));
+      update.replace(empty.field.ref, empty.field.dict.clone().set('V', sigRef));
+    }
+    updateAcroForm(reader, update);
+  } else {
+    const page = findPage(reader, input.appearance?.page ?? 1);
+    const ap = input.appearance ? appearanceStream(input.appearance.rect, input.appearance.lines) : emptyAppearance();
+    const apRef = update.add(ap);
+    const widgetRef = update.add(
+      dict({
+        Type: name('Annot'),
+        Subtype: name('Widget'),
+        FT: name('Sig'),
+        T: textString(fieldName),
+        V: sigRef,
+        F: 132, // Print + Locked
+        P: page.ref,
+        Rect: input.appearance ? input.appearance.rect : [0, 0, 0, 0],
+        AP: dict({ N: apRef }),
+      }),
+    );
+    attachField(reader, update, page, widgetRef);
+  }
   const built = update.build();
 
   const bytes = built.bytes;

@@ -24,14 +24,17 @@ export interface PrepareSignatureOptions {
   certificate: Buffer | string;
   /** Intermediate CA certificates to embed in the CMS (optional). */
   chain?: (Buffer | string)[];
-  /** Signature field name; default "Signature<n>". Must not exist yet (`PDF_FIELD_EXISTS`). */
+  /**
+   * Signature field name; default "Signature<n>". Naming an existing *unsigned signature field* fills that field
+   * (its own rectangle, with the default text or `appearance.lines`); any other existing name → `PDF_FIELD_EXISTS`.
+   */
   fieldName?: string;
   reason?: string;
   location?: string;
   contactInfo?: string;
   /** Signer name shown by readers (/Name); defaults to none (readers show the certificate's name). */
   name?: string;
-  /** Visible signature box; omitted → invisible signature. */
+  /** Visible signature box for a new field (PDF points, 1-based page); omitted → invisible signature. */
   appearance?: { page?: number; rect: [number, number, number, number]; lines?: string[] };
   /** Bytes reserved for the CMS (default 32768: room for a chain and a timestamp). */
   placeholderBytes?: number;
@@ -87,23 +90,32 @@ export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOpt
   const signerName = optionalText('name', options.name);
   const now = clock();
 
-  let appearance: { page: number; rect: [number, number, number, number]; lines: string[] } | undefined;
-  if (options.appearance !== undefined) {
-    const a = options.appearance;
-    const rect = normaliseRect(a?.rect);
-    const who = signerName ?? commonName(cert.subject()) ?? 'signer';
-    const lines =
-      a.lines ??
-      [
-        `Digitally signed by ${who}`,
-        `Date: ${new Date(now).toISOString().replace('T', ' ').slice(0, 19)} UTC`,
-        ...(reason ? [`Reason: ${reason}`] : []),
-        ...(location ? [`Location: ${location}`] : []),
-      ];
+  // Lazily: the subject is only parsed when some text is drawn.
+  const subjectName = () => {
+    try {
+      return commonName(cert.subject());
+    } catch {
+      return undefined;
+    }
+  };
+  const defaultLines = () => [
+    `Digitally signed by ${signerName ?? subjectName() ?? 'signer'}`,
+    `Date: ${new Date(now).toISOString().replace('T', ' ').slice(0, 19)} UTC`,
+    ...(reason ? [`Reason: ${reason}`] : []),
+    ...(location ? [`Location: ${location}`] : []),
+  ];
+  const checkLines = (lines: unknown): string[] => {
     if (!Array.isArray(lines) || lines.length > 20 || lines.some((l) => typeof l !== 'string' || l.length > 200)) {
       throw invalidInput('appearance.lines', 'must be at most 20 strings of at most 200 characters');
     }
-    appearance = { page: a.page ?? 1, rect, lines };
+    return lines as string[];
+  };
+  let appearance: { page: number; rect: [number, number, number, number]; lines: string[] } | undefined;
+  if (options.appearance !== undefined) {
+    const a = options.appearance;
+    if (!a || typeof a !== 'object') throw invalidInput('appearance', 'expected { page?, rect, lines? }');
+    const rect = normaliseRect(a.rect);
+    appearance = { page: a.page ?? 1, rect, lines: a.lines !== undefined ? checkLines(a.lines) : defaultLines() };
   }
 
   const { prepared, digest } = buildSignatureUpdate(pdf, {
@@ -112,6 +124,7 @@ export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOpt
     fieldName: options.fieldName,
     placeholderBytes: checkPlaceholderBytes(options.placeholderBytes),
     appearance,
+    fillLines: options.fieldName !== undefined && appearance === undefined ? defaultLines() : undefined,
     entries: {
       Filter: name('Adobe.PPKLite'),
       SubFilter: name('ETSI.CAdES.detached'),

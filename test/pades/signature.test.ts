@@ -222,3 +222,29 @@ test.each(systemPdfs)('signs %s visibly: pdfsig valid, qpdf clean', async (file)
   expect(await pdfsig(out)).toContain('Signature is Valid.');
   expect(await qpdfCheck(out)).toContain('No syntax or stream encoding errors found');
 });
+
+describe('filling an existing empty signature field', () => {
+  test.each([
+    ['Sign here', 1],
+    ['Witness', 2],
+  ])('"%s" (page %d) is signed in place, visibly, and cannot be signed twice', async (fieldName, page) => {
+    const pki = await testPki();
+    const pdf = await fixture('emptySignatureFields');
+    const signed = await signPdf(pdf, pki.users.p256, { fieldName, name: 'Tan Ah Kow' });
+    const file = write(`filled-${page}.pdf`, signed);
+    const report = await pdfsig(file);
+    expect(report).toContain(`Signature Field Name: ${fieldName}`);
+    expect(report).toContain('Signature is Valid.');
+    expect(await qpdfCheck(file)).toContain('No syntax or stream encoding errors found');
+    const { execFileSync } = require('node:child_process');
+    expect(execFileSync('pdftotext', ['-f', String(page), '-l', String(page), file, '-']).toString()).toContain('Digitally signed by Tan Ah Kow');
+    // no new field was added
+    const json = JSON.parse(execFileSync('qpdf', ['--json', '--json-key=acroform', file]).toString());
+    expect(json.acroform.fields.map((f: { fullname: string }) => f.fullname).sort()).toEqual(['Sign here', 'Witness']);
+    expect(listSignatures(signed).map((s) => s.fieldName)).toEqual([fieldName]);
+    await expect(prepareSignature(signed, { certificate: pki.users.p256.certDer, fieldName })).rejects.toMatchObject({
+      code: 'PDF_FIELD_EXISTS',
+      message: expect.stringContaining('already signed'),
+    });
+  });
+});
