@@ -79,6 +79,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
     const clientKeys = await generateClientKeys();
     const signingKey = await loadSigningKey({ key: clientKeys.signing });
     const verifier = createWebhookVerifier({ keySetUrl: sandbox.urls.signKeys });
+    await verifier.warmUp(); // the service wants an immediate 200: have its key set before the first webhook
     const tokens = new Map<string, string>();
     const inbox = new EventInbox();
     dsap = await listen(async (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => {
@@ -98,7 +99,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
     });
     const clientId = 'demo-dsap';
     sandbox.sign.registerClient({ clientId, jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
-    say(`DSAP "${clientId}": ES256 key ${signingKey.kid}, key set ${dsap.baseUrl}/jwks, webhook ${dsap.baseUrl}/webhook`);
+    say(`DSAP "${clientId}": ES256 key ${signingKey.kid}, key set ${dsap.baseUrl}/jwks, webhook ${dsap.baseUrl}/webhook (service key set cached: ${verifier.keySet.url})`);
 
     const client = new SigningApiClient({ baseUrl: sandbox.urls.signApi, clientId, signingKey });
     const clientNotificationToken = generateNotificationToken();
