@@ -109,8 +109,21 @@ export async function appendDss(pdf: Buffer, data: DssData): Promise<Buffer> {
     if (arrays[kind].length) dss.set(kind, arrays[kind]);
   }
 
-  if (dssRef instanceof PdfRef && old) update.replace(dssRef, dss);
-  else update.replace(reader.rootRef, catalog.clone().set('DSS', update.add(dss)));
+  // PDF 1.7 files announce the DSS with the ESIC developer extension (level 5), as ETSI EN 319 142-1 asks.
+  const extensions = reader.resolveDict(catalog.get('Extensions'));
+  const needsEsic = !reader.version.startsWith('2.') && !extensions?.has('ESIC');
+  if (dssRef instanceof PdfRef && old && !needsEsic) update.replace(dssRef, dss);
+  else {
+    const newCatalog = catalog.clone();
+    if (dssRef instanceof PdfRef && old) update.replace(dssRef, dss);
+    else newCatalog.set('DSS', update.add(dss));
+    if (needsEsic) {
+      const ext = extensions ? extensions.clone() : new PdfDict();
+      ext.set('ESIC', dict({ BaseVersion: name('1.7'), ExtensionLevel: 5 }));
+      newCatalog.set('Extensions', ext);
+    }
+    update.replace(reader.rootRef, newCatalog);
+  }
   return Buffer.concat([pdf, update.build().bytes]);
 }
 

@@ -133,6 +133,13 @@ describe.each(['classic', 'xrefStream'] as const)('appendDss on a signed %s file
     expect(d2.vri[sig!.vriKey]!.ocsps).toEqual([ocsp1, ocsp2]);
     expect(d2.vri[sig!.vriKey]!.certs).toEqual([pki.users.p256.certDer]);
 
+    // PDF 1.7 catalog announces the DSS (ESIC extension level 5), once
+    const { PDFDocument, PDFDict, PDFName } = await import('pdf-lib');
+    const doc = await PDFDocument.load(twice);
+    const esic = doc.catalog.lookup(PDFName.of('Extensions'), PDFDict).lookup(PDFName.of('ESIC'), PDFDict);
+    expect(esic.get(PDFName.of('ExtensionLevel'))!.toString()).toBe('5');
+    expect(twice.subarray(once.length).toString('latin1')).not.toContain('/ESIC');
+
     const file = write(`dss-${name}.pdf`, twice);
     expect(await qpdfCheck(file)).toContain('No syntax or stream encoding errors found');
     expect(await pdfsig(file)).toContain('Signature is Valid.');
