@@ -5,3 +5,7 @@ export * from './errors';
 export * from './clock';
 export * from './http';
 export * from './keys';
+export * from './sign';
+export * from './login';
+export * from './pki';
+export * from './pades';

@@ -6,7 +6,7 @@ import { generateClientKeys } from '../../keys';
 
 export const FILES = { signing: 'signing.private.jwk.json', encryption: 'encryption.private.jwk.json', jwks: 'jwks.json' } as const;
 
-const HELP = `singpass-flows keys [--out <dir>] [--json] [--force]
+const HELP = `Usage: singpass-flows keys [--out <dir>] [--json] [--force]
 
 Generate this client's keys for Singpass / Corppass onboarding: a signing key (ES256, P-256) for client assertions
 and an encryption key (ECDH-ES+A256KW, P-256) that ID tokens and userinfo are encrypted to, as private JWKs, plus
