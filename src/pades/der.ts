@@ -51,7 +51,15 @@ export function unsignedInteger(bytes: Buffer): Buffer {
   return tlv(0x02, v);
 }
 
+const oidCache = new Map<string, Buffer>();
+
 export function oid(dotted: string): Buffer {
+  let enc = oidCache.get(dotted);
+  if (!enc) oidCache.set(dotted, (enc = encodeOid(dotted)));
+  return enc;
+}
+
+function encodeOid(dotted: string): Buffer {
   const arcs = dotted.split('.').map((a) => BigInt(a));
   const out: number[] = [];
   const first = arcs[0]! * 40n + arcs[1]!;

@@ -155,6 +155,15 @@ export class PdfReader {
       const start = p.integer();
       const count = p.integer();
       for (let i = 0; i < count; i++) {
+        // Fast path for the standard 20-byte row "oooooooooo ggggg n\r\n" (big tables dominate open time).
+        p.skipWs();
+        const row = this.fixedRow(p.pos);
+        if (row) {
+          if (row.type === 'n') this.setEntry(start + i, { kind: 'n', offset: row.offset, gen: row.gen });
+          else this.setEntry(start + i, { kind: 'f' });
+          p.pos += 18;
+          continue;
+        }
         const off = p.integer();
         const gen = p.integer();
         const t = p.regularToken();
@@ -167,6 +176,26 @@ export class PdfReader {
     const t = p.object();
     if (!(t instanceof PdfDict)) throw new PdfSyntaxError('trailer is not a dictionary');
     return t;
+  }
+
+  private fixedRow(pos: number): { offset: number; gen: number; type: 'n' | 'f' } | undefined {
+    const b = this.buf;
+    if (pos + 18 > b.length || b[pos + 10] !== 0x20 || b[pos + 16] !== 0x20) return undefined;
+    const t = b[pos + 17];
+    if (t !== 0x6e && t !== 0x66) return undefined;
+    let offset = 0;
+    let gen = 0;
+    for (let i = 0; i < 10; i++) {
+      const d = b[pos + i]! - 0x30;
+      if (d < 0 || d > 9) return undefined;
+      offset = offset * 10 + d;
+    }
+    for (let i = 11; i < 16; i++) {
+      const d = b[pos + i]! - 0x30;
+      if (d < 0 || d > 9) return undefined;
+      gen = gen * 10 + d;
+    }
+    return { offset, gen, type: t === 0x6e ? 'n' : 'f' };
   }
 
   private readXrefStream(offset: number, hybrid = false): PdfDict {
