@@ -45,6 +45,8 @@ export interface PrepareSignatureOptions {
 /** Everything finalize needs, JSON-serialisable and small (the PDF itself is not in it). */
 export interface PreparedSignature extends PreparedUpdate {
   format: 'singpass-flows/pades-signature@1';
+  /** Same as the returned `documentHash` (hex): match it against the `doc_hash` of the signature webhook. */
+  documentHash: string;
   /** DER SignedAttributes (base64), exactly the bytes whose SHA-256 is the document hash. */
   signedAttributes: string;
   /** Signer certificate DER (base64). */
@@ -136,10 +138,12 @@ export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOpt
     },
   });
   const signedAttrs = buildSignedAttributes(digest, cert);
+  const documentHash = createHash('sha256').update(signedAttrs).digest('hex');
   return {
-    documentHash: createHash('sha256').update(signedAttrs).digest('hex'),
+    documentHash,
     state: {
       format: 'singpass-flows/pades-signature@1',
+      documentHash,
       ...prepared,
       signedAttributes: signedAttrs.toString('base64'),
       certificate: cert.der.toString('base64'),
@@ -162,6 +166,7 @@ function checkState(state: unknown): asserts state is PreparedSignature {
   if (
     s.format !== 'singpass-flows/pades-signature@1' ||
     typeof s.signedAttributes !== 'string' ||
+    typeof s.documentHash !== 'string' ||
     typeof s.certificate !== 'string' ||
     !Array.isArray(s.chain) ||
     !s.chain.every((c) => typeof c === 'string')
@@ -195,6 +200,9 @@ export async function finalizeSignature(
     throw stateInvalid('its signed attributes or certificate cannot be read.');
   }
   if (!messageDigest) throw stateInvalid('its signed attributes have no message digest.');
+  if (createHash('sha256').update(signedAttrs).digest('hex') !== state.documentHash.toLowerCase()) {
+    throw stateInvalid('its document hash does not match its signed attributes.');
+  }
   if (!buildSignedAttributes(messageDigest, cert).equals(signedAttrs)) {
     throw stateInvalid('its signed attributes do not belong to its certificate.');
   }

@@ -113,6 +113,9 @@ test('not the prepared PDF → STATE_INVALID', async () => {
   const altered = { ...state, update: { ...state.update, tail: Buffer.from('x').toString('base64') } };
   await expect(finalizeSignature(pdf, altered, sig)).rejects.toMatchObject({ code: 'STATE_INVALID' });
   await expect(finalizeSignature(pdf, { ...state, signedAttributes: 'AAAA' }, sig)).rejects.toMatchObject({ code: 'STATE_INVALID' });
+  await expect(finalizeSignature(pdf, { ...state, documentHash: '00'.repeat(32) }, sig)).rejects.toMatchObject({ code: 'STATE_INVALID' });
+  await expect(finalizeSignature(pdf, { ...state, format: 'x' } as never, sig)).rejects.toMatchObject({ code: 'STATE_INVALID' });
+  await expect(finalizeSignature(pdf, null as never, sig)).rejects.toMatchObject({ code: 'STATE_INVALID' });
 });
 
 test('raw r||s signatures are accepted (P-256 and P-384)', async () => {
@@ -126,6 +129,25 @@ test('raw r||s signatures are accepted (P-256 and P-384)', async () => {
     const signed = await finalizeSignature(pdf, state, raw.toString('hex'));
     expect(await pdfsig(write(`raw-${size}.pdf`, signed))).toContain('Signature is Valid.');
   }
+});
+
+test('P-521 signer (self-issued via openssl): raw 132-byte r||s accepted, openssl verifies', async () => {
+  const { execFileSync } = require('node:child_process');
+  const key = path.join(dir, 'p521.key');
+  const cert = path.join(dir, 'p521.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-521', '-nodes', '-keyout', key, '-out', cert, '-subj', '/CN=P521 Signer', '-days', '2', '-addext', 'keyUsage=critical,digitalSignature,nonRepudiation'], { stdio: 'pipe' });
+  const crypto = require('node:crypto');
+  const pdf = await fixture('classic');
+  const { documentHash, state } = await prepareSignature(pdf, { certificate: fs.readFileSync(cert, 'utf8') });
+  expect(state.documentHash).toBe(documentHash);
+  const raw = crypto.sign('sha256', Buffer.from(state.signedAttributes, 'base64'), { key: fs.readFileSync(key), dsaEncoding: 'ieee-p1363' });
+  expect(raw.length).toBe(132);
+  const signed = await finalizeSignature(pdf, state, raw);
+  const sig = extractSignatures(signed)[0]!;
+  const p7s = write('p521.p7s', sig.cms);
+  const content = write('p521.bin', sig.signed);
+  const r = require('node:child_process').spawnSync('openssl', ['cms', '-verify', '-binary', '-inform', 'DER', '-in', p7s, '-content', content, '-CAfile', cert, '-purpose', 'any', '-out', '/dev/null']);
+  expect([r.status, r.stderr.toString()]).toEqual([0, expect.stringContaining('Verification successful')]);
 });
 
 test.each(['p384', 'rsa'] as const)('%s signer: pdfsig and openssl accept it', async (kind) => {
