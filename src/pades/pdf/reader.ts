@@ -13,7 +13,13 @@ type XrefEntry = { kind: 'n'; offset: number; gen: number } | { kind: 'c'; strea
 export type XrefStyle = 'table' | 'stream';
 
 export function pdfInvalid(reason: string, cause?: unknown): SingpassFlowsError {
-  return new SingpassFlowsError('PDF_INVALID', `The file is not a readable PDF (${reason}).`, { retryable: false }, { cause });
+  return new SingpassFlowsError(
+    'PDF_INVALID',
+    `The file is not a readable PDF (${reason}). If it opens in a PDF viewer, its structure may be damaged: save a ` +
+      'fresh copy (or run "qpdf in.pdf repaired.pdf") and sign that.',
+    { retryable: false },
+    { cause },
+  );
 }
 
 /** Decodes FlateDecode (with PNG/TIFF predictors) stream data; other filters are not needed for structure. */
