@@ -113,14 +113,26 @@ async function main(): Promise<void> {
   fs.mkdirSync(DIR, { recursive: true });
   const rows: string[] = [];
   const header = ['size', 'sha256 ms', 'prepare ms', 'ratio', 'finalize ms', 'state', 'peak RSS prepare', 'over file', 'peak RSS finalize', 'heap'];
+  const cases: Array<{ label: string; file: string }> = [];
   for (const mb of SIZES_MB) {
     const file = path.join(DIR, `bench-${mb}mb.pdf`);
     if (!fs.existsSync(file)) writePdf(file, mb);
+    cases.push({ label: `${mb} MB classic`, file });
+  }
+  // The same 10 MB file rewritten by qpdf with an xref stream + object streams (when qpdf is installed).
+  const os10 = path.join(DIR, 'bench-10mb-objstm.pdf');
+  try {
+    if (!fs.existsSync(os10)) execFileSync('qpdf', ['--object-streams=generate', cases[1]!.file, os10], { stdio: 'ignore' });
+    cases.push({ label: '10 MB xref stream', file: os10 });
+  } catch {
+    // qpdf missing: classic rows only
+  }
+  for (const { label, file } of cases) {
     const out = execFileSync(process.execPath, ['--expose-gc', __filename, '--child', file], { maxBuffer: 1 << 20 }).toString();
     const r = JSON.parse(out);
     rows.push(
       [
-        `${mbOf(r.size).toFixed(1)} MB`,
+        `${label} (${mbOf(r.size).toFixed(1)} MB)`,
         r.shaMs.toFixed(1),
         r.prepMs.toFixed(1),
         (r.prepMs / r.shaMs).toFixed(2),

@@ -270,3 +270,11 @@ describe('filling an existing empty signature field', () => {
     });
   });
 });
+
+test('trailing padding after %%EOF (as some scanners write) is tolerated and kept', async () => {
+  const pki = await testPki();
+  const pdf = Buffer.concat([await fixture('classic'), Buffer.alloc(4096, 0)]);
+  const signed = await signPdf(pdf, pki.users.p256);
+  expect(signed.subarray(0, pdf.length).equals(pdf)).toBe(true);
+  expect(await pdfsig(write('padded.pdf', signed))).toContain('Signature is Valid.');
+});

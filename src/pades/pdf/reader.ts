@@ -111,9 +111,10 @@ export class PdfReader {
 
   private readXrefChain(): void {
     const { buf } = this;
-    const tailStart = Math.max(0, buf.length - 2048);
+    // Some producers (scanners, mail gateways) leave padding after %%EOF; look back a little further than 1 KiB.
+    const tailStart = Math.max(0, buf.length - 65536);
     const idx = buf.lastIndexOf('startxref', buf.length, 'latin1');
-    if (idx < tailStart) throw pdfInvalid('no startxref near the end of the file');
+    if (idx < 0 || idx < tailStart) throw pdfInvalid('no startxref near the end of the file');
     const p = new PdfParser(buf, idx + 'startxref'.length);
     this.startxref = p.integer();
     const seen = new Set<number>();
