@@ -230,3 +230,14 @@ export function updateAcroForm(reader: PdfReader, update: IncrementalUpdate, new
 
 export const sigFieldFlags = { print: 4, locked: 128 };
 export const TYPE_SIG = name('Sig');
+
+/** The page's effective /Rotate (inherited through /Parent), in degrees. */
+export function pageRotation(reader: PdfReader, page: PdfDict): number {
+  let node: PdfDict | undefined = page;
+  for (let depth = 0; node && depth < 64; depth++) {
+    const r = reader.resolve(node.get('Rotate'));
+    if (typeof r === 'number') return r;
+    node = reader.resolveDict(node.get('Parent'));
+  }
+  return 0;
+}

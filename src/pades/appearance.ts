@@ -26,9 +26,16 @@ function winAnsi(s: string): Buffer {
 }
 
 /** Form XObject drawing `lines` inside a box of the rect's size. */
-export function appearanceStream(rect: Rect, lines: string[]): PdfStream {
-  const w = rect[2] - rect[0];
-  const h = rect[3] - rect[1];
+export function appearanceStream(rect: Rect, lines: string[], pageRotation = 0): PdfStream {
+  const rw = rect[2] - rect[0];
+  const rh = rect[3] - rect[1];
+  // On a page shown rotated (/Rotate), draw in the viewer's orientation and map back with /Matrix so the text
+  // reads upright; the box keeps the rectangle given in default user space.
+  const rot = (((Math.round(pageRotation / 90) * 90) % 360) + 360) % 360;
+  const quarter = rot === 90 || rot === 270;
+  const w = quarter ? rh : rw;
+  const h = quarter ? rw : rh;
+  const matrix: Record<number, number[]> = { 90: [0, 1, -1, 0, h, 0], 180: [-1, 0, 0, -1, w, h], 270: [0, -1, 1, 0, 0, w] };
   const longest = Math.max(1, ...lines.map((l) => l.length));
   // Helvetica averages ~0.5 em per character; 1.2 line spacing.
   const size = Math.max(4, Math.min(10, (h - 6) / (Math.max(1, lines.length) * 1.2), (w - 6) / (longest * 0.5)));
@@ -47,6 +54,7 @@ export function appearanceStream(rect: Rect, lines: string[]): PdfStream {
       Type: name('XObject'),
       Subtype: name('Form'),
       BBox: [0, 0, w, h],
+      Matrix: matrix[rot],
       Resources: dict({ Font: dict({ Helv: font }) }),
     }),
     out.toBuffer(),

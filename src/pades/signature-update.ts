@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SingpassFlowsError, invalidInput } from '../errors';
-import { attachField, assertSignable, chooseField, findPage, updateAcroForm } from './acroform';
+import { attachField, assertSignable, chooseField, findPage, pageRotation, updateAcroForm } from './acroform';
 import { Rect, appearanceStream, emptyAppearance } from './appearance';
 import { PdfObject, PdfRaw, dict, name } from './pdf/objects';
 import { PdfReader } from './pdf/reader';
@@ -76,7 +76,7 @@ export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): 
     const [x1, y1, x2, y2] = empty.rect;
     const visible = x2 - x1 >= 10 && y2 - y1 >= 10;
     const lines = input.appearance?.lines ?? input.fillLines ?? [];
-    const apRef = update.add(visible ? appearanceStream(empty.rect, lines) : emptyAppearance());
+    const apRef = update.add(visible ? appearanceStream(empty.rect, lines, pageRotation(reader, empty.page.dict)) : emptyAppearance());
     const widget = empty.widget.dict.clone().set('AP', dict({ N: apRef }));
     const flags = reader.resolve(widget.get('F'));
     widget.set('F', (typeof flags === 'number' ? flags : 0) | 132);
@@ -91,7 +91,9 @@ export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): 
     updateAcroForm(reader, update);
   } else {
     const page = findPage(reader, input.appearance?.page ?? 1);
-    const ap = input.appearance ? appearanceStream(input.appearance.rect, input.appearance.lines) : emptyAppearance();
+    const ap = input.appearance
+      ? appearanceStream(input.appearance.rect, input.appearance.lines, pageRotation(reader, page.dict))
+      : emptyAppearance();
     const apRef = update.add(ap);
     const widgetRef = update.add(
       dict({

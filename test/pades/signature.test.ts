@@ -278,3 +278,20 @@ test('trailing padding after %%EOF (as some scanners write) is tolerated and kep
   expect(signed.subarray(0, pdf.length).equals(pdf)).toBe(true);
   expect(await pdfsig(write('padded.pdf', signed))).toContain('Signature is Valid.');
 });
+
+test.each([
+  [1, 90],
+  [2, 270],
+])('visible text reads upright on a rotated page (page %d, /Rotate %d)', async (page) => {
+  const pki = await testPki();
+  // tall and narrow in user space = wide and short as the viewer shows the rotated page
+  const signed = await signPdf(await fixture('rotated'), pki.users.p256, { appearance: { page, rect: [60, 200, 120, 500] }, name: 'Tan Ah Kow' });
+  const file = write(`rotated-${page}.pdf`, signed);
+  expect(await pdfsig(file)).toContain('Signature is Valid.');
+  const { execFileSync } = require('node:child_process');
+  const html = execFileSync('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), file, '-']).toString();
+  const m = /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">Digitally<\/word>/.exec(html);
+  expect(m).not.toBeNull();
+  const [x1, y1, x2, y2] = m!.slice(1).map(Number);
+  expect(x2! - x1!).toBeGreaterThan(2 * (y2! - y1!)); // horizontal in the viewer's orientation
+});
