@@ -241,3 +241,17 @@ export function pageRotation(reader: PdfReader, page: PdfDict): number {
   }
   return 0;
 }
+
+/** The page's effective /MediaBox (inherited), normalised, or undefined when missing/malformed. */
+export function pageMediaBox(reader: PdfReader, page: PdfDict): [number, number, number, number] | undefined {
+  let node: PdfDict | undefined = page;
+  for (let depth = 0; node && depth < 64; depth++) {
+    const box = reader.resolveArray(node.get('MediaBox'))?.map((v) => reader.resolve(v));
+    if (box && box.length === 4 && box.every((v) => typeof v === 'number')) {
+      const [a, b, c, d] = box as number[];
+      return [Math.min(a!, c!), Math.min(b!, d!), Math.max(a!, c!), Math.max(b!, d!)];
+    }
+    node = reader.resolveDict(node.get('Parent'));
+  }
+  return undefined;
+}

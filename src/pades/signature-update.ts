@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SingpassFlowsError, invalidInput } from '../errors';
-import { attachField, assertSignable, chooseField, findPage, pageRotation, updateAcroForm } from './acroform';
+import { attachField, assertSignable, chooseField, findPage, pageMediaBox, pageRotation, updateAcroForm } from './acroform';
 import { Rect, appearanceStream, emptyAppearance } from './appearance';
 import { PdfObject, PdfRaw, dict, name } from './pdf/objects';
 import { PdfReader } from './pdf/reader';
@@ -91,6 +91,13 @@ export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): 
     updateAcroForm(reader, update);
   } else {
     const page = findPage(reader, input.appearance?.page ?? 1);
+    const box = input.appearance && pageMediaBox(reader, page.dict);
+    if (input.appearance && box) {
+      const [x1, y1, x2, y2] = input.appearance.rect;
+      if (x1 >= box[2] || x2 <= box[0] || y1 >= box[3] || y2 <= box[1]) {
+        throw invalidInput('appearance.rect', `is outside page ${input.appearance.page} (its box is [${box.join(', ')}] in points)`);
+      }
+    }
     const ap = input.appearance
       ? appearanceStream(input.appearance.rect, input.appearance.lines, pageRotation(reader, page.dict))
       : emptyAppearance();

@@ -224,6 +224,22 @@ describe('refusals', () => {
     const { state } = await prepareSignature(pdf, { certificate: pki.users.rsa!.certDer, chain: [pki.intermediate.certDer, pki.root.certDer], placeholderBytes: 2048 });
     await expect(finalizeSignature(pdf, state, phoneSign(state, pki.users.rsa!))).rejects.toMatchObject({ code: 'PDF_PLACEHOLDER_TOO_SMALL' });
   });
+  test('appearance outside the page or on a missing page → INVALID_INPUT naming the field', async () => {
+    const pki = await testPki();
+    const pdf = await fixture('classic');
+    await expect(prepareSignature(pdf, { certificate: pki.users.p256.certDer, appearance: { rect: [700, 900, 800, 950] } })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { field: 'appearance.rect' },
+    });
+    await expect(prepareSignature(pdf, { certificate: pki.users.p256.certDer, appearance: { page: 3, rect: [10, 10, 100, 50] } })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { field: 'appearance.page' },
+    });
+    await expect(prepareSignature(pdf, { certificate: pki.users.p256.certDer, appearance: { rect: [10, 10, 12, 12] } })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { field: 'appearance.rect' },
+    });
+  });
   test('bad certificate and signature inputs → INVALID_INPUT', async () => {
     const pdf = await fixture('classic');
     await expect(prepareSignature(pdf, { certificate: 'not-a-cert!' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'certificate' } });
