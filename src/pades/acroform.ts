@@ -4,7 +4,7 @@
  * /Annots and the AcroForm's /Fields (either may be an indirect array) and set /SigFlags 3.
  */
 import { SingpassFlowsError, invalidInput } from '../errors';
-import { PdfDict, PdfObject, PdfRef, PdfString, isName, name } from './pdf/objects';
+import { PdfDict, PdfObject, PdfRef, PdfString, isName } from './pdf/objects';
 import { PdfReader } from './pdf/reader';
 import { IncrementalUpdate } from './pdf/writer';
 import { decodeTextString } from './pdf/text';
@@ -228,8 +228,6 @@ export function updateAcroForm(reader: PdfReader, update: IncrementalUpdate, new
   update.replace(reader.rootRef, newCatalog);
 }
 
-export const sigFieldFlags = { print: 4, locked: 128 };
-export const TYPE_SIG = name('Sig');
 
 /** The page's effective /Rotate (inherited through /Parent), in degrees. */
 export function pageRotation(reader: PdfReader, page: PdfDict): number {
