@@ -9,3 +9,8 @@ export * from './sign';
 export * from './login';
 export * from './pki';
 export * from './pades';
+// LTV, document timestamps and verification build on ./pades (and import it), so they are exported here rather
+// than from pades/index.ts, which would make a cycle.
+export * from './pades/ltv';
+export * from './pades/doc-timestamp';
+export * from './pades/verify';

@@ -220,25 +220,3 @@ export function buildSignedData(input: {
   return seq(oid(OID.signedData), tlv(0xa0, signedData));
 }
 
-/**
- * The hashedMessage of an RFC 3161 TimeStampToken (ContentInfo → SignedData → TSTInfo → messageImprint), or
- * undefined when the token cannot be read that way.
- */
-export function timeStampImprint(token: Buffer): Buffer | undefined {
-  try {
-    const ci = readTlv(token);
-    const [type, content] = children(token, ci);
-    if (!type || !content || decodeOid(contentOf(token, type)) !== OID.signedData) return undefined;
-    const sd = children(token, children(token, content)[0]!);
-    const encap = sd[2]!;
-    const [eType, eContent] = children(token, encap);
-    if (!eType || !eContent || decodeOid(contentOf(token, eType)) !== OID.tstInfo) return undefined;
-    const octets = children(token, eContent)[0]!;
-    const tstInfo = readTlv(token, octets.contentStart, octets.end);
-    const imprint = children(token, tstInfo)[2]!;
-    const hashed = children(token, imprint)[1]!;
-    return Buffer.from(contentOf(token, hashed));
-  } catch {
-    return undefined;
-  }
-}

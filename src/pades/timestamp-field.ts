@@ -2,8 +2,8 @@
  * Document timestamp fields (PAdES B-LTA, ISO 32000-2 12.8.5): a /DocTimeStamp signature whose /Contents is an
  * RFC 3161 TimeStampToken over the bytes its /ByteRange covers. The TSA call itself lives in `doc-timestamp.ts`.
  */
-import { SingpassFlowsError, invalidInput } from '../errors';
-import { timeStampImprint } from './cms';
+import { invalidInput } from '../errors';
+import { checkTimestampToken } from '../pki/timestamp';
 import { name } from './pdf/objects';
 import {
   PreparedUpdate,
@@ -55,11 +55,8 @@ export async function finalizeDocumentTimestamp(pdf: Buffer, state: PreparedDocu
   if (!Buffer.isBuffer(timeStampToken)) throw invalidInput('timeStampToken', 'expected the TimeStampToken DER bytes');
   const digest = Buffer.from(state.digest, 'hex');
   const parts = checkOriginal(pdf, state, digest);
-  const imprint = timeStampImprint(timeStampToken);
-  if (!imprint || !imprint.equals(digest)) {
-    throw new SingpassFlowsError('TSA_FAILED', 'The timestamp token is not over this document (message imprint mismatch or unreadable token).', {
-      retryable: true,
-    });
-  }
+  // One parser for timestamp tokens (src/pki): it accepts BER as real TSAs send it, checks the imprint against
+  // this document's digest and the token's own signature before anything is written.
+  checkTimestampToken(timeStampToken, { digest, hashAlgorithm: 'sha256' });
   return assembleSigned(pdf, state, parts, timeStampToken);
 }
