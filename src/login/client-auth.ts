@@ -1,7 +1,5 @@
-import { SignJWT } from 'jose';
-import type { LoadedKey, EcSigningAlg } from '../keys';
+import { signClientAssertion, type LoadedKey, type EcSigningAlg } from '../keys';
 import { CLIENT_ASSERTION_TYPE } from './wire';
-import { nowSeconds, randomToken } from './util';
 
 /**
  * `private_key_jwt` client assertion (RFC 7523) as Singpass and Corppass want it: `typ: JWT`, the key's `kid`,
@@ -9,16 +7,7 @@ import { nowSeconds, randomToken } from './util';
  * a fresh `jti` per request (also for DPoP-nonce retries) and a short lifetime.
  */
 export async function clientAssertionParams(key: LoadedKey<EcSigningAlg>, clientId: string, issuer: string, clock: () => number): Promise<Record<string, string>> {
-  const now = nowSeconds(clock);
-  const assertion = await new SignJWT({})
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-    .setIssuer(clientId)
-    .setSubject(clientId)
-    .setAudience(issuer)
-    .setIssuedAt(now)
-    .setExpirationTime(now + 60)
-    .setJti(randomToken())
-    .sign(key.privateKey);
+  const assertion = await signClientAssertion({ clientId, key, audience: issuer, clock });
   return { client_assertion_type: CLIENT_ASSERTION_TYPE, client_assertion: assertion };
 }
 

@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { invalidInput } from '../errors';
-import { epochSeconds, systemClock, type Clock } from '../clock';
-import type { LoadedKey } from '../keys';
+import type { Clock } from '../clock';
+import { signClientAssertion, type LoadedKey } from '../keys';
 import { ASSERTION_MAX_LIFETIME_S, ASSERTION_TYP } from './wire';
 
 export interface DssAssertionOptions {
@@ -25,22 +23,9 @@ export interface DssAssertionOptions {
  * const jwt = await createDssAssertion({ clientId: 'my-dsap', key: await loadSigningKey({ key: pem }), audience: 'https://staging.sign.singpass.gov.sg' });
  */
 export async function createDssAssertion(options: DssAssertionOptions): Promise<string> {
-  const { clientId, key, audience } = options;
-  if (typeof clientId !== 'string' || clientId.trim() === '') throw invalidInput('clientId', 'is required (the client ID given at onboarding)');
-  if (typeof audience !== 'string' || audience === '') throw invalidInput('audience', 'is required');
-  if (key?.use !== 'sig') throw invalidInput('key', 'must be a signing key loaded with loadSigningKey()');
   const lifetime = options.lifetimeSeconds ?? 60;
   if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > ASSERTION_MAX_LIFETIME_S) {
     throw invalidInput('lifetimeSeconds', `must be a whole number from 1 to ${ASSERTION_MAX_LIFETIME_S}`);
   }
-  const iat = epochSeconds(options.clock ?? systemClock);
-  return new SignJWT({})
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: ASSERTION_TYP })
-    .setIssuer(clientId)
-    .setSubject(clientId)
-    .setAudience(audience)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + lifetime)
-    .setJti(randomUUID())
-    .sign(key.privateKey);
+  return signClientAssertion({ ...options, lifetimeSeconds: lifetime, typ: ASSERTION_TYP });
 }
