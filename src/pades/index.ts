@@ -3,7 +3,7 @@
  * and the lower-level pieces LTV builds on (DSS, document timestamps, listing signatures).
  * Everything works on PDF bytes with append-only incremental updates; earlier bytes are never changed.
  */
-export { prepareSignature, finalizeSignature } from './signature';
+export { prepareSignature, finalizeSignature, finalizeSignatureChunks } from './signature';
 export type { PrepareSignatureOptions, PreparedSignature, PreparedSignatureResult, FinalizeSignatureOptions } from './signature';
 export { prepareDocumentTimestamp, finalizeDocumentTimestamp } from './timestamp-field';
 export type { PreparedDocumentTimestamp } from './timestamp-field';

@@ -200,6 +200,15 @@ export function checkOriginal(pdf: Buffer, p: PreparedUpdate, expectedDigest: Bu
 
 /** original || head || <hex(contents) zero-padded> || tail; PDF_PLACEHOLDER_TOO_SMALL when it does not fit. */
 export function assembleSigned(pdf: Buffer, p: PreparedUpdate, parts: { head: Buffer; tail: Buffer }, contents: Buffer): Buffer {
+  return Buffer.concat(assembleSignedChunks(pdf, p, parts, contents));
+}
+
+/**
+ * The signed file as ordered chunks: the caller's original bytes (the same Buffer, not copied), then the update with
+ * the filled /Contents. Writing them in order to a file or an upload stream keeps memory at the file size plus a
+ * few KB, where concatenating would need a second copy of the whole file.
+ */
+export function assembleSignedChunks(pdf: Buffer, p: PreparedUpdate, parts: { head: Buffer; tail: Buffer }, contents: Buffer): Buffer[] {
   if (contents.length > p.update.contentsBytes) {
     throw new SingpassFlowsError(
       'PDF_PLACEHOLDER_TOO_SMALL',
@@ -209,5 +218,5 @@ export function assembleSigned(pdf: Buffer, p: PreparedUpdate, parts: { head: Bu
     );
   }
   const hex = Buffer.from(`<${contents.toString('hex').padEnd(p.update.contentsBytes * 2, '0')}>`, 'latin1');
-  return Buffer.concat([pdf, parts.head, hex, parts.tail]);
+  return [pdf, parts.head, hex, parts.tail];
 }

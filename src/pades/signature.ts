@@ -11,7 +11,7 @@ import { name } from './pdf/objects';
 import { pdfDate, textString } from './pdf/text';
 import {
   PreparedUpdate,
-  assembleSigned,
+  assembleSignedChunks,
   buildSignatureUpdate,
   checkOriginal,
   checkPlaceholderBytes,
@@ -189,6 +189,20 @@ export async function finalizeSignature(
   signature: string | Buffer,
   options: FinalizeSignatureOptions = {},
 ): Promise<Buffer> {
+  return Buffer.concat(await finalizeSignatureChunks(pdf, state, signature, options));
+}
+
+/**
+ * {@link finalizeSignature} for large files: the signed PDF as ordered chunks — your original Buffer (not copied),
+ * then the few-KB update carrying the signature. Write them in order (e.g. `stream.write` each, or
+ * `fs.promises.writeFile(path, Readable.from(chunks))`) so peak memory stays at the file size plus a few KB.
+ */
+export async function finalizeSignatureChunks(
+  pdf: Buffer,
+  state: PreparedSignature,
+  signature: string | Buffer,
+  options: FinalizeSignatureOptions = {},
+): Promise<Buffer[]> {
   checkState(state);
   const signedAttrs = Buffer.from(state.signedAttributes, 'base64');
   let messageDigest: Buffer | undefined;
@@ -217,5 +231,5 @@ export async function finalizeSignature(
     signature: sig,
     timeStampToken,
   });
-  return assembleSigned(pdf, state, parts, cms);
+  return assembleSignedChunks(pdf, state, parts, cms);
 }
