@@ -13,12 +13,14 @@ export interface ClientAssertionOptions {
   audience: string;
   /** `typ` header (default `JWT`). */
   typ?: string;
-  /** Seconds until `exp`: 1..120, default 60 (the services refuse longer-lived assertions). */
+  /** Seconds until `exp`: 1..`maxLifetimeSeconds`, default 60 (the services refuse longer-lived assertions). */
   lifetimeSeconds?: number;
+  /** The accepting service's cap on `exp - iat` (default 120 s); a protocol with its own cap passes it here. */
+  maxLifetimeSeconds?: number;
   clock?: Clock;
 }
 
-const MAX_LIFETIME_S = 120;
+const DEFAULT_MAX_LIFETIME_S = 120;
 
 /**
  * The short-lived JWT by which this client proves who it is — the signing API's `X-Dss-Assertion` and the login
@@ -31,8 +33,9 @@ export async function signClientAssertion(options: ClientAssertionOptions): Prom
   if (typeof audience !== 'string' || audience === '') throw invalidInput('audience', 'is required');
   if (key?.use !== 'sig') throw invalidInput('key', 'must be a signing key loaded with loadSigningKey()');
   const lifetime = options.lifetimeSeconds ?? 60;
-  if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > MAX_LIFETIME_S) {
-    throw invalidInput('lifetimeSeconds', `must be a whole number from 1 to ${MAX_LIFETIME_S}`);
+  const max = options.maxLifetimeSeconds ?? DEFAULT_MAX_LIFETIME_S;
+  if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > max) {
+    throw invalidInput('lifetimeSeconds', `must be a whole number from 1 to ${max}`);
   }
   const iat = epochSeconds(options.clock ?? systemClock);
   return new SignJWT({})

@@ -1,4 +1,3 @@
-import { invalidInput } from '../errors';
 import type { Clock } from '../clock';
 import { signClientAssertion, type LoadedKey } from '../keys';
 import { ASSERTION_MAX_LIFETIME_S, ASSERTION_TYP } from './wire';
@@ -23,9 +22,5 @@ export interface DssAssertionOptions {
  * const jwt = await createDssAssertion({ clientId: 'my-dsap', key: await loadSigningKey({ key: pem }), audience: 'https://staging.sign.singpass.gov.sg' });
  */
 export async function createDssAssertion(options: DssAssertionOptions): Promise<string> {
-  const lifetime = options.lifetimeSeconds ?? 60;
-  if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > ASSERTION_MAX_LIFETIME_S) {
-    throw invalidInput('lifetimeSeconds', `must be a whole number from 1 to ${ASSERTION_MAX_LIFETIME_S}`);
-  }
-  return signClientAssertion({ ...options, lifetimeSeconds: lifetime, typ: ASSERTION_TYP });
+  return signClientAssertion({ ...options, maxLifetimeSeconds: ASSERTION_MAX_LIFETIME_S, typ: ASSERTION_TYP });
 }
