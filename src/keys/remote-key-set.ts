@@ -1,7 +1,7 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { JWK, JWSHeaderParameters } from 'jose';
 import { SingpassFlowsError } from '../errors';
-import { httpRequest, parseJsonBody, safeUrl, type Fetch } from '../http';
+import { DEFAULT_TIMEOUT_MS, httpRequest, parseJsonBody, safeUrl, type Fetch } from '../http';
 import { systemClock, type Clock } from '../clock';
 
 export interface RemoteKeySetOptions {
@@ -34,7 +34,6 @@ export class RemoteKeySet {
   readonly url: string;
   private readonly opts: Required<Omit<RemoteKeySetOptions, 'fetch'>> & { fetch?: Fetch };
   private keys: JWK[] | undefined;
-  private fetchedAt = -Infinity;
   private lastRefetchAt = -Infinity;
   private expiresAt = -Infinity;
   private inflight: Promise<void> | undefined;
@@ -49,7 +48,7 @@ export class RemoteKeySet {
       minCacheSeconds: options.minCacheSeconds ?? 3600,
       maxCacheSeconds: options.maxCacheSeconds ?? 24 * 3600,
       refetchCooldownSeconds: options.refetchCooldownSeconds ?? 30,
-      timeoutMs: options.timeoutMs ?? 10_000,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     };
   }
 
@@ -64,7 +63,7 @@ export class RemoteKeySet {
         : `No key with kid "${header.kid}" for ${header.alg} in the key set at ${safeUrl(this.url)}`, { kid: header.kid });
     }
     try {
-      return createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+      return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
     } catch (e) {
       throw new SingpassFlowsError('KEY_SET_INVALID', `Key "${jwk.kid}" in ${safeUrl(this.url)} cannot be read`, {}, { cause: e });
     }
@@ -134,7 +133,6 @@ export class RemoteKeySet {
       throw new SingpassFlowsError('KEY_SET_INVALID', `The key set at ${safeUrl(this.url)} contains private key material; refusing it`);
     }
     this.keys = keys;
-    this.fetchedAt = now;
     this.expiresAt = now + this.cacheSeconds(res.headers.get('cache-control')) * 1000;
   }
 
