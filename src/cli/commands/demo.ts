@@ -1,5 +1,3 @@
-import * as crypto from 'node:crypto';
-import type * as http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -7,21 +5,11 @@ import QRCode from 'qrcode';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { wantsHelp, type CliCommand } from '../command';
 import { isSingpassFlowsError } from '../../errors';
-import { generateClientKeys, loadSigningKey, publicKeySet } from '../../keys';
-import {
-  SigningApiClient, applySigningEvent, createWebhookVerifier, generateChallengeCode, generateNotificationToken,
-  markHashSubmitted, newSigningSessionState, renderQr, type CertificateEvent, type SignatureEvent, type SigningEvent,
-} from '../../sign';
-import { finalizeSignature, prepareSignature } from '../../pades';
-import { addDocumentTimestamp, timestampSignature } from '../../pades/doc-timestamp';
-import { addValidationData } from '../../pades/ltv';
-import { verifyPdfSignatures, type PadesLevel } from '../../pades/verify';
+import { renderQr } from '../../sign';
+import type { PadesLevel } from '../../pades/verify';
+import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionStep } from '../signing-session';
 // The CLI (not the core) may use the sandbox: the demo runs against a local stand-in of the services.
 import { startSandbox, type Sandbox } from '../../../sandbox';
-import { listen, readBody, type RunningServer } from '../../../sandbox/http';
-
-const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
-const USERS = ['p256', 'p384', 'revoked'];
 
 const HELP = `Usage: singpass-flows demo [--level B-B|B-T|B-LT|B-LTA] [--user p256|p384|revoked] [--out <file.pdf>] [--no-qr]
 
@@ -66,141 +54,58 @@ export interface DemoResult {
  */
 export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> {
   const { log } = options;
-  let step = 0;
-  const t0 = Date.now();
-  const say = (text: string) => log(`[${String(++step).padStart(2)}] ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s  ${text}`);
+  const say = stepLogger(log);
   let sandbox: Sandbox | undefined;
-  let dsap: RunningServer | undefined;
   try {
     sandbox = await startSandbox({ webhookRetryDelayMs: 200 });
     say(`sandbox up at ${sandbox.baseUrl} (signing API ${sandbox.urls.signApi})`);
-
-    // The DSAP: its keys, key set and webhook. The webhook answers at once and hands events over by sign_ref.
-    const clientKeys = await generateClientKeys();
-    const signingKey = await loadSigningKey({ key: clientKeys.signing });
-    const verifier = createWebhookVerifier({ keySetUrl: sandbox.urls.signKeys });
-    await verifier.warmUp(); // the service wants an immediate 200: have its key set before the first webhook
-    const tokens = new Map<string, string>();
-    const inbox = new EventInbox();
-    dsap = await listen(async (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => {
-      if (url.pathname === '/jwks' && req.method === 'GET') {
-        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
-        return void res.end(JSON.stringify(publicKeySet([signingKey])));
-      }
-      if (url.pathname === '/webhook' && req.method === 'POST') {
-        const result = await verifier.handle({ headers: req.headers, body: await readBody(req, 1024 * 1024), expectedToken: (ref) => tokens.get(ref) });
-        if (result.response.status === 200) res.writeHead(200, { 'content-length': '0' }).end();
-        else res.writeHead(result.response.status, { 'content-type': 'application/json' }).end(JSON.stringify(result.response.body));
-        if (result.event && !result.duplicate) inbox.push(result.event);
-        if (result.error) inbox.fail(`webhook refused a delivery: ${result.error.code}: ${result.error.message}`);
-        return;
-      }
-      res.writeHead(404).end();
-    });
     const clientId = 'demo-dsap';
-    sandbox.sign.registerClient({ clientId, jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
-    say(`DSAP "${clientId}": ES256 key ${signingKey.kid}, key set ${dsap.baseUrl}/jwks, webhook ${dsap.baseUrl}/webhook (service key set cached: ${verifier.keySet.url})`);
-
-    const client = new SigningApiClient({ baseUrl: sandbox.urls.signApi, clientId, signingKey });
-    const clientNotificationToken = generateNotificationToken();
-    const session = await client.createSession({ clientNotificationToken, tenantId: 'Demo Tenant' });
-    tokens.set(session.signRef, clientNotificationToken);
-    const challengeCode = generateChallengeCode();
-    let state = newSigningSessionState(session, { challengeCode, clientNotificationToken });
-    const svg = await renderQr(session.qrPayload, { format: 'svg' });
-    say(`session ${session.signRef} created, expires ${new Date(session.expiresAt * 1000).toISOString()}; QR payload ${session.qrPayload} (SVG ${svg.length} bytes); challenge code ${challengeCode}`);
-    if (options.qr) log(await QRCode.toString(session.qrPayload, { type: 'terminal', small: true }));
-
-    const scan = await sandbox.phone.scan(session.signRef, { user: options.user });
-    say(`phone (user ${options.user}) scanned the QR code; certificate notification ${scan}`);
-    const cert = (await inbox.next(session.signRef, 'certificate')) as CertificateEvent;
-    state = applySigningEvent(state, cert);
-    say(`webhook: certificate of "${cert.certificate.subject.replace(/\n/g, ', ')}" (${cert.certificate.publicKeyAlgorithm}, serial ${cert.certificate.serialNumber}), nonce received`);
-
-    const pdf = await samplePdf(session.signRef);
-    const { documentHash, state: prepared } = await prepareSignature(pdf, {
-      certificate: cert.certificate.base64, chain: [sandbox.pki.intermediate.certDer], reason: 'Singpass flows demo', location: 'Singapore',
-    });
-    say(`PDF (${pdf.length} bytes) prepared with prepareSignature; document hash = SHA-256 of the CMS SignedAttributes = ${documentHash}`);
-
-    await client.submitDocumentHash(session.signRef, { documentName: 'Demo agreement.pdf', documentHash, challengeCode, nonce: cert.nonce, domainName: 'demo.singpass-flows.local' });
-    state = markHashSubmitted(state, documentHash);
-    say('hash submitted (user now compares the challenge code in the app)');
-
-    const approve = await sandbox.phone.approve(session.signRef);
-    say(`phone approved and signed the hash; signature notification ${approve}`);
-    const sig = (await inbox.next(session.signRef, 'signature')) as SignatureEvent;
-    state = applySigningEvent(state, sig);
-    if (state.status !== 'signed' || state.certificate !== undefined) throw new Error('session state did not end as signed without the certificate');
-
-    const signedAttributes = Buffer.from(prepared.signedAttributes, 'base64');
-    const userKey = new crypto.X509Certificate(cert.certificate.der).publicKey;
-    const ok = crypto.verify('sha256', signedAttributes, { key: userKey, dsaEncoding: 'der' }, Buffer.from(sig.signature, 'hex'));
-    if (!ok) throw new Error('the signature from the webhook does not verify over the SignedAttributes with the user certificate');
-    say(`webhook: signature (${sig.signature.length / 2} bytes DER) verifies with node:crypto over the SignedAttributes`);
-
-    const tsa = sandbox.urls.tsa;
-    const roots = [sandbox.pki.root.certDer];
-    const wantTimestamp = options.level !== 'B-B';
-    let out = await finalizeSignature(pdf, prepared, sig.signature, wantTimestamp ? { timestamp: timestampSignature(tsa) } : {});
-    say(`signature embedded (PAdES ETSI.CAdES.detached${wantTimestamp ? ' with a signature timestamp from the sandbox TSA' : ''})`);
-    if (options.level === 'B-LT' || options.level === 'B-LTA') {
-      out = await addValidationData(out, { trustedRoots: roots });
-      say('validation data added (certificates + OCSP responses in the DSS)');
-    }
-    if (options.level === 'B-LTA') {
-      out = await addValidationData(await addDocumentTimestamp(out, { tsaUrl: tsa }), { trustedRoots: roots });
-      say('document timestamp added (and its validation data)');
-    }
-    const report = await verifyPdfSignatures(out, { trustedRoots: roots });
-    // NOT_COVERING_WHOLE_FILE is expected once DSS / document timestamps follow the signature
-    const problems = [...new Set(report.signatures.flatMap((s) => s.problems))].filter((p) => !(report.valid && p === 'NOT_COVERING_WHOLE_FILE'));
-    say(`verified: valid=${report.valid}, level ${report.level ?? 'none'}, ${report.signatures.length} signature(s)/timestamp(s)${problems.length ? `, problems ${problems.join(', ')}` : ''}`);
-    if (!report.valid || report.level !== options.level) throw new Error(`the signed PDF verifies as ${report.level ?? 'nothing'} (valid=${report.valid}), expected ${options.level}`);
-    if (options.out) {
-      writeFileSync(resolve(options.out), out);
-      say(`signed PDF written to ${resolve(options.out)} (${out.length} bytes)`);
-    }
-    return { signRef: session.signRef, level: report.level, valid: report.valid, pdf: out };
-  } finally {
-    await dsap?.close();
-    await sandbox?.close();
-  }
-}
-
-/** Webhook events handed from the HTTP handler to the script, waited for by sign_ref and type. */
-class EventInbox {
-  private events: SigningEvent[] = [];
-  private failure: string | undefined;
-  private wake: (() => void) | undefined;
-
-  push(e: SigningEvent): void {
-    this.events.push(e);
-    this.wake?.();
-  }
-
-  fail(reason: string): void {
-    this.failure ??= reason;
-    this.wake?.();
-  }
-
-  async next(signRef: string, type: SigningEvent['type'], timeoutMs = 15_000): Promise<SigningEvent> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const i = this.events.findIndex((e) => e.signRef === signRef);
-      if (i >= 0) {
-        const [e] = this.events.splice(i, 1);
-        if (e.type === 'error') throw new Error(`the service reported an error: ${e.errorCode} ${e.message}`);
-        if (e.type !== type) throw new Error(`expected a ${type} event, got ${e.type}`);
-        return e;
+    const env = await sandboxEnvironment(sandbox, { clientId, user: options.user, domainName: 'demo.singpass-flows.local', tenantId: 'Demo Tenant' });
+    const narrate = async (s: SessionStep): Promise<void> => {
+      switch (s.step) {
+        case 'listening':
+          return say(`DSAP "${clientId}": ES256 key ${env.signingKeyId}, key set ${s.baseUrl}/jwks, webhook ${s.baseUrl}/webhook (service key set cached: ${s.keySetUrl})`);
+        case 'created': {
+          const { session } = s;
+          const svg = await renderQr(session.qrPayload, { format: 'svg' });
+          say(`session ${session.signRef} created, expires ${new Date(session.expiresAt * 1000).toISOString()}; QR payload ${session.qrPayload} (SVG ${svg.length} bytes); challenge code ${s.challengeCode}`);
+          if (options.qr) log(await QRCode.toString(session.qrPayload, { type: 'terminal', small: true }));
+          return;
+        }
+        case 'scanned': return say(`phone (user ${options.user}) scanned the QR code; certificate notification ${s.delivery}`);
+        case 'certificate': {
+          const c = s.event.certificate;
+          return say(`webhook: certificate of "${c.subject.replace(/\n/g, ', ')}" (${c.publicKeyAlgorithm}, serial ${c.serialNumber}), nonce received`);
+        }
+        case 'prepared':
+          return say(`PDF (${s.inputBytes} bytes) prepared with prepareSignature; document hash = SHA-256 of the CMS SignedAttributes = ${s.documentHash}`);
+        case 'submitted': return say('hash submitted (user now compares the challenge code in the app)');
+        case 'approved': return say(`phone approved and signed the hash; signature notification ${s.delivery}`);
+        case 'embedded':
+          // finalizeSignature verified it (node:crypto, over the SignedAttributes, with the user certificate) before embedding
+          say(`webhook: signature (${s.event.signature.length / 2} bytes DER) verifies with node:crypto over the SignedAttributes`);
+          return say(`signature embedded (PAdES ETSI.CAdES.detached${s.timestamped ? ' with a signature timestamp from the sandbox TSA' : ''})`);
+        case 'validationData': return say('validation data added (certificates + OCSP responses in the DSS)');
+        case 'documentTimestamp': return say('document timestamp added (and its validation data)');
+        case 'verified': {
+          const { report } = s;
+          // NOT_COVERING_WHOLE_FILE is expected once DSS / document timestamps follow the signature
+          const problems = [...new Set(report.signatures.flatMap((x) => x.problems))].filter((p) => !(report.valid && p === 'NOT_COVERING_WHOLE_FILE'));
+          return say(`verified: valid=${report.valid}, level ${report.level ?? 'none'}, ${report.signatures.length} signature(s)/timestamp(s)${problems.length ? `, problems ${problems.join(', ')}` : ''}`);
+        }
+        default: return; // 'signature': worded once it is checked and embedded
       }
-      if (this.failure) throw new Error(this.failure);
-      if (Date.now() > until) throw new Error(`no ${type} webhook within ${timeoutMs / 1000} s`);
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, 250);
-        this.wake = () => { clearTimeout(t); r(); };
-      });
+    };
+    const r = await runSigningSession(env, {
+      input: samplePdf, documentName: 'Demo agreement.pdf', level: options.level, reason: 'Singpass flows demo', location: 'Singapore', onStep: narrate,
+    });
+    if (options.out) {
+      writeFileSync(resolve(options.out), r.pdf);
+      say(`signed PDF written to ${resolve(options.out)} (${r.pdf.length} bytes)`);
     }
+    return { signRef: r.signRef, level: r.level, valid: r.valid, pdf: r.pdf };
+  } finally {
+    await sandbox?.close();
   }
 }
 
@@ -235,8 +140,8 @@ export const demoCommand: CliCommand = {
       return 2;
     }
     const user = values.user ?? 'p256';
-    if (!USERS.includes(user)) {
-      console.error(`--user must be one of ${USERS.join(', ')}`);
+    if (!SANDBOX_USERS.includes(user)) {
+      console.error(`--user must be one of ${SANDBOX_USERS.join(', ')}`);
       return 2;
     }
     const started = Date.now();

@@ -1,26 +1,16 @@
-import type * as http from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import QRCode from 'qrcode';
 import { parseArgs } from 'node:util';
 import { wantsHelp, type CliCommand } from '../command';
-import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../errors';
-import { generateClientKeys, loadSigningKey, publicKeySet } from '../../keys';
-import {
-  SigningApiClient, applySigningEvent, createWebhookVerifier, generateChallengeCode, generateNotificationToken,
-  markHashSubmitted, newSigningSessionState, type CertificateEvent, type SignatureEvent, type SigningEvent,
-} from '../../sign';
-import { finalizeSignature, prepareSignature } from '../../pades';
-import { addDocumentTimestamp, timestampSignature } from '../../pades/doc-timestamp';
-import { addValidationDataWithSummary } from '../../pades/ltv';
-import { verifyPdfSignatures, type PadesLevel } from '../../pades/verify';
-import { buildChain } from '../../pki';
+import { invalidInput, isSingpassFlowsError } from '../../errors';
+import { loadSigningKey, publicKeySet } from '../../keys';
+import { SigningApiClient } from '../../sign';
+import type { PadesLevel } from '../../pades/verify';
+import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionOptions } from '../signing-session';
 // The CLI (not the core) may start the sandbox: `sign` runs the whole session against a local stand-in.
 import { startSandbox, type Sandbox } from '../../../sandbox';
-import { listen, readBody, type RunningServer } from '../../../sandbox/http';
-
-const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
-const USERS = ['p256', 'p384', 'revoked'];
+import { listen } from '../../../sandbox/http';
 
 const HELP = `Usage: singpass-flows sign --in <file.pdf> --out <signed.pdf> [--level B-B|B-T|B-LT|B-LTA]
                            [--sandbox [--user p256|p384|revoked] [--root-out <root.pem>] | --config <file.json>]
@@ -83,102 +73,41 @@ export interface SignCommandResult {
   signRef: string;
 }
 
-/** Where a session runs: the sandbox (phone simulated) or a real/remote signing service from a config file. */
-interface SessionEnvironment {
-  client: SigningApiClient;
-  /** Key set URL of the signing service (verifies webhook JWTs). */
-  serviceKeySetUrl: string;
-  tsaUrl?: string;
-  trustedRoots: Buffer[];
-  /** Intermediates to embed; when absent they are fetched via the user certificate's AIA. */
-  intermediates?: Buffer[];
-  domainName: string;
-  tenantId: string;
-  /** Attach the DSAP's webhook + key set handler; returns its base URL. */
-  serveDsap(handler: (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => Promise<void>): Promise<void>;
-  /** Sandbox only: drive the simulated phone. Otherwise the user scans the QR code with the Singpass app. */
-  phone?: { scan(signRef: string): Promise<unknown>; approve(signRef: string): Promise<unknown> };
-  /** Served at /jwks next to the webhook (what the DSAP registered as its key set URL). */
-  publicKeys: { keys: unknown[] };
+/** How `sign` words the session steps (the demo words them its own way). */
+function signNarrator(o: SignCommandOptions, mode: 'sandbox' | 'config'): SessionOptions['onStep'] {
+  const say = stepLogger(o.log);
+  return async (s) => {
+    switch (s.step) {
+      case 'listening':
+        if (mode === 'config') o.log(`webhook listening at ${s.baseUrl}/webhook, key set at ${s.baseUrl}/jwks`);
+        return;
+      case 'created':
+        say(`1/8 session ${s.session.signRef} created (QR payload ${s.session.qrPayload})`);
+        if (mode === 'config') {
+          o.log(await QRCode.toString(s.session.qrPayload, { type: 'terminal', small: true }));
+          say('scan this QR code with the Singpass app (waiting for the certificate webhook)');
+        }
+        return;
+      case 'certificate': return say(`2/8 QR scanned; certificate webhook: ${s.event.certificate.subject.replace(/\n/g, ', ')}`);
+      case 'prepared': return say(`3/8 PDF prepared (${s.inputBytes} bytes); document hash ${s.documentHash}`);
+      case 'submitted':
+        return say(`4/8 hash submitted as "${s.documentName}"; challenge code ${s.challengeCode}${mode === 'sandbox' ? '' : ' (check it matches the one in the app, then approve)'}`);
+      case 'signature': return say('5/8 approved; signature webhook received');
+      case 'embedded': return say(`6/8 signature checked and embedded${s.timestamped ? ' with a signature timestamp (B-T)' : ''}`);
+      case 'validationData':
+        return say(`7/8 validation data added (B-LT): ${s.summary.certificates} certificates, ${s.summary.ocspResponses} OCSP responses`);
+      case 'documentTimestamp': return say('7/8 document timestamp added (B-LTA)');
+      case 'verified': return say(`8/8 verified: ${s.report.valid ? 'valid' : 'NOT valid'}, level ${s.report.level ?? 'none'}`);
+      default: return; // 'scanned', 'approved': the simulated phone's deliveries are not worth a line here
+    }
+  };
 }
 
-async function runSession(env: SessionEnvironment, o: SignCommandOptions): Promise<{ pdf: Buffer; level: PadesLevel | null; valid: boolean; signRef: string }> {
-  let step = 0;
-  const t0 = Date.now();
-  const say = (text: string) => o.log(`[${String(++step).padStart(2)}] ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s  ${text}`);
-  const verifier = createWebhookVerifier({ keySetUrl: env.serviceKeySetUrl });
-  const tokens = new Map<string, string>();
-  const inbox = new Inbox();
-  await env.serveDsap(async (req, res, url) => {
-    if (url.pathname === '/jwks' && req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      return void res.end(JSON.stringify(env.publicKeys));
-    }
-    if (url.pathname === '/webhook' && req.method === 'POST') {
-      const r = await verifier.handle({ headers: req.headers, body: await readBody(req, 1024 * 1024), expectedToken: (ref) => tokens.get(ref) });
-      res.writeHead(r.response.status, { 'content-type': 'application/json' }).end(r.response.status === 200 ? '' : JSON.stringify(r.response.body));
-      if (r.event && !r.duplicate) inbox.push(r.event);
-      if (r.error) inbox.fail(new SingpassFlowsError(r.error.code, `webhook refused a delivery: ${r.error.message}`));
-      return;
-    }
-    res.writeHead(404).end();
-  });
-
-  const clientNotificationToken = generateNotificationToken();
-  const session = await env.client.createSession({ clientNotificationToken, tenantId: env.tenantId });
-  tokens.set(session.signRef, clientNotificationToken);
-  const challengeCode = generateChallengeCode();
-  let state = newSigningSessionState(session, { challengeCode, clientNotificationToken });
-  say(`1/8 session ${session.signRef} created (QR payload ${session.qrPayload})`);
-  if (env.phone) {
-    await env.phone.scan(session.signRef);
-  } else {
-    o.log(await QRCode.toString(session.qrPayload, { type: 'terminal', small: true }));
-    say('scan this QR code with the Singpass app (waiting for the certificate webhook)');
-  }
-  const certEvent = (await inbox.next(session.signRef, 'certificate', env.phone ? 20_000 : 180_000)) as CertificateEvent;
-  state = applySigningEvent(state, certEvent);
-  say(`2/8 QR scanned; certificate webhook: ${certEvent.certificate.subject.replace(/\n/g, ', ')}`);
-
-  // Intermediates to embed: given, or from the certificate's AIA (never the root: verifiers bring their own).
-  const chain = env.intermediates ?? (await buildChain(certEvent.certificate.der, { trustedRoots: env.trustedRoots })).slice(1, -1);
-  const { documentHash, state: prepared } = await prepareSignature(o.input, {
-    certificate: certEvent.certificate.base64, chain, reason: o.reason ?? 'Signed with Singpass', location: o.location,
-  });
-  say(`3/8 PDF prepared (${o.input.length} bytes); document hash ${documentHash}`);
-
-  await env.client.submitDocumentHash(session.signRef, { documentName: o.documentName, documentHash, challengeCode, nonce: certEvent.nonce, domainName: env.domainName });
-  state = markHashSubmitted(state, documentHash);
-  say(`4/8 hash submitted as "${o.documentName}"; challenge code ${challengeCode}${env.phone ? '' : ' (check it matches the one in the app, then approve)'}`);
-
-  if (env.phone) await env.phone.approve(session.signRef);
-  const sigEvent = (await inbox.next(session.signRef, 'signature', env.phone ? 20_000 : 180_000)) as SignatureEvent;
-  state = applySigningEvent(state, sigEvent);
-  say('5/8 approved; signature webhook received');
-
-  const tsaUrl = env.tsaUrl;
-  if (o.level !== 'B-B' && !tsaUrl) throw new SingpassFlowsError('INVALID_INPUT', `Level ${o.level} needs a TSA: set "tsaUrl" in the config file`, { field: 'tsaUrl' });
-  // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding.
-  let pdf = await finalizeSignature(o.input, prepared, sigEvent.signature, o.level === 'B-B' ? {} : { timestamp: timestampSignature(tsaUrl!) });
-  say(`6/8 signature checked and embedded${o.level === 'B-B' ? '' : ' with a signature timestamp (B-T)'}`);
-  const roots = env.trustedRoots;
-  if (o.level === 'B-LT' || o.level === 'B-LTA') {
-    const r = await addValidationDataWithSummary(pdf, { trustedRoots: roots });
-    pdf = r.pdf;
-    say(`7/8 validation data added (B-LT): ${r.summary.certificates} certificates, ${r.summary.ocspResponses} OCSP responses`);
-  }
-  if (o.level === 'B-LTA') {
-    pdf = await addDocumentTimestamp(pdf, { tsaUrl: tsaUrl! });
-    // The document timestamp's own TSA chain gets its OCSP too, so the next renewal has what it needs.
-    pdf = (await addValidationDataWithSummary(pdf, { trustedRoots: roots })).pdf;
-    say('7/8 document timestamp added (B-LTA)');
-  }
-  const report = await verifyPdfSignatures(pdf, { trustedRoots: roots });
-  say(`8/8 verified: ${report.valid ? 'valid' : 'NOT valid'}, level ${report.level ?? 'none'}`);
-  if (!report.valid || report.level !== o.level) {
-    throw new SingpassFlowsError('SIGNATURE_INVALID', `The signed PDF verifies as ${report.level ?? 'nothing'} (valid=${report.valid}); expected ${o.level}`);
-  }
-  return { pdf, level: report.level, valid: report.valid, signRef: session.signRef };
+function sessionOptions(o: SignCommandOptions, mode: 'sandbox' | 'config'): SessionOptions {
+  return {
+    input: o.input, documentName: o.documentName, level: o.level, reason: o.reason ?? 'Signed with Singpass', location: o.location,
+    onStep: signNarrator(o, mode),
+  };
 }
 
 /**
@@ -187,32 +116,13 @@ async function runSession(env: SessionEnvironment, o: SignCommandOptions): Promi
  */
 export async function signWithSandbox(o: SignCommandOptions): Promise<SignCommandResult> {
   let sandbox: Sandbox | undefined;
-  let dsap: RunningServer | undefined;
   try {
     sandbox = await startSandbox({ webhookRetryDelayMs: 200 });
     o.log(`sandbox started at ${sandbox.baseUrl}`);
-    const sb = sandbox;
-    const keys = await generateClientKeys();
-    const signingKey = await loadSigningKey({ key: keys.signing });
-    const clientId = 'cli-sign';
-    const r = await runSession({
-      client: new SigningApiClient({ baseUrl: sb.urls.signApi, clientId, signingKey }),
-      serviceKeySetUrl: sb.urls.signKeys,
-      tsaUrl: sb.urls.tsa,
-      trustedRoots: [sb.pki.root.certDer],
-      intermediates: [sb.pki.intermediate.certDer],
-      domainName: 'cli.singpass-flows.local',
-      tenantId: 'singpass-flows CLI',
-      publicKeys: publicKeySet([signingKey]),
-      async serveDsap(handler) {
-        dsap = await listen(handler);
-        sb.sign.registerClient({ clientId, jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
-      },
-      phone: { scan: (ref) => sb.phone.scan(ref, { user: o.user }), approve: (ref) => sb.phone.approve(ref) },
-    }, o);
-    return { ...r, rootPem: sb.pki.root.certPem };
+    const env = await sandboxEnvironment(sandbox, { clientId: 'cli-sign', user: o.user, domainName: 'cli.singpass-flows.local', tenantId: 'singpass-flows CLI' });
+    const r = await runSigningSession(env, sessionOptions(o, 'sandbox'));
+    return { ...r, rootPem: sandbox.pki.root.certPem };
   } finally {
-    await dsap?.close();
     await sandbox?.close();
   }
 }
@@ -258,52 +168,17 @@ export function parseSignConfig(text: string): SignConfig {
 export async function signWithConfig(config: SignConfig, o: SignCommandOptions & { baseDir: string }): Promise<SignCommandResult> {
   const signingKey = await loadSigningKey({ key: config.signingKey as never });
   const trustedRoots = config.trustedRoots.map((f) => readFileSync(resolve(o.baseDir, f)));
-  let dsap: RunningServer | undefined;
-  try {
-    const r = await runSession({
-      client: new SigningApiClient({ baseUrl: config.signApiBaseUrl, clientId: config.clientId, signingKey, audience: config.audience }),
-      serviceKeySetUrl: config.serviceKeySetUrl,
-      tsaUrl: config.tsaUrl,
-      trustedRoots,
-      domainName: config.domainName,
-      tenantId: config.tenantId ?? 'singpass-flows CLI',
-      publicKeys: publicKeySet([signingKey]),
-      async serveDsap(handler) {
-        dsap = await listen(handler, config.listenPort);
-        o.log(`webhook listening at ${dsap.baseUrl}/webhook, key set at ${dsap.baseUrl}/jwks`);
-      },
-    }, o);
-    return { ...r, rootPem: '' };
-  } finally {
-    await dsap?.close();
-  }
-}
-
-/** Webhook events handed from the HTTP handler to the script, awaited by sign_ref and type. */
-class Inbox {
-  private events: SigningEvent[] = [];
-  private failure: Error | undefined;
-  private waiters: (() => void)[] = [];
-
-  push(e: SigningEvent): void { this.events.push(e); this.wakeAll(); }
-  fail(e: Error): void { this.failure ??= e; this.wakeAll(); }
-  private wakeAll(): void { for (const w of this.waiters.splice(0)) w(); }
-
-  async next(signRef: string, type: SigningEvent['type'], timeoutMs = 20_000): Promise<SigningEvent> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const i = this.events.findIndex((e) => e.signRef === signRef);
-      if (i >= 0) {
-        const e = this.events.splice(i, 1)[0]!;
-        if (e.type === 'error') throw new SingpassFlowsError('SIGN_REQUEST_REJECTED', `The signing session ended with an error: ${e.errorCode} ${e.message}`);
-        if (e.type !== type) throw new SingpassFlowsError('WEBHOOK_EVENT_UNKNOWN', `Expected a ${type} webhook, got ${e.type}`);
-        return e;
-      }
-      if (this.failure) throw this.failure;
-      if (Date.now() > until) throw new SingpassFlowsError('HTTP_TIMEOUT', `No ${type} webhook within ${timeoutMs / 1000} s`);
-      await new Promise<void>((r) => { const t = setTimeout(r, 250); this.waiters.push(() => { clearTimeout(t); r(); }); });
-    }
-  }
+  const r = await runSigningSession({
+    client: new SigningApiClient({ baseUrl: config.signApiBaseUrl, clientId: config.clientId, signingKey, audience: config.audience }),
+    serviceKeySetUrl: config.serviceKeySetUrl,
+    tsaUrl: config.tsaUrl,
+    trustedRoots,
+    domainName: config.domainName,
+    tenantId: config.tenantId ?? 'singpass-flows CLI',
+    publicKeys: publicKeySet([signingKey]),
+    serveDsap: (handler) => listen(handler, config.listenPort),
+  }, sessionOptions(o, 'config'));
+  return { ...r, rootPem: '' };
 }
 
 export const signCommand: CliCommand = {
@@ -339,8 +214,8 @@ export const signCommand: CliCommand = {
       return 2;
     }
     const user = str('user') ?? 'p256';
-    if (!USERS.includes(user)) {
-      console.error(`--user must be one of ${USERS.join(', ')}`);
+    if (!SANDBOX_USERS.includes(user)) {
+      console.error(`--user must be one of ${SANDBOX_USERS.join(', ')}`);
       return 2;
     }
     let input: Buffer;
