@@ -1,5 +1,5 @@
 import { SingpassFlowsError, invalidInput, type ErrorCode, type ErrorDetails } from '../errors';
-import { httpRequest, type Fetch, type HttpResponse } from '../http';
+import { httpRequest, parseJsonBody, type Fetch, type HttpResponse } from '../http';
 import { systemClock, type Clock } from '../clock';
 import type { LoadedKey } from '../keys';
 import { createDssAssertion } from './assertion';
@@ -207,12 +207,7 @@ function checkBaseUrl(value: unknown): string {
 }
 
 function parseSession(res: HttpResponse): SigningSession {
-  let json: Record<string, unknown>;
-  try {
-    json = JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
-  } catch {
-    throw new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', `The signing service answered create-session with HTTP ${res.status} but no JSON body`, { status: res.status });
-  }
+  const json = parseJsonBody(res, 'The create-session answer') as Record<string, unknown>;
   if (!json || typeof json !== 'object') throw new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', 'The create-session answer is not a JSON object', { status: res.status });
   const signRef = pickString(json, SESSION_RESPONSE_FIELDS.signRef);
   const rawExpires = pickValue(json, SESSION_RESPONSE_FIELDS.expiresAt);
