@@ -33,10 +33,15 @@ export function checkDocumentName(value: unknown): string {
   return s;
 }
 
+/** The document hash format (spec §2.2): SHA-256, hex, 64 characters — for the hash we send and the one echoed back. */
+export function isSha256Hex(value: string): boolean {
+  return /^[0-9a-fA-F]{64}$/.test(value);
+}
+
 /** SHA-256 as 64 hex characters; returned lower-case (the form the phone decodes). */
 export function checkDocumentHash(value: unknown): string {
   const s = requireString('documentHash', value);
-  if (!/^[0-9a-fA-F]{64}$/.test(s)) throw invalidInput('documentHash', `must be a SHA-256 digest as exactly 64 hex characters (got ${s.length} characters)`);
+  if (!isSha256Hex(s)) throw invalidInput('documentHash', `must be a SHA-256 digest as exactly 64 hex characters (got ${s.length} characters)`);
   return s.toLowerCase();
 }
 

@@ -5,6 +5,7 @@ import { systemClock, type Clock } from '../clock';
 import type { Fetch } from '../http';
 import { RemoteKeySet, verifyJwsWithKeySet } from '../keys';
 import { MemoryDeliveryLog, type DeliveryLog } from './delivery-log';
+import { isSha256Hex } from './validate';
 import {
   REQUEST_TYPES, WEBHOOK_ALGS, WEBHOOK_BODY_TOKEN, WEBHOOK_CLAIMS, WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES, pickString,
 } from './wire';
@@ -246,7 +247,7 @@ function toEvent(payload: JWTPayload): SigningEvent {
   if ((REQUEST_TYPES.signature as readonly string[]).includes(requestType)) {
     const documentHash = claim(p, WEBHOOK_CLAIMS.docHash, 'document hash');
     const signature = claim(p, WEBHOOK_CLAIMS.signature, 'signature');
-    if (!/^[0-9a-fA-F]{64}$/.test(documentHash)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a document hash that is not 64 hex characters');
+    if (!isSha256Hex(documentHash)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a document hash that is not 64 hex characters');
     // DER SEQUENCE (0x30…) in hex, even length
     if (!/^30([0-9a-fA-F]{2})+$/i.test(signature)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a signature that is not hex-encoded DER');
     return { type: 'signature', signRef, issuedAt, documentHash: documentHash.toLowerCase(), signature: signature.toLowerCase() };
