@@ -2,7 +2,8 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { SignJWT, type JWK } from 'jose';
 import { SingpassFlowsError } from '../errors';
 import type { HttpResponse } from '../http';
-import { nowSeconds, randomToken, sha256b64url } from './util';
+import { epochSeconds } from '../clock';
+import { randomToken, sha256b64url } from './util';
 
 /** A per-login DPoP key (P-256, ES256). Serialised into the transaction as a private JWK. */
 export function generateDpopKey(): JWK {
@@ -28,7 +29,7 @@ export async function dpopProof(key: DpopKey, method: string, url: string, clock
   const claims: Record<string, unknown> = { htm: method, htu: `${u.origin}${u.pathname}`, jti: randomToken() };
   if (opts.nonce) claims.nonce = opts.nonce;
   if (opts.accessToken) claims.ath = sha256b64url(opts.accessToken);
-  return new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: key.publicJwk }).setIssuedAt(nowSeconds(clock)).sign(key.privateKey);
+  return new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: key.publicJwk }).setIssuedAt(epochSeconds(clock)).sign(key.privateKey);
 }
 
 /** DPoP nonces per origin (RFC 9449 §8/§9): an AS nonce is never sent to another origin. */

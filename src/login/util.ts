@@ -44,11 +44,6 @@ export function checkUrl(field: string, value: unknown, allowInsecureLoopback = 
     : `must be an https URL (custom schemes like "${url.protocol}" are not accepted)`);
 }
 
-/** Epoch seconds. */
-export function nowSeconds(clock: () => number): number {
-  return Math.floor(clock() / 1000);
-}
-
 /** Space-separated scopes, validated (RFC 6749 scope-token characters), deduplicated, with `openid` always included. */
 export function normaliseScope(scope: string | undefined): string {
   if (scope !== undefined && typeof scope !== 'string') throw invalidInput('scope', 'a space-separated list of scopes');
