@@ -8,7 +8,7 @@ import { clientAssertionParams } from './client-auth';
 import { checkTransactionOwner, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
 import type { ProviderMetadata } from './discovery';
 import { verifyIdToken } from './id-token';
-import { hasDuplicateMembers } from './nested-jwt';
+import { refuseRepeatedClaims } from './nested-jwt';
 import { parseCorppassSubject, type CorppassSubject } from './corppass-subject';
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
 import type { LoginTransaction } from './transaction';
@@ -133,9 +133,7 @@ export function createCorppassClient(options: CorppassClientOptions): CorppassCl
         throw e;
       }
       const token = res.body.toString('utf8').trim();
-      if (hasDuplicateMembers(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'))) {
-        throw new SingpassFlowsError('AUTHORIZATION_INFO_INVALID', 'The authorization info repeats a claim name (ambiguous JSON); refusing it');
-      }
+      refuseRepeatedClaims(token, 'AUTHORIZATION_INFO_INVALID', 'authorization info');
       const { payload } = await verifyJwsWithKeySet(token, c.providerCache.keySet(md.jwksUri), {
         algorithms: [...PROVIDER_SIGNING_ALGS], issuer: c.issuer, audience: c.clientId, requiredClaims: ['iss', 'aud', 'sub'], clock: c.clock,
         errorCode: 'AUTHORIZATION_INFO_INVALID', what: 'authorization info',

@@ -68,7 +68,7 @@ export async function decryptAndVerify(token: unknown, o: NestedJwtOptions): Pro
     throw fail('does not contain a signed JWT', e);
   }
   if (typeof jwsHeader.typ === 'string' && FOREIGN_TYPS.includes(jwsHeader.typ.toLowerCase())) throw fail(`contains a "${jwsHeader.typ}" token, not an ${o.what}`);
-  if (hasDuplicateMembers(Buffer.from(inner.split('.')[1] ?? '', 'base64url').toString('utf8'))) throw fail('repeats a claim name (ambiguous JSON); refusing it');
+  refuseRepeatedClaims(inner, o.errorCode, o.what);
   const { payload } = await verifyJwsWithKeySet(inner, o.keySet, {
     algorithms: [...PROVIDER_SIGNING_ALGS],
     issuer: o.issuer,
@@ -81,6 +81,13 @@ export async function decryptAndVerify(token: unknown, o: NestedJwtOptions): Pro
     what: o.what,
   });
   return { payload, jwsHeader };
+}
+
+/** Refuse a compact JWS whose payload repeats a claim name, before its signature is checked (checklist item 52). */
+export function refuseRepeatedClaims(jws: string, errorCode: ErrorCode, what: string): void {
+  if (hasDuplicateMembers(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8'))) {
+    throw new SingpassFlowsError(errorCode, `The ${what} repeats a claim name (ambiguous JSON); refusing it`);
+  }
 }
 
 /**
