@@ -4,8 +4,8 @@
  */
 import { createHash, createPublicKey, KeyObject, verify as cryptoVerify, X509Certificate } from 'node:crypto';
 import { SingpassFlowsError, invalidInput } from '../errors';
+import { OID } from '../pki/oid';
 import {
-  OID,
   bytesOf,
   children,
   contentOf,

@@ -139,16 +139,3 @@ export function decodeOid(content: Buffer): string {
   const a = first < 80n ? first / 40n : 2n;
   return [a, first - a * 40n, ...arcs].join('.');
 }
-
-export const OID = {
-  data: '1.2.840.113549.1.7.1',
-  signedData: '1.2.840.113549.1.7.2',
-  sha256: '2.16.840.1.101.3.4.2.1',
-  contentType: '1.2.840.113549.1.9.3',
-  messageDigest: '1.2.840.113549.1.9.4',
-  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
-  signatureTimeStampToken: '1.2.840.113549.1.9.16.2.14',
-  tstInfo: '1.2.840.113549.1.9.16.1.4',
-  ecdsaWithSha256: '1.2.840.10045.4.3.2',
-  sha256WithRsa: '1.2.840.113549.1.1.11',
-} as const;

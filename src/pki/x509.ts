@@ -2,33 +2,9 @@ import { createHash, createPublicKey, verify as cryptoVerify, X509Certificate } 
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { SingpassFlowsError, type ErrorCode } from '../errors';
+import { OID } from './oid';
 
-/** OIDs used across the PKI clients (one table, so a typo cannot hide in one module). */
-export const OID = {
-  sha1: '1.3.14.3.2.26',
-  sha256: '2.16.840.1.101.3.4.2.1',
-  sha384: '2.16.840.1.101.3.4.2.2',
-  sha512: '2.16.840.1.101.3.4.2.3',
-  authorityInfoAccess: '1.3.6.1.5.5.7.1.1',
-  adOcsp: '1.3.6.1.5.5.7.48.1',
-  adCaIssuers: '1.3.6.1.5.5.7.48.2',
-  ocspBasic: '1.3.6.1.5.5.7.48.1.1',
-  ocspNonce: '1.3.6.1.5.5.7.48.1.2',
-  ocspNoCheck: '1.3.6.1.5.5.7.48.1.5',
-  extKeyUsage: '2.5.29.37',
-  basicConstraints: '2.5.29.19',
-  kpOcspSigning: '1.3.6.1.5.5.7.3.9',
-  kpTimeStamping: '1.3.6.1.5.5.7.3.8',
-  signedData: '1.2.840.113549.1.7.2',
-  data: '1.2.840.113549.1.7.1',
-  tstInfo: '1.2.840.113549.1.9.16.1.4',
-  contentType: '1.2.840.113549.1.9.3',
-  messageDigest: '1.2.840.113549.1.9.4',
-  signingTime: '1.2.840.113549.1.9.5',
-  signatureTimeStampToken: '1.2.840.113549.1.9.16.2.14',
-  signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
-  signingCertificate: '1.2.840.113549.1.9.16.2.12',
-} as const;
+export { OID };
 
 export type HashName = 'sha1' | 'sha256' | 'sha384' | 'sha512';
 
@@ -42,13 +18,13 @@ const HASH_BY_OID: Record<string, HashName> = {
 /** Signature algorithm OID -> hash; `undefined` hash means "take it from the digestAlgorithm" (CMS allows that). */
 const SIG_ALGS: Record<string, { hash?: HashName; kind: 'ec' | 'rsa' }> = {
   '1.2.840.10045.4.1': { hash: 'sha1', kind: 'ec' },
-  '1.2.840.10045.4.3.2': { hash: 'sha256', kind: 'ec' },
+  [OID.ecdsaWithSha256]: { hash: 'sha256', kind: 'ec' },
   '1.2.840.10045.4.3.3': { hash: 'sha384', kind: 'ec' },
   '1.2.840.10045.4.3.4': { hash: 'sha512', kind: 'ec' },
   '1.2.840.10045.2.1': { kind: 'ec' }, // id-ecPublicKey: seen in the wild inside CMS
   '1.2.840.113549.1.1.1': { kind: 'rsa' }, // rsaEncryption: CMS convention, hash from digestAlgorithm
   '1.2.840.113549.1.1.5': { hash: 'sha1', kind: 'rsa' },
-  '1.2.840.113549.1.1.11': { hash: 'sha256', kind: 'rsa' },
+  [OID.sha256WithRsa]: { hash: 'sha256', kind: 'rsa' },
   '1.2.840.113549.1.1.12': { hash: 'sha384', kind: 'rsa' },
   '1.2.840.113549.1.1.13': { hash: 'sha512', kind: 'rsa' },
 };
