@@ -4,7 +4,7 @@ import { listen, mount, sendBytes, type Handler, type SandboxService } from './h
 import { createPhone, type AutoOptions, type Phone, type PhoneUserKey } from './phone';
 import { createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider } from './login';
 import { createPkiService, createTestPki, derToPem, type PkiService, type TestPki } from './pki';
-import { createSignService, type DsapClient, type SignService } from './sign';
+import { createSignService, signWire, type DsapClient, type SignService } from './sign';
 
 export { createSignService, PhoneFlowError, signWire } from './sign';
 export type { SignService, SignServiceOptions, SignFaults, SessionView, DsapClient, DeliveryAttempt, DeliveryFailure } from './sign';
@@ -117,9 +117,9 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     }
     const urls: SandboxUrls = {
       base: baseUrl,
-      signBase: `${baseUrl}/sign`,
-      signApi: `${baseUrl}/sign/api/v1`,
-      signKeys: `${baseUrl}/sign/static/.well-known/keys.json`,
+      signBase: `${baseUrl}${sign.prefix}`,
+      signApi: `${baseUrl}${sign.prefix}${signWire.API_BASE_PATH}`,
+      signKeys: `${baseUrl}${sign.prefix}${signWire.KEYS_PATH}`,
       ocsp: `${baseUrl}/ca/ocsp`,
       tsa: `${baseUrl}/ca/tsa`,
       rootCert: `${baseUrl}/ca/root.crt`,

@@ -6,7 +6,7 @@ import type * as http from 'node:http';
 import { SignJWT, type JWK } from 'jose';
 import { readBody, sendJson, type SandboxService } from '../http';
 import { verifyDigest } from '../phone/digest-signer';
-import { ApiError, ClientAuthenticator, type DsapClient } from './client-auth';
+import { ApiError, ClientAuthenticator, safeEqual, type DsapClient } from './client-auth';
 import { ServiceKeyRing, type ServiceKeyState } from './service-keys';
 import { deliverNotification, type DeliveryAttempt, type DeliveryFailure, type DeliveryResult } from './webhook';
 import {
@@ -376,8 +376,9 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
         }
         if (sub === '/sandbox/faults' && req.method === 'POST') return sendJson(res, 200, applyFaults(await jsonBody(req)));
         if (sub === '/sandbox/deliveries' && req.method === 'GET') return sendJson(res, 200, { deliveries: service.deliveries() });
-        const m = /^\/api\/v1\/doc-signing-sessions(?:\/([^/]+)\/hash)?$/.exec(sub);
-        if (!m || !sub.startsWith(SESSIONS_PATH)) throw new ApiError(404, API_ERRORS.notFound, `no route ${url.pathname}`);
+        // `<SESSIONS_PATH>` (create) or `<SESSIONS_PATH>/<sign_ref>/hash`
+        const hashRef = sub.startsWith(SESSIONS_PATH + '/') ? /^\/([^/]+)\/hash$/.exec(sub.slice(SESSIONS_PATH.length))?.[1] : undefined;
+        if (sub !== SESSIONS_PATH && hashRef === undefined) throw new ApiError(404, API_ERRORS.notFound, `no route ${url.pathname}`);
         if (req.method !== 'POST') throw new ApiError(405, API_ERRORS.clientSideError, 'use POST');
         if (fault.rateLimited > 0) {
           fault.rateLimited--;
@@ -387,8 +388,8 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
           fault.serviceErrors--;
           throw new ApiError(fault.serviceErrorStatus, API_ERRORS.serverSideError, 'internal error (sandbox fault)');
         }
-        if (m[1] === undefined) return await createSession(req, res);
-        return await submitHash(req, res, decodeURIComponent(m[1]));
+        if (hashRef === undefined) return await createSession(req, res);
+        return await submitHash(req, res, decodeURIComponent(hashRef));
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
         sendJson(res, e.status, { id: crypto.randomUUID(), error: e.code, error_description: e.message, trace_id: crypto.randomBytes(8).toString('hex') });
@@ -516,12 +517,6 @@ function newSignRef(): string {
 
 function argError(msg: string): ApiError {
   return new ApiError(400, API_ERRORS.argumentsNotValid, msg);
-}
-
-function safeEqual(a: string, b: string): boolean {
-  const da = crypto.createHash('sha256').update(a).digest();
-  const db = crypto.createHash('sha256').update(b).digest();
-  return crypto.timingSafeEqual(da, db);
 }
 
 async function jsonBody(req: http.IncomingMessage): Promise<Record<string, unknown>> {

@@ -196,6 +196,14 @@ describe('hash-call validation', () => {
   });
 });
 
+describe('API routes', () => {
+  it.each([`${SESSIONS}x`, `${SESSIONS}/`, `${SESSIONS}/ref`, `${SESSIONS}/ref/hash/x`, `${SESSIONS}//hash`, '/doc-signing'])('%s → 404 NOT_FOUND', async (path) => {
+    const r = await dsap.call(path, {});
+    expect(r.status).toBe(404);
+    expect(r.body.error).toBe('NOT_FOUND');
+  });
+});
+
 describe('SIGN_REF_NOT_FOUND', () => {
   it('unknown sign_ref → 400 SIGN_REF_NOT_FOUND and a security event', async () => {
     const before = sign.securityEvents().length;
