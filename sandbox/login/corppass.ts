@@ -60,15 +60,6 @@ export class CorppassProvider extends ProviderCore {
     return `${this.baseUrl}/singpass/fapi`;
   }
 
-  /** Drop expired codes, pushed requests and access tokens so a long-running sandbox does not grow. */
-  private expiring(): Array<Map<string, { expiresAt: number }>> {
-    return [this.codes, this.accessTokens];
-  }
-  private purgeExpired(): void {
-    const now = this.now();
-    for (const map of this.expiring()) for (const [k, v] of map) if (v.expiresAt <= now - 60_000) map.delete(k);
-  }
-
   protected async route(req: http.IncomingMessage, res: http.ServerResponse, url: URL, rec: RecordedRequest): Promise<void> {
     const path = url.pathname.slice(this.prefix.length);
     const method = req.method ?? 'GET';
@@ -162,7 +153,7 @@ export class CorppassProvider extends ProviderCore {
     if (action === 'deny') return fail('access_denied', 'The user denied the request');
     if (this.m.authError) return fail(this.m.authError, `sandbox: ${this.m.authError}`);
     const code = randomToken();
-    this.purgeExpired();
+    this.purgeExpired(this.codes, this.accessTokens);
     this.codes.set(code, { clientId: client.clientId, redirectUri, codeChallenge: challenge, nonce, scope, user, expiresAt: this.now() + CODE_TTL_S * 1000, used: false });
     return this.authRespond(res, rec, { redirectUri, mode, state, code });
   }

@@ -359,6 +359,13 @@ export abstract class ProviderCore implements LoginProvider {
     return !!uri && client.redirectUris.includes(uri);
   }
 
+  // ---- grants -----------------------------------------------------------------------------------------------------
+  /** Drop entries that expired over a minute ago, so a long-running sandbox does not grow. */
+  protected purgeExpired(...maps: Array<Map<string, { expiresAt: number }>>): void {
+    const now = this.now();
+    for (const map of maps) for (const [k, v] of map) if (v.expiresAt <= now - 60_000) map.delete(k);
+  }
+
   // ---- provider keys ----------------------------------------------------------------------------------------------
   private usesRs256(): boolean {
     const m = this.m;

@@ -90,15 +90,6 @@ export class SingpassProvider extends ProviderCore {
     return `${this.baseUrl}/corppass`;
   }
 
-  /** Drop expired codes, pushed requests and access tokens so a long-running sandbox does not grow. */
-  private expiring(): Array<Map<string, { expiresAt: number }>> {
-    return [this.pushed, this.codes, this.accessTokens];
-  }
-  private purgeExpired(): void {
-    const now = this.now();
-    for (const map of this.expiring()) for (const [k, v] of map) if (v.expiresAt <= now - 60_000) map.delete(k);
-  }
-
   protected async route(req: http.IncomingMessage, res: http.ServerResponse, url: URL, rec: RecordedRequest): Promise<void> {
     const issuerPath = new URL(this.issuer).pathname;
     const path = url.pathname.startsWith(issuerPath) ? url.pathname.slice(issuerPath.length) : '';
@@ -357,7 +348,7 @@ export class SingpassProvider extends ProviderCore {
     if (action === 'login_required') return fail('login_required', 'The user must log in');
     if (this.m.authError) return fail(this.m.authError === 'cancel' ? 'access_denied' : this.m.authError, `sandbox: ${this.m.authError}`);
     const code = randomToken();
-    this.purgeExpired();
+    this.purgeExpired(this.pushed, this.codes, this.accessTokens);
     this.codes.set(code, { ...pushed, user, expiresAt: this.now() + CODE_TTL_S * 1000, used: false });
     return this.authRespond(res, rec, { redirectUri: pushed.redirectUri, mode: 'query', state: pushed.state, code });
   }
