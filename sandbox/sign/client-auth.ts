@@ -68,9 +68,9 @@ export class ClientAuthenticator {
     const decoded = Buffer.from(m[1], 'base64').toString('utf8');
     const sep = decoded.indexOf(':');
     const client = sep > 0 ? this.opts.clients.get(decoded.slice(0, sep)) : undefined;
-    const given = crypto.createHash('sha256').update(decoded.slice(sep + 1)).digest();
-    const expected = crypto.createHash('sha256').update(client?.basicSecret ?? crypto.randomBytes(16)).digest();
-    if (!client || !client.basicSecret || !crypto.timingSafeEqual(given, expected)) throw invalid('invalid client credentials');
+    // compare even for an unknown client, so timing does not tell which client ids exist
+    const matches = safeEqual(decoded.slice(sep + 1), client?.basicSecret ?? crypto.randomBytes(16).toString('hex'));
+    if (!client || !client.basicSecret || !matches) throw invalid('invalid client credentials');
     return client;
   }
 
@@ -158,4 +158,11 @@ export class ClientAuthenticator {
     this.keySets.set(client.clientId, { fetchedAt: this.opts.clock(), keys: keys as JWK[] });
     return keys as JWK[];
   }
+}
+
+/** Constant-time string equality: SHA-256 digests are compared, so neither content nor length leaks. */
+export function safeEqual(a: string, b: string): boolean {
+  const da = crypto.createHash('sha256').update(a).digest();
+  const db = crypto.createHash('sha256').update(b).digest();
+  return crypto.timingSafeEqual(da, db);
 }
