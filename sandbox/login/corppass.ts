@@ -8,7 +8,7 @@
  */
 import type * as http from 'node:http';
 import { CORPPASS_USERS, corppassAuthorization, type CorppassUser } from './fixtures';
-import { ProviderCore, Refusal, applyOverrides, pkceMatches, randomToken } from './provider-core';
+import { ProviderCore, Refusal, applyOverrides, randomToken } from './provider-core';
 import type { ProviderOptions, RecordedRequest } from './types';
 import type { JsonObject } from './jose-forge';
 
@@ -165,16 +165,8 @@ export class CorppassProvider extends ProviderCore {
     if (this.param(form, 'grant_type') !== 'authorization_code') throw new Refusal(400, 'unsupported_grant_type', 'grant_type must be authorization_code');
     const client = await this.authenticateClient(form);
     const m = this.m;
-    if (m.tokenError) throw new Refusal(m.tokenError.status ?? (m.tokenError.error === 'invalid_client' ? 401 : 400), m.tokenError.error, m.tokenError.error_description ?? `sandbox: ${m.tokenError.error}`);
-    const code = this.param(form, 'code', true)!;
-    const grant = this.codes.get(code);
-    if (!grant || grant.clientId !== client.clientId) throw new Refusal(400, 'invalid_grant', 'unknown authorization code');
-    if (grant.used) throw new Refusal(400, 'invalid_grant', 'authorization code was already used');
-    grant.used = true; // single use, whatever happens next
-    if (grant.expiresAt <= this.now()) throw new Refusal(400, 'invalid_grant', `authorization code expired (lifetime ${CODE_TTL_S} s)`);
-    if (this.param(form, 'redirect_uri') !== grant.redirectUri) throw new Refusal(400, 'invalid_grant', 'redirect_uri does not match the authorization request');
-    const verifier = this.param(form, 'code_verifier');
-    if (!verifier || !pkceMatches(verifier, grant.codeChallenge)) throw new Refusal(400, 'invalid_grant', 'PKCE code_verifier does not match the code_challenge');
+    this.refuseAsConfigured(m.tokenError);
+    const grant = this.redeemCode(this.codes, form, client, CODE_TTL_S, 'authorization request');
 
     const now = this.nowS();
     const accessToken = this.sign({ iss: this.issuer, aud: this.authorizationInfoEndpoint, sub: grant.user.sub, client_id: client.clientId, scope: grant.scope, iat: now, exp: now + ACCESS_TOKEN_TTL_S, jti: randomToken(16) });

@@ -10,7 +10,7 @@ import type * as http from 'node:http';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { readBody, sendBytes, sendJson } from '../http';
 import { issueCertificate, randomSerial } from '../pki/x509';
-import type { ClaimOverrides, IssuerVariant, JoseMisbehaviour, LoginEndpoint, Misbehaviour } from './misbehaviour';
+import type { ClaimOverrides, IssuerVariant, JoseMisbehaviour, LoginEndpoint, Misbehaviour, OAuthErrorResponse } from './misbehaviour';
 import type { ClientRegistration, DecodedJwt, LoginProvider, ProviderOptions, RecordedRequest } from './types';
 import {
   attackerKey,
@@ -364,6 +364,29 @@ export abstract class ProviderCore implements LoginProvider {
   protected purgeExpired(...maps: Array<Map<string, { expiresAt: number }>>): void {
     const now = this.now();
     for (const map of maps) for (const [k, v] of map) if (v.expiresAt <= now - 60_000) map.delete(k);
+  }
+
+  /** Throw the OAuth error a `parError` / `tokenError` switch asks for (401 for `invalid_client` unless a status is set). */
+  protected refuseAsConfigured(e: OAuthErrorResponse | undefined): void {
+    if (e) throw new Refusal(e.status ?? (e.error === 'invalid_client' ? 401 : 400), e.error, e.error_description ?? `sandbox: ${e.error}`);
+  }
+
+  /**
+   * Redeem the authorization code of a token request: known and issued to this client, single use (spent whatever
+   * happens next), unexpired, same redirect_uri as `requestName`, PKCE verifier matching.
+   */
+  protected redeemCode<G extends { clientId: string; redirectUri: string; codeChallenge: string; expiresAt: number; used: boolean }>(
+    codes: Map<string, G>, form: URLSearchParams, client: ClientRegistration, ttlS: number, requestName: string,
+  ): G {
+    const grant = codes.get(this.param(form, 'code', true)!);
+    if (!grant || grant.clientId !== client.clientId) throw new Refusal(400, 'invalid_grant', 'unknown authorization code');
+    if (grant.used) throw new Refusal(400, 'invalid_grant', 'authorization code was already used');
+    grant.used = true; // single use, whatever happens next
+    if (grant.expiresAt <= this.now()) throw new Refusal(400, 'invalid_grant', `authorization code expired (lifetime ${ttlS} s)`);
+    if (this.param(form, 'redirect_uri') !== grant.redirectUri) throw new Refusal(400, 'invalid_grant', `redirect_uri does not match the ${requestName}`);
+    const verifier = this.param(form, 'code_verifier');
+    if (!verifier || !pkceMatches(verifier, grant.codeChallenge)) throw new Refusal(400, 'invalid_grant', 'PKCE code_verifier does not match the code_challenge');
+    return grant;
   }
 
   // ---- provider keys ----------------------------------------------------------------------------------------------

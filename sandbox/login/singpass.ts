@@ -13,7 +13,7 @@ import type * as http from 'node:http';
 import * as crypto from 'node:crypto';
 import type { JWK } from 'jose';
 import { SINGPASS_USERS, type SingpassUser } from './fixtures';
-import { ProviderCore, Refusal, applyOverrides, pkceMatches, randomToken } from './provider-core';
+import { ProviderCore, Refusal, applyOverrides, randomToken } from './provider-core';
 import { decodeCompact, isObject, verifyEcCompact, type JsonObject } from './jose-forge';
 import type { ProviderOptions, RecordedRequest } from './types';
 
@@ -259,7 +259,7 @@ export class SingpassProvider extends ProviderCore {
     const { jkt, payload } = await this.checkDpop(req, rec, 'par', this.parEndpoint);
     this.nonceCheck('par', payload.nonce);
     const m = this.m;
-    if (m.parError) throw new Refusal(m.parError.status ?? (m.parError.error === 'invalid_client' ? 401 : 400), m.parError.error, m.parError.error_description ?? `sandbox: ${m.parError.error}`);
+    this.refuseAsConfigured(m.parError);
 
     const p = (n: string, required = false) => this.param(form, n, required);
     const invalid = (why: string) => new Refusal(400, 'invalid_request', why);
@@ -363,16 +363,8 @@ export class SingpassProvider extends ProviderCore {
     const { jkt, payload } = await this.checkDpop(req, rec, 'token', this.tokenEndpoint);
     this.nonceCheck('token', payload.nonce);
     const m = this.m;
-    if (m.tokenError) throw new Refusal(m.tokenError.status ?? (m.tokenError.error === 'invalid_client' ? 401 : 400), m.tokenError.error, m.tokenError.error_description ?? `sandbox: ${m.tokenError.error}`);
-    const code = this.param(form, 'code', true)!;
-    const grant = this.codes.get(code);
-    if (!grant || grant.clientId !== client.clientId) throw new Refusal(400, 'invalid_grant', 'unknown authorization code');
-    if (grant.used) throw new Refusal(400, 'invalid_grant', 'authorization code was already used');
-    grant.used = true; // single use, whatever happens next
-    if (grant.expiresAt <= this.now()) throw new Refusal(400, 'invalid_grant', `authorization code expired (lifetime ${CODE_TTL_S} s)`);
-    if (this.param(form, 'redirect_uri') !== grant.redirectUri) throw new Refusal(400, 'invalid_grant', 'redirect_uri does not match the pushed authorization request');
-    const verifier = this.param(form, 'code_verifier');
-    if (!verifier || !pkceMatches(verifier, grant.codeChallenge)) throw new Refusal(400, 'invalid_grant', 'PKCE code_verifier does not match the code_challenge');
+    this.refuseAsConfigured(m.tokenError);
+    const grant = this.redeemCode(this.codes, form, client, CODE_TTL_S, 'pushed authorization request');
     if (jkt !== grant.jkt) throw new Refusal(400, 'invalid_dpop_proof', 'the DPoP key differs from the key used at the PAR endpoint');
 
     const now = this.nowS();
