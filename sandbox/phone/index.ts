@@ -3,7 +3,7 @@ import type * as http from 'node:http';
 import { readBody, sendBytes, sendJson, type SandboxService } from '../http';
 import { PhoneFlowError, type SessionView, type SignService } from '../sign/service';
 import type { DeliveryResult } from '../sign/webhook';
-import { NOTIFICATION_ERRORS } from '../sign/wire';
+import { NOTIFICATION_ERRORS, signRefFromQrPayload } from '../sign/wire';
 import { signDigest } from './digest-signer';
 
 export { signDigest, verifyDigest } from './digest-signer';
@@ -114,7 +114,7 @@ export function createPhone(opts: PhoneOptions): Phone {
       if (req.method !== 'POST' || !action) return sendJson(res, 404, { error: 'NOT_FOUND', error_description: `no phone route ${url.pathname}` });
       const isForm = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
       const body = await formOrJson(req);
-      const signRef = body.sign_ref || signRefFromQr(body.qr);
+      const signRef = body.sign_ref || (body.qr ? signRefFromQrPayload(body.qr) : undefined);
       let outcome: string;
       let status = 200;
       try {
@@ -143,14 +143,6 @@ export function createPhone(opts: PhoneOptions): Phone {
   return phone;
 }
 
-function signRefFromQr(qr: string | undefined): string | undefined {
-  if (!qr) return undefined;
-  try {
-    return new URL(qr).searchParams.get('sign_ref') ?? undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 async function formOrJson(req: http.IncomingMessage): Promise<Record<string, string>> {
   const raw = (await readBody(req, 64 * 1024)).toString('utf8');

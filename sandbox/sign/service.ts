@@ -11,13 +11,16 @@ import { ServiceKeyRing, type ServiceKeyState } from './service-keys';
 import { deliverNotification, type DeliveryAttempt, type DeliveryFailure, type DeliveryResult } from './webhook';
 import {
   API_ERRORS,
+  CLAIMS,
   CREATE_FIELDS,
+  ERROR_BODY,
   HASH_FIELDS,
   KEYS_PATH,
   NOTIFICATION_ERRORS,
   QR_PAYLOAD_FORMAT,
   REQUEST_TYPES,
   SESSIONS_PATH,
+  SESSION_RESPONSE,
   TOKEN_CHARSET,
   WEBHOOK_TOKEN_LIFETIME_S,
   type RequestType,
@@ -207,7 +210,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       if (!client) return 'failed' as const;
       const key = keys.current();
       const iat = Math.floor(clock() / 1000);
-      const token = await new SignJWT({ sign_ref: s.signRef, request_type: requestType, ...claims })
+      const token = await new SignJWT({ [CLAIMS.signRef]: s.signRef, [CLAIMS.requestType]: requestType, ...claims })
         .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' })
         .setIssuedAt(iat)
         .setExpirationTime(iat + WEBHOOK_TOKEN_LIFETIME_S)
@@ -247,9 +250,9 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
   };
 
   const errorClaims = (code: string, description: string): Record<string, unknown> => ({
-    error: code,
-    error_description: description,
-    ndi_request_id: crypto.randomUUID(),
+    [CLAIMS.error]: code,
+    [CLAIMS.errorDescription]: description,
+    [CLAIMS.correlationId]: crypto.randomUUID(),
   });
 
   async function createSession(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -276,9 +279,9 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
     };
     sessions.set(signRef, s);
     sendJson(res, opts.createSessionStatus ?? 200, {
-      sign_ref: signRef,
-      expires_at: Math.floor(s.expiresAt / 1000),
-      qr_code: { payload: QR_PAYLOAD_FORMAT(signRef) },
+      [SESSION_RESPONSE.signRef]: signRef,
+      [SESSION_RESPONSE.expiresAt]: Math.floor(s.expiresAt / 1000),
+      [SESSION_RESPONSE.qrCode]: { [SESSION_RESPONSE.qrPayload]: QR_PAYLOAD_FORMAT(signRef) },
     });
     events.emit('created', view(s));
   }
@@ -392,7 +395,12 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
         return await submitHash(req, res, decodeURIComponent(hashRef));
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
-        sendJson(res, e.status, { id: crypto.randomUUID(), error: e.code, error_description: e.message, trace_id: crypto.randomBytes(8).toString('hex') });
+        sendJson(res, e.status, {
+          [ERROR_BODY.id]: crypto.randomUUID(),
+          [ERROR_BODY.code]: e.code,
+          [ERROR_BODY.message]: e.message,
+          [ERROR_BODY.traceId]: crypto.randomBytes(8).toString('hex'),
+        });
       }
     },
     registerClient(client) {
@@ -434,7 +442,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       s.userCert = cert;
       s.nonce = crypto.randomBytes(18).toString('base64url');
       s.expiresAt = Math.max(s.expiresAt, clock() + scanExtensionMs);
-      return notifyOrFail(s, REQUEST_TYPES.userCert, { user_cert: cert.raw.toString('base64'), nonce: s.nonce });
+      return notifyOrFail(s, REQUEST_TYPES.userCert, { [CLAIMS.userCert]: cert.raw.toString('base64'), [CLAIMS.nonce]: s.nonce });
     },
     async userSigned(signRef, signatureHex) {
       const s = live(signRef);
@@ -446,7 +454,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
         return notify(s, REQUEST_TYPES.error, errorClaims(NOTIFICATION_ERRORS.signatureInvalid, 'the signature from the app did not verify'));
       }
       s.state = 'signed';
-      return notifyOrFail(s, REQUEST_TYPES.signedDocHash, { doc_hash: s.docHash, doc_hash_signature: sig.toString('hex') });
+      return notifyOrFail(s, REQUEST_TYPES.signedDocHash, { [CLAIMS.docHash]: s.docHash, [CLAIMS.docHashSignature]: sig.toString('hex') });
     },
     async userFailed(signRef, code, description) {
       const s = live(signRef);

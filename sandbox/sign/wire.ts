@@ -31,12 +31,35 @@ export const HASH_FIELDS = {
   appLaunchUrl: ['app_launch_url'],
 } as const;
 
-/** QR payload deep link. [C-2021]; the Mar 2025 deep-link format is [NF]. One place to change it. */
+/** Create-session response: `{sign_ref, expires_at, qr_code: {payload}}`. [C] / `qr_code.payload` [C-2021] */
+export const SESSION_RESPONSE = { signRef: 'sign_ref', expiresAt: 'expires_at', qrCode: 'qr_code', qrPayload: 'payload' } as const;
+
+/** QR payload deep link. [C-2021]; the Mar 2025 deep-link format is [NF]. One place to change it (both directions). */
 export const QR_PAYLOAD_FORMAT = (signRef: string): string => `https://singpassmobile.sg/docsign?sign_ref=${encodeURIComponent(signRef)}`;
+/** The `sign_ref` in a QR payload made by {@link QR_PAYLOAD_FORMAT} (what the phone reads when it scans). */
+export function signRefFromQrPayload(payload: string): string | undefined {
+  try {
+    return new URL(payload).searchParams.get('sign_ref') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Webhook `request_type` values. [C-2021] */
 export const REQUEST_TYPES = { userCert: 'user_cert', signedDocHash: 'signed_doc_hash', error: 'error' } as const;
 export type RequestType = (typeof REQUEST_TYPES)[keyof typeof REQUEST_TYPES];
+/** Webhook JWT claims (besides `iat`/`exp`). [C-2021] */
+export const CLAIMS = {
+  signRef: 'sign_ref',
+  requestType: 'request_type',
+  userCert: 'user_cert',
+  nonce: 'nonce',
+  docHash: 'doc_hash',
+  docHashSignature: 'doc_hash_signature',
+  error: 'error',
+  errorDescription: 'error_description',
+  correlationId: 'ndi_request_id',
+} as const;
 /** Webhook JWT lifetime, seconds. [C-2021] */
 export const WEBHOOK_TOKEN_LIFETIME_S = 120;
 
@@ -50,8 +73,11 @@ export const NOTIFICATION_ERRORS = {
   signatureInvalid: 'signature_invalid',
 } as const;
 
+/** API error body fields. [I] from Singpass's other APIs except `id`/`trace_id` (named by the spec) [C]. */
+export const ERROR_BODY = { id: 'id', code: 'error', message: 'error_description', traceId: 'trace_id' } as const;
+
 /**
- * API error codes (body `{id, error, error_description, trace_id}`). [I] from Singpass's other APIs except
+ * API error codes (body {@link ERROR_BODY}). [I] from Singpass's other APIs except
  * `SIGN_REF_NOT_FOUND` [C]. HTTP status in the comment.
  */
 export const API_ERRORS = {
