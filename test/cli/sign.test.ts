@@ -107,3 +107,24 @@ it('--config with missing fields -> INVALID_INPUT naming the field, exit 1', asy
   expect(err.join('\n')).toContain('INVALID_INPUT: config.clientId');
   expect(existsSync(join(dir, 'y.pdf'))).toBe(false);
 });
+
+it('--config with an unreachable service key set fails before a session is created, exit 1, nothing written', async () => {
+  const sb = await startSandbox({ autoPhone: true, webhookRetryDelayMs: 50 });
+  try {
+    const keys = await generateClientKeys();
+    const dead = await freePort(); // nothing listens there
+    writeFileSync(join(dir, 'cfg-root-dead.pem'), sb.pki.root.certPem);
+    const config = {
+      signApiBaseUrl: sb.urls.signApi, audience: sb.urls.signBase, clientId: 'cfg-dead', signingKey: keys.signing,
+      serviceKeySetUrl: `http://127.0.0.1:${dead}/.well-known/keys.json`, listenPort: 0, trustedRoots: ['cfg-root-dead.pem'], domainName: 'cfg.example.sg',
+    };
+    writeFileSync(join(dir, 'dead-config.json'), JSON.stringify(config));
+    const pdfOut = join(dir, 'dead.pdf');
+    expect(await main(['sign', '--config', join(dir, 'dead-config.json'), '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-B'])).toBe(1);
+    expect(err.join('\n')).toMatch(/^FAILED [A-Z_]+: .*Nothing was written\.$/m);
+    expect(out.join('\n')).not.toContain('1/8 session');
+    expect(existsSync(pdfOut)).toBe(false);
+  } finally {
+    await sb.close();
+  }
+});
