@@ -65,28 +65,26 @@ export function isSigningSessionFinished(state: SigningSessionState): boolean {
 export function applySigningEvent(state: SigningSessionState, event: SigningEvent, clock: Clock = systemClock): SigningSessionState {
   // No clock-based expiry here: an event from the service proves the session still exists (it may be extended
   // after the scan).
-  const current = state;
-  if (event.signRef !== current.signRef) throw stateError(`The event is for session ${event.signRef}, not ${current.signRef}`);
-  if (isSigningSessionFinished(current)) throw stateError(`The session is already ${current.status}`);
+  if (event.signRef !== state.signRef) throw stateError(`The event is for session ${event.signRef}, not ${state.signRef}`);
+  if (isSigningSessionFinished(state)) throw stateError(`The session is already ${state.status}`);
   const updatedAt = epochSeconds(clock);
   switch (event.type) {
     case 'certificate':
-      if (current.status !== 'waiting_for_scan') throw stateError(`A certificate arrived while the session is ${current.status}`);
-      return { ...current, status: 'certificate_received', nonce: event.nonce, certificate: event.certificate.base64, updatedAt };
+      if (state.status !== 'waiting_for_scan') throw stateError(`A certificate arrived while the session is ${state.status}`);
+      return { ...state, status: 'certificate_received', nonce: event.nonce, certificate: event.certificate.base64, updatedAt };
     case 'signature':
-      if (current.status !== 'hash_submitted') throw stateError(`A signature arrived while the session is ${current.status} (no hash submitted yet)`);
-      if (event.documentHash !== current.documentHash) throw stateError('The signature is for a different document hash than the one submitted');
-      return end({ ...current, status: 'signed', signature: event.signature, updatedAt });
+      if (state.status !== 'hash_submitted') throw stateError(`A signature arrived while the session is ${state.status} (no hash submitted yet)`);
+      if (event.documentHash !== state.documentHash) throw stateError('The signature is for a different document hash than the one submitted');
+      return end({ ...state, status: 'signed', signature: event.signature, updatedAt });
     case 'error':
-      return end({ ...current, status: 'failed', error: { code: event.errorCode, message: event.message, correlationId: event.correlationId }, updatedAt });
+      return end({ ...state, status: 'failed', error: { code: event.errorCode, message: event.message, correlationId: event.correlationId }, updatedAt });
   }
 }
 
 /** Record a successful `submitDocumentHash`. */
 export function markHashSubmitted(state: SigningSessionState, documentHash: string, clock: Clock = systemClock): SigningSessionState {
-  const current = state;
-  if (current.status !== 'certificate_received') throw stateError(`Cannot submit a hash while the session is ${current.status}`);
-  return { ...current, status: 'hash_submitted', documentHash: documentHash.toLowerCase(), updatedAt: epochSeconds(clock) };
+  if (state.status !== 'certificate_received') throw stateError(`Cannot submit a hash while the session is ${state.status}`);
+  return { ...state, status: 'hash_submitted', documentHash: documentHash.toLowerCase(), updatedAt: epochSeconds(clock) };
 }
 
 /**
