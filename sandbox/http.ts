@@ -37,11 +37,6 @@ export function sendBytes(res: http.ServerResponse, status: number, body: Buffer
   res.end(data);
 }
 
-/** Parse `application/x-www-form-urlencoded` or JSON bodies into a flat record of strings. */
-export function parseForm(body: Buffer): URLSearchParams {
-  return new URLSearchParams(body.toString('utf8'));
-}
-
 export interface RunningServer {
   server: http.Server;
   /** e.g. `http://127.0.0.1:54321` (no trailing slash). */
