@@ -186,21 +186,10 @@ export class CorppassProvider extends ProviderCore {
     };
     if (grant.nonce !== undefined) base.nonce = grant.nonce;
     const claims = applyOverrides(base, m.idToken, { nowS: this.nowS(), clientId: client.clientId });
-    let inner: string | undefined;
-    switch (m.idTokenJose?.substitute) {
-      case 'accessToken':
-        inner = accessToken;
-        break;
-      case 'authInfo':
-        inner = this.sign(this.authInfoClaims(client.clientId, grant.user));
-        break;
-      case 'logoutToken':
-        inner = this.sign({ iss: this.issuer, aud: client.clientId, sub: grant.user.sub, iat: now, exp: now + 120, jti: randomToken(12), events: { 'http://schemas.openid.net/event/backchannel-logout': {} } }, 'logout+jwt');
-        break;
-      case 'dpopProof':
-        inner = this.dpopProofLike(this.tokenEndpoint);
-        break;
-    }
+    const inner = this.substituteIdToken(m.idTokenJose?.substitute, {
+      accessToken, clientId: client.clientId, sub: grant.user.sub, nowS: now,
+      authInfoClaims: () => this.authInfoClaims(client.clientId, grant.user),
+    });
     const idToken = await this.seal(claims, m.idTokenJose, client, { enc: 'A256CBC-HS512' }, inner);
     if (m.tokenBody) return this.sendOverride(res, rec, 200, m.tokenBody);
     const body = this.finishTokenResponse({ access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S, scope: grant.scope, id_token: idToken }, false);

@@ -144,6 +144,8 @@ export abstract class ProviderCore implements LoginProvider {
 
   /** The issuer of the other sandbox provider (for the mix-up switch). */
   protected abstract otherIssuer(): string;
+  /** Token endpoint URL (the `htu` of the DPoP-proof-shaped substitute). */
+  abstract get tokenEndpoint(): string;
   /** Route a request under the prefix; set `rec.endpoint`. */
   protected abstract route(req: http.IncomingMessage, res: http.ServerResponse, url: URL, rec: RecordedRequest): Promise<void>;
 
@@ -580,6 +582,27 @@ export abstract class ProviderCore implements LoginProvider {
     let jwe = await encryptForRp(Buffer.from(jws), rpKey, { alg: wanted as never, enc: j.jweEnc ?? defaults.enc, kid, header: { cty: 'JWT' }, zip: j.zip, epk: j.epk });
     if (j.tamper) jwe = tamperJwe(jwe, j.tamper);
     return jwe;
+  }
+
+  /**
+   * [53] The other kind of JWT to put inside the ID token's JWE instead of an ID token (`substitute` switch), or
+   * undefined for the real one. `authInfoClaims` is the provider's authorization-info-shaped claim set.
+   */
+  protected substituteIdToken(
+    substitute: JoseMisbehaviour['substitute'],
+    o: { accessToken: string; clientId: string; sub: string; nowS: number; authInfoClaims: () => JsonObject },
+  ): string | undefined {
+    switch (substitute) {
+      case 'accessToken':
+        return o.accessToken;
+      case 'authInfo':
+        return this.sign(o.authInfoClaims());
+      case 'logoutToken':
+        return this.sign({ iss: this.issuer, aud: o.clientId, sub: o.sub, iat: o.nowS, exp: o.nowS + 120, jti: randomToken(12), events: { 'http://schemas.openid.net/event/backchannel-logout': {} } }, 'logout+jwt');
+      case 'dpopProof':
+        return this.dpopProofLike(this.tokenEndpoint);
+    }
+    return undefined;
   }
 
   /** Token-response switches shared by both providers ([22–27]). */

@@ -395,21 +395,10 @@ export class SingpassProvider extends ProviderCore {
     }
     if (grant.nonce !== undefined) base.nonce = grant.nonce;
     const claims = applyOverrides(base, m.idToken, { nowS: this.nowS(), clientId: client.clientId });
-    let inner: string | undefined;
-    switch (m.idTokenJose?.substitute) {
-      case 'accessToken':
-        inner = accessToken;
-        break;
-      case 'authInfo':
-        inner = this.sign({ iss: this.issuer, aud: client.clientId, sub: user.uuid, iat: now, exp: now + 600, AuthInfo: { Result_Set: { ESrvc_Row_Count: 0, ESrvc_Result: [] } } });
-        break;
-      case 'logoutToken':
-        inner = this.sign({ iss: this.issuer, aud: client.clientId, sub: user.uuid, iat: now, exp: now + 120, jti: randomToken(12), events: { 'http://schemas.openid.net/event/backchannel-logout': {} } }, 'logout+jwt');
-        break;
-      case 'dpopProof':
-        inner = this.dpopProofLike(this.tokenEndpoint);
-        break;
-    }
+    const inner = this.substituteIdToken(m.idTokenJose?.substitute, {
+      accessToken, clientId: client.clientId, sub: user.uuid, nowS: now,
+      authInfoClaims: () => ({ iss: this.issuer, aud: client.clientId, sub: user.uuid, iat: now, exp: now + 600, AuthInfo: { Result_Set: { ESrvc_Row_Count: 0, ESrvc_Result: [] } } }),
+    });
     const idToken = await this.seal(claims, m.idTokenJose, client, { enc: 'A256CBC-HS512' }, inner);
     const extra = this.rotateNonce('token');
     if (m.tokenBody) return this.sendOverride(res, rec, 200, m.tokenBody);
