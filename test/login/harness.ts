@@ -1,5 +1,6 @@
 /** Test harness: sandbox providers + an RP key-set endpoint on one 127.0.0.1 server (port 0), and client factories. */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { listen, mount, sendBytes, sendJson, readBody, type RunningServer, type SandboxService } from '../../sandbox/http';
 import { createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider } from '../../sandbox/login';
 import { generateClientKeys, loadEncryptionKey, loadSigningKey, type LoadedKey, type EcSigningAlg } from '../../src/keys';
@@ -99,4 +100,48 @@ export function endpointsSince(p: { requests(): Array<{ seq: number; endpoint: s
 export function lastSeq(p: { requests(): Array<{ seq: number }> }): number {
   const r = p.requests();
   return r.length ? r[r.length - 1].seq : 0;
+}
+
+/** MockPass 4.3.4 running in-process, with our client keys served at the RP key-set URL it reads from the env. */
+export interface MockPassPeer {
+  /** `http://127.0.0.1:<port>`: MockPass derives its issuer from the Host header, so never use localhost. */
+  baseUrl: string;
+  signingKey: LoadedKey<EcSigningAlg>;
+  encryptionKey: LoadedKey;
+  /** Stops MockPass and the key-set server, restores the env variable and the console. */
+  close(): Promise<void>;
+}
+
+/**
+ * Start MockPass on 127.0.0.1 (port 0) with fresh client keys; `jwksEnv` is the variable MockPass reads the RP key-set
+ * URL from (`CP_RP_JWKS_ENDPOINT` for Corppass, `SP_RP_JWKS_ENDPOINT` for Singpass). MockPass logs requests,
+ * including tokens, through the console: it is silenced until `close()`.
+ */
+export async function startMockPass(jwksEnv: 'CP_RP_JWKS_ENDPOINT' | 'SP_RP_JWKS_ENDPOINT'): Promise<MockPassPeer> {
+  const quiet = (['log', 'warn', 'debug', 'info', 'error'] as const).map((m) => jest.spyOn(console, m).mockImplementation(() => undefined));
+  const generated = await generateClientKeys();
+  const signingKey = await loadSigningKey({ key: generated.signing });
+  const encryptionKey = await loadEncryptionKey({ key: generated.encryption });
+  const rpServer = await listen((_req, res) => {
+    const r = keySetResponse([signingKey, encryptionKey]);
+    sendBytes(res, r.status, r.body, r.headers['content-type']);
+  });
+  const savedEnv = process.env[jwksEnv];
+  process.env[jwksEnv] = `${rpServer.baseUrl}/jwks`;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { app } = require('@opengovsg/mockpass/app') as { app: { listen(port: number, host: string, cb: () => void): Server } };
+  let mockpass!: Server;
+  await new Promise<void>((resolve) => { mockpass = app.listen(0, '127.0.0.1', resolve); });
+  return {
+    baseUrl: `http://127.0.0.1:${(mockpass.address() as AddressInfo).port}`,
+    signingKey,
+    encryptionKey,
+    async close() {
+      await new Promise<void>((resolve) => { mockpass.closeAllConnections?.(); mockpass.close(() => resolve()); });
+      await rpServer.close();
+      if (savedEnv === undefined) delete process.env[jwksEnv];
+      else process.env[jwksEnv] = savedEnv;
+      quiet.forEach((s) => s.mockRestore());
+    },
+  };
 }

@@ -13,14 +13,11 @@
  * MockPass deviations from the FAPI profile are asserted explicitly where they show (sub format, Bearer token type,
  * no expires_in, no acr, 24 h ID-token lifetime); none of our checks is loosened for them.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { CompactEncrypt, compactDecrypt, decodeJwt, decodeProtectedHeader, importJWK } from 'jose';
-import { listen, sendBytes, type RunningServer } from '../../sandbox/http';
 import { SingpassFlowsError } from '../../src/errors';
 import { httpRequest, type Fetch } from '../../src/http';
-import { generateClientKeys, loadEncryptionKey, loadSigningKey, RemoteKeySet, type EcSigningAlg, type LoadedKey } from '../../src/keys';
-import { createSingpassClient, InMemoryTransactionStore, keySetResponse, ProviderCache } from '../../src/login';
+import { RemoteKeySet, type EcSigningAlg, type LoadedKey } from '../../src/keys';
+import { createSingpassClient, InMemoryTransactionStore, ProviderCache } from '../../src/login';
 import { clientAssertionParams } from '../../src/login/client-auth';
 import { verifyIdToken } from '../../src/login/id-token';
 import { decryptAndVerify } from '../../src/login/nested-jwt';
@@ -28,45 +25,24 @@ import { FORM_HEADERS, formBody, parseTokenResponse } from '../../src/login/toke
 import type { LoginTransaction } from '../../src/login/transaction';
 import { pkcePair, randomToken } from '../../src/login/util';
 import { SINGPASS_JWE_ENCS } from '../../src/login/wire';
+import { startMockPass, type MockPassPeer } from './harness';
 
 const CLIENT_ID = 'mockpass-sp-rp';
 const REDIRECT_URI = 'http://127.0.0.1/callback';
 const clock = () => Date.now();
 
-let mockpass: Server;
+let peer: MockPassPeer;
 let issuer: string;
-let rpServer: RunningServer;
 let signingKey: LoadedKey<EcSigningAlg>;
 let encryptionKey: LoadedKey;
-const savedEnv = process.env.SP_RP_JWKS_ENDPOINT;
-const quiet: jest.SpyInstance[] = [];
 
 beforeAll(async () => {
-  // MockPass logs every request, including tokens: keep them out of the test output.
-  for (const m of ['log', 'warn', 'debug', 'info', 'error'] as const) quiet.push(jest.spyOn(console, m).mockImplementation(() => undefined));
-  const keys = await generateClientKeys();
-  signingKey = await loadSigningKey({ key: keys.signing });
-  encryptionKey = await loadEncryptionKey({ key: keys.encryption });
-  rpServer = await listen((_req, res) => {
-    const r = keySetResponse([signingKey, encryptionKey]);
-    sendBytes(res, r.status, r.body, r.headers['content-type']);
-  });
-  process.env.SP_RP_JWKS_ENDPOINT = `${rpServer.baseUrl}/jwks`;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { app } = require('@opengovsg/mockpass/app') as { app: { listen(port: number, host: string, cb: () => void): Server } };
-  await new Promise<void>((resolve) => { mockpass = app.listen(0, '127.0.0.1', resolve); });
-  // MockPass derives its issuer from the Host header: always talk to it as 127.0.0.1, never localhost.
-  const base = `http://127.0.0.1:${(mockpass.address() as AddressInfo).port}`;
-  issuer = `${base}/singpass/v2`;
+  peer = await startMockPass('SP_RP_JWKS_ENDPOINT');
+  ({ signingKey, encryptionKey } = peer);
+  issuer = `${peer.baseUrl}/singpass/v2`;
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => { mockpass.closeAllConnections?.(); mockpass.close(() => resolve()); });
-  await rpServer.close();
-  if (savedEnv === undefined) delete process.env.SP_RP_JWKS_ENDPOINT;
-  else process.env.SP_RP_JWKS_ENDPOINT = savedEnv;
-  quiet.forEach((s) => s.mockRestore());
-});
+afterAll(() => peer.close());
 
 /** A fetch that records every request the client makes (method + URL) and can patch the discovery document. */
 function recordingFetch(patch?: Record<string, unknown>): { fetch: Fetch; calls: string[] } {

@@ -9,44 +9,24 @@
  * the strict client refuses it as-is; the second adapts exactly those points (documented below) and runs the real
  * MockPass token exchange, JWE decryption and ES256 ID token verification.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { listen, sendBytes, type RunningServer } from '../../sandbox/http';
 import { SingpassFlowsError } from '../../src/errors';
-import { generateClientKeys, loadEncryptionKey, loadSigningKey, type LoadedKey, type EcSigningAlg } from '../../src/keys';
-import { createCorppassClient, keySetResponse, ProviderCache, InMemoryTransactionStore, type CorppassClientOptions } from '../../src/login';
+import type { LoadedKey, EcSigningAlg } from '../../src/keys';
+import { createCorppassClient, ProviderCache, InMemoryTransactionStore, type CorppassClientOptions } from '../../src/login';
 import type { Fetch } from '../../src/http';
+import { startMockPass, type MockPassPeer } from './harness';
 
-let mockpass: Server;
+let peer: MockPassPeer;
 let issuer: string;
-let rpServer: RunningServer;
 let signingKey: LoadedKey<EcSigningAlg>;
 let encryptionKey: LoadedKey;
-const savedEnv = process.env.CP_RP_JWKS_ENDPOINT;
-const quiet: jest.SpyInstance[] = [];
 
 beforeAll(async () => {
-  for (const m of ['log', 'warn', 'debug', 'info', 'error'] as const) quiet.push(jest.spyOn(console, m).mockImplementation(() => undefined));
-  const keys = await generateClientKeys();
-  signingKey = await loadSigningKey({ key: keys.signing });
-  encryptionKey = await loadEncryptionKey({ key: keys.encryption });
-  rpServer = await listen((_req, res) => {
-    const r = keySetResponse([signingKey, encryptionKey]);
-    sendBytes(res, r.status, r.body, r.headers['content-type']);
-  });
-  process.env.CP_RP_JWKS_ENDPOINT = `${rpServer.baseUrl}/jwks`;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { app } = require('@opengovsg/mockpass/app') as { app: { listen(port: number, host: string, cb: () => void): Server } };
-  await new Promise<void>((resolve) => { mockpass = app.listen(0, '127.0.0.1', resolve); });
-  issuer = `http://127.0.0.1:${(mockpass.address() as AddressInfo).port}/corppass/v2`;
+  peer = await startMockPass('CP_RP_JWKS_ENDPOINT');
+  ({ signingKey, encryptionKey } = peer);
+  issuer = `${peer.baseUrl}/corppass/v2`;
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => { mockpass.closeAllConnections?.(); mockpass.close(() => resolve()); });
-  await rpServer.close();
-  process.env.CP_RP_JWKS_ENDPOINT = savedEnv;
-  quiet.forEach((s) => s.mockRestore());
-});
+afterAll(() => peer.close());
 
 function client(extra: Partial<CorppassClientOptions> = {}) {
   return createCorppassClient({
