@@ -4,9 +4,9 @@
  * and each case changes what the provider sends compared with a clean run.
  */
 import { compactDecrypt, compactVerify, createLocalJWKSet, type JWK } from 'jose';
-import { listen, mount, type Handler, type RunningServer } from '../../../sandbox/http';
-import { CONFORMANCE_CASES, createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider, type ConformanceCase } from '../../../sandbox/login';
-import { ath, clientAssertion, dpopProof, makeDpopKey, makeRpKeys, pkce, postForm, randomB64, serveRpJwks, type RpKeys } from './rp';
+import type { RunningServer } from '../../../sandbox/http';
+import { CONFORMANCE_CASES, type CorppassProvider, type SingpassProvider, type ConformanceCase } from '../../../sandbox/login';
+import { ath, clientAssertion, dpopProof, makeDpopKey, pkce, postForm, randomB64, startSandboxLogin, type RpKeys, type SandboxLogin } from './rp';
 
 const clientId = 'rp-cases';
 const redirectUri = 'https://rp.example.sg/cb';
@@ -16,20 +16,12 @@ let keys: RpKeys;
 let cp: CorppassProvider;
 let sp: SingpassProvider;
 
+let env: SandboxLogin;
 beforeAll(async () => {
-  keys = await makeRpKeys();
-  rpJwks = await serveRpJwks(keys);
-  let handler: Handler = () => undefined;
-  server = await listen((req, res, url) => handler(req, res, url));
-  cp = createCorppassProvider({ baseUrl: server.baseUrl });
-  sp = createSingpassProvider({ baseUrl: server.baseUrl });
-  handler = mount([cp, sp]);
-  for (const p of [cp, sp]) p.registerClient({ clientId, jwksUrl: rpJwks.jwksUrl, redirectUris: [redirectUri] });
+  env = await startSandboxLogin(clientId, [redirectUri], ['cp', 'sp']);
+  ({ server, rpJwks, keys, cp, sp } = env);
 });
-afterAll(async () => {
-  await server.close();
-  await rpJwks.close();
-});
+afterAll(() => env.close());
 
 /** What an RP would observe in one login, with random values blanked so two runs can be compared. */
 type Observed = Array<[string, number, string]>;

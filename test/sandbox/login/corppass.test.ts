@@ -1,8 +1,8 @@
 import * as crypto from 'node:crypto';
 import { compactDecrypt } from 'jose';
 import { listen, mount, type Handler, type RunningServer } from '../../../sandbox/http';
-import { createCorppassProvider, createSingpassProvider, type CorppassProvider } from '../../../sandbox/login';
-import { clientAssertion, decodePart, makeRpKeys, openNested, pkce, postForm, randomB64, serveRpJwks, verifySigned, type RpKeys } from './rp';
+import { createCorppassProvider, type CorppassProvider } from '../../../sandbox/login';
+import { clientAssertion, decodePart, openNested, pkce, postForm, randomB64, startSandboxLogin, verifySigned, type RpKeys, type SandboxLogin } from './rp';
 
 const clientId = 'rp-corppass-test';
 const redirectUri = 'https://rp.example.sg/callback';
@@ -12,19 +12,12 @@ let rpJwks: RunningServer & { jwksUrl: string };
 let keys: RpKeys;
 let cp: CorppassProvider;
 
+let env: SandboxLogin;
 beforeAll(async () => {
-  keys = await makeRpKeys();
-  rpJwks = await serveRpJwks(keys);
-  let handler: Handler = () => undefined;
-  server = await listen((req, res, url) => handler(req, res, url));
-  cp = createCorppassProvider({ baseUrl: server.baseUrl });
-  handler = mount([cp, createSingpassProvider({ baseUrl: server.baseUrl })]);
-  cp.registerClient({ clientId, jwksUrl: rpJwks.jwksUrl, redirectUris: [redirectUri] });
+  env = await startSandboxLogin(clientId, [redirectUri], ['cp']);
+  ({ server, rpJwks, keys, cp } = env);
 });
-afterAll(async () => {
-  await server.close();
-  await rpJwks.close();
-});
+afterAll(() => env.close());
 afterEach(() => cp.reset());
 
 interface Started {

@@ -1,7 +1,7 @@
 import * as crypto from 'node:crypto';
-import { listen, mount, type Handler, type RunningServer } from '../../../sandbox/http';
-import { createCorppassProvider, createSingpassProvider, type SingpassProvider } from '../../../sandbox/login';
-import { ath, clientAssertion, decodePart, dpopProof, makeDpopKey, makeRpKeys, openNested, pkce, postForm, randomB64, serveRpJwks, type DpopKey, type RpKeys } from './rp';
+import type { RunningServer } from '../../../sandbox/http';
+import type { SingpassProvider } from '../../../sandbox/login';
+import { ath, clientAssertion, decodePart, dpopProof, makeDpopKey, openNested, pkce, postForm, randomB64, startSandboxLogin, type DpopKey, type RpKeys, type SandboxLogin } from './rp';
 
 const clientId = 'rp-singpass-test';
 const redirectUri = 'https://rp.example.sg/singpass/callback';
@@ -11,19 +11,12 @@ let rpJwks: RunningServer & { jwksUrl: string };
 let keys: RpKeys;
 let sp: SingpassProvider;
 
+let env: SandboxLogin;
 beforeAll(async () => {
-  keys = await makeRpKeys();
-  rpJwks = await serveRpJwks(keys);
-  let handler: Handler = () => undefined;
-  server = await listen((req, res, url) => handler(req, res, url));
-  sp = createSingpassProvider({ baseUrl: server.baseUrl });
-  handler = mount([createCorppassProvider({ baseUrl: server.baseUrl }), sp]);
-  sp.registerClient({ clientId, jwksUrl: rpJwks.jwksUrl, redirectUris: [redirectUri, 'http://127.0.0.1:9/cb', 'http://rp.example.sg/plain'] });
+  env = await startSandboxLogin(clientId, [redirectUri, 'http://127.0.0.1:9/cb', 'http://rp.example.sg/plain'], ['sp']);
+  ({ server, rpJwks, keys, sp } = env);
 });
-afterAll(async () => {
-  await server.close();
-  await rpJwks.close();
-});
+afterAll(() => env.close());
 afterEach(() => sp.reset());
 
 const jwksUrl = () => `${sp.issuer}/.well-known/keys`;
