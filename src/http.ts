@@ -1,4 +1,4 @@
-import { SingpassFlowsError } from './errors';
+import { SingpassFlowsError, invalidInput } from './errors';
 
 /**
  * The HTTP seam of the core. Anything fetch-compatible works: Node's global fetch (default), n8n's
@@ -68,4 +68,27 @@ export function safeUrl(url: string): string {
 function describeNetworkError(err: Error): string {
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
   return cause?.code ?? cause?.message ?? err?.message ?? 'network error';
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * A configured service or redirect URL: https only, or plain http on a loopback host (127.0.0.1, localhost, ::1)
+ * when `allowLoopbackHttp` is set — for the local sandbox. Custom schemes are refused (Singpass no longer accepts
+ * them). `INVALID_INPUT` names the field.
+ */
+export function requireHttpsUrl(field: string, value: unknown, options: { allowLoopbackHttp?: boolean; example?: string } = {}): URL {
+  const eg = options.example ? `, e.g. ${options.example}` : '';
+  if (typeof value !== 'string' || !value) throw invalidInput(field, `a URL is required${eg}`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidInput(field, `"${value}" is not a valid absolute URL${eg}`);
+  }
+  if (url.protocol === 'https:') return url;
+  if (url.protocol === 'http:' && options.allowLoopbackHttp && LOOPBACK_HOSTS.has(url.hostname)) return url;
+  throw invalidInput(field, url.protocol === 'http:'
+    ? 'must use https (plain http only on 127.0.0.1/localhost, for the local sandbox)'
+    : `must be an https URL (custom schemes like "${url.protocol}" are not accepted)`);
 }

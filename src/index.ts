@@ -14,3 +14,4 @@ export * from './pades';
 export * from './pades/ltv';
 export * from './pades/doc-timestamp';
 export * from './pades/verify';
+export * from './secrets';

@@ -1,6 +1,6 @@
 import { SingpassFlowsError, invalidInput } from '../errors';
 import type { LoginTransaction } from './transaction';
-import { safeEqual } from './util';
+import { constantTimeEqual } from '../secrets';
 
 /**
  * What arrived at the redirect URI: the full URL (query or fragment), or the parameters themselves (a parsed query,
@@ -60,11 +60,11 @@ export function validateCallback(input: CallbackInput, tx: LoginTransaction): st
     throw new SingpassFlowsError('LOGIN_ISSUER_MISMATCH', 'The login response does not say which provider sent it (no "iss"); refusing it. Start the login again');
   }
   // Exact string comparison, no normalisation (RFC 9207 §2.4): trailing slashes, case, ports all count.
-  if (!safeEqual(iss, tx.issuer)) {
+  if (!constantTimeEqual(iss, tx.issuer)) {
     throw new SingpassFlowsError('LOGIN_ISSUER_MISMATCH', 'The login response comes from a different provider than the one this login was sent to; refusing it. Start the login again');
   }
   const state = get('state');
-  if (state === undefined || !safeEqual(state, tx.state)) {
+  if (state === undefined || !constantTimeEqual(state, tx.state)) {
     throw new SingpassFlowsError('LOGIN_STATE_MISMATCH', state === undefined
       ? 'The login response carries no "state"; it does not belong to this login'
       : 'The login response "state" does not match this login (a stale, replayed or forged callback)');

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock';
 import type { EcSigningAlg, LoadedKey } from '../keys';
 import { defaultProviderCache, ProviderCache } from './discovery';
 import { defaultTransactionStore, type LoginTransaction, type TransactionStore, assertTransactionShape } from './transaction';
-import { checkUrl } from './util';
+import { requireHttpsUrl } from '../http';
 
 /** Settings shared by the Corppass and Singpass clients. */
 export interface LoginClientOptions {
@@ -38,8 +38,8 @@ export interface ResolvedConfig extends Required<Omit<LoginClientOptions, 'fetch
 export function resolveConfig(o: LoginClientOptions): ResolvedConfig {
   if (!o || typeof o !== 'object') throw invalidInput('options', 'client options are required');
   const insecure = o.allowInsecureLoopback === true;
-  checkUrl('issuer', o.issuer, insecure);
-  checkUrl('redirectUri', o.redirectUri, insecure);
+  requireHttpsUrl('issuer', o.issuer, { allowLoopbackHttp: insecure });
+  requireHttpsUrl('redirectUri', o.redirectUri, { allowLoopbackHttp: insecure });
   if (typeof o.clientId !== 'string' || !o.clientId.trim()) throw invalidInput('clientId', 'the client ID from onboarding is required');
   if (!o.signingKey || o.signingKey.use !== 'sig' || !o.signingKey.privateKey) throw invalidInput('signingKey', 'load it with loadSigningKey()');
   if (!Array.isArray(o.decryptionKeys) || o.decryptionKeys.length === 0) throw invalidInput('decryptionKeys', 'at least one encryption key (loadEncryptionKey()) is required: ID tokens are always encrypted');

@@ -12,7 +12,8 @@ import { refuseRepeatedClaims } from './nested-jwt';
 import { parseCorppassSubject, type CorppassSubject } from './corppass-subject';
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
 import type { LoginTransaction } from './transaction';
-import { normaliseScope, pkcePair, randomToken, safeEqual } from './util';
+import { normaliseScope, pkcePair } from './util';
+import { constantTimeEqual, randomToken } from '../secrets';
 import { CORPPASS_JWE_ENCS, PROVIDER_SIGNING_ALGS } from './wire';
 
 export interface CorppassClientOptions extends LoginClientOptions {
@@ -138,7 +139,7 @@ export function createCorppassClient(options: CorppassClientOptions): CorppassCl
         algorithms: [...PROVIDER_SIGNING_ALGS], issuer: c.issuer, audience: c.clientId, requiredClaims: ['iss', 'aud', 'sub'], clock: c.clock,
         errorCode: 'AUTHORIZATION_INFO_INVALID', what: 'authorization info',
       });
-      if (typeof payload.sub !== 'string' || !safeEqual(payload.sub, expectedSub)) {
+      if (typeof payload.sub !== 'string' || !constantTimeEqual(payload.sub, expectedSub)) {
         throw new SingpassFlowsError('AUTHORIZATION_INFO_INVALID', 'The authorization info is about another user than the one who logged in');
       }
       return { sub: payload.sub, issuedAt: payload.iat!, expiresAt: payload.exp!, ...parseAuthorizationInfo(payload as Record<string, unknown>) };

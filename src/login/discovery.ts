@@ -3,7 +3,7 @@ import { httpRequest, parseJsonBody, safeUrl, type Fetch } from '../http';
 import { systemClock, type Clock } from '../clock';
 import { RemoteKeySet } from '../keys';
 import { AUTHORIZATION_INFO_ENDPOINT_KEYS } from './wire';
-import { checkUrl } from './util';
+import { requireHttpsUrl } from '../http';
 
 /** The provider metadata members this package uses, validated. */
 export interface ProviderMetadata {
@@ -101,7 +101,7 @@ export function validateMetadata(body: unknown, issuer: string, profile: Provide
     if (v === undefined && !required) return undefined;
     if (typeof v !== 'string') throw bad(`"${name}" is missing`);
     try {
-      checkUrl(name, v, allowInsecureLoopback);
+      requireHttpsUrl(name, v, { allowLoopbackHttp: allowInsecureLoopback });
     } catch {
       throw bad(`"${name}" (${safeUrl(v)}) is not an https URL`);
     }

@@ -3,7 +3,8 @@ import { SignJWT, type JWK } from 'jose';
 import { SingpassFlowsError } from '../errors';
 import type { HttpResponse } from '../http';
 import { epochSeconds } from '../clock';
-import { randomToken, sha256b64url } from './util';
+import { sha256b64url } from './util';
+import { randomToken } from '../secrets';
 
 /** A per-login DPoP key (P-256, ES256). Serialised into the transaction as a private JWK. */
 export function generateDpopKey(): JWK {

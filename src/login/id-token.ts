@@ -3,7 +3,7 @@ import { SingpassFlowsError } from '../errors';
 import type { LoadedKey, RemoteKeySet } from '../keys';
 import { decryptAndVerify } from './nested-jwt';
 import type { LoginTransaction } from './transaction';
-import { safeEqual } from './util';
+import { constantTimeEqual } from '../secrets';
 
 /** ID tokens are used right after issuance; an older `iat` means a replayed or stale token (checklist item 48). */
 export const ID_TOKEN_MAX_AGE_SECONDS = 600;
@@ -25,6 +25,6 @@ export async function verifyIdToken(idToken: string, o: {
   if (!(aud === o.clientId || (Array.isArray(aud) && aud.length === 1 && aud[0] === o.clientId))) throw fail('is also addressed to other parties (extra "aud" values); refusing it');
   if (payload.azp !== undefined && payload.azp !== o.clientId) throw fail('names another authorized party ("azp")');
   if (typeof payload.sub !== 'string' || !payload.sub) throw fail('has no subject ("sub")');
-  if (typeof payload.nonce !== 'string' || !safeEqual(payload.nonce, o.tx.nonce)) throw fail('does not belong to this login ("nonce" differs); it may be replayed');
+  if (typeof payload.nonce !== 'string' || !constantTimeEqual(payload.nonce, o.tx.nonce)) throw fail('does not belong to this login ("nonce" differs); it may be replayed');
   return payload as JWTPayload & { sub: string };
 }

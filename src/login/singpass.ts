@@ -10,7 +10,9 @@ import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
 import type { LoginTransaction } from './transaction';
-import { checkUrl, normaliseScope, pkcePair, randomToken } from './util';
+import { normaliseScope, pkcePair } from './util';
+import { randomToken } from '../secrets';
+import { requireHttpsUrl } from '../http';
 import { AMR_ALIASES, AUTHENTICATION_CONTEXT_MESSAGE_MAX, REDIRECT_URI_HTTPS_TYPES, SINGPASS_ACR_PREFIX, SINGPASS_JWE_ENCS } from './wire';
 
 export interface SingpassClientOptions extends LoginClientOptions {
@@ -91,7 +93,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       if (opts.redirectUriHttpsType !== undefined && !REDIRECT_URI_HTTPS_TYPES.includes(opts.redirectUriHttpsType)) {
         throw invalidInput('redirectUriHttpsType', `one of ${REDIRECT_URI_HTTPS_TYPES.join(', ')}`);
       }
-      if (opts.appLaunchUrl !== undefined) checkUrl('appLaunchUrl', opts.appLaunchUrl, c.allowInsecureLoopback);
+      if (opts.appLaunchUrl !== undefined) requireHttpsUrl('appLaunchUrl', opts.appLaunchUrl, { allowLoopbackHttp: c.allowInsecureLoopback });
 
       const md = await metadata();
       const { verifier, challenge } = pkcePair();

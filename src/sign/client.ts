@@ -1,5 +1,5 @@
 import { SingpassFlowsError, invalidInput, type ErrorCode, type ErrorDetails } from '../errors';
-import { httpRequest, parseJsonBody, type Fetch, type HttpResponse } from '../http';
+import { httpRequest, parseJsonBody, requireHttpsUrl, type Fetch, type HttpResponse } from '../http';
 import { systemClock, type Clock } from '../clock';
 import type { LoadedKey } from '../keys';
 import { createDssAssertion } from './assertion';
@@ -191,17 +191,7 @@ export class SigningApiClient {
 }
 
 function checkBaseUrl(value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw invalidInput('baseUrl', 'is required, e.g. https://staging.sign.singpass.gov.sg/api/v1');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalidInput('baseUrl', 'must be an absolute URL, e.g. https://staging.sign.singpass.gov.sg/api/v1');
-  }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw invalidInput('baseUrl', 'must use https:// (plain http only for a local sandbox on 127.0.0.1)');
-  }
+  const url = requireHttpsUrl('baseUrl', value, { allowLoopbackHttp: true, example: 'https://staging.sign.singpass.gov.sg/api/v1' });
   if (url.search || url.hash) throw invalidInput('baseUrl', 'must not contain a query or fragment');
   return url.toString().replace(/\/+$/, '');
 }

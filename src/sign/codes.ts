@@ -1,4 +1,5 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
+import { randomToken } from '../secrets';
 
 /**
  * A fresh 4-digit challenge code ("0000"–"9999", leading zeros kept), uniformly random. The user compares it on
@@ -15,5 +16,5 @@ export function generateChallengeCode(): string {
  * cannot be guessed. Keep it with the session state; the webhook accepts only this value.
  */
 export function generateNotificationToken(): string {
-  return randomBytes(32).toString('base64url');
+  return randomToken();
 }

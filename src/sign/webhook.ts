@@ -1,5 +1,6 @@
-import { X509Certificate, createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { X509Certificate, createHash, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
+import { constantTimeEqual } from '../secrets';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { systemClock, type Clock } from '../clock';
 import type { Fetch } from '../http';
@@ -204,13 +205,6 @@ function readBearer(headers: WebhookRequest['headers']): string | undefined {
   const match = /^Bearer (.+)$/is.exec(value ?? '');
   const token = match?.[1].trimEnd();
   return token ? token : undefined;
-}
-
-/** Compare digests so neither the content nor the length of the expected token leaks through timing. */
-function constantTimeEqual(a: string, b: string): boolean {
-  const da = createHash('sha256').update(a, 'utf8').digest();
-  const db = createHash('sha256').update(b, 'utf8').digest();
-  return timingSafeEqual(da, db);
 }
 
 /** sign_ref read WITHOUT verification, only to find the session's expected Bearer token. */

@@ -23,7 +23,8 @@ import { verifyIdToken } from '../../src/login/id-token';
 import { decryptAndVerify } from '../../src/login/nested-jwt';
 import { FORM_HEADERS, formBody, parseTokenResponse } from '../../src/login/token';
 import type { LoginTransaction } from '../../src/login/transaction';
-import { pkcePair, randomToken } from '../../src/login/util';
+import { pkcePair } from '../../src/login/util';
+import { randomToken } from '../../src/secrets';
 import { SINGPASS_JWE_ENCS } from '../../src/login/wire';
 import { startMockPass, type MockPassPeer } from './harness';
 
