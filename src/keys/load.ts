@@ -6,6 +6,9 @@ export type EcSigningAlg = 'ES256' | 'ES384' | 'ES512';
 export type EcEncryptionAlg = 'ECDH-ES+A128KW' | 'ECDH-ES+A192KW' | 'ECDH-ES+A256KW' | 'ECDH-ES';
 export type EcCurve = 'P-256' | 'P-384' | 'P-521';
 
+/** JOSE curve names of node:crypto's (OpenSSL's) names, as in `KeyObject.asymmetricKeyDetails.namedCurve`. */
+export const JOSE_CURVE_OF_OPENSSL: Readonly<Record<string, EcCurve>> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
+
 export const SIGNING_ALG_FOR_CURVE: Record<EcCurve, EcSigningAlg> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
 const ENCRYPTION_ALGS: readonly EcEncryptionAlg[] = ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW', 'ECDH-ES'];
 

@@ -3,6 +3,7 @@
  * device signs, the check of that signature, and the detached SignedData that goes into the PDF's /Contents.
  */
 import { createHash, createPublicKey, KeyObject, verify as cryptoVerify, X509Certificate } from 'node:crypto';
+import { JOSE_CURVE_OF_OPENSSL } from '../keys/load';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { OID } from '../pki/oid';
 import {
@@ -110,7 +111,6 @@ export function messageDigestOf(signedAttrs: Buffer): Buffer | undefined {
 }
 
 const RAW_ECDSA_LENGTHS: Record<string, number> = { 'P-256': 64, 'P-384': 96, 'P-521': 132 };
-const NAMED_CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
 
 /** Hex string or bytes → bytes; INVALID_INPUT when the string is not hex. */
 export function signatureBytes(signature: string | Buffer): Buffer {
@@ -147,7 +147,7 @@ export function checkSignature(
       { retryable: false },
     );
   if (key.asymmetricKeyType === 'ec') {
-    const curve = NAMED_CURVES[String(key.asymmetricKeyDetails?.namedCurve)] ?? '';
+    const curve = JOSE_CURVE_OF_OPENSSL[String(key.asymmetricKeyDetails?.namedCurve)] ?? '';
     // DER first; a 64/96/132-byte value may also be raw r||s (some devices return that form).
     const candidates: Buffer[] = [];
     if (signature[0] === 0x30) candidates.push(signature);

@@ -4,7 +4,7 @@ import { constantTimeEqual } from '../secrets';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { systemClock, type Clock } from '../clock';
 import type { Fetch } from '../http';
-import { RemoteKeySet, verifyJwsWithKeySet } from '../keys';
+import { JOSE_CURVE_OF_OPENSSL, RemoteKeySet, verifyJwsWithKeySet } from '../keys';
 import { MemoryDeliveryLog, type DeliveryLog } from './delivery-log';
 import { isSha256Hex } from './validate';
 import {
@@ -272,7 +272,7 @@ function parseCertificate(base64: string): UserCertificate {
   const key = cert.publicKey;
   const details = key.asymmetricKeyDetails;
   const publicKeyAlgorithm = key.asymmetricKeyType === 'ec'
-    ? `EC ${details?.namedCurve === 'prime256v1' ? 'P-256' : details?.namedCurve === 'secp384r1' ? 'P-384' : details?.namedCurve === 'secp521r1' ? 'P-521' : details?.namedCurve}`
+    ? `EC ${JOSE_CURVE_OF_OPENSSL[String(details?.namedCurve)] ?? details?.namedCurve}`
     : `${key.asymmetricKeyType?.toUpperCase()}${details?.modulusLength ? ` ${details.modulusLength}` : ''}`;
   return {
     der, base64: der.toString('base64'),
