@@ -64,3 +64,11 @@ it('usage errors exit 2', async () => {
   expect(await main(['verify', 'a.pdf', 'b.pdf'])).toBe(2);
   expect(await main(['verify', 'a.pdf', '--bogus'])).toBe(2);
 });
+
+it('a missing PDF or root file is a coded INVALID_INPUT naming the file, exit 1', async () => {
+  expect(await main(['verify', join(dir, 'nope.pdf')])).toBe(1);
+  expect(err.join('\n')).toMatch(/Error INVALID_INPUT: FILE: cannot read ".*nope\.pdf": no such file/);
+  err = [];
+  expect(await main(['verify', join(dir, 'bt.pdf'), '--root', join(dir, 'missing-root.pem')])).toBe(1);
+  expect(err.join('\n')).toMatch(/Error INVALID_INPUT: --root: cannot read ".*missing-root\.pem": no such file/);
+});

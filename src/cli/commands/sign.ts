@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import QRCode from 'qrcode';
 import { parseArgs } from 'node:util';
-import { wantsHelp, type CliCommand } from '../command';
+import { readUserFile, wantsHelp, type CliCommand } from '../command';
 import { invalidInput, isSingpassFlowsError } from '../../errors';
 import { loadSigningKey, publicKeySet } from '../../keys';
 import { SigningApiClient } from '../../sign';
@@ -167,7 +167,7 @@ export function parseSignConfig(text: string): SignConfig {
 /** `sign --config`: the same session against the service the config names; the user scans with their app. */
 export async function signWithConfig(config: SignConfig, o: SignCommandOptions & { baseDir: string }): Promise<SignCommandResult> {
   const signingKey = await loadSigningKey({ key: config.signingKey as never });
-  const trustedRoots = config.trustedRoots.map((f) => readFileSync(resolve(o.baseDir, f)));
+  const trustedRoots = config.trustedRoots.map((f) => readUserFile(resolve(o.baseDir, f), 'trustedRoots'));
   const r = await runSigningSession({
     client: new SigningApiClient({ baseUrl: config.signApiBaseUrl, clientId: config.clientId, signingKey, audience: config.audience }),
     serviceKeySetUrl: config.serviceKeySetUrl,
@@ -232,7 +232,7 @@ export const signCommand: CliCommand = {
       };
       const configFile = str('config');
       const result = configFile
-        ? await signWithConfig(parseSignConfig(readFileSync(configFile, 'utf8')), { ...common, baseDir: dirname(resolve(configFile)) })
+        ? await signWithConfig(parseSignConfig(readUserFile(configFile, '--config').toString('utf8')), { ...common, baseDir: dirname(resolve(configFile)) })
         : await signWithSandbox(common);
       writeFileSync(resolve(str('out')!), result.pdf);
       if (str('root-out') && result.rootPem) writeFileSync(resolve(str('root-out')!), result.rootPem);

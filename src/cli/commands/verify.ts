@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { wantsHelp, type CliCommand } from '../command';
+import { readUserFile, wantsHelp, type CliCommand } from '../command';
 import { verifyPdfSignatures, type PdfVerificationReport } from '../../pades/verify';
 
 const HELP = `Usage: singpass-flows verify <file.pdf> [--root <root.pem>]... [--json]
@@ -61,8 +60,8 @@ export const verifyCommand: CliCommand = {
       console.error(`Give exactly one PDF file.\n\n${HELP}`);
       return 2;
     }
-    const pdf = readFileSync(positionals[0]!);
-    const trustedRoots = (values.root ?? []).map((f) => readFileSync(f));
+    const pdf = readUserFile(positionals[0]!, 'FILE');
+    const trustedRoots = (values.root ?? []).map((f) => readUserFile(f, '--root'));
     const report = await verifyPdfSignatures(pdf, { trustedRoots });
     console.log(values.json ? JSON.stringify(report, null, 2) : formatReport(report));
     if (!values.json && trustedRoots.length === 0) console.error('No --root given: chains are shown but not trusted.');
