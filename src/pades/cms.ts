@@ -50,7 +50,7 @@ export function toCertificateDer(input: Buffer | string, field: string): Buffer 
   return der;
 }
 
-export function parseCertificate(input: Buffer | string, field = 'certificate'): CertificateInfo {
+export function readCertificateFields(input: Buffer | string, field = 'certificate'): CertificateInfo {
   const der = toCertificateDer(input, field);
   try {
     const cert = readTlv(der);

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Clock, systemClock } from '../clock';
 import { invalidInput } from '../errors';
 import { normaliseRect } from './appearance';
-import { buildSignedAttributes, buildSignedData, checkSignature, messageDigestOf, parseCertificate, signatureBytes } from './cms';
+import { buildSignedAttributes, buildSignedData, checkSignature, messageDigestOf, readCertificateFields, signatureBytes } from './cms';
 import { name } from './pdf/objects';
 import { pdfDate, textString } from './pdf/text';
 import {
@@ -83,8 +83,8 @@ function commonName(subject: string): string | undefined {
 export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOptions): Promise<PreparedSignatureResult> {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
   if (!options || typeof options !== 'object') throw invalidInput('options', 'expected an options object');
-  const cert = parseCertificate(options.certificate, 'certificate');
-  const chain = (options.chain ?? []).map((c, i) => parseCertificate(c, `chain[${i}]`).der);
+  const cert = readCertificateFields(options.certificate, 'certificate');
+  const chain = (options.chain ?? []).map((c, i) => readCertificateFields(c, `chain[${i}]`).der);
   const clock = options.clock ?? systemClock;
   const reason = optionalText('reason', options.reason);
   const location = optionalText('location', options.location);
@@ -209,7 +209,7 @@ export async function finalizeSignatureChunks(
   let cert;
   try {
     messageDigest = messageDigestOf(signedAttrs);
-    cert = parseCertificate(state.certificate, 'state.certificate');
+    cert = readCertificateFields(state.certificate, 'state.certificate');
   } catch {
     throw stateInvalid('its signed attributes or certificate cannot be read.');
   }
