@@ -1,6 +1,6 @@
 import { errors as joseErrors, jwtVerify, decodeProtectedHeader, type JWTPayload, type JWSHeaderParameters } from 'jose';
 import { SingpassFlowsError, type ErrorCode } from '../errors';
-import { systemClock, type Clock } from '../clock';
+import { epochSeconds, systemClock, type Clock } from '../clock';
 import type { RemoteKeySet } from './remote-key-set';
 
 export interface VerifyJwsOptions {
@@ -82,6 +82,6 @@ export async function verifyJwsWithKeySet(token: string, keySet: RemoteKeySet, o
     throw fail(`is invalid: ${(e as Error).message}`, e);
   }
   const iat = result.payload.iat;
-  if (typeof iat === 'number' && iat > Math.floor(clock() / 1000) + tolerance) throw fail('was issued in the future (check the clock)');
+  if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future (check the clock)');
   return { payload: result.payload, protectedHeader: result.protectedHeader };
 }
