@@ -47,10 +47,16 @@ describe('src/sign client ↔ sandbox signing service', () => {
     throw new Error(`no ${type} event for ${ref}`);
   };
 
-  it.each(['p256', 'p384'])('%s: create → certificate event → hash → signature event that verifies over the signed data', async (user) => {
+  /** A new session whose notification token the webhook receiver knows. */
+  const openSession = async () => {
     const token = crypto.randomBytes(16).toString('hex');
     const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
     tokens.set(session.signRef, token);
+    return session;
+  };
+
+  it.each(['p256', 'p384'])('%s: create → certificate event → hash → signature event that verifies over the signed data', async (user) => {
+    const session = await openSession();
     expect(session.qrPayload).toContain(encodeURIComponent(session.signRef));
     expect(await sb.phone.scan(session.signRef, { user })).toBe('acknowledged');
     const cert = await waitEvent(session.signRef, 'certificate');
@@ -72,9 +78,7 @@ describe('src/sign client ↔ sandbox signing service', () => {
   });
 
   it('service key rotation between the two notifications: the signature event still verifies (refetch on new kid)', async () => {
-    const token = crypto.randomBytes(16).toString('hex');
-    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
-    tokens.set(session.signRef, token);
+    const session = await openSession();
     await sb.phone.scan(session.signRef);
     const cert = await waitEvent(session.signRef, 'certificate');
     if (cert.type !== 'certificate') throw new Error('unreachable');
@@ -89,9 +93,7 @@ describe('src/sign client ↔ sandbox signing service', () => {
   });
 
   it('the client retries the hash call once after a 503 from the service', async () => {
-    const token = crypto.randomBytes(16).toString('hex');
-    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
-    tokens.set(session.signRef, token);
+    const session = await openSession();
     await sb.phone.scan(session.signRef);
     const cert = await waitEvent(session.signRef, 'certificate');
     if (cert.type !== 'certificate') throw new Error('unreachable');
@@ -101,8 +103,7 @@ describe('src/sign client ↔ sandbox signing service', () => {
   });
 
   it('an expired session surfaces as SIGN_REF_NOT_FOUND in the client', async () => {
-    const token = crypto.randomBytes(16).toString('hex');
-    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
+    const session = await openSession();
     sb.sign.faults.expireSession(session.signRef);
     await expect(
       client.submitDocumentHash(session.signRef, { documentName: 'a', documentHash: 'a'.repeat(64), challengeCode: '1234', nonce: 'n', domainName: 'x' }),
@@ -110,9 +111,7 @@ describe('src/sign client ↔ sandbox signing service', () => {
   });
 
   it('a user rejection arrives as an error event', async () => {
-    const token = crypto.randomBytes(16).toString('hex');
-    const session = await client.createSession({ clientNotificationToken: token, tenantId: 'interop' });
-    tokens.set(session.signRef, token);
+    const session = await openSession();
     await sb.phone.scan(session.signRef);
     await sb.phone.reject(session.signRef);
     const e = await waitEvent(session.signRef, 'error');
