@@ -39,6 +39,23 @@ export class SingpassSignApi implements ICredentialType {
     clientIdField,
     privateKeyField('signingKey', 'DSAP Signing Key', 'The private key whose public part is in the key set you registered (it signs the X-Dss-Assertion).'),
     {
+      displayName: 'Tenant ID',
+      name: 'tenantId',
+      type: 'string',
+      default: '',
+      required: true,
+      description: 'Your corporate customer\'s identifier, or your own registered name (sent when a session is created)',
+    },
+    {
+      displayName: 'Domain Name',
+      name: 'domainName',
+      type: 'string',
+      default: '',
+      required: true,
+      placeholder: 'sign.example.sg',
+      description: 'Host name of the page that shows the QR code; the Singpass app shows it to the user',
+    },
+    {
       displayName: 'Timestamp Authority URL',
       name: 'tsaUrl',
       type: 'string',

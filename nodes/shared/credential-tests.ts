@@ -2,6 +2,7 @@ import type { ICredentialsDecrypted, ICredentialTestFunctions, INodeCredentialTe
 import { isSingpassFlowsError } from '../../src/errors';
 import { RemoteKeySet } from '../../src/keys';
 import { createCorppassClient, createSingpassClient } from '../../src/login';
+import { createNotificationTokens } from '../../src/sign/notification-token';
 import { loginOptions, signSetup } from './credentials';
 import type { LoginProvider } from './environments';
 
@@ -39,3 +40,12 @@ function testLogin(provider: LoginProvider) {
 
 export const testCorppass = testLogin('corppass');
 export const testSingpassLogin = testLogin('singpass');
+
+export async function testNotificationToken(this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
+  return run(async () => {
+    const d = credential.data ?? {};
+    const tokens = createNotificationTokens({ secret: String(d.secret ?? ''), previousSecrets: d.previousSecret ? [String(d.previousSecret)] : [] });
+    if (!tokens.isIssued(tokens.issue())) throw new Error('the secret does not round-trip');
+    return 'The secret is long enough; tokens issued with it verify';
+  });
+}

@@ -1,0 +1,5 @@
+import type { OperationTable } from '../../shared/router';
+import * as completeLogin from './login/complete.operation';
+import * as startLogin from './login/start.operation';
+
+export const operations: OperationTable = { login: { startLogin, completeLogin } };

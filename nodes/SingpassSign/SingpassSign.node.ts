@@ -1,0 +1,97 @@
+import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
+import { CREDENTIAL } from '../shared/credentials';
+import { testNotificationToken, testSignApi } from '../shared/credential-tests';
+import { route } from '../shared/router';
+import { operationProperties, operations } from './actions/router';
+
+/**
+ * Singpass document signing for a DSAP: sessions (QR code, webhook events, the signed PDF) and PAdES document
+ * operations. The signing state is a small JSON record your workflow stores between the two webhook events.
+ */
+export class SingpassSign implements INodeType {
+  description: INodeTypeDescription = {
+    displayName: 'Singpass Sign',
+    name: 'singpassSign',
+    icon: 'file:sign.svg',
+    group: ['transform'],
+    version: 1,
+    subtitle: '={{ $parameter["operation"] }}',
+    description: 'Sign PDFs with Singpass (PAdES B-B to B-LTA)',
+    defaults: { name: 'Singpass Sign' },
+    inputs: [NodeConnectionTypes.Main],
+    outputs: [NodeConnectionTypes.Main],
+    credentials: [
+      { name: CREDENTIAL.sign, required: true, testedBy: 'singpassSignApiTest' },
+      {
+        name: CREDENTIAL.notificationToken, required: true, testedBy: 'singpassNotificationTokenApiTest',
+        displayOptions: { show: { resource: ['session'] } },
+      },
+    ],
+    properties: [
+      {
+        displayName: 'Resource',
+        name: 'resource',
+        type: 'options',
+        noDataExpression: true,
+        options: [
+          { name: 'Signing Session', value: 'session' },
+          { name: 'Signed Document', value: 'document' },
+          { name: 'Certificate', value: 'certificate' },
+        ],
+        default: 'session',
+      },
+      {
+        displayName: 'Operation',
+        name: 'operation',
+        type: 'options',
+        noDataExpression: true,
+        displayOptions: { show: { resource: ['session'] } },
+        options: [
+          { name: 'Create Session', value: 'createSession', action: 'Create a signing session', description: 'Open a session for a PDF: QR code (PNG), challenge code and expiry for the user\'s page' },
+          { name: 'Apply Webhook Event', value: 'applyEvent', action: 'Apply a webhook event', description: 'Certificate event: check the certificate (OCSP), prepare the PDF and submit its hash. Signature event: record the signature.' },
+          { name: 'Finalize Signature', value: 'finalizeSignature', action: 'Finalize the signature', description: 'Embed the signature (B-B), timestamp it (B-T) and reach the chosen level; outputs the signed PDF' },
+          { name: 'Expire Session', value: 'expireSession', action: 'Expire a session', description: 'End a session no event can reach any more (for a schedule)' },
+        ],
+        default: 'createSession',
+      },
+      {
+        displayName: 'Operation',
+        name: 'operation',
+        type: 'options',
+        noDataExpression: true,
+        displayOptions: { show: { resource: ['document'] } },
+        options: [
+          { name: 'Add Validation Data', value: 'addValidationData', action: 'Add validation data', description: 'PAdES B-LT: certificate chains and OCSP answers for every signature' },
+          { name: 'Add Document Timestamp', value: 'addDocumentTimestamp', action: 'Add a document timestamp', description: 'PAdES B-LTA: an archive timestamp over the whole PDF' },
+          { name: 'Verify Signed PDF', value: 'verifySignedPdf', action: 'Verify a signed PDF', description: 'Check every signature and timestamp; the report as JSON' },
+        ],
+        default: 'verifySignedPdf',
+      },
+      {
+        displayName: 'Operation',
+        name: 'operation',
+        type: 'options',
+        noDataExpression: true,
+        displayOptions: { show: { resource: ['certificate'] } },
+        options: [
+          { name: 'Check Certificate Status', value: 'checkCertificateStatus', action: 'Check a certificate s status', description: 'Chain to your trusted roots and ask OCSP whether the certificate is good' },
+        ],
+        default: 'checkCertificateStatus',
+      },
+      {
+        displayName: 'Store the output "record" under its signRef (Data Table, database or file) after every session step, and pass it back to the next step: no signing state is kept in n8n\'s memory, so sessions survive restarts and queue mode.',
+        name: 'stateNotice',
+        type: 'notice',
+        default: '',
+        displayOptions: { show: { resource: ['session'] } },
+      },
+      ...operationProperties,
+    ],
+  };
+
+  methods = { credentialTest: { singpassSignApiTest: testSignApi, singpassNotificationTokenApiTest: testNotificationToken } };
+
+  async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+    return route(this, operations);
+  }
+}

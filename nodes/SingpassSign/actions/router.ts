@@ -1,0 +1,18 @@
+import type { OperationTable } from '../../shared/router';
+import * as checkCertificateStatus from './certificate/checkStatus.operation';
+import * as addDocumentTimestamp from './document/addDocumentTimestamp.operation';
+import * as addValidationData from './document/addValidationData.operation';
+import * as verifySignedPdf from './document/verify.operation';
+import * as applyEvent from './session/applyEvent.operation';
+import * as createSession from './session/create.operation';
+import * as expireSession from './session/expire.operation';
+import * as finalizeSignature from './session/finalize.operation';
+
+export const operations: OperationTable = {
+  session: { createSession, applyEvent, finalizeSignature, expireSession },
+  document: { addValidationData, addDocumentTimestamp, verifySignedPdf },
+  certificate: { checkCertificateStatus },
+};
+
+/** All operations' parameters, for the node description. */
+export const operationProperties = Object.values(operations).flatMap((r) => Object.values(r).flatMap((op) => op.description));

@@ -1,0 +1,28 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { readPdf } from '../../../shared/binary';
+import { signingEngine } from '../../../shared/engine';
+import { forOperation } from '../../../shared/router';
+import { readDelivery, readRecord, recordSummary } from '../../../shared/session-data';
+import { deliveryInput, pdfInput, recordInput } from '../fields';
+
+export const description: INodeProperties[] = forOperation('session', 'applyEvent', [
+  recordInput,
+  deliveryInput,
+  pdfInput,
+]);
+
+/**
+ * Apply a trigger delivery to its session. A certificate event checks the user's certificate (chain to your trusted
+ * roots, OCSP "good", valid today) BEFORE anything is signed, prepares the PDF signature and submits the document
+ * hash; a revoked or untrusted certificate ends the session with no hash sent. A signature event records the
+ * signature (checked against the submitted hash). An event already applied changes nothing (duplicate: true): a
+ * retried webhook can never submit a second hash.
+ */
+export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
+  const record = readRecord(this.getNodeParameter('record', i));
+  const delivery = readDelivery(this.getNodeParameter('delivery', i));
+  const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  const { engine } = await signingEngine(this);
+  const r = await engine.applyDelivery(record, delivery, pdf);
+  return { json: { ...recordSummary(r.record), event: delivery.event.type, duplicate: r.duplicate === true }, binary: item.binary };
+}

@@ -1,0 +1,60 @@
+import type { IDataObject } from 'n8n-workflow';
+import { SingpassFlowsError, invalidInput } from '../../src/errors';
+import type { SessionRecord, VerifiedDelivery } from '../../src/session';
+
+/**
+ * The session record and verified deliveries as they travel through n8n: plain JSON in items, in a Data Table or a
+ * file. Buffers do not survive that trip, so the delivery's certificate travels as base64 and is revived here.
+ */
+
+function parseJson(field: string, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw invalidInput(field, 'is text but not valid JSON');
+  }
+}
+
+/** The record handed to a step: the JSON Create Session output (from wherever the workflow stored it). */
+export function readRecord(value: unknown): SessionRecord {
+  const r = parseJson('Session Record', value) as Partial<SessionRecord> | undefined;
+  if (!r || typeof r !== 'object' || r.format !== 'singpass-flows/signing-session@1' || !r.state || typeof r.state.signRef !== 'string') {
+    throw new SingpassFlowsError('STATE_INVALID', 'Session Record: pass the "record" a Singpass Sign step output (stored by your workflow, e.g. in a Data Table or file, under its signRef)', { field: 'Session Record' });
+  }
+  return r as SessionRecord;
+}
+
+/** JSON form of a verified delivery (what the trigger outputs). */
+export function deliveryToJson(d: VerifiedDelivery): IDataObject {
+  const event = d.event.type === 'certificate'
+    ? { ...d.event, certificate: { ...d.event.certificate, der: undefined } }
+    : d.event;
+  return JSON.parse(JSON.stringify({ event, notificationToken: d.notificationToken })) as IDataObject;
+}
+
+/** Back from JSON: the certificate's DER is rebuilt from its base64. */
+export function readDelivery(value: unknown): VerifiedDelivery {
+  const d = parseJson('Webhook Delivery', value) as { event?: Record<string, unknown>; notificationToken?: unknown } | undefined;
+  const e = d?.event;
+  if (!e || typeof e.type !== 'string' || typeof e.signRef !== 'string' || typeof d?.notificationToken !== 'string') {
+    throw invalidInput('Webhook Delivery', 'pass the "delivery" output of the Singpass Sign Trigger (e.g. {{ $json.delivery }})');
+  }
+  if (e.type === 'certificate') {
+    const cert = e.certificate as Record<string, unknown> | undefined;
+    if (!cert || typeof cert.base64 !== 'string') throw invalidInput('Webhook Delivery', 'the certificate event has no certificate');
+    return { notificationToken: d.notificationToken, event: { ...e, certificate: { ...cert, der: Buffer.from(cert.base64, 'base64') } } as unknown as VerifiedDelivery['event'] };
+  }
+  return { notificationToken: d.notificationToken, event: e as unknown as VerifiedDelivery['event'] };
+}
+
+/** What every session step outputs: the record to store (under signRef) and where the session stands. */
+export function recordSummary(record: SessionRecord): IDataObject {
+  return {
+    signRef: record.state.signRef,
+    status: record.state.status,
+    ...(record.error ? { error: record.error as unknown as IDataObject } : {}),
+    ...(record.result ? { result: record.result as unknown as IDataObject } : {}),
+    record: JSON.parse(JSON.stringify(record)) as IDataObject,
+  };
+}
