@@ -1,0 +1,61 @@
+/**
+ * A mocked n8n execution context (jest-mock-extended, as n8n's own node tests do): parameters, input items,
+ * credentials and binary helpers are plain data here; everything the node then does (keys, HTTP to the sandbox,
+ * PDFs) is real.
+ */
+import { mockDeep, type DeepMockProxy } from 'jest-mock-extended';
+import type { IBinaryData, ICredentialDataDecryptedObject, IExecuteFunctions, INode, INodeExecutionData } from 'n8n-workflow';
+
+export interface ContextInput {
+  params: Record<string, unknown> | Array<Record<string, unknown>>;
+  items?: INodeExecutionData[];
+  credentials?: Record<string, ICredentialDataDecryptedObject>;
+  continueOnFail?: boolean;
+  /** Binary contents by binary property id (see {@link pdfItem}). */
+  files?: Map<string, Buffer>;
+}
+
+export const testNode: INode = { id: 'n1', name: 'Node Under Test', type: 'test', typeVersion: 1, position: [0, 0], parameters: {} };
+
+const stored = new Map<string, Buffer>();
+let seq = 0;
+
+/** An input item whose binary property `property` holds `pdf` (the binary store is this module's map). */
+export function pdfItem(pdf: Buffer, json: Record<string, unknown> = {}, property = 'data', fileName = 'contract.pdf'): INodeExecutionData {
+  const id = `mem:${++seq}`;
+  stored.set(id, pdf);
+  return { json: json as INodeExecutionData['json'], binary: { [property]: { id, data: '', mimeType: 'application/pdf', fileName, fileSize: String(pdf.length) } } };
+}
+
+export function binaryBuffer(b: IBinaryData | undefined): Buffer {
+  if (!b?.id || !stored.has(b.id)) throw new Error('no such binary in the test store');
+  return stored.get(b.id)!;
+}
+
+export function executeContext(input: ContextInput): DeepMockProxy<IExecuteFunctions> {
+  const ctx = mockDeep<IExecuteFunctions>();
+  const items = input.items ?? [{ json: {} }];
+  const paramsFor = (i: number) => (Array.isArray(input.params) ? input.params[i] ?? input.params[0] : input.params);
+  ctx.getInputData.mockReturnValue(items);
+  ctx.getNode.mockReturnValue(testNode);
+  ctx.continueOnFail.mockReturnValue(input.continueOnFail ?? false);
+  ctx.getNodeParameter.mockImplementation(((name: string, i: number, fallback?: unknown) => {
+    const p = paramsFor(i);
+    return name in p ? p[name] : fallback;
+  }) as IExecuteFunctions['getNodeParameter']);
+  ctx.getCredentials.mockImplementation(async (name: string) => {
+    const c = input.credentials?.[name];
+    if (!c) throw new Error(`no credential ${name} in this test`);
+    return c;
+  });
+  ctx.helpers.getBinaryDataBuffer.mockImplementation(async (i: number, property: string | IBinaryData) => {
+    const meta = typeof property === 'string' ? items[i]?.binary?.[property] : property;
+    return binaryBuffer(meta);
+  });
+  ctx.helpers.prepareBinaryData.mockImplementation(async (data: Buffer | NodeJS.ReadableStream, fileName?: string, mimeType?: string) => {
+    const id = `mem:${++seq}`;
+    stored.set(id, data as Buffer);
+    return { id, data: '', fileName, mimeType: mimeType ?? 'application/octet-stream', fileSize: String((data as Buffer).length) } as IBinaryData;
+  });
+  return ctx;
+}
