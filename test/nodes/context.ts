@@ -34,7 +34,7 @@ export function binaryBuffer(b: IBinaryData | undefined): Buffer {
 
 export function executeContext(input: ContextInput): DeepMockProxy<IExecuteFunctions> {
   const ctx = mockDeep<IExecuteFunctions>();
-  const items = input.items ?? [{ json: {} }];
+  const items: INodeExecutionData[] = input.items ?? [{ json: {} }];
   const paramsFor = (i: number) => (Array.isArray(input.params) ? input.params[i] ?? input.params[0] : input.params);
   ctx.getInputData.mockReturnValue(items);
   ctx.getNode.mockReturnValue(testNode);

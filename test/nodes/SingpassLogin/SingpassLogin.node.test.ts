@@ -25,7 +25,7 @@ describe('Singpass Login node against the sandbox FAPI provider (real HTTP on 12
   });
 
   it('a Corppass transaction cannot complete a Singpass login', async () => {
-    const { Corppass } = await import('../../../nodes/Corppass/Corppass.node');
+    const { Corppass } = require('../../../nodes/Corppass/Corppass.node') as typeof import('../../../nodes/Corppass/Corppass.node');
     const [[cpStarted]] = await new Corppass().execute.call(executeContext({ params: { resource: 'login', operation: 'startLogin', scope: 'openid' }, credentials: sb.credentials }));
     const callbackUrl = await authorizeAs(cpStarted.json.loginUrl as string, 'cp-admin');
     await expect(run({ resource: 'login', operation: 'completeLogin', transaction: cpStarted.json.transaction, callback: callbackUrl, options: {} }))

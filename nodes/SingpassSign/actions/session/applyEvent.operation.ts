@@ -8,7 +8,7 @@ import { deliveryInput, pdfInput, recordInput } from '../fields';
 export const description: INodeProperties[] = forOperation('session', 'applyEvent', [
   recordInput,
   deliveryInput,
-  pdfInput,
+  { ...pdfInput, hint: 'The PDF being signed (read for certificate events only)' },
 ]);
 
 /**
@@ -21,7 +21,10 @@ export const description: INodeProperties[] = forOperation('session', 'applyEven
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const record = readRecord(this.getNodeParameter('record', i));
   const delivery = readDelivery(this.getNodeParameter('delivery', i));
-  const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  // Only the certificate step reads the PDF (it prepares the signature); the others need no bytes.
+  const pdf = delivery.event.type === 'certificate'
+    ? (await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string)).pdf
+    : Buffer.alloc(0);
   const { engine } = await signingEngine(this);
   const r = await engine.applyDelivery(record, delivery, pdf);
   return { json: { ...recordSummary(r.record), event: delivery.event.type, duplicate: r.duplicate === true }, binary: item.binary };

@@ -1,0 +1,77 @@
+/**
+ * The whole sandbox (signing API, phone, test CA with OCSP and TSA) on 127.0.0.1, and a DSAP whose webhook is the
+ * Singpass Sign Trigger node's `webhook()` (behind a real HTTP server) and whose key set is the Key Set node's output.
+ */
+import { mockDeep } from 'jest-mock-extended';
+import type { ICredentialDataDecryptedObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
+import { generateClientKeys } from '../../src/keys';
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { listen, readBody, type RunningServer } from '../../sandbox/http';
+import { SingpassKeySet } from '../../nodes/SingpassKeySet/SingpassKeySet.node';
+import { SingpassSignTrigger } from '../../nodes/SingpassSignTrigger/SingpassSignTrigger.node';
+import { executeContext, testNode } from './context';
+
+export interface SignSandbox {
+  sb: Sandbox;
+  credentials: Record<string, ICredentialDataDecryptedObject>;
+  /** Trigger outputs (certificate, signature, error) per delivery that started the workflow. */
+  fired: INodeExecutionData[][][];
+  /** Every answer the trigger gave: status and body. */
+  answers: Array<{ status: number; body?: unknown }>;
+  /** Resolves with the next trigger run that has an item on `output` (0 certificate, 1 signature, 2 error). */
+  next(output: number, timeoutMs?: number): Promise<INodeExecutionData>;
+  close(): Promise<void>;
+}
+
+export async function startSignSandbox(): Promise<SignSandbox> {
+  const sb = await startSandbox({ webhookRetryDelayMs: 20 });
+  const keys = await generateClientKeys();
+  const credentials: Record<string, ICredentialDataDecryptedObject> = {
+    singpassSignApi: { environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(keys.signing), tenantId: 'acme', domainName: 'sign.example.sg' },
+    singpassNotificationTokenApi: { secret: 'n8n-test-notification-secret-0123456789abcdef' },
+  };
+  const [[jwks]] = await new SingpassKeySet().execute.call(executeContext({ params: { sources: 'sign' }, credentials }));
+  const fired: INodeExecutionData[][][] = [];
+  const answers: SignSandbox['answers'] = [];
+  const waiters: Array<() => void> = [];
+  const trigger = new SingpassSignTrigger();
+  const dsap: RunningServer = await listen(async (req, res, url) => {
+    if (url.pathname === '/jwks') return void res.writeHead(200, jwks.json.headers as Record<string, string>).end(jwks.json.body as string);
+    if (url.pathname !== '/webhook') return void res.writeHead(404).end();
+    const rawBody = await readBody(req);
+    const ctx = mockDeep<IWebhookFunctions>();
+    ctx.getNode.mockReturnValue(testNode);
+    ctx.getRequestObject.mockReturnValue({ headers: req.headers, rawBody } as never);
+    ctx.getCredentials.mockImplementation(async (name: string) => credentials[name]);
+    const answer: { status: number; body?: unknown } = { status: 0 };
+    const response = {
+      status(code: number) { answer.status = code; res.statusCode = code; return response; },
+      json(body: unknown) { answer.body = body; res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(body)); return response; },
+      end() { res.end(); return response; },
+    };
+    ctx.getResponseObject.mockReturnValue(response as never);
+    const out = await trigger.webhook.call(ctx);
+    answers.push(answer);
+    if (out.workflowData) {
+      fired.push(out.workflowData);
+      waiters.splice(0).forEach((w) => w());
+    }
+  });
+  sb.sign.registerClient({ clientId: 'n8n-dsap', jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
+  let seen = 0;
+  return {
+    sb, credentials, fired, answers,
+    async next(output, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        for (; seen < fired.length; seen++) if (fired[seen][output].length) return fired[seen++][output][0];
+        if (Date.now() > deadline) throw new Error(`no trigger output ${output} within ${timeoutMs} ms`);
+        await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 200); });
+      }
+    },
+    async close() {
+      await dsap.close();
+      await sb.close();
+    },
+  };
+}
