@@ -104,12 +104,15 @@ export interface SigningEngineOptions extends SigningEngineConfig {
   verifier?: WebhookVerifier;
   /** `{dss_static_url}/.well-known/keys.json`, when no `verifier` is given. */
   serviceKeySetUrl?: string;
+  /** Minimum seconds between on-demand key-set refetches of the engine's own verifier (default 1; see below). */
+  keySetRefetchCooldownSeconds?: number;
 }
 
 /**
- * Minimum seconds between on-demand key-set refetches of the engine's own verifier. Shorter than the service's
- * retry interval (2 s × 3 attempts), so a key rotation that lands right after another refetch is answered 503 once
- * and the service's retry finds the new key; only Bearer-authenticated deliveries ever reach the key lookup.
+ * Default minimum seconds between on-demand key-set refetches of the engine's own verifier. Shorter than the
+ * service's retry interval (3 attempts, 2 s apart), so a key rotation that lands right after another refetch is
+ * answered 503 once and the service's retry finds the new key; only deliveries whose Bearer this DSAP issued ever
+ * reach the key lookup, so this does not open a refetch flood.
  */
 const REFETCH_COOLDOWN_S = 1;
 
@@ -124,7 +127,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   if (!options.verifier && !options.serviceKeySetUrl) throw invalidInput('serviceKeySetUrl', 'is required (the signing service key set URL)');
   const clock = options.clock ?? systemClock;
   const config: SigningEngineConfig = { ...options };
-  const verifier = options.verifier ?? createWebhookVerifier({ keySetUrl: options.serviceKeySetUrl!, fetch: options.fetch, clock, refetchCooldownSeconds: REFETCH_COOLDOWN_S });
+  const verifier = options.verifier ?? createWebhookVerifier({ keySetUrl: options.serviceKeySetUrl!, fetch: options.fetch, clock, refetchCooldownSeconds: options.keySetRefetchCooldownSeconds ?? REFETCH_COOLDOWN_S });
   const certificates = new UserCertificateChecker({ trustedRoots: options.trustedRoots, intermediates: options.intermediates, fetch: options.fetch, clock });
   const scanExtensionSeconds = options.scanExtensionSeconds ?? 120;
   const tokens = options.notificationTokens;
@@ -358,8 +361,10 @@ function ourSignature(report: PdfVerificationReport, fieldName: string): Signatu
 }
 
 function signatureIsValid(s: SignatureVerification): boolean {
-  // Later revisions (DSS, document timestamp) follow our signature: not covering the whole file is expected.
-  return s.integrity.digestMatches && s.integrity.signatureValid && s.chain.trusted && s.problems.every((p) => p === 'NOT_COVERING_WHOLE_FILE');
+  // Later revisions (DSS, document timestamp) follow our signature: not covering the whole file is expected; missing
+  // revocation data only limits the level, which is checked against the level asked for.
+  return s.integrity.digestMatches && s.integrity.signatureValid && s.chain.trusted
+    && s.problems.every((p) => p === 'NOT_COVERING_WHOLE_FILE' || p === 'REVOCATION_DATA_MISSING');
 }
 
 function checkRecord(record: SessionRecord): void {
