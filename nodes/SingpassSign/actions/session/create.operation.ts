@@ -66,6 +66,8 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
       ...recordSummary(s.record),
       qrPayload: s.qrPayload,
       challengeCode: s.challengeCode,
+      // The same QR code as inline SVG, for an HTML page answered by Respond to Webhook.
+      qrSvg: await renderQr(s.qrPayload, { format: 'svg', width: o.qrWidth || 320 }),
       expiresAt: new Date(s.expiresAt * 1000).toISOString(),
       documentName,
     },

