@@ -71,7 +71,7 @@ describeN8n('sample workflows in a real n8n', () => {
 
   async function startSession(): Promise<{ signRef: string; challengeCode: string; html: string }> {
     const res = await fetch(`${n8n.baseUrl}/webhook/singpass/sign`, {
-      method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="contract.pdf"' }, body: await fixture('classic'),
+      method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="contract.pdf"' }, body: new Uint8Array(await fixture('classic')),
     });
     const html = await res.text();
     expect(res.status).toBe(200);

@@ -81,10 +81,11 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
     N8N_SECURE_COOKIE: 'false',
     N8N_RESTRICT_FILE_ACCESS_TO: filesRoot,
     N8N_LOG_LEVEL: 'info',
-    N8N_RUNNERS_ENABLED: 'false',
-    DB_SQLITE_POOL_SIZE: '0',
   };
+  // jest sets NODE_ENV=test, with which n8n 2.41 exits at once, silently; and its own NODE_OPTIONS are not n8n's.
+  env.NODE_ENV = 'production';
   delete env.NODE_OPTIONS;
+  for (const k of Object.keys(env)) if (k.startsWith('JEST_')) delete env[k];
   let child: ChildProcess | undefined;
   let output = '';
   const cli = async (args: string[]) => {
