@@ -1,5 +1,4 @@
 import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
-import { CREDENTIAL } from '../shared/credentials';
 import { testCorppass } from '../shared/credential-tests';
 import { route } from '../shared/router';
 import { operations } from './actions/router';
@@ -20,7 +19,8 @@ export class Corppass implements INodeType {
     defaults: { name: 'Corppass' },
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
-    credentials: [{ name: CREDENTIAL.corppass, required: true, testedBy: 'corppassApiTest' }],
+    usableAsTool: true,
+    credentials: [{ name: 'corppassApi', required: true, testedBy: 'corppassApiTest' }],
     properties: [
       {
         displayName: 'Resource',
@@ -40,8 +40,8 @@ export class Corppass implements INodeType {
         noDataExpression: true,
         displayOptions: { show: { resource: ['login'] } },
         options: [
-          { name: 'Start Login', value: 'startLogin', action: 'Start a Corppass login', description: 'Get the Corppass URL to send the user to, and the sealed transaction to keep until the callback' },
-          { name: 'Complete Login', value: 'completeLogin', action: 'Complete a Corppass login', description: 'Check the callback and return the verified identity (and roles)' },
+          { name: 'Start Login', value: 'startLogin', action: 'Start a corppass login', description: 'Get the Corppass URL to send the user to, and the sealed transaction to keep until the callback' },
+          { name: 'Complete Login', value: 'completeLogin', action: 'Complete a corppass login', description: 'Check the callback and return the verified identity (and roles)' },
         ],
         default: 'startLogin',
       },

@@ -24,6 +24,7 @@ export class SingpassKeySet implements INodeType {
     defaults: { name: 'Singpass Key Set' },
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
+    usableAsTool: true,
     credentials: [
       { name: CREDENTIAL.sign, required: true, displayOptions: { show: { sources: ['sign'] } } },
       { name: CREDENTIAL.corppass, required: true, displayOptions: { show: { sources: ['corppass'] } } },
@@ -57,7 +58,7 @@ export class SingpassKeySet implements INodeType {
       const source = this.getNodeParameter('sources', i) as 'sign' | 'corppass' | 'singpass';
       const keys = await publicKeysOf(source, (name) => this.getCredentials(name));
       const r = keySetResponse(keys);
-      return { json: { statusCode: r.status, headers: r.headers, body: r.body, keys: JSON.parse(r.body).keys } };
+      return { json: { statusCode: r.status, headers: r.headers, body: r.body, keys: JSON.parse(r.body).keys }, pairedItem: { item: i } };
     })];
   }
 }

@@ -1,5 +1,4 @@
 import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
-import { CREDENTIAL } from '../shared/credentials';
 import { testSingpassLogin } from '../shared/credential-tests';
 import { route } from '../shared/router';
 import { operations } from './actions/router';
@@ -19,7 +18,8 @@ export class SingpassLogin implements INodeType {
     defaults: { name: 'Singpass Login' },
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
-    credentials: [{ name: CREDENTIAL.singpassLogin, required: true, testedBy: 'singpassLoginApiTest' }],
+    usableAsTool: true,
+    credentials: [{ name: 'singpassLoginApi', required: true, testedBy: 'singpassLoginApiTest' }],
     properties: [
       {
         displayName: 'Resource',
@@ -36,8 +36,8 @@ export class SingpassLogin implements INodeType {
         noDataExpression: true,
         displayOptions: { show: { resource: ['login'] } },
         options: [
-          { name: 'Start Login', value: 'startLogin', action: 'Start a Singpass login', description: 'Get the Singpass URL to send the user to, and the sealed transaction to keep until the callback' },
-          { name: 'Complete Login', value: 'completeLogin', action: 'Complete a Singpass login', description: 'Check the callback and return the verified identity and person data' },
+          { name: 'Start Login', value: 'startLogin', action: 'Start a singpass login', description: 'Get the Singpass URL to send the user to, and the sealed transaction to keep until the callback' },
+          { name: 'Complete Login', value: 'completeLogin', action: 'Complete a singpass login', description: 'Check the callback and return the verified identity and person data' },
         ],
         default: 'startLogin',
       },

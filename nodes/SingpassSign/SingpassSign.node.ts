@@ -1,5 +1,4 @@
 import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
-import { CREDENTIAL } from '../shared/credentials';
 import { testNotificationToken, testSignApi } from '../shared/credential-tests';
 import { route } from '../shared/router';
 import { operationProperties, operations } from './actions/router';
@@ -20,10 +19,11 @@ export class SingpassSign implements INodeType {
     defaults: { name: 'Singpass Sign' },
     inputs: [NodeConnectionTypes.Main],
     outputs: [NodeConnectionTypes.Main],
+    usableAsTool: true,
     credentials: [
-      { name: CREDENTIAL.sign, required: true, testedBy: 'singpassSignApiTest' },
+      { name: 'singpassSignApi', required: true, testedBy: 'singpassSignApiTest' },
       {
-        name: CREDENTIAL.notificationToken, required: true, testedBy: 'singpassNotificationTokenApiTest',
+        name: 'singpassNotificationTokenApi', required: true, testedBy: 'singpassNotificationTokenApiTest',
         displayOptions: { show: { resource: ['session'] } },
       },
     ],

@@ -66,8 +66,9 @@ export class SingpassSignTrigger implements INodeType {
         try {
           const { engine } = await signingEngine(this as unknown as IWebhookFunctions);
           await engine.verifier.warmUp();
-        } catch {
-          // an unreachable key set now is answered with 503 per delivery until it is reachable
+        } catch (e) {
+          // not fatal: until the key set is reachable each delivery is answered 503, and the service retries
+          this.logger.warn(`Singpass Sign Trigger could not fetch the service key set yet: ${(e as Error).message}`);
         }
         return true;
       },

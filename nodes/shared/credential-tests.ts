@@ -30,7 +30,7 @@ export async function testSignApi(this: ICredentialTestFunctions, credential: IC
 function testLogin(provider: LoginProvider) {
   return async function (this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
     return run(async () => {
-      const { transactionSecret: _secret, ...o } = await loginOptions(provider, credential.data ?? {});
+      const o = await loginOptions(provider, credential.data ?? {});
       const client = provider === 'corppass' ? createCorppassClient(o) : createSingpassClient(o);
       const md = await client.metadata();
       return `Keys ${o.signingKey.kid} and ${o.decryptionKeys[0].kid} loaded; ${md.issuer} discovered`;

@@ -1,0 +1,20 @@
+// n8n's community-node lint rules, scoped to the n8n adapter (nodes/, credentials/) and package.json.
+// Run with `bash scripts/lint-n8n.sh`: it installs @n8n/node-cli outside the repo (≈ 700 MB) and points
+// N8N_NODE_CLI_DIR at it. "Without cloud support": this package has runtime dependencies, so it is an unverified
+// community node (see README ## n8n), and the verified-only rules do not apply.
+import { createRequire } from 'node:module';
+
+const require = createRequire(`${process.env.N8N_NODE_CLI_DIR}/`);
+const { configWithoutCloudSupport } = require('@n8n/node-cli/eslint');
+
+export default [
+  ...configWithoutCloudSupport,
+  {
+    files: ['package.json'],
+    rules: {
+      // The one rule this package breaks by design: jose, pkijs/asn1js, pdf-lib and qrcode are runtime dependencies
+      // (JOSE, CMS/OCSP/RFC 3161 and PDF work cannot be bundled away sensibly). Hence "unverified community node".
+      '@n8n/community-nodes/no-runtime-dependencies': 'off',
+    },
+  },
+];
