@@ -49,6 +49,8 @@ export interface N8n {
   userFolder: string;
   /** Directory the sample workflows read and write (their `/home/node/.n8n-files/singpass`). */
   filesDir: string;
+  /** Webhooks of the published workflows; start() waits until n8n serves all of them. */
+  webhooks: Array<{ path: string; method: string }>;
   log(): string;
   cli(args: string[]): Promise<string>;
   start(): Promise<void>;
@@ -92,10 +94,11 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
     const { stdout, stderr } = await run(n8nBin, args, { env, maxBuffer: 64 * 1024 * 1024, timeout: 300_000 });
     return stdout + stderr;
   };
-  return {
+  const self: N8n = {
     baseUrl: `http://127.0.0.1:${port}`,
     userFolder,
     filesDir,
+    webhooks: [],
     log: () => output,
     cli,
     async start() {
@@ -105,13 +108,8 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
       const deadline = Date.now() + 240_000;
       for (;;) {
         if (child.exitCode !== null) throw new Error(`n8n exited (${child.exitCode}):\n${output.slice(-4000)}`);
-        try {
-          const r = await fetch(`http://127.0.0.1:${port}/healthz/readiness`);
-          if (r.ok) return;
-        } catch {
-          // not listening yet
-        }
-        if (Date.now() > deadline) throw new Error(`n8n not ready in 240 s:\n${output.slice(-4000)}`);
+        if ((await answers(`/healthz/readiness`, 'GET')) && (await allWebhooksServed())) return;
+        if (Date.now() > deadline) throw new Error(`n8n not ready (or workflows not published) in 240 s:\n${output.slice(-4000)}`);
         await new Promise((r) => setTimeout(r, 1000));
       }
     },
@@ -126,6 +124,22 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
       clearTimeout(timer);
     },
   };
+  async function answers(urlPath: string, method: string, headers?: Record<string, string>): Promise<boolean> {
+    try {
+      return (await fetch(`${self.baseUrl}${urlPath}`, { method, headers })).ok;
+    } catch {
+      return false; // not listening yet
+    }
+  }
+  // n8n 2.x reports ready before it publishes the active workflows (an outbox worked off after start-up); a CORS
+  // preflight on a production webhook path answers 204 only once that path is registered, and runs no workflow.
+  async function allWebhooksServed(): Promise<boolean> {
+    for (const w of self.webhooks) {
+      if (!(await answers(`/webhook/${w.path}`, 'OPTIONS', { origin: self.baseUrl, 'access-control-request-method': w.method }))) return false;
+    }
+    return true;
+  }
+  return self;
 }
 
 /** Install the packed package as n8n does: `npm install` of the tarball, runtime dependencies only, no scripts. */
@@ -150,7 +164,12 @@ export async function importSamples(n8n: N8n, workflows: string[], credentials: 
     const file = path.join(dir, wf);
     fs.writeFileSync(file, text);
     await n8n.cli(['import:workflow', `--input=${file}`]);
-    ids.push((JSON.parse(text) as { id: string }).id);
+    const workflow = JSON.parse(text) as { id: string; nodes: Array<{ type: string; parameters: { path?: unknown; httpMethod?: string } }> };
+    ids.push(workflow.id);
+    for (const { type, parameters: p } of workflow.nodes) {
+      // n8n's Webhook node defaults to GET; the Singpass Sign Trigger is POST
+      if (typeof p.path === 'string') n8n.webhooks.push({ path: p.path, method: p.httpMethod ?? (type.endsWith('Trigger') ? 'POST' : 'GET') });
+    }
   }
   for (const id of ids) await n8n.cli(['publish:workflow', `--id=${id}`]);
   fs.rmSync(dir, { recursive: true });
