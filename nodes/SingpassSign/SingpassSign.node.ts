@@ -11,7 +11,7 @@ export class SingpassSign implements INodeType {
   description: INodeTypeDescription = {
     displayName: 'Singpass Sign',
     name: 'singpassSign',
-    icon: 'file:sign.svg',
+    icon: { light: 'file:sign.svg', dark: 'file:sign.dark.svg' },
     group: ['transform'],
     version: 1,
     subtitle: '={{ $parameter["operation"] }}',

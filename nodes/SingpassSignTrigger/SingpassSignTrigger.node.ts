@@ -21,7 +21,7 @@ export class SingpassSignTrigger implements INodeType {
   description: INodeTypeDescription = {
     displayName: 'Singpass Sign Trigger',
     name: 'singpassSignTrigger',
-    icon: 'file:sign.svg',
+    icon: { light: 'file:sign.svg', dark: 'file:sign.dark.svg' },
     group: ['trigger'],
     version: 1,
     subtitle: '=/{{ $parameter["path"] }}',
