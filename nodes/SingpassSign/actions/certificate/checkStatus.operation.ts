@@ -23,6 +23,11 @@ export const description: INodeProperties[] = forOperation('certificate', 'check
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const value = (this.getNodeParameter('certificate', i) as string)?.trim();
   if (!value) throw invalidInput('Certificate', 'is empty; pass the certificate event\'s certificate.base64');
+  try {
+    new X509Certificate(value.includes('-----BEGIN') ? value : Buffer.from(value, 'base64'));
+  } catch {
+    throw invalidInput('Certificate', 'is not an X.509 certificate; pass a PEM certificate or the certificate event\'s certificate.base64');
+  }
   const setup = await signSetup(await this.getCredentials(CREDENTIAL.sign));
   const chain = await buildChain(value, { trustedRoots: await setup.trustedRoots() });
   if (chain.length < 2) throw invalidInput('Certificate', 'has no issuer in the chain (is it self-signed?)');

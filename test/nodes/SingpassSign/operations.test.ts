@@ -1,0 +1,95 @@
+import { execFileSync } from 'node:child_process';
+import type { INodeExecutionData } from 'n8n-workflow';
+import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
+import { fixture } from '../../fixtures/pdfs';
+import { executeContext, pdfItem } from '../context';
+import { startSignSandbox, type SignSandbox } from '../sign-harness';
+
+/**
+ * The Singpass Sign operations the whole-session test does not reach on their own: Check Certificate Status (OCSP
+ * against the sandbox CA), Expire Session, and the document operations given the wrong input. Each bad input is a
+ * clear error with a stable code, and with Continue On Fail an error item paired with its input.
+ */
+describe('Singpass Sign node: single operations and bad input', () => {
+  let env: SignSandbox;
+  beforeAll(async () => {
+    env = await startSignSandbox();
+  }, 120_000);
+  afterAll(() => env?.close());
+
+  const run = (params: Record<string, unknown>, items: INodeExecutionData[] = [{ json: {} }], continueOnFail = false) =>
+    new SingpassSign().execute.call(executeContext({ params, items, credentials: env.credentials, continueOnFail }));
+  const checkStatus = (certificate: string) => run({ resource: 'certificate', operation: 'checkCertificateStatus', certificate });
+
+  describe('Check Certificate Status', () => {
+    it('a valid user certificate (PEM or base64 DER) is good, with its chain to the trusted root', async () => {
+      const user = env.sb.pki.users.p256;
+      const [[fromPem]] = await checkStatus(user.certPem);
+      expect(fromPem.json).toMatchObject({ status: 'good', good: true });
+      expect((fromPem.json.serialNumber as string).toLowerCase().replace(/^0+/, '')).toBe(user.serialHex.replace(/^0+/, ''));
+      expect(fromPem.json.chain).toHaveLength(3); // user, intermediate, root
+      const [[fromDer]] = await checkStatus(user.certDer.toString('base64'));
+      expect(fromDer.json).toMatchObject({ status: 'good', subject: fromPem.json.subject });
+    });
+
+    it('a revoked certificate is reported revoked, with the revocation time', async () => {
+      const [[out]] = await checkStatus(env.sb.pki.users.revoked.certPem);
+      expect(out.json).toMatchObject({ status: 'revoked', good: false, revokedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    });
+
+    it('an empty field, garbage and a self-signed certificate are clear errors', async () => {
+      await expect(checkStatus('  ')).rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/Certificate/) });
+      for (const garbage of ['not a certificate', Buffer.from('hello').toString('base64'), '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----']) {
+        await expect(checkStatus(garbage)).rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/^Certificate: is not an X\.509 certificate/) });
+      }
+      const selfSigned = execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=Not Singpass',
+        '-days', '1', '-keyout', '/dev/null'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+      await expect(checkStatus(selfSigned)).rejects.toMatchObject({ context: { code: 'CHAIN_INCOMPLETE' }, message: expect.stringMatching(/Not Singpass.*not one of the trusted roots/) });
+    });
+  });
+
+  describe('Expire Session', () => {
+    it('is a no-op before the deadline, and ends the session as expired after it', async () => {
+      const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'X.pdf', level: 'B-B', options: {} }, [pdfItem(await fixture('classic'))]);
+      const [[early]] = await run({ resource: 'session', operation: 'expireSession', record: created.json.record });
+      expect(early.json).toMatchObject({ status: 'waiting_for_scan', deadline: expect.any(String) });
+      expect(Date.parse(early.json.deadline as string)).toBeGreaterThan(Date.now());
+
+      // the record as a store would return it after the service's expires_at has passed
+      const record = JSON.parse(JSON.stringify(created.json.record)) as { state: { expiresAt: number } };
+      record.state.expiresAt = Math.floor(Date.now() / 1000) - 1;
+      const [[late]] = await run({ resource: 'session', operation: 'expireSession', record: JSON.stringify(record) });
+      expect(late.json).toMatchObject({ status: 'expired', error: { code: 'SESSION_EXPIRED', message: expect.stringMatching(/start a new session/) } });
+    });
+  });
+
+  describe('document operations given the wrong input', () => {
+    it('Add Validation Data on a PDF that has no signature: a clear error, not a crash', async () => {
+      const unsigned = await fixture('classic');
+      await expect(run({ resource: 'document', operation: 'addValidationData', binaryPropertyName: 'data', outputBinaryPropertyName: 'data' }, [pdfItem(unsigned)]))
+        .rejects.toMatchObject({ context: { code: expect.any(String) }, message: expect.stringMatching(/signature/i) });
+      const [[failed]] = await run({ resource: 'document', operation: 'addValidationData', binaryPropertyName: 'data', outputBinaryPropertyName: 'data' }, [pdfItem(unsigned)], true);
+      expect(failed).toMatchObject({ json: { code: expect.any(String), error: expect.any(String) }, pairedItem: { item: 0 } });
+    });
+
+    it('Verify Signed PDF reports an unsigned PDF as not valid, and fails on it when asked to', async () => {
+      const unsigned = await fixture('classic');
+      const [[report]] = await run({ resource: 'document', operation: 'verifySignedPdf', binaryPropertyName: 'data', failIfInvalid: false }, [pdfItem(unsigned)]);
+      expect(report.json.verification).toMatchObject({ valid: false });
+      await expect(run({ resource: 'document', operation: 'verifySignedPdf', binaryPropertyName: 'data', failIfInvalid: true }, [pdfItem(unsigned)]))
+        .rejects.toMatchObject({ context: { code: expect.any(String) } });
+    });
+
+    it('a missing binary property names the property and what the item has instead', async () => {
+      for (const operation of ['addValidationData', 'addDocumentTimestamp', 'verifySignedPdf']) {
+        await expect(run({ resource: 'document', operation, binaryPropertyName: 'pdf', outputBinaryPropertyName: 'data' }, [pdfItem(await fixture('classic'))]))
+          .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/no binary property "pdf" \(it has: data\)/) });
+      }
+    });
+
+    it('a file that is not a PDF is refused with a code, not a parser stack trace', async () => {
+      await expect(run({ resource: 'document', operation: 'verifySignedPdf', binaryPropertyName: 'data', failIfInvalid: false }, [pdfItem(Buffer.from('hello, not a pdf'))]))
+        .rejects.toMatchObject({ context: { code: expect.stringMatching(/^(INVALID_INPUT|PDF_\w+)$/) } });
+    });
+  });
+});
