@@ -11,11 +11,16 @@ import * as path from 'node:path';
 import { generateClientKeys } from '../../src/keys';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
+import { CHROMIUM, canvasNodes, openEditor, searchNodePanel, showWorkflow } from './editor';
 import { createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, waitFor, type N8n } from './real-n8n';
 
 const installDir = n8nInstallDir();
 if (!installDir && process.env.CI) throw new Error('n8n is not installed: run scripts/install-n8n.sh before the tests');
 const describeN8n = installDir ? describe : describe.skip;
+const hasChromium = fs.existsSync(CHROMIUM);
+if (!hasChromium && process.env.CI) throw new Error(`no Chromium at ${CHROMIUM}: run scripts/install-n8n.sh (it installs Debian's chromium)`);
+const itWithBrowser = hasChromium ? it : it.skip;
+const PKG = '@singpass-flows/n8n-nodes-singpass';
 
 describeN8n('sample workflows in a real n8n', () => {
   let sb: Sandbox;
@@ -155,4 +160,32 @@ describeN8n('sample workflows in a real n8n', () => {
     const identity = await browserLogin('singpass', 'citizen');
     expect(identity).toMatchObject({ sub: 'b8d6a2e4-5c1f-4f3a-9e7d-2a1b3c4d5e6f', person: { name: 'TAN XIAO HUI' } });
   }, 120_000);
+
+  // Last, so the screenshot shows the instance that ran the sessions. SINGPASS_FLOWS_SCREENSHOT=<file> keeps the image
+  // (scripts/screenshot-n8n.sh writes docs/n8n-nodes.png that way).
+  itWithBrowser('the editor in headless Chromium shows the Singpass nodes with their icons, on the canvas and in the node panel', async () => {
+    const signing = JSON.parse(fs.readFileSync(path.join(__dirname, '../../flows/n8n/document-signing.json'), 'utf8')) as { id: string; nodes: Array<{ type: string }> };
+    const editor = await openEditor(n8n);
+    try {
+      await showWorkflow(n8n, editor.page, signing.id, signing.nodes.length);
+      const onCanvas = await canvasNodes(editor.page, `${PKG}.`);
+      expect(onCanvas.length).toBe(signing.nodes.filter((n) => n.type.startsWith(`${PKG}.`)).length);
+      for (const node of onCanvas) {
+        expect(node).toMatchObject({ iconLoaded: true, icon: expect.stringMatching(/^\/icons\/@singpass-flows\/n8n-nodes-singpass\/dist\/nodes\/\w+\/\w+\.svg$/) });
+      }
+      // the Sign Trigger is listed inside "Singpass Sign" (n8n groups X and X Trigger); Corppass through its codex alias
+      const expected = ['Corppass', 'Singpass Key Set', 'Singpass Login', 'Singpass Sign'];
+      const panel = await searchNodePanel(editor.page, 'Singpass', expected);
+      expect(panel.map((p) => p.name).sort()).toEqual(expected);
+      for (const entry of panel) expect(entry).toMatchObject({ iconLoaded: true, icon: expect.stringContaining(`/icons/${PKG}/`) });
+      const shot = process.env.SINGPASS_FLOWS_SCREENSHOT ?? path.join(n8n.userFolder, 'n8n-nodes.png');
+      await editor.page.screenshot({ path: shot });
+      expect(fs.statSync(shot).size).toBeGreaterThan(20_000);
+    } catch (err) {
+      await editor.page.screenshot({ path: path.join(n8n.userFolder, 'editor-failure.png') }).catch(() => undefined);
+      throw err;
+    } finally {
+      await editor.close();
+    }
+  }, 600_000);
 });
