@@ -168,7 +168,8 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
   for (const [i, sig] of signatures.entries()) materials.push(await materialOf(sig, required[i]!, existing.certs, options));
 
   // One status per certificate, however many signatures share it. Those a required signature relies on come first,
-  // so a refusal (revoked, unknown, unreachable) is known before anything else is asked.
+  // one by one, so a refusal (revoked, unknown, unreachable) is known before anything else is asked; the others are
+  // asked together, so slow or dead responders of earlier signers cost one timeout, not one per certificate.
   const needs = new Map<string, Need>();
   for (const m of materials) {
     for (const chain of m.chains) {
@@ -181,12 +182,13 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
       }
     }
   }
-  const ordered = [...needs.values()].sort((a, b) => Number(b.required) - Number(a.required));
-  for (const need of ordered) {
+  for (const need of needs.values()) {
+    if (!need.required) continue;
     need.outcome = await resolveStatus(need, existing.ocsps, options);
-    const refused = need.required ? refusalOf(need) : undefined;
+    const refused = refusalOf(need);
     if (refused) throw refused.error;
   }
+  await Promise.all([...needs.values()].filter((n) => !n.required).map(async (n) => { n.outcome = await resolveStatus(n, existing.ocsps, options); }));
 
   const certs: Buffer[] = [];
   const ocsps: Buffer[] = [];

@@ -9,7 +9,7 @@ import { systemClock, type Clock } from '../clock';
 import { invalidInput } from '../errors';
 import { buildChainPartial, checkTimestampToken, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
-import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isIssuedBy, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
+import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
 import { byteRangeDigest, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
 
 export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
