@@ -169,18 +169,30 @@ describe('a PDF signed by another tool whose chain is complete but whose OCSP re
   let foreign: Buffer;
   let result: OnTop;
   let otherRoot: Buffer;
+  let noResponder: ValidationDataSummary;
 
   beforeAll(async () => {
     // Another CA made by OpenSSL: it serves its certificates and OCSP until we close it, after the foreign signing.
     const ca = await startOpensslCa();
     otherRoot = ca.root.der;
     try {
-      const signer = { certPem: fs.readFileSync(ca.users.good.pem, 'utf8'), keyPem: fs.readFileSync(ca.users.good.key, 'utf8'), chainPem: [fs.readFileSync(ca.intermediate.pem, 'utf8')] };
-      foreign = await signWithPdfsig(await samplePdf('Signed under another CA'), signer, dir, { fieldName: 'Foreign' });
+      const signer = (u: 'good' | 'noaia') => ({ certPem: fs.readFileSync(ca.users[u].pem, 'utf8'), keyPem: fs.readFileSync(ca.users[u].key, 'utf8'), chainPem: [fs.readFileSync(ca.intermediate.pem, 'utf8')] });
+      foreign = await signWithPdfsig(await samplePdf('Signed under another CA'), signer('good'), dir, { fieldName: 'Foreign' });
+      // A signer certificate without AIA (no OCSP URL), while that CA is still up; nothing required (empty list).
+      const noAia = await signWithPdfsig(await samplePdf('Signed without AIA'), signer('noaia'), dir, { fieldName: 'NoAia' });
+      noResponder = (await addValidationDataWithSummary(noAia, { trustedRoots: [otherRoot], requireComplete: [] })).summary;
     } finally {
       await ca.close();
     }
     result = await signOnTop(foreign, { trustedRoots: [otherRoot] });
+  });
+
+  it('a certificate naming no OCSP responder is reported OCSP_NO_RESPONDER; its issuer still gets its answer', () => {
+    expect(noResponder.perSignature).toEqual([{
+      fieldName: 'NoAia', type: 'signature', required: false, complete: false,
+      missing: [{ code: 'OCSP_NO_RESPONDER', certificate: expect.stringContaining('CN=User noaia'), message: expect.stringContaining('no AIA OCSP URL') }],
+    }]);
+    expect(noResponder).toMatchObject({ ocspFetched: 1, ocspResponses: 1, complete: false });
   });
 
   it('the summary reports OCSP_FAILED for each certificate of the foreign chain; the chain itself is complete and stored', () => {
