@@ -67,7 +67,7 @@ export class SingpassProvider extends ProviderCore {
   private rsNonce = randomToken(16);
 
   constructor(opts: ProviderOptions) {
-    super(opts, '/singpass', '/fapi');
+    super(opts, '/singpass', '/fapi', true);
   }
 
   get parEndpoint(): string {
@@ -125,7 +125,6 @@ export class SingpassProvider extends ProviderCore {
       token_endpoint_auth_methods_supported: ['private_key_jwt'],
       token_endpoint_auth_signing_alg_values_supported: ['ES256', 'ES384', 'ES512'],
       dpop_signing_alg_values_supported: m.discoveryDpopAlgs ?? ['ES256'],
-      authorization_response_iss_parameter_supported: true,
       id_token_signing_alg_values_supported: ['ES256'],
       id_token_encryption_alg_values_supported: ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'],
       id_token_encryption_enc_values_supported: ['A256CBC-HS512'],
