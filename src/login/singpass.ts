@@ -5,7 +5,7 @@ import { validateCallback, type CallbackInput } from './callback';
 import { clientAssertionParams } from './client-auth';
 import { checkTransactionOwner, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
 import type { ProviderMetadata } from './discovery';
-import { DpopNonces, dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey } from './dpop';
+import { sharedDpopNonces, dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey } from './dpop';
 import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
@@ -70,7 +70,7 @@ export interface SingpassClient {
 export function createSingpassClient(options: SingpassClientOptions): SingpassClient {
   const c: ResolvedConfig = resolveConfig(options);
   const requiredLevel = options.requiredAcr === undefined ? undefined : acrLevel(options.requiredAcr, 'requiredAcr');
-  const nonces = new DpopNonces();
+  const nonces = sharedDpopNonces;
   const metadata = () => c.providerCache.metadata(c.issuer, 'singpass-fapi', c.allowInsecureLoopback);
   const http = (url: string, init: RequestInit) => httpRequest(url, init, { fetch: c.fetch, timeoutMs: c.timeoutMs });
 

@@ -33,4 +33,7 @@ export const SINGPASS_JWE_ENCS = ['A256CBC-HS512', 'A256GCM'] as const;
 /** The providers sign ID tokens, userinfo and authorization info with ES256 only. */
 export const PROVIDER_SIGNING_ALGS = ['ES256'] as const;
 
+/** DPoP proof lifetime: Singpass requires `exp` ≤ `iat` + 120 s (the most tolerant of clock skew that is allowed). [C] */
+export const DPOP_PROOF_LIFETIME_SECONDS = 120;
+
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
