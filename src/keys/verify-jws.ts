@@ -3,6 +3,9 @@ import { SingpassFlowsError, type ErrorCode } from '../errors';
 import { epochSeconds, systemClock, type Clock } from '../clock';
 import type { RemoteKeySet } from './remote-key-set';
 
+/** Where verification keys come from: a {@link RemoteKeySet}, or a view of a shared cache with the same two calls. */
+export type KeySource = Pick<RemoteKeySet, 'getKey' | 'refreshIfAllowed'>;
+
 export interface VerifyJwsOptions {
   /** Allow-list; `none` and HMAC algorithms are never accepted, whatever is passed. */
   algorithms: string[];
@@ -32,7 +35,7 @@ export interface VerifyJwsOptions {
  * keys (jwk/jku/x5u/x5c) refused — keys come only from the configured set — and one rate-limited refetch of the set
  * when the signature fails (the service rotated keys under an old kid or we had a stale set).
  */
-export async function verifyJwsWithKeySet(token: string, keySet: RemoteKeySet, options: VerifyJwsOptions): Promise<{ payload: JWTPayload; protectedHeader: JWSHeaderParameters }> {
+export async function verifyJwsWithKeySet(token: string, keySet: KeySource, options: VerifyJwsOptions): Promise<{ payload: JWTPayload; protectedHeader: JWSHeaderParameters }> {
   const fail = (message: string, cause?: unknown, code: ErrorCode = options.errorCode) =>
     new SingpassFlowsError(code, `The ${options.what} ${message}`, {}, cause ? { cause } : undefined);
   if (typeof token !== 'string' || token.split('.').length !== 3) throw fail('is not a signed JWT (expected three dot-separated parts)');
@@ -76,6 +79,8 @@ export async function verifyJwsWithKeySet(token: string, keySet: RemoteKeySet, o
       if (e.code === 'KEY_NOT_FOUND') throw fail(`is signed with a key that is not in the published key set (${e.message})`, e);
       throw e;
     }
+    // maxTokenAge is reported as JWTExpired on "iat": the token is old, not expired — say so.
+    if (e instanceof joseErrors.JWTExpired && e.claim === 'iat') throw fail(`was issued too long ago ("iat" is more than ${options.maxAgeSeconds} s in the past): a replayed or stale token, or a wrong clock`, e);
     if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode);
     if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw fail('has an invalid signature', e);
     if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(`has an invalid "${e.claim}" claim (${e.reason})`, e);

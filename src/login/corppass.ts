@@ -5,7 +5,7 @@ import { verifyJwsWithKeySet } from '../keys';
 import { parseAuthorizationInfo, type AuthorizationInfo } from './authorization-info';
 import { validateCallback, type CallbackInput } from './callback';
 import { clientAssertionParams } from './client-auth';
-import { checkTransactionOwner, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
+import { checkTransactionOwner, providerIo, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
 import type { ProviderMetadata } from './discovery';
 import { verifyIdToken } from './id-token';
 import { refuseRepeatedClaims } from './nested-jwt';
@@ -48,6 +48,8 @@ export interface CorppassClient {
   getAuthorizationInfo(input: { accessToken: string; expectedSub: string }): Promise<AuthorizationInfo>;
   /** Validated, cached provider metadata. */
   metadata(): Promise<ProviderMetadata>;
+  /** Fetch discovery and the provider keys now, bypassing the shared cache (cached copies stay if it fails). */
+  refresh(): Promise<ProviderMetadata>;
 }
 
 /**
@@ -63,10 +65,13 @@ export interface CorppassClient {
 export function createCorppassClient(options: CorppassClientOptions): CorppassClient {
   const c: ResolvedConfig = resolveConfig(options);
   const verifyAccessToken = options.verifyAccessToken !== false;
-  const metadata = () => c.providerCache.metadata(c.issuer, 'corppass', c.allowInsecureLoopback);
+  const io = providerIo(c);
+  const metadata = () => c.providerCache.metadata(c.issuer, 'corppass', c.allowInsecureLoopback, io);
+  const refresh = () => c.providerCache.refresh(c.issuer, 'corppass', c.allowInsecureLoopback, io);
 
   return {
     metadata,
+    refresh,
 
     async startLogin(opts = {}) {
       const scope = normaliseScope(opts.scope);
@@ -104,7 +109,7 @@ export function createCorppassClient(options: CorppassClientOptions): CorppassCl
         }),
       }, { fetch: c.fetch, timeoutMs: c.timeoutMs });
       const tokens = parseTokenResponse(res, md.tokenEndpoint, 'Bearer', tx.scope);
-      const keySet = c.providerCache.keySet(md.jwksUri);
+      const keySet = c.providerCache.keySet(md.jwksUri, io);
       const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: CORPPASS_JWE_ENCS, keySet, clock: c.clock });
       if (verifyAccessToken) {
         await verifyJwsWithKeySet(tokens.accessToken, keySet, { algorithms: [...PROVIDER_SIGNING_ALGS], issuer: c.issuer, clock: c.clock, errorCode: 'LOGIN_RESPONSE_INVALID', what: 'access token' });
@@ -135,7 +140,7 @@ export function createCorppassClient(options: CorppassClientOptions): CorppassCl
       }
       const token = res.body.toString('utf8').trim();
       refuseRepeatedClaims(token, 'AUTHORIZATION_INFO_INVALID', 'authorization info');
-      const { payload } = await verifyJwsWithKeySet(token, c.providerCache.keySet(md.jwksUri), {
+      const { payload } = await verifyJwsWithKeySet(token, c.providerCache.keySet(md.jwksUri, io), {
         algorithms: [...PROVIDER_SIGNING_ALGS], issuer: c.issuer, audience: c.clientId, requiredClaims: ['iss', 'aud', 'sub'], clock: c.clock,
         errorCode: 'AUTHORIZATION_INFO_INVALID', what: 'authorization info',
       });

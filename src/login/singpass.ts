@@ -3,7 +3,7 @@ import { SingpassFlowsError, invalidInput } from '../errors';
 import { httpRequest, safeUrl, type HttpResponse } from '../http';
 import { validateCallback, type CallbackInput } from './callback';
 import { clientAssertionParams } from './client-auth';
-import { checkTransactionOwner, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
+import { checkTransactionOwner, providerIo, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
 import type { ProviderMetadata } from './discovery';
 import { sharedDpopNonces, dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey } from './dpop';
 import { verifyIdToken } from './id-token';
@@ -55,7 +55,10 @@ export interface SingpassClient {
   startLogin(options: SingpassStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
   /** Check the callback, exchange the code with DPoP, verify the ID token, fetch and verify userinfo. */
   completeLogin(input: { transaction: LoginTransaction; callback: CallbackInput; fetchUserinfo?: boolean }): Promise<SingpassLoginResult>;
+  /** Validated, cached provider metadata. */
   metadata(): Promise<ProviderMetadata>;
+  /** Fetch discovery and the provider keys now, bypassing the shared cache (cached copies stay if it fails). */
+  refresh(): Promise<ProviderMetadata>;
 }
 
 /**
@@ -71,11 +74,14 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
   const c: ResolvedConfig = resolveConfig(options);
   const requiredLevel = options.requiredAcr === undefined ? undefined : acrLevel(options.requiredAcr, 'requiredAcr');
   const nonces = sharedDpopNonces;
-  const metadata = () => c.providerCache.metadata(c.issuer, 'singpass-fapi', c.allowInsecureLoopback);
+  const io = providerIo(c);
+  const metadata = () => c.providerCache.metadata(c.issuer, 'singpass-fapi', c.allowInsecureLoopback, io);
+  const refresh = () => c.providerCache.refresh(c.issuer, 'singpass-fapi', c.allowInsecureLoopback, io);
   const http = (url: string, init: RequestInit) => httpRequest(url, init, { fetch: c.fetch, timeoutMs: c.timeoutMs });
 
   return {
     metadata,
+    refresh,
 
     async startLogin(opts) {
       if (!opts || typeof opts !== 'object') throw invalidInput('options', 'startLogin needs at least a scope');
@@ -143,7 +149,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
         }),
       }), isAsNonceChallenge);
       const tokens = parseTokenResponse(res, tokenUrl, 'DPoP', tx.scope);
-      const keySet = c.providerCache.keySet(md.jwksUri);
+      const keySet = c.providerCache.keySet(md.jwksUri, io);
       const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: SINGPASS_JWE_ENCS, keySet, clock: c.clock });
       const acr = typeof claims.acr === 'string' ? claims.acr : undefined;
       enforceAssurance(acr, requiredLevel, tx.acrValues);
