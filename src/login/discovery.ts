@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock';
 import type { KeySource } from '../keys';
 import { ProviderKeySet, type ProviderKeySetOptions } from './provider-keys';
 import { cacheLifetimeSeconds, type ProviderIo } from './util';
-import { AUTHORIZATION_INFO_ENDPOINT_KEYS } from './wire';
+import { AUTHORIZATION_INFO_ENDPOINT_KEYS, CORPPASS_AUTHORIZATION_SCOPES, SINGPASS_ID_TOKEN_SCOPES } from './wire';
 import { requireHttpsUrl } from '../http';
 import { responseIssRequired, type ResponseIssRule } from './response-iss';
 
@@ -26,6 +26,34 @@ export interface ProviderMetadata {
 }
 
 export type ProviderProfile = 'corppass' | 'singpass-fapi';
+
+/**
+ * Whether a scope's data is released at the profile's data endpoint (Singpass userinfo, Corppass authorization info)
+ * rather than in the ID token: that endpoint is called, and required in discovery, only for such scopes.
+ */
+export const RELEASED_AT_DATA_ENDPOINT: Record<ProviderProfile, (scope: string) => boolean> = {
+  'singpass-fapi': (s) => !(SINGPASS_ID_TOKEN_SCOPES as readonly string[]).includes(s),
+  corppass: (s) => (CORPPASS_AUTHORIZATION_SCOPES as readonly string[]).includes(s),
+};
+
+/** True when one of the space-separated `scope` values is released at the profile's data endpoint. */
+export function scopeNeedsDataEndpoint(scope: string, profile: ProviderProfile): boolean {
+  return scope.split(' ').filter(Boolean).some(RELEASED_AT_DATA_ENDPOINT[profile]);
+}
+
+/**
+ * The data endpoint for `scope`, or undefined when the scope releases nothing there. A needed endpoint missing from
+ * discovery is DISCOVERY_INVALID (checked before the login starts, so the user is not sent to log in for nothing).
+ */
+export function dataEndpointFor(md: ProviderMetadata, profile: ProviderProfile, scope: string, force = false): string | undefined {
+  if (!force && !scopeNeedsDataEndpoint(scope, profile)) return undefined;
+  const url = profile === 'corppass' ? md.authorizationInfoEndpoint : md.userinfoEndpoint;
+  if (!url) {
+    const member = profile === 'corppass' ? 'authorization-info_endpoint' : 'userinfo_endpoint';
+    throw new SingpassFlowsError('DISCOVERY_INVALID', `Provider configuration of ${md.issuer}: "${member}" is missing, ${force ? 'and this call asks for it' : `and the scope "${scope}" releases data only there`}`);
+  }
+  return url;
+}
 
 /** How each profile treats `iss` in authorization responses (see response-iss.ts). */
 export const RESPONSE_ISS_RULE: Record<ProviderProfile, ResponseIssRule> = {
@@ -182,7 +210,8 @@ export function validateMetadata(body: unknown, issuer: string, profile: Provide
   };
   if (profile === 'singpass-fapi') {
     md.parEndpoint = endpoint('pushed_authorization_request_endpoint', true);
-    md.userinfoEndpoint = endpoint('userinfo_endpoint', true);
+    // Optional: only person-data scopes need it (checked when such a scope is requested, dataEndpointFor).
+    md.userinfoEndpoint = endpoint('userinfo_endpoint', false);
     if (!includes('dpop_signing_alg_values_supported', 'ES256')) throw bad('does not list ES256 in dpop_signing_alg_values_supported (DPoP is required)');
   } else {
     for (const name of AUTHORIZATION_INFO_ENDPOINT_KEYS) {

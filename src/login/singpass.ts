@@ -4,7 +4,7 @@ import { httpRequest, safeUrl, type HttpResponse } from '../http';
 import { validateCallback, type CallbackInput } from './callback';
 import { clientAssertionParams } from './client-auth';
 import { checkTransactionOwner, providerIo, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
-import type { ProviderMetadata } from './discovery';
+import { dataEndpointFor, type ProviderMetadata } from './discovery';
 import { sharedDpopNonces, dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey } from './dpop';
 import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
@@ -21,8 +21,12 @@ export interface SingpassClientOptions extends LoginClientOptions {
 }
 
 export interface SingpassStartOptions {
-  /** Space-separated scopes; `openid` is added when missing (e.g. `openid user.identity name`). */
-  scope: string;
+  /**
+   * Space-separated scopes; `openid` is added when missing. Default `openid` (the user's UUID only). Login apps add
+   * ID-token scopes (`user.identity name mobileno email` → `subAttributes`); person-data (Myinfo) apps add their
+   * scopes (`uinfin sex dob …` → `person`, read from userinfo).
+   */
+  scope?: string;
   /** Acceptable levels, e.g. ['urn:singpass:authentication:loa:2']; the returned acr must reach the lowest. */
   acrValues?: string[] | string;
   authenticationContextType?: string;
@@ -52,8 +56,12 @@ export interface SingpassLoginResult {
 
 export interface SingpassClient {
   /** Push the authorization request (PAR + DPoP) and return the URL to send the browser to. */
-  startLogin(options: SingpassStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
-  /** Check the callback, exchange the code with DPoP, verify the ID token, fetch and verify userinfo. */
+  startLogin(options?: SingpassStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
+  /**
+   * Check the callback, exchange the code with DPoP, verify the ID token, and — when a granted scope releases person
+   * data there (any scope besides openid, user.identity, name, mobileno, email) — fetch and verify userinfo.
+   * `fetchUserinfo` forces the call on (true) or off (false).
+   */
   completeLogin(input: { transaction: LoginTransaction; callback: CallbackInput; fetchUserinfo?: boolean }): Promise<SingpassLoginResult>;
   /** Validated, cached provider metadata. */
   metadata(): Promise<ProviderMetadata>;
@@ -83,9 +91,8 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
     metadata,
     refresh,
 
-    async startLogin(opts) {
-      if (!opts || typeof opts !== 'object') throw invalidInput('options', 'startLogin needs at least a scope');
-      if (typeof opts.scope !== 'string' || !opts.scope.trim()) throw invalidInput('scope', 'e.g. "openid user.identity name"');
+    async startLogin(opts = {}) {
+      if (!opts || typeof opts !== 'object') throw invalidInput('options', 'pass an object such as { scope: "openid user.identity name" }, or nothing');
       const scope = normaliseScope(opts.scope);
       const acrValues = opts.acrValues === undefined ? undefined : (Array.isArray(opts.acrValues) ? opts.acrValues : opts.acrValues.split(/\s+/).filter(Boolean));
       acrValues?.forEach((v) => acrLevel(v, 'acrValues'));
@@ -102,6 +109,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       if (opts.appLaunchUrl !== undefined) requireHttpsUrl('appLaunchUrl', opts.appLaunchUrl, { allowLoopbackHttp: c.allowInsecureLoopback });
 
       const md = await metadata();
+      dataEndpointFor(md, 'singpass-fapi', scope); // a needed userinfo endpoint must exist before the user logs in
       const { verifier, challenge } = pkcePair();
       const dpopJwk = generateDpopKey();
       const dpop = importDpopKey(dpopJwk);
@@ -133,7 +141,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       return { url: url.toString(), transaction: tx };
     },
 
-    async completeLogin({ transaction, callback, fetchUserinfo = true }) {
+    async completeLogin({ transaction, callback, fetchUserinfo }) {
       const tx = checkTransactionOwner(transaction, c, 'singpass');
       const dpop = importDpopKey(tx.dpopKey);
       const code = validateCallback(callback, tx);
@@ -156,8 +164,8 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string').map((a) => AMR_ALIASES[a] ?? a) : [];
 
       let personInfo: Record<string, unknown> = {};
-      if (fetchUserinfo) {
-        const ui = md.userinfoEndpoint!;
+      const ui = fetchUserinfo === false ? undefined : dataEndpointFor(md, 'singpass-fapi', tokens.scope, fetchUserinfo === true);
+      if (ui) {
         const uiRes = await withDpopNonceRetry(ui, nonces, 'userinfo endpoint', async (nonce) => http(ui, {
           method: 'GET',
           headers: { authorization: `DPoP ${tokens.accessToken}`, dpop: await dpopProof(dpop, 'GET', ui, c.clock, { nonce, accessToken: tokens.accessToken }), accept: 'application/jwt' },

@@ -15,7 +15,7 @@ afterEach(() => { h.singpass.reset(); });
 /** One whole login with a NEW client instance (as a workflow engine does per execution) sharing `cache`. */
 async function loginOnce(cache: ProviderCache) {
   const sp = singpassClient(h, { providerCache: cache });
-  const { url, transaction } = await sp.startLogin({ scope: 'openid name' });
+  const { url, transaction } = await sp.startLogin({ scope: 'openid uinfin' });
   return sp.completeLogin({ transaction, callback: await authorize(url) });
 }
 
@@ -55,7 +55,7 @@ async function withFreshOrigin(run: (x: Harness) => Promise<void>): Promise<void
 
 async function loginAt(x: Harness) {
   const sp = singpassClient(x, { providerCache: new ProviderCache() });
-  const { url, transaction } = await sp.startLogin({ scope: 'openid name' });
+  const { url, transaction } = await sp.startLogin({ scope: 'openid uinfin' });
   return sp.completeLogin({ transaction, callback: await authorize(url) });
 }
 
