@@ -83,10 +83,23 @@ export async function verifyJwsWithKeySet(token: string, keySet: KeySource, opti
     if (e instanceof joseErrors.JWTExpired && e.claim === 'iat') throw fail(`was issued too long ago ("iat" is more than ${options.maxAgeSeconds} s in the past): a replayed or stale token, or a wrong clock`, e);
     if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode);
     if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw fail('has an invalid signature', e);
-    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(`has an invalid "${e.claim}" claim (${e.reason})`, e);
+    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(claimProblem(e, options), e);
     throw fail(`is invalid: ${(e as Error).message}`, e);
   }
   const iat = result.payload.iat;
   if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future (check the clock)');
   return { payload: result.payload, protectedHeader: result.protectedHeader };
+}
+
+/** What a failed claim check means, in words a workflow builder can act on. */
+function claimProblem(e: InstanceType<typeof joseErrors.JWTClaimValidationFailed>, o: VerifyJwsOptions): string {
+  if (e.reason === 'missing') return `has no "${e.claim}" claim`;
+  if (e.reason === 'invalid') return `has an "${e.claim}" claim that is not a number of seconds`;
+  switch (e.claim) {
+    case 'iss': return `was issued by someone else ("iss" is not ${o.issuer})`;
+    case 'aud': return `is addressed to someone else ("aud" does not name ${o.audience})`;
+    case 'nbf': return 'is not valid yet ("nbf" is in the future; check the clock)';
+    case 'iat': return 'was issued in the future (check the clock)';
+    default: return `has an unexpected "${e.claim}" claim value`;
+  }
 }

@@ -92,7 +92,10 @@ export function checkTransactionOwner(tx: unknown, c: ResolvedConfig, provider: 
 
 export async function takeTransaction(tx: LoginTransaction, c: ResolvedConfig): Promise<void> {
   const fresh = await c.transactionStore.take(tx.id);
-  if (!fresh || c.clock() >= tx.expiresAt) {
-    throw new SingpassFlowsError('LOGIN_STATE_INVALID', 'This login was already completed, has expired, or was not started here; start the login again');
+  if (c.clock() >= tx.expiresAt) {
+    throw new SingpassFlowsError('LOGIN_STATE_INVALID', `This login expired: it must be completed within ${Math.round((tx.expiresAt - tx.createdAt) / 1000)} s of starting (transactionTtlSeconds); start the login again`);
+  }
+  if (!fresh) {
+    throw new SingpassFlowsError('LOGIN_STATE_INVALID', 'This login was already completed (a replayed or double-submitted callback), or was started by a process that does not share this transaction store; start the login again');
   }
 }

@@ -190,7 +190,7 @@ export function validateMetadata(body: unknown, issuer: string, profile: Provide
   const endpoint = (name: string, required: boolean): string | undefined => {
     const v = raw[name];
     if (v === undefined && !required) return undefined;
-    if (typeof v !== 'string') throw bad(`"${name}" is missing`);
+    if (typeof v !== 'string') throw bad(v === undefined ? `"${name}" is missing` : `"${name}" is not a URL string`);
     try {
       requireHttpsUrl(name, v, { allowLoopbackHttp: allowInsecureLoopback });
     } catch {
