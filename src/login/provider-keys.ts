@@ -38,11 +38,14 @@ const MAX_REMEMBERED_MISSES = 1000;
 export class ProviderKeySet {
   readonly url: string;
   private snapshot: RemoteKeySet | undefined;
+  /** When the fetch that produced `snapshot` started (a kid is "missing" only from a set fetched after it was asked for). */
+  private snapshotFetchStartedAt = -Infinity;
   private expiresAt = -Infinity;
   private lastFetchAt = -Infinity;
   private lastOnDemandAt = -Infinity;
   private missing = new Set<string>();
   private inflight: Promise<void> | undefined;
+  private inflightStartedAt = -Infinity;
   private scheduled: Promise<void> | undefined;
   private readonly minCacheSeconds: number;
   private readonly cooldownMs: number;
@@ -66,16 +69,21 @@ export class ProviderKeySet {
     const clock = io.clock ?? systemClock;
     if (!this.snapshot || clock() >= this.expiresAt) await this.load(io, false);
     const kid = header.kid ?? '';
+    const askedAt = clock();
     try {
       return await this.snapshot!.getKey(header);
     } catch (e) {
       if (!isSingpassFlowsError(e) || e.code !== 'KEY_NOT_FOUND') throw e;
-      if (!(await this.refetchForUnknownKid(kid, io))) throw e;
+      if (!(await this.refetchForUnknownKid(kid, io, askedAt))) throw e;
     }
+    const snapshot = this.snapshot!;
+    const fetchedAfterAsking = this.snapshotFetchStartedAt >= askedAt;
     try {
-      return await this.snapshot!.getKey(header);
+      return await snapshot.getKey(header);
     } catch (e) {
-      if (isSingpassFlowsError(e) && e.code === 'KEY_NOT_FOUND' && this.missing.size < MAX_REMEMBERED_MISSES) this.missing.add(kid);
+      // Remember the kid as missing only if the set it was checked against was fetched after it was asked for (a
+      // fetch already under way when a rotation happened may predate it) and is still the current one.
+      if (isSingpassFlowsError(e) && e.code === 'KEY_NOT_FOUND' && fetchedAfterAsking && snapshot === this.snapshot && this.missing.size < MAX_REMEMBERED_MISSES) this.missing.add(kid);
       throw e;
     }
   }
@@ -86,12 +94,18 @@ export class ProviderKeySet {
   }
 
   /** Returns whether a refetch was made (or joined); a failed one throws the provider fault. */
-  private async refetchForUnknownKid(kid: string, io: ProviderIo): Promise<boolean> {
-    const now = (io.clock ?? systemClock)();
+  private async refetchForUnknownKid(kid: string, io: ProviderIo, askedAt: number): Promise<boolean> {
     if (this.inflight) {
+      const joinedStartedAt = this.inflightStartedAt;
       await this.inflight;
-      return true;
+      // A fetch that started before the kid was asked for may predate a rotation: then take a slot of our own.
+      if (joinedStartedAt >= askedAt) return true;
+      if (this.inflight) {
+        await this.inflight;
+        return true;
+      }
     }
+    const now = (io.clock ?? systemClock)();
     if (this.missing.has(kid) && now - this.lastFetchAt < this.cooldownMs) return false;
     const wait = this.lastOnDemandAt + this.spacingMs - now;
     if (wait > 0) {
@@ -122,6 +136,7 @@ export class ProviderKeySet {
   private load(io: ProviderIo, onDemand: boolean, force = false): Promise<void> {
     if (onDemand) this.lastOnDemandAt = (io.clock ?? systemClock)();
     if (this.inflight && !force) return this.inflight;
+    this.inflightStartedAt = (io.clock ?? systemClock)();
     const run = this.fetchSet(io).finally(() => {
       if (this.inflight === run) this.inflight = undefined;
     });
@@ -160,6 +175,7 @@ export class ProviderKeySet {
       throw e;
     }
     this.snapshot = snapshot;
+    this.snapshotFetchStartedAt = started;
     this.missing = new Set();
     this.expiresAt = started + cacheLifetimeSeconds(res, this.minCacheSeconds) * 1000;
   }

@@ -6,7 +6,9 @@
  */
 import { SingpassFlowsError } from '../../src/errors';
 import type { Fetch } from '../../src/http';
+import { generateKeyPairSync } from 'node:crypto';
 import { ProviderCache } from '../../src/login';
+import { ProviderKeySet } from '../../src/login/provider-keys';
 import { authorize, corppassClient, singpassClient, startHarness, type Harness } from './harness';
 
 let h: Harness;
@@ -97,9 +99,10 @@ describe('key rotation and unknown kids', () => {
     expect(fetched).toBeGreaterThanOrEqual(1);
     // One immediately, then at most one per spacing for the rest of the flood (bound computed from the measured time).
     expect(fetched).toBeLessThanOrEqual(2 + Math.ceil(elapsed / SPACING_MS));
-    // A kid already missing from the current set is not fetched again within the cooldown.
+    // A kid already missing from a set fetched after it was asked for is not fetched again within the cooldown.
+    await expect(keys.getKey({ alg: 'ES256', kid: 'after-the-flood' })).rejects.toMatchObject({ code: 'KEY_NOT_FOUND' });
     const j1 = jwksCalls(h.corppass);
-    await expect(keys.getKey({ alg: 'ES256', kid: 'made-up-59' })).rejects.toMatchObject({ code: 'KEY_NOT_FOUND' });
+    await expect(keys.getKey({ alg: 'ES256', kid: 'after-the-flood' })).rejects.toMatchObject({ code: 'KEY_NOT_FOUND' });
     expect(jwksCalls(h.corppass)).toBe(j1);
   });
 
@@ -137,6 +140,30 @@ describe('key rotation and unknown kids', () => {
       flooding = false;
       await flood;
     }
+  });
+});
+
+describe('ProviderKeySet, with a scripted key-set server (unit)', () => {
+  it('a fetch already under way when the provider rotated does not hide the new kid: the lookup takes its own slot', async () => {
+    const jwk = (kid: string) => ({ ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }), kid, use: 'sig', alg: 'ES256' });
+    const [k1, k2] = [jwk('k1'), jwk('k2')];
+    let published = [k1];
+    let fetches = 0;
+    const scripted: Fetch = async () => {
+      fetches++;
+      const body = JSON.stringify({ keys: published }); // composed when the request arrives…
+      if (fetches === 2) await new Promise((r) => setTimeout(r, 150)); // …and the reload below delivers it late
+      return new Response(body, { status: 200 });
+    };
+    const set = new ProviderKeySet('https://keys.example/jwks', { refetchSpacingMs: 50 });
+    const io = { fetch: scripted };
+    await set.getKey({ alg: 'ES256', kid: 'k1' }, io);
+    const slowReload = set.reload(io); // fetch 2: answers with k1 only
+    await new Promise((r) => setTimeout(r, 20));
+    published = [k1, k2]; // the provider rotates while that answer is on its way
+    await expect(set.getKey({ alg: 'ES256', kid: 'k2' }, io)).resolves.toBeDefined(); // fetch 3, after fetch 2
+    await slowReload;
+    expect(fetches).toBe(3);
   });
 });
 
