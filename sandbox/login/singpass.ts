@@ -21,6 +21,7 @@ const REQUEST_URI_TTL_S = 60;
 const CODE_TTL_S = 60;
 const ACCESS_TOKEN_TTL_S = 1800;
 const ID_TOKEN_TTL_S = 600;
+const DPOP_MAX_AGE_S = 120;
 const SKEW_S = 10;
 const ACR = ['urn:singpass:authentication:loa:1', 'urn:singpass:authentication:loa:2', 'urn:singpass:authentication:loa:3'];
 /** Scopes that make Singpass add `sub_attributes` to the ID token. */
@@ -51,6 +52,8 @@ interface AccessGrant {
   expiresAt: number;
 }
 
+type DpopEndpoint = 'par' | 'token' | 'userinfo';
+
 function isLoopbackHttp(u: URL): boolean {
   return u.protocol === 'http:' && (u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]');
 }
@@ -59,10 +62,12 @@ export class SingpassProvider extends ProviderCore {
   private readonly pushed = new Map<string, PushedRequest>();
   private readonly codes = new Map<string, CodeGrant>();
   private readonly accessTokens = new Map<string, AccessGrant>();
+  private readonly seenDpopJti = new Map<string, number>();
+  private asNonce = randomToken(16);
+  private rsNonce = randomToken(16);
 
   constructor(opts: ProviderOptions) {
     super(opts, '/singpass', '/fapi', true);
-    this.dpopExpRequired = true;
   }
 
   get parEndpoint(): string {
@@ -141,6 +146,110 @@ export class SingpassProvider extends ProviderCore {
       userinfo: 'userinfo_endpoint',
     });
     this.json(res, rec, 200, out, { 'cache-control': 'public, max-age=3600' });
+  }
+
+  // ---- DPoP -------------------------------------------------------------------------------------------------------
+  /**
+   * RFC 9449 §4.3 proof checks: one `DPoP` header; typ dpop+jwt; ES256; public EC P-256 `jwk`; valid signature;
+   * unique `jti`; `htm`/`htu` match; `iat` fresh; `exp` present and ≤ iat + 120 s; `ath` only (and then exactly) when
+   * an access token is presented. Nonces are checked separately ({@link nonceCheck}).
+   */
+  private async checkDpop(req: http.IncomingMessage, rec: RecordedRequest, endpoint: DpopEndpoint, htu: string, accessToken?: string): Promise<{ jkt: string; payload: JsonObject }> {
+    const values: string[] = [];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'dpop') values.push(req.rawHeaders[i + 1]!);
+    rec.dpop = values.map((v) => ({ ...(decodeCompact(v) ?? { header: {}, payload: {} }), compact: v }));
+    const isRs = endpoint === 'userinfo';
+    const bad = (why: string) =>
+      new Refusal(isRs ? 401 : 400, 'invalid_dpop_proof', `DPoP proof rejected: ${why}`, isRs ? { 'www-authenticate': `DPoP error="invalid_dpop_proof", algs="ES256"` } : {});
+    if (values.length === 0) throw bad('a DPoP header is required');
+    if (values.length > 1) throw bad('exactly one DPoP header is allowed');
+    const proof = values[0]!;
+    const decoded = decodeCompact(proof);
+    if (!decoded) throw bad('not a compact JWS');
+    const { header, payload } = decoded;
+    const jwk = header.jwk;
+    if (isObject(jwk)) {
+      try {
+        rec.dpopJkt = await this.thumbprint(jwk as JWK);
+      } catch {
+        /* recorded without thumbprint */
+      }
+    }
+    if (header.typ !== 'dpop+jwt') throw bad('typ must be dpop+jwt');
+    if (header.alg !== 'ES256') throw bad('alg must be ES256');
+    if (!isObject(jwk) || jwk.kty !== 'EC' || jwk.crv !== 'P-256') throw bad('jwk must be a public EC P-256 key');
+    if ('d' in jwk) throw bad('jwk must not contain the private key');
+    if (!verifyEcCompact(proof, jwk as JWK)) throw bad('signature does not verify with the header jwk');
+    const now = this.nowS();
+    if (typeof payload.jti !== 'string' || payload.jti.length < 16) throw bad('jti must be a random string (at least 96 bits)');
+    for (const [j, t] of this.seenDpopJti) if (t < now - 600) this.seenDpopJti.delete(j);
+    if (this.seenDpopJti.has(payload.jti)) throw bad('jti was already used (replay)');
+    this.seenDpopJti.set(payload.jti, now);
+    if (payload.htm !== (req.method ?? '')) throw bad(`htm must be ${req.method}`);
+    if (typeof payload.htu !== 'string' || payload.htu.replace(/[?#].*$/, '') !== htu) throw bad(`htu must be ${htu}`);
+    if (typeof payload.iat !== 'number' || payload.iat > now + SKEW_S || payload.iat < now - DPOP_MAX_AGE_S - SKEW_S) throw bad('iat must be the current time');
+    // Singpass requires `exp`, at most 120 s after `iat` (wire-names.md).
+    if (payload.exp === undefined) throw bad(`exp is required (at most ${DPOP_MAX_AGE_S} s after iat)`);
+    if (typeof payload.exp !== 'number' || payload.exp <= now - SKEW_S) throw bad('expired');
+    if (payload.exp - payload.iat > DPOP_MAX_AGE_S) throw bad(`exp must be at most ${DPOP_MAX_AGE_S} s after iat`);
+    if (accessToken === undefined) {
+      if (payload.ath !== undefined) throw bad('ath must not be sent to the authorization server');
+    } else {
+      const ath = crypto.createHash('sha256').update(accessToken).digest('base64url');
+      if (payload.ath !== ath) throw bad('ath must be the base64url SHA-256 of the access token');
+    }
+    return { jkt: (await this.thumbprint(jwk as JWK)) as string, payload };
+  }
+
+  private nonceApplies(endpoint: DpopEndpoint): boolean {
+    const m = this.m;
+    return !!m.dpopNonce && (!m.dpopNonceAt || m.dpopNonceAt.includes(endpoint));
+  }
+
+  /** [60–65] Server nonce challenge according to the `dpopNonce` switch; throws the challenge. */
+  private nonceCheck(endpoint: DpopEndpoint, proofNonce: unknown): void {
+    if (!this.nonceApplies(endpoint)) return;
+    const isRs = endpoint === 'userinfo';
+    const challenge = (value: string | string[] | undefined): never => {
+      const headers: Record<string, string | string[]> = {};
+      if (value !== undefined) headers['dpop-nonce'] = value;
+      if (isRs) {
+        const scheme = this.m.dpopChallengeSchemeCase === 'lower' ? 'dpop' : this.m.dpopChallengeSchemeCase === 'upper' ? 'DPOP' : 'DPoP';
+        headers['www-authenticate'] = `${scheme} error="use_dpop_nonce", error_description="Resource server requires nonce in DPoP proof"`;
+      }
+      throw new Refusal(isRs ? 401 : 400, 'use_dpop_nonce', `${isRs ? 'Resource' : 'Authorization'} server requires nonce in DPoP proof`, headers);
+    };
+    const current = isRs ? this.rsNonce : this.asNonce;
+    switch (this.m.dpopNonce) {
+      case 'stable':
+        if (proofNonce !== this.asNonce) challenge(this.asNonce);
+        return;
+      case 'require':
+      case 'sendOn200':
+        if (proofNonce !== current) challenge(current);
+        return;
+      case 'requireTwice': {
+        const fresh = randomToken(16);
+        if (isRs) this.rsNonce = fresh;
+        else this.asNonce = fresh;
+        return challenge(fresh);
+      }
+      case 'missingHeader':
+        return challenge(undefined);
+      case 'twoHeaders':
+        return challenge([randomToken(16), randomToken(16)]);
+      case 'badSyntax':
+        return challenge('bad nonce "x"');
+    }
+  }
+
+  /** After a successful response: mint a new nonce (OIDF behaviour); returns headers to add to the 200. */
+  private rotateNonce(endpoint: DpopEndpoint): Record<string, string> {
+    if (!this.nonceApplies(endpoint) || this.m.dpopNonce === 'stable') return {};
+    const fresh = randomToken(16);
+    if (endpoint === 'userinfo') this.rsNonce = fresh;
+    else this.asNonce = fresh;
+    return this.m.dpopNonce === 'sendOn200' ? { 'dpop-nonce': fresh } : {};
   }
 
   // ---- PAR --------------------------------------------------------------------------------------------------------
