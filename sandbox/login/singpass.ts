@@ -67,7 +67,7 @@ export class SingpassProvider extends ProviderCore {
   private rsNonce = randomToken(16);
 
   constructor(opts: ProviderOptions) {
-    super(opts, '/singpass', '/fapi');
+    super(opts, '/singpass', '/fapi', true);
   }
 
   get parEndpoint(): string {
@@ -125,7 +125,6 @@ export class SingpassProvider extends ProviderCore {
       token_endpoint_auth_methods_supported: ['private_key_jwt'],
       token_endpoint_auth_signing_alg_values_supported: ['ES256', 'ES384', 'ES512'],
       dpop_signing_alg_values_supported: m.discoveryDpopAlgs ?? ['ES256'],
-      authorization_response_iss_parameter_supported: true,
       id_token_signing_alg_values_supported: ['ES256'],
       id_token_encryption_alg_values_supported: ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'],
       id_token_encryption_enc_values_supported: ['A256CBC-HS512'],
@@ -152,7 +151,7 @@ export class SingpassProvider extends ProviderCore {
   // ---- DPoP -------------------------------------------------------------------------------------------------------
   /**
    * RFC 9449 §4.3 proof checks: one `DPoP` header; typ dpop+jwt; ES256; public EC P-256 `jwk`; valid signature;
-   * unique `jti`; `htm`/`htu` match; `iat` fresh; `exp` ≤ iat + 120 s if present; `ath` only (and then exactly) when
+   * unique `jti`; `htm`/`htu` match; `iat` fresh; `exp` present and ≤ iat + 120 s; `ath` only (and then exactly) when
    * an access token is presented. Nonces are checked separately ({@link nonceCheck}).
    */
   private async checkDpop(req: http.IncomingMessage, rec: RecordedRequest, endpoint: DpopEndpoint, htu: string, accessToken?: string): Promise<{ jkt: string; payload: JsonObject }> {
@@ -189,10 +188,10 @@ export class SingpassProvider extends ProviderCore {
     if (payload.htm !== (req.method ?? '')) throw bad(`htm must be ${req.method}`);
     if (typeof payload.htu !== 'string' || payload.htu.replace(/[?#].*$/, '') !== htu) throw bad(`htu must be ${htu}`);
     if (typeof payload.iat !== 'number' || payload.iat > now + SKEW_S || payload.iat < now - DPOP_MAX_AGE_S - SKEW_S) throw bad('iat must be the current time');
-    if (payload.exp !== undefined) {
-      if (typeof payload.exp !== 'number' || payload.exp <= now - SKEW_S) throw bad('expired');
-      if (payload.exp - payload.iat > DPOP_MAX_AGE_S) throw bad(`exp must be at most ${DPOP_MAX_AGE_S} s after iat`);
-    }
+    // Singpass requires `exp`, at most 120 s after `iat` (wire-names.md).
+    if (payload.exp === undefined) throw bad(`exp is required (at most ${DPOP_MAX_AGE_S} s after iat)`);
+    if (typeof payload.exp !== 'number' || payload.exp <= now - SKEW_S) throw bad('expired');
+    if (payload.exp - payload.iat > DPOP_MAX_AGE_S) throw bad(`exp must be at most ${DPOP_MAX_AGE_S} s after iat`);
     if (accessToken === undefined) {
       if (payload.ath !== undefined) throw bad('ath must not be sent to the authorization server');
     } else {
@@ -222,6 +221,9 @@ export class SingpassProvider extends ProviderCore {
     };
     const current = isRs ? this.rsNonce : this.asNonce;
     switch (this.m.dpopNonce) {
+      case 'stable':
+        if (proofNonce !== this.asNonce) challenge(this.asNonce);
+        return;
       case 'require':
       case 'sendOn200':
         if (proofNonce !== current) challenge(current);
@@ -243,7 +245,7 @@ export class SingpassProvider extends ProviderCore {
 
   /** After a successful response: mint a new nonce (OIDF behaviour); returns headers to add to the 200. */
   private rotateNonce(endpoint: DpopEndpoint): Record<string, string> {
-    if (!this.nonceApplies(endpoint)) return {};
+    if (!this.nonceApplies(endpoint) || this.m.dpopNonce === 'stable') return {};
     const fresh = randomToken(16);
     if (endpoint === 'userinfo') this.rsNonce = fresh;
     else this.asNonce = fresh;

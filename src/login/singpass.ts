@@ -3,9 +3,9 @@ import { SingpassFlowsError, invalidInput } from '../errors';
 import { httpRequest, safeUrl, type HttpResponse } from '../http';
 import { validateCallback, type CallbackInput } from './callback';
 import { clientAssertionParams } from './client-auth';
-import { checkTransactionOwner, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
-import type { ProviderMetadata } from './discovery';
-import { DpopNonces, dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey } from './dpop';
+import { checkTransactionOwner, providerIo, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
+import { dataEndpointFor, type ProviderMetadata } from './discovery';
+import { sharedDpopNonces, dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey } from './dpop';
 import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
@@ -21,8 +21,12 @@ export interface SingpassClientOptions extends LoginClientOptions {
 }
 
 export interface SingpassStartOptions {
-  /** Space-separated scopes; `openid` is added when missing (e.g. `openid user.identity name`). */
-  scope: string;
+  /**
+   * Space-separated scopes; `openid` is added when missing. Default `openid` (the user's UUID only). Login apps add
+   * ID-token scopes (`user.identity name mobileno email` → `subAttributes`); person-data (Myinfo) apps add their
+   * scopes (`uinfin sex dob …` → `person`, read from userinfo).
+   */
+  scope?: string;
   /** Acceptable levels, e.g. ['urn:singpass:authentication:loa:2']; the returned acr must reach the lowest. */
   acrValues?: string[] | string;
   authenticationContextType?: string;
@@ -52,10 +56,17 @@ export interface SingpassLoginResult {
 
 export interface SingpassClient {
   /** Push the authorization request (PAR + DPoP) and return the URL to send the browser to. */
-  startLogin(options: SingpassStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
-  /** Check the callback, exchange the code with DPoP, verify the ID token, fetch and verify userinfo. */
+  startLogin(options?: SingpassStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
+  /**
+   * Check the callback, exchange the code with DPoP, verify the ID token, and — when a granted scope releases person
+   * data there (any scope besides openid, user.identity, name, mobileno, email) — fetch and verify userinfo.
+   * `fetchUserinfo` forces the call on (true) or off (false).
+   */
   completeLogin(input: { transaction: LoginTransaction; callback: CallbackInput; fetchUserinfo?: boolean }): Promise<SingpassLoginResult>;
+  /** Validated, cached provider metadata. */
   metadata(): Promise<ProviderMetadata>;
+  /** Fetch discovery and the provider keys now, bypassing the shared cache (cached copies stay if it fails). */
+  refresh(): Promise<ProviderMetadata>;
 }
 
 /**
@@ -70,16 +81,18 @@ export interface SingpassClient {
 export function createSingpassClient(options: SingpassClientOptions): SingpassClient {
   const c: ResolvedConfig = resolveConfig(options);
   const requiredLevel = options.requiredAcr === undefined ? undefined : acrLevel(options.requiredAcr, 'requiredAcr');
-  const nonces = new DpopNonces();
-  const metadata = () => c.providerCache.metadata(c.issuer, 'singpass-fapi', c.allowInsecureLoopback);
+  const nonces = sharedDpopNonces;
+  const io = providerIo(c);
+  const metadata = () => c.providerCache.metadata(c.issuer, 'singpass-fapi', c.allowInsecureLoopback, io);
+  const refresh = () => c.providerCache.refresh(c.issuer, 'singpass-fapi', c.allowInsecureLoopback, io);
   const http = (url: string, init: RequestInit) => httpRequest(url, init, { fetch: c.fetch, timeoutMs: c.timeoutMs });
 
   return {
     metadata,
+    refresh,
 
-    async startLogin(opts) {
-      if (!opts || typeof opts !== 'object') throw invalidInput('options', 'startLogin needs at least a scope');
-      if (typeof opts.scope !== 'string' || !opts.scope.trim()) throw invalidInput('scope', 'e.g. "openid user.identity name"');
+    async startLogin(opts = {}) {
+      if (!opts || typeof opts !== 'object') throw invalidInput('options', 'pass an object such as { scope: "openid user.identity name" }, or nothing');
       const scope = normaliseScope(opts.scope);
       const acrValues = opts.acrValues === undefined ? undefined : (Array.isArray(opts.acrValues) ? opts.acrValues : opts.acrValues.split(/\s+/).filter(Boolean));
       acrValues?.forEach((v) => acrLevel(v, 'acrValues'));
@@ -96,6 +109,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       if (opts.appLaunchUrl !== undefined) requireHttpsUrl('appLaunchUrl', opts.appLaunchUrl, { allowLoopbackHttp: c.allowInsecureLoopback });
 
       const md = await metadata();
+      dataEndpointFor(md, 'singpass-fapi', scope); // a needed userinfo endpoint must exist before the user logs in
       const { verifier, challenge } = pkcePair();
       const dpopJwk = generateDpopKey();
       const dpop = importDpopKey(dpopJwk);
@@ -103,7 +117,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       const tx: LoginTransaction = {
         v: 1, provider: 'singpass', id: randomToken(), issuer: c.issuer, clientId: c.clientId, redirectUri: c.redirectUri,
         state: randomToken(), nonce: randomToken(), codeVerifier: verifier, scope, dpopKey: dpopJwk, acrValues,
-        createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
+        issRequired: md.responseIssRequired, createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
       };
       const par = md.parEndpoint!;
       const res = await withDpopNonceRetry(par, nonces, 'pushed authorization endpoint', async (nonce) => http(par, {
@@ -127,7 +141,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       return { url: url.toString(), transaction: tx };
     },
 
-    async completeLogin({ transaction, callback, fetchUserinfo = true }) {
+    async completeLogin({ transaction, callback, fetchUserinfo }) {
       const tx = checkTransactionOwner(transaction, c, 'singpass');
       const dpop = importDpopKey(tx.dpopKey);
       const code = validateCallback(callback, tx);
@@ -143,15 +157,15 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
         }),
       }), isAsNonceChallenge);
       const tokens = parseTokenResponse(res, tokenUrl, 'DPoP', tx.scope);
-      const keySet = c.providerCache.keySet(md.jwksUri);
+      const keySet = c.providerCache.keySet(md.jwksUri, io);
       const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: SINGPASS_JWE_ENCS, keySet, clock: c.clock });
       const acr = typeof claims.acr === 'string' ? claims.acr : undefined;
       enforceAssurance(acr, requiredLevel, tx.acrValues);
       const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string').map((a) => AMR_ALIASES[a] ?? a) : [];
 
       let personInfo: Record<string, unknown> = {};
-      if (fetchUserinfo) {
-        const ui = md.userinfoEndpoint!;
+      const ui = fetchUserinfo === false ? undefined : dataEndpointFor(md, 'singpass-fapi', tokens.scope, fetchUserinfo === true);
+      if (ui) {
         const uiRes = await withDpopNonceRetry(ui, nonces, 'userinfo endpoint', async (nonce) => http(ui, {
           method: 'GET',
           headers: { authorization: `DPoP ${tokens.accessToken}`, dpop: await dpopProof(dpop, 'GET', ui, c.clock, { nonce, accessToken: tokens.accessToken }), accept: 'application/jwt' },
