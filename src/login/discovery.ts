@@ -11,16 +11,16 @@ export interface ProviderMetadata {
   authorizationEndpoint: string;
   tokenEndpoint: string;
   jwksUri: string;
-  /** Singpass FAPI only. */
+  /** FAPI profiles only. */
   parEndpoint?: string;
-  /** Singpass userinfo. */
+  /** FAPI userinfo (Corppass FAPI: also the authorization info). */
   userinfoEndpoint?: string;
   /** Corppass authorization info (`authorization-info_endpoint`). */
   authorizationInfoEndpoint?: string;
   raw: Record<string, unknown>;
 }
 
-export type ProviderProfile = 'corppass' | 'singpass-fapi';
+export type ProviderProfile = 'corppass' | 'corppass-fapi' | 'singpass-fapi';
 
 interface CacheEntry { metadata: ProviderMetadata; expiresAt: number }
 
@@ -117,9 +117,10 @@ export function validateMetadata(body: unknown, issuer: string, profile: Provide
     jwksUri: endpoint('jwks_uri', true)!,
     raw,
   };
-  if (profile === 'singpass-fapi') {
+  if (profile === 'singpass-fapi' || profile === 'corppass-fapi') {
     md.parEndpoint = endpoint('pushed_authorization_request_endpoint', true);
-    md.userinfoEndpoint = endpoint('userinfo_endpoint', true);
+    // Corppass FAPI calls userinfo only when a requested scope releases data there (checked then).
+    md.userinfoEndpoint = endpoint('userinfo_endpoint', profile === 'singpass-fapi');
     if (!includes('dpop_signing_alg_values_supported', 'ES256')) throw bad('does not list ES256 in dpop_signing_alg_values_supported (DPoP is required)');
   } else {
     for (const name of AUTHORIZATION_INFO_ENDPOINT_KEYS) {

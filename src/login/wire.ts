@@ -34,3 +34,19 @@ export const SINGPASS_JWE_ENCS = ['A256CBC-HS512', 'A256GCM'] as const;
 export const PROVIDER_SIGNING_ALGS = ['ES256'] as const;
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+// ---- Corppass FAPI 2.0 (corppass-fapi.md) ----------------------------------------------------------------------------
+
+/** The same authorization rows as {@link AUTH_INFO_MEMBERS}, as the FAPI userinfo names them. [C] */
+export const FAPI_AUTH_INFO_MEMBERS = ['auth_info', 'tp_auth_info'] as const;
+
+/** Scopes whose data Corppass FAPI puts in the ID token; every other scope but `openid` is released at userinfo. [C] */
+export const CORPPASS_FAPI_ID_TOKEN_SCOPES = ['entity.identity', 'entity.basic_profile.name', 'entity.basic_profile.uen_status', 'user.identity', 'user.name'] as const;
+
+/** The only `authentication_context_type` today; mandatory for Login apps, refused for Myinfo Business apps. [C] */
+export const CORPPASS_DEFAULT_AUTHENTICATION_CONTEXT_TYPE = 'APP_AUTHENTICATION_DEFAULT';
+/** `authentication_context_message`: letters, digits and spaces only, 1 to 100 characters. [C] */
+export const CORPPASS_AUTHENTICATION_CONTEXT_MESSAGE = /^[A-Za-z0-9 ]{1,100}$/;
+
+/** ID token content encryption: the FAPI docs say AES-GCM, legacy metadata A256CBC-HS512 — both accepted. [C]/[I] */
+export const CORPPASS_FAPI_JWE_ENCS = ['A256GCM', 'A256CBC-HS512'] as const;
