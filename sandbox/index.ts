@@ -29,6 +29,11 @@ export interface SandboxOptions {
   signClients?: DsapClient[];
   /** Create the optional RSA-2048 test user (slower start). Default false. */
   rsaUser?: boolean;
+  /**
+   * Corppass sends `iss` on login redirects and advertises it in discovery (default false, like the real Corppass
+   * today; true rehearses the day it turns `iss` on).
+   */
+  corppassIssParameter?: boolean;
 }
 
 export interface SandboxUrls {
@@ -109,8 +114,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (opts.autoPhone) phone.auto(opts.autoPhone === true ? {} : opts.autoPhone);
     closers.push(async () => phone.close?.(), async () => sign.close?.());
 
-    const corppass = createCorppassProvider({ baseUrl });
-    const corppassFapi = createCorppassFapiProvider({ baseUrl });
+    const corppass = createCorppassProvider({ baseUrl, issParameter: opts.corppassIssParameter });
+    const corppassFapi = createCorppassFapiProvider({ baseUrl, issParameter: opts.corppassIssParameter });
     const singpass = createSingpassProvider({ baseUrl });
     const services: SandboxService[] = [sign, phone, ca, corppass, corppassFapi, singpass];
 

@@ -106,7 +106,8 @@ export class CorppassFapiProvider extends FapiProviderCore<CorppassUser, Corppas
   private readonly fapiClients = new Map<string, FapiClient>();
 
   constructor(opts: ProviderOptions) {
-    super(opts, '/corppass-fapi', '');
+    // No `iss` on redirects and the discovery flag false by default, like the real Corppass today.
+    super(opts, '/corppass-fapi', '', false);
     this.publishCertificates = true;
   }
 

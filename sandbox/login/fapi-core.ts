@@ -60,8 +60,8 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
   private asNonce = randomToken(16);
   private rsNonce = randomToken(16);
 
-  protected constructor(opts: ProviderOptions, defaultPrefix: string, issuerPath: string) {
-    super(opts, defaultPrefix, issuerPath);
+  protected constructor(opts: ProviderOptions, defaultPrefix: string, issuerPath: string, defaultIssParameter: boolean) {
+    super(opts, defaultPrefix, issuerPath, defaultIssParameter);
   }
 
   abstract get parEndpoint(): string;

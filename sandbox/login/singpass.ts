@@ -33,7 +33,7 @@ export class SingpassProvider extends FapiProviderCore<SingpassUser, SingpassDet
   protected readonly idTokenEnc = 'A256CBC-HS512' as const;
 
   constructor(opts: ProviderOptions) {
-    super(opts, '/singpass', '/fapi');
+    super(opts, '/singpass', '/fapi', true);
   }
 
   get parEndpoint(): string {
@@ -91,7 +91,6 @@ export class SingpassProvider extends FapiProviderCore<SingpassUser, SingpassDet
       token_endpoint_auth_methods_supported: ['private_key_jwt'],
       token_endpoint_auth_signing_alg_values_supported: ['ES256', 'ES384', 'ES512'],
       dpop_signing_alg_values_supported: m.discoveryDpopAlgs ?? ['ES256'],
-      authorization_response_iss_parameter_supported: true,
       id_token_signing_alg_values_supported: ['ES256'],
       id_token_encryption_alg_values_supported: ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'],
       id_token_encryption_enc_values_supported: ['A256CBC-HS512'],

@@ -1,6 +1,7 @@
 import { SingpassFlowsError, invalidInput } from '../errors';
 import type { LoginTransaction } from './transaction';
 import { constantTimeEqual } from '../secrets';
+import { checkResponseIss } from './response-iss';
 
 /**
  * What arrived at the redirect URI: the full URL (query or fragment), or the parameters themselves (a parsed query,
@@ -46,7 +47,7 @@ const FORBIDDEN = ['id_token', 'access_token', 'token', 'response', 'refresh_tok
 
 /**
  * Check an authorization response against its transaction, in the order RFC 9207 requires: `iss` first (an error
- * from the wrong issuer is not trusted, not even its description), then `state`, then the error, then the code.
+ * from the wrong issuer is not trusted, not even its description; required or not per provider, see response-iss.ts), then `state`, then the error, then the code.
  * Returns the code.
  */
 export function validateCallback(input: CallbackInput, tx: LoginTransaction): string {
@@ -55,14 +56,8 @@ export function validateCallback(input: CallbackInput, tx: LoginTransaction): st
     if (values.length > 1) throw new SingpassFlowsError('LOGIN_RESPONSE_INVALID', `The login response repeats the "${name}" parameter; refusing it`, { field: name });
   }
   const get = (k: string) => params.get(k)?.[0];
-  const iss = get('iss');
-  if (iss === undefined) {
-    throw new SingpassFlowsError('LOGIN_ISSUER_MISMATCH', 'The login response does not say which provider sent it (no "iss"); refusing it. Start the login again');
-  }
-  // Exact string comparison, no normalisation (RFC 9207 §2.4): trailing slashes, case, ports all count.
-  if (!constantTimeEqual(iss, tx.issuer)) {
-    throw new SingpassFlowsError('LOGIN_ISSUER_MISMATCH', 'The login response comes from a different provider than the one this login was sent to; refusing it. Start the login again');
-  }
+  // `iss` first (RFC 9207 §2.4), as the provider's profile and discovery require it (response-iss.ts).
+  checkResponseIss(get('iss'), tx);
   const state = get('state');
   if (state === undefined || !constantTimeEqual(state, tx.state)) {
     throw new SingpassFlowsError('LOGIN_STATE_MISMATCH', state === undefined

@@ -94,7 +94,7 @@ function createLegacyCorppassClient(options: CorppassClientOptions): CorppassCli
       const tx: LoginTransaction = {
         v: 1, provider: 'corppass', id: randomToken(), issuer: c.issuer, clientId: c.clientId, redirectUri: c.redirectUri,
         state: randomToken(), nonce: randomToken(), codeVerifier: verifier, scope, responseMode,
-        createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
+        issRequired: md.responseIssRequired, createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
       };
       const url = new URL(md.authorizationEndpoint);
       const q: Record<string, string | undefined> = {

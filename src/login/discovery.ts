@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../clock';
 import { RemoteKeySet } from '../keys';
 import { AUTHORIZATION_INFO_ENDPOINT_KEYS } from './wire';
 import { requireHttpsUrl } from '../http';
+import { responseIssRequired, type ResponseIssRule } from './response-iss';
 
 /** The provider metadata members this package uses, validated. */
 export interface ProviderMetadata {
@@ -17,10 +18,22 @@ export interface ProviderMetadata {
   userinfoEndpoint?: string;
   /** Corppass authorization info (`authorization-info_endpoint`). */
   authorizationInfoEndpoint?: string;
+  /** Callbacks must carry `iss` (RFC 9207): the profile requires it or discovery advertises it (response-iss.ts). */
+  responseIssRequired: boolean;
   raw: Record<string, unknown>;
 }
 
 export type ProviderProfile = 'corppass' | 'corppass-fapi' | 'singpass-fapi';
+
+/** How each profile treats `iss` in authorization responses (see response-iss.ts). */
+export const RESPONSE_ISS_RULE: Record<ProviderProfile, ResponseIssRule> = {
+  // FAPI 2.0 requires it and Singpass sends it on every redirect (since 11 June 2026).
+  'singpass-fapi': 'required',
+  // Corppass publishes the flag false and sends no `iss` today: follow its discovery.
+  corppass: 'as-advertised',
+  // Corppass FAPI adds `iss` "at a later date": follow its discovery until then.
+  'corppass-fapi': 'as-advertised',
+};
 
 interface CacheEntry { metadata: ProviderMetadata; expiresAt: number }
 
@@ -89,7 +102,7 @@ export const defaultProviderCache = new ProviderCache();
 
 /**
  * Fail closed at configuration time on metadata we cannot trust or that lacks what the secure flow needs (RFC 8414
- * §3.3 issuer identity, RFC 9207 iss parameter, PKCE S256, PAR and DPoP for FAPI, https endpoints).
+ * §3.3 issuer identity, RFC 9207 iss parameter where the profile requires it, PKCE S256, PAR and DPoP for FAPI, https endpoints).
  */
 export function validateMetadata(body: unknown, issuer: string, profile: ProviderProfile, allowInsecureLoopback: boolean): ProviderMetadata {
   const bad = (msg: string) => new SingpassFlowsError('DISCOVERY_INVALID', `Provider configuration of ${issuer}: ${msg}`);
@@ -109,12 +122,12 @@ export function validateMetadata(body: unknown, issuer: string, profile: Provide
   };
   const includes = (name: string, value: string) => Array.isArray(raw[name]) && (raw[name] as unknown[]).includes(value);
   if (!includes('code_challenge_methods_supported', 'S256')) throw bad('does not list S256 in code_challenge_methods_supported (PKCE is required)');
-  if (raw.authorization_response_iss_parameter_supported !== true) throw bad('does not set authorization_response_iss_parameter_supported (needed to detect mix-up attacks)');
   const md: ProviderMetadata = {
     issuer,
     authorizationEndpoint: endpoint('authorization_endpoint', true)!,
     tokenEndpoint: endpoint('token_endpoint', true)!,
     jwksUri: endpoint('jwks_uri', true)!,
+    responseIssRequired: responseIssRequired(raw, RESPONSE_ISS_RULE[profile], bad),
     raw,
   };
   if (profile === 'singpass-fapi' || profile === 'corppass-fapi') {

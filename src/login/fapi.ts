@@ -44,7 +44,7 @@ export async function pushAuthorizationRequest(
   const tx: LoginTransaction = {
     v: 1, provider: o.provider, id: randomToken(), issuer: c.issuer, clientId: c.clientId, redirectUri: c.redirectUri,
     state: randomToken(), nonce: randomToken(), codeVerifier: verifier, scope: o.scope, dpopKey: dpopJwk, ...o.transaction,
-    createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
+    issRequired: md.responseIssRequired, createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
   };
   const res = await withDpopNonceRetry(par, f.nonces, 'pushed authorization endpoint', async (nonce) => send(f, par, {
     method: 'POST',

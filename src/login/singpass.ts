@@ -103,7 +103,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       const tx: LoginTransaction = {
         v: 1, provider: 'singpass', id: randomToken(), issuer: c.issuer, clientId: c.clientId, redirectUri: c.redirectUri,
         state: randomToken(), nonce: randomToken(), codeVerifier: verifier, scope, dpopKey: dpopJwk, acrValues,
-        createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
+        issRequired: md.responseIssRequired, createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
       };
       const par = md.parEndpoint!;
       const res = await withDpopNonceRetry(par, nonces, 'pushed authorization endpoint', async (nonce) => http(par, {

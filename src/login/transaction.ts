@@ -22,6 +22,11 @@ export interface LoginTransaction {
   codeVerifier: string;
   scope: string;
   responseMode?: 'query' | 'form_post' | 'fragment';
+  /**
+   * Whether the callback must carry `iss`, decided from the provider's profile and discovery when the login started
+   * (response-iss.ts). Absent (older transactions) means required.
+   */
+  issRequired?: boolean;
   /** FAPI only: the per-login DPoP key (private JWK) that binds the code and the access token. */
   dpopKey?: JWK;
   /** Singpass only: requested acr values, enforced on the ID token. */
@@ -119,7 +124,8 @@ export function assertTransactionShape(tx: unknown): asserts tx is LoginTransact
   const t = tx as Partial<LoginTransaction> | null;
   const strings = ['id', 'issuer', 'clientId', 'redirectUri', 'state', 'nonce', 'codeVerifier', 'scope'] as const;
   if (!t || typeof t !== 'object' || t.v !== 1 || !LOGIN_PROVIDERS.includes(t.provider as LoginTransaction['provider']) ||
-      strings.some((k) => typeof t[k] !== 'string' || !t[k]) || typeof t.createdAt !== 'number' || typeof t.expiresAt !== 'number') {
+      strings.some((k) => typeof t[k] !== 'string' || !t[k]) || typeof t.createdAt !== 'number' || typeof t.expiresAt !== 'number' ||
+      (t.issRequired !== undefined && typeof t.issRequired !== 'boolean')) {
     throw new SingpassFlowsError('LOGIN_STATE_INVALID', 'The login transaction is missing or malformed; pass the transaction returned by startLogin');
   }
 }

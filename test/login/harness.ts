@@ -2,7 +2,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen, mount, sendBytes, sendJson, readBody, type RunningServer, type SandboxService } from '../../sandbox/http';
-import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type CorppassFapiProvider, type CorppassProvider, type SingpassProvider } from '../../sandbox/login';
+import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type CorppassFapiProvider, type CorppassProvider, type ProviderOptions, type SingpassProvider } from '../../sandbox/login';
 import { generateClientKeys, loadEncryptionKey, loadSigningKey, type LoadedKey, type EcSigningAlg } from '../../src/keys';
 import { createCorppassClient, createCorppassFapiClient, createSingpassClient, keySetResponse, ProviderCache, InMemoryTransactionStore, type CorppassClientOptions, type CorppassFapiClientOptions, type SingpassClientOptions } from '../../src/login';
 
@@ -26,7 +26,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** `corppass`: options of the sandbox Corppass provider (e.g. `issParameter: true`). */
+export async function startHarness(opts: { corppass?: Partial<ProviderOptions> } = {}): Promise<Harness> {
   let handler: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void = () => undefined;
   const server = await listen((req, res, url) => handler(req, res, url));
   const baseUrl = server.baseUrl;
@@ -49,9 +50,9 @@ export async function startHarness(): Promise<Harness> {
       return sendJson(res, 404, { error: 'not found' });
     },
   };
-  const corppass = createCorppassProvider({ baseUrl });
+  const corppass = createCorppassProvider({ ...opts.corppass, baseUrl });
   const singpass = createSingpassProvider({ baseUrl });
-  const corppassFapi = createCorppassFapiProvider({ baseUrl });
+  const corppassFapi = createCorppassFapiProvider({ ...opts.corppass, baseUrl, prefix: undefined });
   handler = mount([corppass, corppassFapi, singpass, rp]);
   const redirectUri = `${baseUrl}/rp/callback`;
   for (const p of [corppass, corppassFapi, singpass]) p.registerClient({ clientId: CLIENT_ID, jwksUrl: `${baseUrl}/rp/jwks`, redirectUris: [redirectUri] });
