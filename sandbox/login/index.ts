@@ -11,7 +11,7 @@ export { createCorppassProvider, CorppassProvider } from './corppass';
 export { createSingpassProvider, SingpassProvider } from './singpass';
 export { createCorppassFapiProvider, CorppassFapiProvider, corppassFapiIdentity, CORPPASS_FAPI_STANDARD_SCOPES, CORPPASS_FAPI_MIB_SCOPES, DEFAULT_AUTHENTICATION_CONTEXT_TYPE } from './corppass-fapi';
 export type { CorppassFapiClientRegistration, CorppassFapiIdentity } from './corppass-fapi';
-export { CORPPASS_FAPI_CASES } from './corppass-fapi-cases';
+export { CORPPASS_FAPI_CASES, type CorppassFapiCase } from './corppass-fapi-cases';
 export { CORPPASS_USERS, SINGPASS_USERS, corppassAuthorization } from './fixtures';
 export type { CorppassUser, SingpassUser } from './fixtures';
 export { CONFORMANCE_CASES } from './misbehaviour';
