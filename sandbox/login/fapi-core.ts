@@ -73,6 +73,8 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
   protected abstract readonly users: readonly U[];
   /** Access-token lifetime (s). */
   protected abstract readonly accessTokenTtlS: number;
+  /** DPoP proofs must carry `exp` (Singpass: ≤ iat + 120 s); Corppass publishes no such rule. */
+  protected readonly dpopExpRequired: boolean = false;
   /** Content encryption of the ID token (the userinfo JWE uses A256GCM). */
   protected abstract readonly idTokenEnc: ContentEnc;
   /** Validate this provider's own PAR parameters (throw a Refusal); the result is kept with the request. */
@@ -91,7 +93,7 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
   // ---- DPoP -------------------------------------------------------------------------------------------------------
   /**
    * RFC 9449 §4.3 proof checks: one `DPoP` header; typ dpop+jwt; ES256; public EC P-256 `jwk`; valid signature;
-   * unique `jti`; `htm`/`htu` match; `iat` fresh; `exp` ≤ iat + 120 s if present; `ath` only (and then exactly) when
+   * unique `jti`; `htm`/`htu` match; `iat` fresh; `exp` ≤ iat + 120 s (required where {@link dpopExpRequired}); `ath` only (and then exactly) when
    * an access token is presented. Nonces are checked separately ({@link nonceCheck}).
    */
   protected async checkDpop(req: http.IncomingMessage, rec: RecordedRequest, endpoint: DpopEndpoint, htu: string, accessToken?: string): Promise<{ jkt: string; payload: JsonObject }> {
@@ -126,6 +128,7 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
     if (payload.htm !== (req.method ?? '')) throw bad(`htm must be ${req.method}`);
     if (typeof payload.htu !== 'string' || payload.htu.replace(/[?#].*$/, '') !== htu) throw bad(`htu must be ${htu}`);
     if (typeof payload.iat !== 'number' || payload.iat > now + SKEW_S || payload.iat < now - DPOP_MAX_AGE_S - SKEW_S) throw bad('iat must be the current time');
+    if (payload.exp === undefined && this.dpopExpRequired) throw bad(`exp is required (at most ${DPOP_MAX_AGE_S} s after iat)`);
     if (payload.exp !== undefined) {
       if (typeof payload.exp !== 'number' || payload.exp <= now - SKEW_S) throw bad('expired');
       if (payload.exp - payload.iat > DPOP_MAX_AGE_S) throw bad(`exp must be at most ${DPOP_MAX_AGE_S} s after iat`);
@@ -167,6 +170,9 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
     };
     const current = isRs ? this.rsNonce : this.asNonce;
     switch (this.m.dpopNonce) {
+      case 'stable':
+        if (proofNonce !== this.asNonce) challenge(this.asNonce);
+        return;
       case 'require':
       case 'sendOn200':
         if (proofNonce !== current) challenge(current);
@@ -188,7 +194,7 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
 
   /** After a successful response: mint a new nonce (OIDF behaviour); returns headers to add to the 200. */
   private rotateNonce(endpoint: DpopEndpoint): Record<string, string> {
-    if (!this.nonceApplies(endpoint)) return {};
+    if (!this.nonceApplies(endpoint) || this.m.dpopNonce === 'stable') return {};
     const fresh = randomToken(16);
     if (endpoint === 'userinfo') this.rsNonce = fresh;
     else this.asNonce = fresh;

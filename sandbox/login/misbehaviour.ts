@@ -135,7 +135,13 @@ export type DpopNonceMode =
   /** [65] `DPoP-Nonce` violating NQCHAR (contains a space and a quote). */
   | 'badSyntax'
   /** [61] like `require`, but the freshly minted nonce IS sent on 200 responses (client must use it next). */
-  | 'sendOn200';
+  | 'sendOn200'
+  /**
+   * A server whose nonce stays valid (one value for the whole origin, AS and RS alike, never rotated after a
+   * response): the first call is challenged once; a client that remembers the nonce per origin pays no further
+   * round trip, not even in a new client instance.
+   */
+  | 'stable';
 
 /** Broken key-set endpoint behaviour. [77] */
 export type JwksMode =

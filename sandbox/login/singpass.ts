@@ -31,6 +31,8 @@ export class SingpassProvider extends FapiProviderCore<SingpassUser, SingpassDet
   protected readonly users = SINGPASS_USERS;
   protected readonly accessTokenTtlS = ACCESS_TOKEN_TTL_S;
   protected readonly idTokenEnc = 'A256CBC-HS512' as const;
+  // Singpass requires `exp`, at most 120 s after `iat` (wire-names.md).
+  protected override readonly dpopExpRequired = true;
 
   constructor(opts: ProviderOptions) {
     super(opts, '/singpass', '/fapi', true);

@@ -42,6 +42,17 @@ function toParams(input: CallbackInput, fromFragment: boolean): Params {
   return out;
 }
 
+/** What the common OAuth error codes of a login redirect mean for the user (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6). */
+const PROVIDER_ERROR_MEANING: Readonly<Record<string, string>> = {
+  access_denied: 'the user cancelled or refused the login',
+  login_required: 'the user did not complete the login; start it again',
+  temporarily_unavailable: 'the provider is temporarily unavailable; try again later',
+  server_error: 'the provider failed; try again later, and check that our key set URL is reachable by the provider',
+  invalid_request: 'the provider refused the login request; check the client settings',
+  invalid_scope: 'a requested scope is not enabled for this client',
+  unauthorized_client: 'this client is not allowed to log users in this way; check its onboarding settings',
+};
+
 /** Front-channel artifacts that never belong in a code-flow response (implicit/hybrid/JARM injection). */
 const FORBIDDEN = ['id_token', 'access_token', 'token', 'response', 'refresh_token'];
 
@@ -67,7 +78,8 @@ export function validateCallback(input: CallbackInput, tx: LoginTransaction): st
   const error = get('error');
   if (error !== undefined) {
     const description = get('error_description');
-    throw new SingpassFlowsError('LOGIN_PROVIDER_ERROR', `The provider ended the login with "${error}"${description ? `: ${description.slice(0, 200)}` : ''}`,
+    const meaning = PROVIDER_ERROR_MEANING[error];
+    throw new SingpassFlowsError('LOGIN_PROVIDER_ERROR', `The provider ended the login with "${error}"${meaning ? ` (${meaning})` : ''}${description ? `: ${description.slice(0, 200)}` : ''}`,
       { serviceCode: error, retryable: error === 'temporarily_unavailable' || error === 'login_required' });
   }
   for (const name of FORBIDDEN) {

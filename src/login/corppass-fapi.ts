@@ -2,9 +2,9 @@ import type { JWTPayload } from 'jose';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { activeRoles, parseAuthorizationInfo, singaporeDate, type ActiveRole, type AuthorizationInfo } from './authorization-info';
 import type { CallbackInput } from './callback';
-import { checkTransactionOwner, resolveConfig, type LoginClientOptions, type ResolvedConfig } from './config';
-import type { ProviderMetadata } from './discovery';
-import { DpopNonces } from './dpop';
+import { checkTransactionOwner, providerIo, resolveConfig, type LoginClientOptions, type ResolvedConfig } from './config';
+import { dataEndpointFor, type ProviderMetadata } from './discovery';
+import { sharedDpopNonces } from './dpop';
 import { exchangeCode, getWithDpop, pushAuthorizationRequest, userinfoJwt, type FapiContext } from './fapi';
 import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
@@ -14,7 +14,6 @@ import { normaliseScope } from './util';
 import {
   CORPPASS_AUTHENTICATION_CONTEXT_MESSAGE,
   CORPPASS_DEFAULT_AUTHENTICATION_CONTEXT_TYPE,
-  CORPPASS_FAPI_ID_TOKEN_SCOPES,
   CORPPASS_FAPI_JWE_ENCS,
   FAPI_AUTH_INFO_MEMBERS,
 } from './wire';
@@ -103,7 +102,10 @@ export interface CorppassFapiClient {
   startLogin(options?: CorppassFapiStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
   /** Check the callback, exchange the code with DPoP, verify the ID token, and read userinfo when a scope needs it. */
   completeLogin(input: { transaction: LoginTransaction; callback: CallbackInput }): Promise<CorppassFapiLoginResult>;
+  /** Validated, cached provider metadata. */
   metadata(): Promise<ProviderMetadata>;
+  /** Fetch discovery and the provider keys now, bypassing the shared cache (cached copies stay if it fails). */
+  refresh(): Promise<ProviderMetadata>;
 }
 
 /**
@@ -120,37 +122,38 @@ export function createCorppassFapiClient(options: CorppassFapiClientOptions): Co
   const c: ResolvedConfig = resolveConfig(options);
   const appType = options.appType ?? 'login';
   if (appType !== 'login' && appType !== 'myinfo-business') throw invalidInput('appType', 'use "login" (Corppass Login app) or "myinfo-business" (Myinfo Business app)');
-  const f: FapiContext = { c, nonces: new DpopNonces() };
-  const metadata = () => c.providerCache.metadata(c.issuer, 'corppass-fapi', c.allowInsecureLoopback);
+  const f: FapiContext = { c, nonces: sharedDpopNonces, io: providerIo(c) };
+  const metadata = () => c.providerCache.metadata(c.issuer, 'corppass-fapi', c.allowInsecureLoopback, f.io);
+  const refresh = () => c.providerCache.refresh(c.issuer, 'corppass-fapi', c.allowInsecureLoopback, f.io);
 
   return {
     profile: 'fapi',
     metadata,
+    refresh,
 
     async startLogin(opts = {}) {
       if (!opts || typeof opts !== 'object') throw invalidInput('options', 'pass an object such as { scope: "openid authinfo" }');
       const scope = normaliseScope(opts.scope);
       const context = authenticationContext(appType, opts);
       const md = await metadata();
+      dataEndpointFor(md, 'corppass-fapi', scope); // a needed userinfo endpoint must exist before the user logs in
       return pushAuthorizationRequest(f, md, { provider: 'corppass-fapi', scope, params: context });
     },
 
     async completeLogin({ transaction, callback }) {
       const tx = checkTransactionOwner(transaction, c, 'corppass-fapi');
-      const md = await metadata();
-      const { tokens, dpop } = await exchangeCode(f, md, tx, callback);
-      const keySet = c.providerCache.keySet(md.jwksUri);
+      const { md, tokens, dpop } = await exchangeCode(f, metadata, tx, callback);
+      const keySet = c.providerCache.keySet(md.jwksUri, f.io);
       const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: CORPPASS_FAPI_JWE_ENCS, keySet, clock: c.clock });
       const user = actingUser(claims);
       const entity = entityOf(claims);
       const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string') : [];
       const result: CorppassFapiLoginResult = { user, entity, amr, idTokenClaims: claims, activeRoles: [], scope: tokens.scope };
 
+      // Userinfo only when a granted scope releases data there (authinfo, tpauthinfo, Myinfo Business scopes).
+      const ui = dataEndpointFor(md, 'corppass-fapi', tokens.scope);
+      if (!ui) return result;
       const scopes = tokens.scope.split(' ');
-      if (!scopes.some((s) => s !== 'openid' && !(CORPPASS_FAPI_ID_TOKEN_SCOPES as readonly string[]).includes(s))) return result;
-      // Some granted scope releases data at userinfo (authinfo, tpauthinfo, Myinfo Business scopes).
-      const ui = md.userinfoEndpoint;
-      if (!ui) throw new SingpassFlowsError('DISCOVERY_INVALID', `Provider configuration of ${c.issuer}: "userinfo_endpoint" is missing, but scope ${tokens.scope} needs it`);
       const res = await getWithDpop(f, ui, tokens.accessToken, dpop);
       const { payload } = await decryptAndVerify(userinfoJwt(res, 'a signed JWT'), {
         decryptionKeys: c.decryptionKeys, encs: CORPPASS_FAPI_JWE_ENCS, keySet, issuer: c.issuer, audience: c.clientId, clock: c.clock,

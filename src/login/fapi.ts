@@ -4,6 +4,7 @@ import { randomToken } from '../secrets';
 import { validateCallback, type CallbackInput } from './callback';
 import { clientAssertionParams } from './client-auth';
 import { takeTransaction, type ResolvedConfig } from './config';
+import type { ProviderIo } from './util';
 import type { ProviderMetadata } from './discovery';
 import { dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey, type DpopNonces } from './dpop';
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse, type TokenResponse } from './token';
@@ -18,7 +19,9 @@ import { pkcePair } from './util';
  */
 export interface FapiContext {
   c: ResolvedConfig;
+  /** DPoP nonces per origin (shared by the clients of a process). */
   nonces: DpopNonces;
+  io: ProviderIo;
 }
 
 function send(f: FapiContext, url: string, init: RequestInit): Promise<HttpResponse> {
@@ -69,11 +72,14 @@ export async function pushAuthorizationRequest(
  * Check the callback against the transaction (already checked to be ours), spend the transaction, and exchange the
  * code with a DPoP proof from the login's key. A Bearer answer is a downgrade and is refused.
  */
-export async function exchangeCode(f: FapiContext, md: ProviderMetadata, tx: LoginTransaction, callback: CallbackInput): Promise<{ tokens: TokenResponse; dpop: DpopKey }> {
+export async function exchangeCode(
+  f: FapiContext, metadata: () => Promise<ProviderMetadata>, tx: LoginTransaction, callback: CallbackInput,
+): Promise<{ md: ProviderMetadata; tokens: TokenResponse; dpop: DpopKey }> {
   const c = f.c;
   const dpop = importDpopKey(tx.dpopKey);
   const code = validateCallback(callback, tx);
   await takeTransaction(tx, c);
+  const md = await metadata();
   const tokenUrl = md.tokenEndpoint;
   const res = await withDpopNonceRetry(tokenUrl, f.nonces, 'token endpoint', async (nonce) => send(f, tokenUrl, {
     method: 'POST',
@@ -83,7 +89,7 @@ export async function exchangeCode(f: FapiContext, md: ProviderMetadata, tx: Log
       ...(await clientAssertionParams(c.signingKey, c.clientId, c.issuer, c.clock)),
     }),
   }), isAsNonceChallenge);
-  return { tokens: parseTokenResponse(res, tokenUrl, 'DPoP', tx.scope), dpop };
+  return { md, tokens: parseTokenResponse(res, tokenUrl, 'DPoP', tx.scope), dpop };
 }
 
 /**

@@ -5,7 +5,7 @@ export { createSingpassClient, flattenPersonInfo, type SingpassClient, type Sing
 export { parseCorppassSubject, type CorppassSubject } from './corppass-subject';
 export { activeRoles, parseAuthorizationInfo, singaporeDate, type ActiveRole, type AuthInfo, type AuthInfoRow, type AuthInfoEService, type AuthorizationInfo, type AuthParameter, type TPAuthInfo, type TPAuthInfoRow, type TPAuthClient, type TPAuthInfoEService } from './authorization-info';
 export { LOGIN_PROVIDERS, sealTransaction, openTransaction, InMemoryTransactionStore, defaultTransactionStore, type LoginTransaction, type TransactionStore } from './transaction';
-export { ProviderCache, defaultProviderCache, type ProviderMetadata } from './discovery';
+export { ProviderCache, defaultProviderCache, type ProviderCacheOptions, type ProviderMetadata } from './discovery';
 export type { CallbackInput } from './callback';
 export type { LoginClientOptions } from './config';
 export { keySetResponse, type KeySetHttpResponse } from './key-set-response';

@@ -1,6 +1,6 @@
 import { compactDecrypt, decodeProtectedHeader, type JWEHeaderParameters, type JWTPayload } from 'jose';
 import { SingpassFlowsError, type ErrorCode } from '../errors';
-import type { LoadedKey, RemoteKeySet } from '../keys';
+import type { KeySource, LoadedKey } from '../keys';
 import { verifyJwsWithKeySet } from '../keys';
 import { JWE_KEY_ALGS, PROVIDER_SIGNING_ALGS } from './wire';
 
@@ -9,7 +9,7 @@ export interface NestedJwtOptions {
   decryptionKeys: LoadedKey[];
   /** Allowed JWE `enc` values. */
   encs: readonly string[];
-  keySet: RemoteKeySet;
+  keySet: KeySource;
   issuer: string;
   audience: string;
   clock: () => number;

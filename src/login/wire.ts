@@ -12,6 +12,15 @@ export const CORPPASS_SUB_KEYS = { s: 'nric', uuid: 'uuid', u: 'userId', c: 'cou
 /** Corppass authorization-info members that may arrive as an object or as stringified JSON. [C] */
 export const AUTH_INFO_MEMBERS = ['AuthInfo', 'TPAuthInfo'] as const;
 
+/**
+ * Singpass FAPI scopes whose data comes in the ID token (`sub_attributes`, singpass-fapi-profile.md §2.1). Any other
+ * scope is a person-data (Myinfo) scope, released as `person_info` at userinfo. [C]
+ */
+export const SINGPASS_ID_TOKEN_SCOPES = ['openid', 'user.identity', 'name', 'mobileno', 'email'] as const;
+
+/** Corppass scopes whose data (AuthInfo / TPAuthInfo) comes from the authorization-info endpoint. [C] */
+export const CORPPASS_AUTHORIZATION_SCOPES = ['authinfo', 'tpauthinfo'] as const;
+
 /** Older Singpass `amr` values and their current names. [C] */
 export const AMR_ALIASES: Readonly<Record<string, string>> = { sms: 'otp-sms', fv: 'face', 'fv-alt': 'face-alt' };
 
@@ -32,6 +41,9 @@ export const SINGPASS_JWE_ENCS = ['A256CBC-HS512', 'A256GCM'] as const;
 
 /** The providers sign ID tokens, userinfo and authorization info with ES256 only. */
 export const PROVIDER_SIGNING_ALGS = ['ES256'] as const;
+
+/** DPoP proof lifetime: Singpass requires `exp` ≤ `iat` + 120 s (the most tolerant of clock skew that is allowed). [C] */
+export const DPOP_PROOF_LIFETIME_SECONDS = 120;
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 

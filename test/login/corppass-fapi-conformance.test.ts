@@ -25,7 +25,7 @@ function expectedCode(c: CorppassFapiCase): ErrorCode[] {
   if (i >= 11 && i <= 14) return ['LOGIN_ISSUER_MISMATCH'];
   if (i === 16 || i === 17) return ['LOGIN_STATE_MISMATCH'];
   if (i === 18 || i === 19) return ['LOGIN_RESPONSE_INVALID'];
-  if (i === 28) return ['HTTP_REDIRECT_REFUSED', 'DISCOVERY_FAILED'];
+  if (i === 28) return c.misbehaviour.redirectBackChannel === 'jwks' ? ['KEY_SET_FETCH_FAILED'] : ['HTTP_REDIRECT_REFUSED', 'DISCOVERY_FAILED'];
   if (i >= 21 && i <= 27) return ['TOKEN_REQUEST_FAILED'];
   if ((i >= 31 && i <= 53) || (i >= 71 && i <= 76)) return ['ID_TOKEN_INVALID'];
   // [59] the authorization rows are checked by the legacy parser; the userinfo token itself by the JWT checks.

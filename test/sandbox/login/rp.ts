@@ -90,9 +90,11 @@ export async function makeDpopKey(): Promise<DpopKey> {
   return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
 }
 
-export async function dpopProof(key: DpopKey, htm: string, htu: string, extra: { ath?: string; nonce?: string } = {}): Promise<string> {
+/** `extra.expAfterIat`: seconds from `iat` to `exp` (default 60); `null` leaves `exp` out. */
+export async function dpopProof(key: DpopKey, htm: string, htu: string, extra: { ath?: string; nonce?: string; expAfterIat?: number | null } = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const claims: Record<string, unknown> = { jti: randomB64(16), htm, htu, iat: now, exp: now + 60 };
+  const claims: Record<string, unknown> = { jti: randomB64(16), htm, htu, iat: now };
+  if (extra.expAfterIat !== null) claims.exp = now + (extra.expAfterIat ?? 60);
   if (extra.ath) claims.ath = extra.ath;
   if (extra.nonce) claims.nonce = extra.nonce;
   return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }).sign(key.privateKey);
