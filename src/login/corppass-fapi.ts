@@ -88,8 +88,8 @@ export interface CorppassFapiLoginResult {
    * `getAuthorizationInfo` (`sub` is the user's UUID). Absent when neither scope was granted.
    */
   authorizationInfo?: AuthorizationInfo;
-  /** Roles active today (Singapore date) from `authorizationInfo`, as `activeRoles()` gives them; [] without it. */
-  activeRoles: ActiveRole[];
+  /** Roles active today (Singapore date) from `authorizationInfo`, as `activeRoles()` gives them (same as legacy `roles`); [] without it. */
+  roles: ActiveRole[];
   /** Myinfo Business apps: `entity_info` / `person_info` flattened to values, and `corppass_info`. */
   myinfo?: { entity: Record<string, unknown>; person: Record<string, unknown>; email?: string; emailVerified?: boolean; raw: Record<string, unknown> };
   /** Granted scope. */
@@ -116,7 +116,7 @@ export interface CorppassFapiClient {
  * @example
  * const cp = createCorppassFapiClient({ issuer: 'https://stg-id.corppass.gov.sg', clientId, signingKey, decryptionKeys: [encKey], redirectUri });
  * const { url, transaction } = await cp.startLogin({ scope: 'openid authinfo user.name', authenticationContextMessage: 'Submit GST return' });
- * const login = await cp.completeLogin({ transaction, callback });  // login.user.uuid, login.entity.id, login.activeRoles
+ * const login = await cp.completeLogin({ transaction, callback });  // login.user.uuid, login.entity.id, login.roles
  */
 export function createCorppassFapiClient(options: CorppassFapiClientOptions): CorppassFapiClient {
   const c: ResolvedConfig = resolveConfig(options);
@@ -148,7 +148,7 @@ export function createCorppassFapiClient(options: CorppassFapiClientOptions): Co
       const user = actingUser(claims);
       const entity = entityOf(claims);
       const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string') : [];
-      const result: CorppassFapiLoginResult = { user, entity, amr, idTokenClaims: claims, activeRoles: [], scope: tokens.scope };
+      const result: CorppassFapiLoginResult = { user, entity, amr, idTokenClaims: claims, roles: [], scope: tokens.scope };
 
       // Userinfo only when a granted scope releases data there (authinfo, tpauthinfo, Myinfo Business scopes).
       const ui = dataEndpointFor(md, 'corppass-fapi', tokens.scope);
@@ -166,7 +166,7 @@ export function createCorppassFapiClient(options: CorppassFapiClientOptions): Co
       const info = payload as Record<string, unknown>;
       if (scopes.includes('authinfo') || scopes.includes('tpauthinfo')) {
         result.authorizationInfo = { sub: user.uuid, issuedAt: payload.iat!, expiresAt: payload.exp!, ...parseAuthorizationInfo(info, FAPI_AUTH_INFO_MEMBERS) };
-        result.activeRoles = activeRoles(result.authorizationInfo, singaporeDate(c.clock()));
+        result.roles = activeRoles(result.authorizationInfo, singaporeDate(c.clock()));
       }
       if (appType === 'myinfo-business') result.myinfo = myinfoOf(info);
       return result;

@@ -60,7 +60,7 @@ describe.each(CORPPASS_FAPI_CASES.map((c) => ({ c })))('item $c.item: $c.name', 
     if (c.expect === 'accept') {
       const login = await runFlow(out).catch((e: Error) => { throw new Error(`${(e as SingpassFlowsError).code}: ${e.message}`); });
       expect(login.user.uuid).toBe('3f1c2a7e-9b4d-4c1e-8a2f-5d6e7f809a1b');
-      expect(login.activeRoles.length).toBeGreaterThan(0);
+      expect(login.roles.length).toBeGreaterThan(0);
       return;
     }
     const err = await runFlow(out).then(() => undefined, (e: unknown) => e);

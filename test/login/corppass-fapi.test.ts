@@ -33,7 +33,7 @@ describe('Corppass FAPI 2.0, Login app', () => {
     expect(login.entity).toMatchObject({ id: '201500001A', type: 'UEN', registrationNumber: '201500001A', countryOfIncorporation: 'SG', name: 'ACME WIDGETS PTE. LTD.', uenStatus: 'Registered' });
     expect(login.idTokenClaims).toMatchObject({ sub: '201500001A', sub_type: 'entity', act: { sub: login.user.uuid } });
     expect(login.authorizationInfo?.sub).toBe(login.user.uuid);
-    expect(login.activeRoles.map((r) => `${r.source}:${r.eserviceId}:${r.role}`).sort()).toEqual(
+    expect(login.roles.map((r) => `${r.source}:${r.eserviceId}:${r.role}`).sort()).toEqual(
       activeRoles(login.authorizationInfo!).map((r) => `${r.source}:${r.eserviceId}:${r.role}`).sort(),
     );
     expect(login.scope).toBe(ALL_LOGIN_SCOPES);
@@ -92,7 +92,7 @@ describe('Corppass FAPI 2.0, Login app', () => {
     // A second login gets another DPoP key.
     const again = await cp.startLogin({ scope: 'openid' });
     expect(again.transaction.dpopKey!.x).not.toBe(transaction.dpopKey!.x);
-    expect(login.activeRoles.length).toBeGreaterThan(0);
+    expect(login.roles.length).toBeGreaterThan(0);
   });
 
   it('with warm caches a login costs exactly PAR, token and userinfo (plus the browser at authorize); openid alone skips userinfo', async () => {
@@ -108,7 +108,7 @@ describe('Corppass FAPI 2.0, Login app', () => {
     const login = await cp.completeLogin({ transaction: s.transaction, callback: await authorize(s.url) });
     expect(endpointsSince(h.corppassFapi, from)).toEqual(['par', 'authorize', 'token']);
     expect(login.authorizationInfo).toBeUndefined();
-    expect(login.activeRoles).toEqual([]);
+    expect(login.roles).toEqual([]);
     expect(login.user.name).toBe('TAN AH KOW');
   });
 
@@ -157,7 +157,7 @@ describe('Corppass FAPI 2.0, Myinfo Business app', () => {
       email: 'cp-fin@example.sg',
       emailVerified: true,
     });
-    expect(login.activeRoles.map((r) => r.role)).toEqual(['CPF2FAR1']);
+    expect(login.roles.map((r) => r.role)).toEqual(['CPF2FAR1']);
   });
 
   it.each([
