@@ -12,6 +12,7 @@ import { flattenPersonInfo } from './singpass';
 import type { LoginTransaction } from './transaction';
 import { normaliseScope } from './util';
 import {
+  AUTHENTICATION_CONTEXT_TYPE_PATTERN,
   CORPPASS_AUTHENTICATION_CONTEXT_MESSAGE,
   CORPPASS_DEFAULT_AUTHENTICATION_CONTEXT_TYPE,
   CORPPASS_FAPI_JWE_ENCS,
@@ -184,7 +185,7 @@ function authenticationContext(appType: CorppassAppType, o: CorppassFapiStartOpt
     }
     return {};
   }
-  if (type !== undefined && (typeof type !== 'string' || !/^[A-Z][A-Z0-9_]{0,63}$/.test(type))) {
+  if (type !== undefined && (typeof type !== 'string' || !AUTHENTICATION_CONTEXT_TYPE_PATTERN.test(type))) {
     throw invalidInput('authenticationContextType', `an upper-case identifier such as ${CORPPASS_DEFAULT_AUTHENTICATION_CONTEXT_TYPE} (the only value Corppass offers today)`);
   }
   if (message !== undefined) {

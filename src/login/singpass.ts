@@ -11,7 +11,7 @@ import { decryptAndVerify } from './nested-jwt';
 import type { LoginTransaction } from './transaction';
 import { normaliseScope } from './util';
 import { requireHttpsUrl } from '../http';
-import { AMR_ALIASES, AUTHENTICATION_CONTEXT_MESSAGE_MAX, REDIRECT_URI_HTTPS_TYPES, SINGPASS_ACR_PREFIX, SINGPASS_JWE_ENCS } from './wire';
+import { AMR_ALIASES, AUTHENTICATION_CONTEXT_MESSAGE_MAX, AUTHENTICATION_CONTEXT_TYPE_PATTERN, REDIRECT_URI_HTTPS_TYPES, SINGPASS_ACR_PREFIX, SINGPASS_JWE_ENCS } from './wire';
 
 export interface SingpassClientOptions extends LoginClientOptions {
   /** Minimum level of assurance, e.g. `urn:singpass:authentication:loa:2` (or just 2); lower logins are refused. */
@@ -93,7 +93,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       const scope = normaliseScope(opts.scope);
       const acrValues = opts.acrValues === undefined ? undefined : (Array.isArray(opts.acrValues) ? opts.acrValues : opts.acrValues.split(/\s+/).filter(Boolean));
       acrValues?.forEach((v) => acrLevel(v, 'acrValues'));
-      if (opts.authenticationContextType !== undefined && !/^[A-Z][A-Z0-9_]{0,63}$/.test(opts.authenticationContextType)) {
+      if (opts.authenticationContextType !== undefined && !AUTHENTICATION_CONTEXT_TYPE_PATTERN.test(opts.authenticationContextType)) {
         throw invalidInput('authenticationContextType', 'an upper-case identifier such as APP_AUTHENTICATION_DEFAULT');
       }
       const message = opts.authenticationContextMessage;

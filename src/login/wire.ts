@@ -30,6 +30,9 @@ export const SINGPASS_ACR_PREFIX = 'urn:singpass:authentication:loa:';
 /** Values of `redirect_uri_https_type`. [C] */
 export const REDIRECT_URI_HTTPS_TYPES = ['standard_https', 'app_claimed_https'] as const;
 
+/** `authentication_context_type` values are upper-case identifiers such as `APP_AUTHENTICATION_DEFAULT` (both providers). [C] */
+export const AUTHENTICATION_CONTEXT_TYPE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
+
 /** Singpass `authentication_context_message` limit (characters). [I] */
 export const AUTHENTICATION_CONTEXT_MESSAGE_MAX = 100;
 
