@@ -133,6 +133,21 @@ describe('Corppass FAPI 2.0, Login app', () => {
     await expect(cp.completeLogin({ transaction, callback: await authorize(url) })).resolves.toMatchObject({ entity: { id: '201500001A' } });
   });
 
+  it('a replayed callback is refused without a second token call (item 20); a refused code is never sent again (item 29)', async () => {
+    const cp = corppassFapiClient(h);
+    let s = await cp.startLogin();
+    const callback = await authorize(s.url);
+    await cp.completeLogin({ transaction: s.transaction, callback });
+    let from = lastSeq(h.corppassFapi);
+    expect((await rejection(cp.completeLogin({ transaction: s.transaction, callback }))).code).toBe('LOGIN_STATE_INVALID');
+    expect(endpointsSince(h.corppassFapi, from)).toEqual([]);
+    h.corppassFapi.misbehave({ tokenError: { error: 'invalid_grant' } });
+    s = await cp.startLogin();
+    from = lastSeq(h.corppassFapi);
+    expect((await rejection(cp.completeLogin({ transaction: s.transaction, callback: await authorize(s.url) }))).code).toBe('TOKEN_REQUEST_FAILED');
+    expect(endpointsSince(h.corppassFapi, from)).toEqual(['authorize', 'token']);
+  });
+
   it('a scope not enabled for the app is refused by Corppass at PAR (PAR_FAILED invalid_scope), before any redirect', async () => {
     const cp = corppassFapiClient(h);
     const e = await rejection(cp.startLogin({ scope: 'openid corppass.email' }));
