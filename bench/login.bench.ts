@@ -5,7 +5,7 @@
  * process, interleaved; prints a table and asserts nothing. Run: `npx tsc -p tsconfig.json && node dist/bench/login.bench.js`.
  */
 import { listen, mount, sendBytes } from '../sandbox/http';
-import { createCorppassProvider, createSingpassProvider } from '../sandbox/login';
+import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider } from '../sandbox/login';
 import { generateClientKeys, loadEncryptionKey, loadSigningKey } from '../src/keys';
 import { createCorppassClient, createSingpassClient, keySetResponse, ProviderCache, type CorppassClientOptions } from '../src/login';
 import type { Fetch } from '../src/http';
@@ -21,10 +21,11 @@ async function main(): Promise<void> {
   const base = server.baseUrl;
   const corppass = createCorppassProvider({ baseUrl: base });
   const singpass = createSingpassProvider({ baseUrl: base });
+  const corppassFapi = createCorppassFapiProvider({ baseUrl: base });
   const rp = { prefix: '/rp', handle: (_q: unknown, res: Parameters<typeof sendBytes>[0]) => { const r = keySetResponse([signingKey, encryptionKey]); sendBytes(res, 200, r.body, r.headers['content-type']); } };
-  handler = mount([corppass, singpass, rp]);
+  handler = mount([corppass, corppassFapi, singpass, rp]);
   const redirectUri = `${base}/rp/callback`;
-  for (const p of [corppass, singpass]) p.registerClient({ clientId: 'bench', jwksUrl: `${base}/rp/jwks`, redirectUris: [redirectUri] });
+  for (const p of [corppass, corppassFapi, singpass]) p.registerClient({ clientId: 'bench', jwksUrl: `${base}/rp/jwks`, redirectUris: [redirectUri] });
   singpass.misbehave({ dpopNonce: 'stable' }); // a server that keeps its DPoP nonce valid
 
   const authorize = async (url: string): Promise<string> => (await fetch(url, { redirect: 'manual' })).headers.get('location')!;
@@ -40,6 +41,11 @@ async function main(): Promise<void> {
     },
     'Corppass (openid authinfo)': async (providerCache) => {
       const cp = createCorppassClient({ ...common, issuer: corppass.issuer, providerCache } as CorppassClientOptions);
+      const { url, transaction } = await cp.startLogin({ scope: 'openid authinfo' });
+      return cp.completeLogin({ transaction, callback: await authorize(url) });
+    },
+    'Corppass FAPI (openid authinfo)': async (providerCache) => {
+      const cp = createCorppassClient({ ...common, issuer: corppassFapi.issuer, providerCache, profile: 'fapi' });
       const { url, transaction } = await cp.startLogin({ scope: 'openid authinfo' });
       return cp.completeLogin({ transaction, callback: await authorize(url) });
     },

@@ -254,6 +254,11 @@ export interface Misbehaviour {
   /** [56] signed but not encrypted (`application/jwt`). */
   userinfoSignedOnly?: boolean;
   /**
+   * Corppass FAPI (not a fault, must ACCEPT): userinfo as a JWE around the JWS, as unofficial notes describe (the
+   * official page says JWS). The `userinfoJose` JWE switches apply only with this on.
+   */
+  userinfoEncrypted?: boolean;
+  /**
    * [58] error status: 401 (with `WWW-Authenticate: DPoP error="invalid_token"`), 403, 500, …
    */
   userinfoStatus?: number;

@@ -15,6 +15,7 @@ import type { LoginTransaction } from './transaction';
 import { normaliseScope, pkcePair } from './util';
 import { constantTimeEqual, randomToken } from '../secrets';
 import { CORPPASS_JWE_ENCS, PROVIDER_SIGNING_ALGS } from './wire';
+import { createCorppassFapiClient, type CorppassFapiClient, type CorppassFapiClientOptions } from './corppass-fapi';
 
 export interface CorppassClientOptions extends LoginClientOptions {
   /**
@@ -48,6 +49,7 @@ export interface CorppassLoginResult {
 }
 
 export interface CorppassClient {
+  readonly profile: 'legacy';
   /**
    * Build the authorization URL and the transaction to keep until the callback. `scope` default `openid`; add
    * `authinfo` (and `tpauthinfo` for third-party roles) to receive the user's roles with the login.
@@ -76,7 +78,20 @@ export interface CorppassClient {
  * const info = await cp.getAuthorizationInfo({ accessToken: login.accessToken, expectedSub: login.subject.raw });
  * const roles = activeRoles(info);
  */
-export function createCorppassClient(options: CorppassClientOptions): CorppassClient {
+export function createCorppassClient(options: CorppassFapiClientOptions & { profile: 'fapi' }): CorppassFapiClient;
+export function createCorppassClient(options: CorppassClientOptions & { profile?: 'legacy' }): CorppassClient;
+/**
+ * `profile` chooses the Corppass protocol: `legacy` (default; services onboarded before FAPI, until 31 March 2027)
+ * or `fapi` (FAPI 2.0, mandatory for new services; see {@link createCorppassFapiClient}).
+ */
+export function createCorppassClient(options: (CorppassClientOptions & { profile?: 'legacy' }) | (CorppassFapiClientOptions & { profile: 'fapi' })): CorppassClient | CorppassFapiClient {
+  const profile = (options as { profile?: unknown } | undefined)?.profile;
+  if (profile === 'fapi') return createCorppassFapiClient(options as CorppassFapiClientOptions);
+  if (profile !== undefined && profile !== 'legacy') throw invalidInput('profile', 'use "legacy" (services onboarded before Corppass FAPI 2.0) or "fapi" (FAPI 2.0, required for new services)');
+  return createLegacyCorppassClient(options as CorppassClientOptions);
+}
+
+function createLegacyCorppassClient(options: CorppassClientOptions): CorppassClient {
   const c: ResolvedConfig = resolveConfig(options);
   const verifyAccessToken = options.verifyAccessToken !== false;
   const io = providerIo(c);
@@ -104,6 +119,7 @@ export function createCorppassClient(options: CorppassClientOptions): CorppassCl
   }
 
   return {
+    profile: 'legacy',
     metadata,
     refresh,
 

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../clock';
 import type { KeySource } from '../keys';
 import { ProviderKeySet, type ProviderKeySetOptions } from './provider-keys';
 import { cacheLifetimeSeconds, type ProviderIo } from './util';
-import { AUTHORIZATION_INFO_ENDPOINT_KEYS, CORPPASS_AUTHORIZATION_SCOPES, SINGPASS_ID_TOKEN_SCOPES } from './wire';
+import { AUTHORIZATION_INFO_ENDPOINT_KEYS, CORPPASS_AUTHORIZATION_SCOPES, CORPPASS_FAPI_ID_TOKEN_SCOPES, SINGPASS_ID_TOKEN_SCOPES } from './wire';
 import { requireHttpsUrl } from '../http';
 import { responseIssRequired, type ResponseIssRule } from './response-iss';
 
@@ -14,9 +14,9 @@ export interface ProviderMetadata {
   authorizationEndpoint: string;
   tokenEndpoint: string;
   jwksUri: string;
-  /** Singpass FAPI only. */
+  /** FAPI profiles only. */
   parEndpoint?: string;
-  /** Singpass userinfo. */
+  /** FAPI userinfo (Corppass FAPI: also the authorization info). */
   userinfoEndpoint?: string;
   /** Corppass authorization info (`authorization-info_endpoint`). */
   authorizationInfoEndpoint?: string;
@@ -25,7 +25,7 @@ export interface ProviderMetadata {
   raw: Record<string, unknown>;
 }
 
-export type ProviderProfile = 'corppass' | 'singpass-fapi';
+export type ProviderProfile = 'corppass' | 'corppass-fapi' | 'singpass-fapi';
 
 /**
  * Whether a scope's data is released at the profile's data endpoint (Singpass userinfo, Corppass authorization info)
@@ -34,6 +34,8 @@ export type ProviderProfile = 'corppass' | 'singpass-fapi';
 export const RELEASED_AT_DATA_ENDPOINT: Record<ProviderProfile, (scope: string) => boolean> = {
   'singpass-fapi': (s) => !(SINGPASS_ID_TOKEN_SCOPES as readonly string[]).includes(s),
   corppass: (s) => (CORPPASS_AUTHORIZATION_SCOPES as readonly string[]).includes(s),
+  // Corppass FAPI: roles (authinfo, tpauthinfo) and Myinfo Business data are at userinfo; the rest is in the ID token.
+  'corppass-fapi': (s) => s !== 'openid' && !(CORPPASS_FAPI_ID_TOKEN_SCOPES as readonly string[]).includes(s),
 };
 
 /** True when one of the space-separated `scope` values is released at the profile's data endpoint. */
@@ -61,6 +63,8 @@ export const RESPONSE_ISS_RULE: Record<ProviderProfile, ResponseIssRule> = {
   'singpass-fapi': 'required',
   // Corppass publishes the flag false and sends no `iss` today: follow its discovery.
   corppass: 'as-advertised',
+  // Corppass FAPI adds `iss` "at a later date": follow its discovery until then.
+  'corppass-fapi': 'as-advertised',
 };
 
 interface CacheEntry { raw: Record<string, unknown>; expiresAt: number }
@@ -208,7 +212,7 @@ export function validateMetadata(body: unknown, issuer: string, profile: Provide
     responseIssRequired: responseIssRequired(raw, RESPONSE_ISS_RULE[profile], bad),
     raw,
   };
-  if (profile === 'singpass-fapi') {
+  if (profile === 'singpass-fapi' || profile === 'corppass-fapi') {
     md.parEndpoint = endpoint('pushed_authorization_request_endpoint', true);
     // Optional: only person-data scopes need it (checked when such a scope is requested, dataEndpointFor).
     md.userinfoEndpoint = endpoint('userinfo_endpoint', false);

@@ -22,8 +22,8 @@ Options:
   --webhook-url <url>        The DSAP's webhook (receives the signed notifications)
   --session-ttl <seconds>    Signing session lifetime (default 120)
   --webhook-retry-delay-ms <n>  Delay between webhook attempts (default 2000)
-  --corppass-iss             Corppass login redirects carry "iss" and discovery advertises it (default off, like
-                             the real Corppass today)
+  --corppass-iss             Corppass (legacy and FAPI 2.0) login redirects carry "iss" and discovery advertises it
+                             (default off, like the real Corppass today)
   -h, --help                 Show this help
 
 Example:

@@ -13,10 +13,11 @@ it('--corppass-iss sets corppassIssParameter; off by default', () => {
   expect(parseSandboxArgs(['--no-persist', '--corppass-iss']).corppassIssParameter).toBe(true);
 });
 
-it.each([[undefined, false], [true, true]] as const)('startSandbox({ corppassIssParameter: %s }): Corppass advertises %s; Singpass always true', async (on, expected) => {
+it.each([[undefined, false], [true, true]] as const)('startSandbox({ corppassIssParameter: %s }): Corppass (legacy and FAPI) advertises %s; Singpass always true', async (on, expected) => {
   const sb = await startSandbox({ port: 0, corppassIssParameter: on });
   try {
     expect(await flag(sb.urls.corppass)).toBe(expected);
+    expect(await flag(sb.urls.corppassFapi)).toBe(expected);
     expect(await flag(sb.urls.singpass)).toBe(true);
   } finally {
     await sb.close();
