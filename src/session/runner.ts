@@ -55,6 +55,29 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const store = options.store ?? new MemorySessionStore();
   /** One chain of work per session: events of a session are applied one at a time, in arrival order. */
   const queues = new Map<string, Promise<void>>();
+  /**
+   * Certificate events waiting or being applied. The user is looking at the phone until the hash is submitted, so
+   * those go first: finishing other sessions (embedding, timestamps, validation data, verification: the heavy
+   * part) pauses between its stages while any is pending, and runs one session at a time.
+   */
+  let certificatesPending = 0;
+  let certificatesIdle: { promise: Promise<void>; resolve: () => void } | undefined;
+  let finishing: Promise<void> = Promise.resolve();
+  const yieldToCertificates = async (): Promise<void> => {
+    while (certificatesPending > 0) {
+      if (!certificatesIdle) {
+        let resolve!: () => void;
+        certificatesIdle = { promise: new Promise<void>((r) => (resolve = r)), resolve };
+      }
+      await certificatesIdle.promise;
+    }
+  };
+  const certificateDone = (): void => {
+    if (--certificatesPending === 0 && certificatesIdle) {
+      certificatesIdle.resolve();
+      certificatesIdle = undefined;
+    }
+  };
   const timers = new Map<string, NodeJS.Timeout>();
   const waiting = new Map<string, { promise: Promise<SessionOutcome>; resolve: (o: SessionOutcome) => void }>();
   let closed = false;
@@ -138,11 +161,23 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     await settle(r.record);
   };
 
-  const finishNow = async (record: SessionRecord): Promise<void> => {
+  const finishNow = (record: SessionRecord): Promise<void> => {
+    const run = finishing.then(() => finishOne(record));
+    finishing = run.catch(() => undefined);
+    return run;
+  };
+  const finishOne = async (record: SessionRecord): Promise<void> => {
     const signRef = record.state.signRef;
     const pdf = await store.getDocument(signRef);
     if (!pdf) return; // another process owns this session's document
-    const f = await engine.finish(record, pdf, stepOptions(signRef));
+    await yieldToCertificates();
+    const narrate = stepOptions(signRef);
+    const f = await engine.finish(record, pdf, {
+      onStep: async (step) => {
+        await narrate.onStep!(step);
+        await yieldToCertificates();
+      },
+    });
     if (!(await save(f.record, record.revision))) return;
     await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}) });
   };
@@ -194,8 +229,16 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         }
         if (!check.duplicate) {
           const delivery = check.delivery;
+          const certificate = delivery.event.type === 'certificate';
+          if (certificate) certificatesPending++;
           // Answer first (the service wants an immediate 200), then apply behind the session's earlier events.
-          setImmediate(() => void enqueue(delivery.event.signRef, () => apply(delivery)));
+          setImmediate(() => void enqueue(delivery.event.signRef, async () => {
+            try {
+              await apply(delivery);
+            } finally {
+              if (certificate) certificateDone();
+            }
+          }));
         }
         return check.response;
       } catch (e) {
