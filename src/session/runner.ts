@@ -1,6 +1,7 @@
 import { isSingpassFlowsError } from '../errors';
 import type { WebhookRequest, WebhookResponse } from '../sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
+import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
 import { isSessionEnded, type SigningEngine } from './engine';
 import { MemorySessionStore, type SessionStore } from './store';
@@ -11,7 +12,10 @@ export interface SessionOutcome {
   record: SessionRecord;
   /** The signed PDF (at `record.result.level`), when a signature was embedded. */
   pdf?: Buffer;
+  /** `report.newest` is OUR signature's verdict (see `FinishResult`). */
   report?: PdfVerificationReport;
+  /** B-LT/B-LTA: validation data per signature; what others' earlier signatures could not get (see `FinishResult`). */
+  validationData?: ValidationDataSummary;
 }
 
 export interface SessionRunnerOptions {
@@ -179,7 +183,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       },
     });
     if (!(await save(f.record, record.revision))) return;
-    await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}) });
+    await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
   };
 
   const apply = async (delivery: VerifiedDelivery): Promise<void> => {
