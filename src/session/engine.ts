@@ -255,11 +255,18 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         documentHash = prepared.documentHash;
         current = { ...current, prepared: prepared.state };
         await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash });
+      } catch (e) {
+        return finishWith(e);
+      }
+      try {
         await config.client.submitDocumentHash(record.state.signRef, {
           documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: event.nonce, domainName: config.domainName,
         });
       } catch (e) {
-        return finishWith(e);
+        // An attempt that got no answer (timeout, dropped connection) and a retry the service refused ("a hash was
+        // already submitted"): the first one most likely got through. Failing now would lose a session the user is
+        // about to approve; wait for the signature webhook instead (the deadline ends it if none comes).
+        if (!(isSingpassFlowsError(e) && e.details.possiblyAccepted === true)) return finishWith(e);
       }
       current = next(current, { state: markHashSubmitted(current.state, documentHash, clock) });
       await say(stepOptions, { step: 'submitted', documentName: record.request.documentName, challengeCode: record.state.challengeCode });

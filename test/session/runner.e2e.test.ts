@@ -230,6 +230,31 @@ describe('before the session is created', () => {
   });
 });
 
+describe('the answer to the hash call is lost', () => {
+  let h: SessionHarness;
+  let lost = 0;
+  beforeAll(async () => {
+    // The first hash POST reaches the service (which accepts it), then its answer is lost as a timeout would lose it.
+    const clientFetch = async (url: string, init?: RequestInit): Promise<Response> => {
+      const res = await fetch(url, init);
+      if (url.endsWith('/hash') && lost++ === 0) throw Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' });
+      return res;
+    };
+    h = await startSessionHarness({ sandbox: { autoPhone: true }, clientFetch });
+  });
+  afterAll(() => h.close());
+
+  it('the retry is refused ("already submitted"), the session keeps waiting and completes with the one hash', async () => {
+    const s = await h.runner.start(pdf, { documentName: 'Lost answer.pdf', level: 'B-B' });
+    const out = await h.runner.outcome(s.signRef);
+    expect(lost).toBe(2); // the lost answer and the refused retry
+    expect(out.record.error).toBeUndefined();
+    expect(out.record.result).toEqual({ level: 'B-B', valid: true });
+    expect(h.hashes.get(s.signRef)).toBe(1);
+    expectNoPersonalData(h, out.record);
+  });
+});
+
 describe('a PDF already signed by someone else', () => {
   let h: SessionHarness;
   beforeAll(async () => { h = await startSessionHarness({ sandbox: { autoPhone: true } }); });
