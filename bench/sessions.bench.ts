@@ -121,10 +121,15 @@ async function main(): Promise<void> {
   });
   await sandbox.registerClient({ clientId: 'bench-dsap', jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
 
+  /** One message per failure code, to say why sessions failed. */
+  const failureExamples = new Map<string, string>();
   const round = async (label: string, count: number, pacing: Pacing): Promise<RoundFigures> => {
     const refs: string[] = [];
     const failures: Record<string, number> = {};
-    const fail = (code: string) => { failures[code] = (failures[code] ?? 0) + 1; };
+    const fail = (code: string, message?: string) => {
+      failures[code] = (failures[code] ?? 0) + 1;
+      if (message && !failureExamples.has(code)) failureExamples.set(code, message);
+    };
     const before503 = webhook503;
     const open = async (i: number): Promise<string> => {
       const t = performance.now();
@@ -135,7 +140,7 @@ async function main(): Promise<void> {
     };
     const end = async (signRef: string): Promise<void> => {
       const out = await runner.outcome(signRef);
-      if (out.record.state.status !== 'completed') fail(out.record.error?.code ?? out.record.state.status);
+      if (out.record.state.status !== 'completed') fail(out.record.error?.code ?? out.record.state.status, out.record.error?.message);
     };
     const t0 = performance.now();
     if (pacing.kind === 'sequential') {
@@ -151,7 +156,7 @@ async function main(): Promise<void> {
           if (pacing.kind === 'burst') sandbox.scan(signRef);
           return signRef;
         } catch (e) {
-          fail(String((e as { code?: string })?.code ?? e));
+          fail(String((e as { code?: string })?.code ?? e), (e as Error)?.message);
           return undefined;
         }
       }));
@@ -211,6 +216,7 @@ async function main(): Promise<void> {
   for (const r of rounds) {
     console.log(`${r.label}: cert→hash breakdown p50/p99: ${Object.entries(r.breakdown).map(([k, xs]) => `${k} ${ms(pct(xs, 50))}/${ms(pct(xs, 99))}`).join(', ')}`);
   }
+  for (const [code, message] of failureExamples) console.log(`failure ${code}, e.g.: ${message}`);
   if (phoneErrors.length) console.log(`phone errors: ${phoneErrors.slice(0, 5).join('; ')}${phoneErrors.length > 5 ? ` (+${phoneErrors.length - 5})` : ''}`);
   const [baseline, burst, spread] = rounds as [RoundFigures, RoundFigures, RoundFigures];
   console.log(`cert→hash p99 / baseline p99: burst ${(pct(burst.certToHash, 99) / pct(baseline.certToHash, 99)).toFixed(1)}×, spread ${(pct(spread.certToHash, 99) / pct(baseline.certToHash, 99)).toFixed(1)}× (goal: p99 ≤ 500 ms; lost 0; duplicated 0)`);
