@@ -28,6 +28,12 @@ export interface SessionRunnerOptions {
   onEnded?: (outcome: SessionOutcome) => void | Promise<void>;
   /** Every delivery the runner refused or ignored (log-safe), e.g. for a security log. */
   onRefused?: (info: { signRef?: string; code: string; message: string; status: number }) => void;
+  /**
+   * Certificate events (chain, OCSP, prepare, hash call) worked on at once; later ones wait in arrival order.
+   * Default 4: enough to overlap the OCSP and hash-call waits, few enough that a burst of scans does not starve the
+   * webhook answers. `Infinity`: no limit.
+   */
+  certificateConcurrency?: number;
 }
 
 /**
@@ -53,6 +59,7 @@ export interface SessionRunner {
 }
 
 const RETAIN_OUTCOME_MS = 60_000;
+const DEFAULT_CERTIFICATE_CONCURRENCY = 4;
 
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { engine } = options;
@@ -80,6 +87,25 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (--certificatesPending === 0 && certificatesIdle) {
       certificatesIdle.resolve();
       certificatesIdle = undefined;
+    }
+  };
+  /**
+   * Certificates are worked on a few at a time; the rest wait in arrival order. In a burst of scans, the event loop
+   * then stays free to answer the service's webhooks at once (it gives up on a delivery after 2 s and ends the
+   * session), and the first users get their hash first instead of everyone waiting for the whole burst.
+   */
+  const certificateConcurrency = options.certificateConcurrency ?? DEFAULT_CERTIFICATE_CONCURRENCY;
+  let certificatesActive = 0;
+  const certificateSlots: (() => void)[] = [];
+  const withCertificateSlot = async (work: () => Promise<void>): Promise<void> => {
+    if (certificatesActive < certificateConcurrency) certificatesActive++;
+    else await new Promise<void>((resolve) => certificateSlots.push(resolve));
+    try {
+      await work();
+    } finally {
+      const nextInLine = certificateSlots.shift();
+      if (nextInLine) nextInLine(); // the slot passes on: certificatesActive is unchanged
+      else certificatesActive--;
     }
   };
   const timers = new Map<string, NodeJS.Timeout>();
@@ -238,7 +264,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
           // Answer first (the service wants an immediate 200), then apply behind the session's earlier events.
           setImmediate(() => void enqueue(delivery.event.signRef, async () => {
             try {
-              await apply(delivery);
+              await (certificate ? withCertificateSlot(() => apply(delivery)) : apply(delivery));
             } finally {
               if (certificate) certificateDone();
             }
