@@ -230,6 +230,28 @@ describe('before the session is created', () => {
   });
 });
 
+describe('certificate events worked on a limited number at a time', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness({ runner: { certificateConcurrency: 1 } }); });
+  afterAll(() => h.close());
+
+  it('with a limit of 1, simultaneous scans are worked on one after another, in arrival order, and all complete', async () => {
+    const sessions = await Promise.all([1, 2, 3].map((i) => h.runner.start(pdf, { documentName: `Limited ${i}.pdf`, level: 'B-B' })));
+    await Promise.all(sessions.map((s) => h.sandbox.phone.scan(s.signRef, { user: 'p256' })));
+    await until(() => sessions.every((s) => h.store.get(s.signRef)!.state.status === 'hash_submitted'), 'three hashes');
+    const trail = h.steps.filter((x) => x.step.step === 'certificate' || x.step.step === 'submitted').map((x) => `${x.step.step}:${x.signRef}`);
+    // Never a second certificate started before the previous one's hash was submitted.
+    const order = trail.filter((t) => t.startsWith('certificate:')).map((t) => t.slice('certificate:'.length));
+    expect(trail).toEqual(order.flatMap((r) => [`certificate:${r}`, `submitted:${r}`]));
+    expect(new Set(order)).toEqual(new Set(sessions.map((s) => s.signRef)));
+    await Promise.all(sessions.map((s) => h.sandbox.phone.approve(s.signRef)));
+    for (const s of sessions) {
+      expect((await h.runner.outcome(s.signRef)).record.result).toEqual({ level: 'B-B', valid: true });
+      expect(h.hashes.get(s.signRef)).toBe(1);
+    }
+  });
+});
+
 describe('the answer to the hash call is lost', () => {
   let h: SessionHarness;
   let lost = 0;
