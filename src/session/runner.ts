@@ -1,4 +1,4 @@
-import { isSingpassFlowsError } from '../errors';
+import { invalidInput, isSingpassFlowsError } from '../errors';
 import type { WebhookRequest, WebhookResponse } from '../sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
 import type { ValidationDataSummary } from '../pades/ltv';
@@ -95,6 +95,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
    * session), and the first users get their hash first instead of everyone waiting for the whole burst.
    */
   const certificateConcurrency = options.certificateConcurrency ?? DEFAULT_CERTIFICATE_CONCURRENCY;
+  if (!(certificateConcurrency >= 1)) throw invalidInput('certificateConcurrency', 'must be a number of at least 1 (or Infinity for no limit)');
   let certificatesActive = 0;
   const certificateSlots: (() => void)[] = [];
   const withCertificateSlot = async (work: () => Promise<void>): Promise<void> => {

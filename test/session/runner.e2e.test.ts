@@ -13,7 +13,7 @@ import { makeNssDb } from '../helpers/pki-tools';
 import { signDigest } from '../../sandbox/phone';
 import { finalizeSignature, prepareSignature } from '../../src/pades';
 import type { PadesLevel } from '../../src/pades/verify';
-import type { SessionRecord } from '../../src/session';
+import { createSessionRunner, type SessionRecord } from '../../src/session';
 import { post, startSessionHarness, until, type SessionHarness } from './harness';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -234,6 +234,12 @@ describe('certificate events worked on a limited number at a time', () => {
   let h: SessionHarness;
   beforeAll(async () => { h = await startSessionHarness({ runner: { certificateConcurrency: 1 } }); });
   afterAll(() => h.close());
+
+  it('a limit below 1 is refused, naming the option', () => {
+    for (const bad of [0, -1, Number.NaN]) {
+      expect(() => createSessionRunner({ engine: h.engine, certificateConcurrency: bad })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', details: expect.objectContaining({ field: 'certificateConcurrency' }) }));
+    }
+  });
 
   it('with a limit of 1, simultaneous scans are worked on one after another, in arrival order, and all complete', async () => {
     const sessions = await Promise.all([1, 2, 3].map((i) => h.runner.start(pdf, { documentName: `Limited ${i}.pdf`, level: 'B-B' })));
