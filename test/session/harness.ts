@@ -1,5 +1,6 @@
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox';
 import { listen, readBody, sendJson, type RunningServer } from '../../sandbox/http';
+import type { Fetch } from '../../src/http';
 import { generateClientKeys, loadSigningKey, publicKeySet } from '../../src/keys';
 import { SigningApiClient, createNotificationTokens, type NotificationTokens } from '../../src/sign';
 import {
@@ -42,12 +43,14 @@ export async function startSessionHarness(o: {
   mode?: 'runner' | 'steps';
   engine?: Partial<SigningEngineOptions>;
   runner?: Partial<SessionRunnerOptions>;
+  /** The signing API client's fetch (e.g. to lose an answer on the way back). */
+  clientFetch?: Fetch;
 } = {}): Promise<SessionHarness> {
   const sandbox = await startSandbox({ webhookRetryDelayMs: 50, ...o.sandbox });
   const key = await loadSigningKey({ key: (await generateClientKeys()).signing });
   const tokens = createNotificationTokens({ secret: 'test-secret-of-this-dsap-0123456789abcdef' });
   const config = (): SigningEngineOptions => ({
-    client: new SigningApiClient({ baseUrl: sandbox.urls.signApi, clientId: 'session-dsap', signingKey: key, retry: { delayMs: 10 } }),
+    client: new SigningApiClient({ baseUrl: sandbox.urls.signApi, clientId: 'session-dsap', signingKey: key, retry: { delayMs: 10 }, ...(o.clientFetch ? { fetch: o.clientFetch } : {}) }),
     serviceKeySetUrl: sandbox.urls.signKeys,
     notificationTokens: tokens,
     trustedRoots: [sandbox.pki.root.certDer],

@@ -8,10 +8,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { fixture } from '../fixtures/pdfs';
 import { run, samplePdf } from '../pades/ltv-helpers';
+import { pdfsigSections, selfSignedSigner, signWithPdfsig } from '../pades/foreign-signer';
+import { makeNssDb } from '../helpers/pki-tools';
 import { signDigest } from '../../sandbox/phone';
 import { finalizeSignature, prepareSignature } from '../../src/pades';
 import type { PadesLevel } from '../../src/pades/verify';
-import type { SessionRecord } from '../../src/session';
+import { createSessionRunner, type SessionRecord } from '../../src/session';
 import { post, startSessionHarness, until, type SessionHarness } from './harness';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -228,24 +230,114 @@ describe('before the session is created', () => {
   });
 });
 
+describe('certificate events worked on a limited number at a time', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness({ runner: { certificateConcurrency: 1 } }); });
+  afterAll(() => h.close());
+
+  it('a limit below 1 is refused, naming the option', () => {
+    for (const bad of [0, -1, Number.NaN]) {
+      expect(() => createSessionRunner({ engine: h.engine, certificateConcurrency: bad })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', details: expect.objectContaining({ field: 'certificateConcurrency' }) }));
+    }
+  });
+
+  it('with a limit of 1, simultaneous scans are worked on one after another, in arrival order, and all complete', async () => {
+    const sessions = await Promise.all([1, 2, 3].map((i) => h.runner.start(pdf, { documentName: `Limited ${i}.pdf`, level: 'B-B' })));
+    await Promise.all(sessions.map((s) => h.sandbox.phone.scan(s.signRef, { user: 'p256' })));
+    await until(() => sessions.every((s) => h.store.get(s.signRef)!.state.status === 'hash_submitted'), 'three hashes');
+    const trail = h.steps.filter((x) => x.step.step === 'certificate' || x.step.step === 'submitted').map((x) => `${x.step.step}:${x.signRef}`);
+    // Never a second certificate started before the previous one's hash was submitted.
+    const order = trail.filter((t) => t.startsWith('certificate:')).map((t) => t.slice('certificate:'.length));
+    expect(trail).toEqual(order.flatMap((r) => [`certificate:${r}`, `submitted:${r}`]));
+    expect(new Set(order)).toEqual(new Set(sessions.map((s) => s.signRef)));
+    await Promise.all(sessions.map((s) => h.sandbox.phone.approve(s.signRef)));
+    for (const s of sessions) {
+      expect((await h.runner.outcome(s.signRef)).record.result).toEqual({ level: 'B-B', valid: true });
+      expect(h.hashes.get(s.signRef)).toBe(1);
+    }
+  });
+});
+
+describe('the answer to the hash call is lost', () => {
+  let h: SessionHarness;
+  let lost = 0;
+  beforeAll(async () => {
+    // The first hash POST reaches the service (which accepts it), then its answer is lost as a timeout would lose it.
+    const clientFetch = async (url: string, init?: RequestInit): Promise<Response> => {
+      const res = await fetch(url, init);
+      if (url.endsWith('/hash') && lost++ === 0) throw Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' });
+      return res;
+    };
+    h = await startSessionHarness({ sandbox: { autoPhone: true }, clientFetch });
+  });
+  afterAll(() => h.close());
+
+  it('the retry is refused ("already submitted"), the session keeps waiting and completes with the one hash', async () => {
+    const s = await h.runner.start(pdf, { documentName: 'Lost answer.pdf', level: 'B-B' });
+    const out = await h.runner.outcome(s.signRef);
+    expect(lost).toBe(2); // the lost answer and the refused retry
+    expect(out.record.error).toBeUndefined();
+    expect(out.record.result).toEqual({ level: 'B-B', valid: true });
+    expect(h.hashes.get(s.signRef)).toBe(1);
+    expectNoPersonalData(h, out.record);
+  });
+});
+
 describe('a PDF already signed by someone else', () => {
   let h: SessionHarness;
   beforeAll(async () => { h = await startSessionHarness({ sandbox: { autoPhone: true } }); });
   afterAll(() => h.close());
 
-  it('the result is judged on OUR signature (the newest), not on the other, untrusted one', async () => {
-    // Signed first by a self-signed signer this DSAP does not trust.
+  it('the result is judged on OUR signature (the newest), not on the other, untrusted one; B-LT does not fail on its chain', async () => {
+    // Signed first (by our own code) with a self-signed key this DSAP does not trust: its chain can never be completed.
     const stranger = await h.sandbox.pki.issueUserCertificate({ curve: 'P-256', commonName: 'SOMEONE ELSE', selfSigned: true });
     const { documentHash, state } = await prepareSignature(pdf, { certificate: stranger.certDer, reason: 'First signature' });
     const signedByOther = await finalizeSignature(pdf, state, signDigest(Buffer.from(documentHash, 'hex'), stranger.privateKey));
-    const s = await h.runner.start(signedByOther, { documentName: 'Countersign.pdf', level: 'B-T' });
+    for (const level of ['B-T', 'B-LT'] as const) {
+      const s = await h.runner.start(signedByOther, { documentName: 'Countersign.pdf', level });
+      const out = await h.runner.outcome(s.signRef);
+      expect(out.record.error).toBeUndefined();
+      expect(out.record.result).toEqual({ level, valid: true });
+      const sigs = out.report!.signatures.filter((x) => x.type === 'signature');
+      expect(sigs).toHaveLength(2);
+      expect(sigs[0]!).toMatchObject({ valid: false, chain: { trusted: false } }); // the other one
+      expect(sigs[1]!).toMatchObject({ valid: true, chain: { trusted: true }, level }); // ours, the newest
+      expect(out.report!.newest).toMatchObject({ index: 1, valid: true, level });
+      expect(out.report!.valid).toBe(false); // the whole-file verdict would have refused it
+      expect(out.validationData?.perSignature.map((x) => [x.required, x.complete])).toEqual(level === 'B-T' ? undefined : [[false, false], [true, true]]);
+      expectNoPersonalData(h, out.record);
+    }
+  });
+
+  it('signed first by another tool (pdfsig, self-signed): B-LTA completes, says what the other signature lacks, and pdfsig/qpdf agree', async () => {
+    const signer = await selfSignedSigner(dir);
+    const foreign = await signWithPdfsig(pdf, signer, dir, { fieldName: 'Foreign' });
+    const s = await h.runner.start(foreign, { documentName: 'Signed elsewhere.pdf', level: 'B-LTA' });
     const out = await h.runner.outcome(s.signRef);
     expect(out.record.error).toBeUndefined();
-    expect(out.record.result).toEqual({ level: 'B-T', valid: true });
-    const sigs = out.report!.signatures.filter((x) => x.type === 'signature');
-    expect(sigs).toHaveLength(2);
-    expect(sigs[0]!.chain.trusted).toBe(false); // the other one
-    expect(sigs[1]!.chain.trusted).toBe(true); // ours, the newest
-    expect(out.report!.valid).toBe(false); // the whole-file verdict would have refused it
+    expect(out.record.result).toEqual({ level: 'B-LTA', valid: true });
+    expect(out.report!.newest).toMatchObject({ index: 1, valid: true, level: 'B-LTA', documentTimestamps: [2] });
+    // What could not be obtained for the other signature is said, and never failed the session; ours is complete.
+    expect(out.validationData!.perSignature).toEqual([
+      { fieldName: 'Foreign', type: 'signature', required: false, complete: false, missing: [expect.objectContaining({ code: 'CHAIN_UNTRUSTED' })] },
+      expect.objectContaining({ type: 'signature', required: true, complete: true, missing: [] }),
+      expect.objectContaining({ type: 'docTimestamp', required: true, complete: true, missing: [] }),
+    ]);
+    // Independent tools: every byte pdfsig wrote is kept, qpdf finds no error, pdfsig finds both signatures intact
+    // and ours trusted (NSS database holding the sandbox root; OCSP answered by the sandbox responder).
+    expect(out.pdf!.subarray(0, foreign.length).equals(foreign)).toBe(true);
+    const file = join(dir, 'signed-elsewhere-lta.pdf');
+    writeFileSync(file, out.pdf!);
+    expect((await run('qpdf', ['--check', file])).stdout).toContain('No syntax or stream encoding errors found');
+    const nss = await makeNssDb(join(dir, 'nss'), h.sandbox.pki.root.certPem);
+    const report = await run('pdfsig', ['-nssdir', `sql:${nss}`, file]).then((r) => r.stdout, (e: { stdout?: string }) => e.stdout ?? '');
+    const sections = pdfsigSections(report);
+    expect(sections).toHaveLength(3);
+    expect(sections[0]).toContain('Signature Field Name: Foreign');
+    expect(sections[0]).toContain('Signature Validation: Signature is Valid.');
+    expect(sections[0]).not.toContain('Certificate is Trusted.');
+    expect(sections[1]).toContain('Signature Validation: Signature is Valid.');
+    expect(sections[1]).toContain('Certificate Validation: Certificate is Trusted.');
+    expectNoPersonalData(h, out.record);
   });
 });
