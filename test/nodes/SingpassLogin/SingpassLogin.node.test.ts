@@ -32,7 +32,13 @@ describe('Singpass Login node against the sandbox FAPI provider (real HTTP on 12
       .rejects.toMatchObject({ context: { code: 'LOGIN_STATE_INVALID' } });
   });
 
-  it('an empty scope is refused before any call', async () => {
-    await expect(run({ resource: 'login', operation: 'startLogin', scope: ' ', options: {} })).rejects.toMatchObject({ context: { code: 'INVALID_INPUT', field: 'scope' } });
+  it('a blank scope asks for openid only (the core\'s default): the UUID, no person data', async () => {
+    const [[started]] = await run({ resource: 'login', operation: 'startLogin', scope: ' ', options: {} });
+    const callbackUrl = await authorizeAs(started.json.loginUrl as string, 'citizen');
+    const [[done]] = await run({
+      resource: 'login', operation: 'completeLogin', transaction: started.json.setCookie, callback: Object.fromEntries(new URL(callbackUrl).searchParams), options: {},
+    });
+    expect(done.json.sub).toBe('b8d6a2e4-5c1f-4f3a-9e7d-2a1b3c4d5e6f');
+    expect(done.json.person ?? {}).not.toHaveProperty('name');
   });
 });

@@ -9,8 +9,7 @@ export const description: INodeProperties[] = forOperation('login', 'startLogin'
     name: 'scope',
     type: 'string',
     default: 'openid user.identity name',
-    required: true,
-    description: 'Space-separated scopes you are approved for; "openid" is always included',
+    description: 'Space-separated scopes you are approved for; "openid" is always included (empty: openid only, the user\'s UUID)',
   },
   {
     displayName: 'Options',
