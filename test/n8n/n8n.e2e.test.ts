@@ -7,12 +7,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateClientKeys } from '../../src/keys';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM, canvasNodes, openEditor, searchNodePanel, showWorkflow } from './editor';
-import { createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, waitFor, type N8n } from './real-n8n';
+import { createN8n, freePort, startCliSandbox, type CliSandbox, importSamples, installCommunityPackage, n8nInstallDir, packTarball, waitFor, type N8n } from './real-n8n';
 
 const installDir = n8nInstallDir();
 if (!installDir && process.env.CI) throw new Error('n8n is not installed: run scripts/install-n8n.sh before the tests');
@@ -23,14 +24,25 @@ const itWithBrowser = hasChromium ? it : it.skip;
 const PKG = '@singpass-flows/n8n-nodes-singpass';
 
 describeN8n('sample workflows in a real n8n', () => {
-  let sb: Sandbox;
+  let sb: Sandbox; // in process: the login providers (their clients are registered in code)
+  let signing: CliSandbox; // `singpass-flows sandbox` in its own process: signing API, phone, CA, TSA
   let n8n: N8n;
+  let installed: string;
+  let signingPort: number;
+  let signingArgs: string[];
+  let signingDir: string;
 
   beforeAll(async () => {
     const [tarball, port] = await Promise.all([packTarball(), freePort()]);
-    sb = await startSandbox({ webhookRetryDelayMs: 1000 });
+    signingPort = await freePort();
+    signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
+    sb = await startSandbox();
     n8n = await createN8n(installDir!, port);
-    const installed = await installCommunityPackage(n8n, tarball);
+    installed = await installCommunityPackage(n8n, tarball);
+    signingArgs = ['--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`,
+      '--webhook-retry-delay-ms', '1000'];
+    // the automatic phone scans each new session at once and approves each submitted hash
+    signing = await startCliSandbox(installed, signingPort, signingDir, [...signingArgs, '--auto-phone']);
     // runtime dependencies only: no n8n-workflow (n8n provides it), no dev tooling
     expect(fs.existsSync(path.join(installed, 'dist/nodes/SingpassSign/SingpassSign.node.js'))).toBe(true);
     expect(fs.existsSync(path.join(installed, '..', '..', 'jose'))).toBe(true);
@@ -47,14 +59,13 @@ describeN8n('sample workflows in a real n8n', () => {
       },
     });
     await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json', 'corppass-login.json', 'singpass-login.json'], [
-      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
+      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       login('corppassApi', 'spflCorppass0001', 'Corppass (sandbox)', 'corppass'),
       login('singpassLoginApi', 'spflSgLogin00001', 'Singpass Login (sandbox)', 'singpass'),
     ]);
     await n8n.start();
     expect(n8n.log()).not.toMatch(/Error loading package|Unrecognized node type/);
-    sb.sign.registerClient({ clientId: 'n8n-dsap', jwksUrl: `${n8n.baseUrl}/webhook/singpass-sign/jwks`, notificationUrl: `${n8n.baseUrl}/webhook/singpass-sign/webhook` });
     for (const [provider, prefix] of [[sb.corppass, 'corppass'], [sb.singpass, 'singpass']] as const) {
       provider.registerClient({ clientId: `n8n-${prefix}`, jwksUrl: `${n8n.baseUrl}/webhook/${prefix}/jwks`, redirectUris: [`${n8n.baseUrl}/webhook/${prefix}/callback`] });
     }
@@ -62,7 +73,9 @@ describeN8n('sample workflows in a real n8n', () => {
 
   afterAll(async () => {
     await n8n?.stop();
+    await signing?.stop();
     await sb?.close();
+    if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
     fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
@@ -104,33 +117,34 @@ describeN8n('sample workflows in a real n8n', () => {
     expect(JSON.stringify(record)).not.toMatch(/"certificate"|"prepared"/);
   }
 
-  it('signs a PDF end to end: upload → QR page → certificate (OCSP, hash) → signature → B-LTA → stored', async () => {
-    sb.phone.auto({ user: 'p256', delayMs: 300 });
-    try {
-      const s = await startSession();
-      expect(s.html).toContain('<svg');
-      expect(s.html).toContain(`<b id=challenge>${s.challengeCode}</b>`);
-      await waitFor('the signed PDF', n8n, () => (fs.existsSync(path.join(n8n.filesDir, `${s.signRef}-signed.pdf`)) && readRecord(s.signRef)?.state.status === 'completed' ? true : undefined), 120_000);
-      checkSignedPdf(s.signRef);
-      // every delivery was acknowledged with 200 at the first attempt (no retries needed)
-      const attempts = sb.sign.deliveries().filter((d) => d.signRef === s.signRef);
-      expect(attempts.map(({ requestType, attempt, status }) => ({ requestType, attempt, status }))).toEqual([
-        { requestType: 'user_cert', attempt: 1, status: 200 },
-        { requestType: 'signed_doc_hash', attempt: 1, status: 200 },
-      ]);
-    } finally {
-      sb.phone.auto(false);
-    }
+  const signedAndStored = (signRef: string) => () =>
+    (fs.existsSync(path.join(n8n.filesDir, `${signRef}-signed.pdf`)) && readRecord(signRef)?.state.status === 'completed' ? true : undefined);
+
+  it('signs a PDF end to end against `singpass-flows sandbox --auto-phone`: upload → QR page → certificate (OCSP, hash) → signature → B-LTA → stored', async () => {
+    const s = await startSession();
+    expect(s.html).toContain('<svg');
+    expect(s.html).toContain(`<b id=challenge>${s.challengeCode}</b>`);
+    await waitFor('the signed PDF', n8n, signedAndStored(s.signRef), 120_000);
+    checkSignedPdf(s.signRef);
+    // each event was delivered once and acknowledged with 200 at the first attempt
+    const attempts = (await signing.deliveries()).filter((d) => d.signRef === s.signRef);
+    expect(attempts.map(({ requestType, attempt, status }) => ({ requestType, attempt, status }))).toEqual([
+      { requestType: 'user_cert', attempt: 1, status: 200 },
+      { requestType: 'signed_doc_hash', attempt: 1, status: 200 },
+    ]);
   }, 300_000);
 
   it('completes a session with n8n RESTARTED between the certificate and the signature events', async () => {
+    // the same sandbox (port, CA, keys, registered DSAP) with the phone driven by hand, over its HTTP routes
+    await signing.stop();
+    signing = await startCliSandbox(installed, signingPort, signingDir, signingArgs);
     const s = await startSession();
-    await sb.phone.scan(s.signRef, { user: 'p256' });
+    await signing.phone('scan', { sign_ref: s.signRef, user: 'p256' });
     await waitFor('hash_submitted in the stored record', n8n, () => (readRecord(s.signRef)?.state.status === 'hash_submitted' ? true : undefined), 120_000);
     await n8n.stop();
     await n8n.start();
-    await sb.phone.approve(s.signRef);
-    await waitFor('the signed PDF after the restart', n8n, () => (fs.existsSync(path.join(n8n.filesDir, `${s.signRef}-signed.pdf`)) && readRecord(s.signRef)?.state.status === 'completed' ? true : undefined), 120_000);
+    await signing.phone('approve', { sign_ref: s.signRef });
+    await waitFor('the signed PDF after the restart', n8n, signedAndStored(s.signRef), 120_000);
     checkSignedPdf(s.signRef);
   }, 600_000);
 

@@ -185,3 +185,49 @@ export async function waitFor<T>(what: string, n8n: N8n, check: () => T | undefi
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+export interface CliSandbox {
+  baseUrl: string;
+  /** POST to the phone simulator's HTTP routes (scan / approve / reject), as a tester's browser would. */
+  phone(action: 'scan' | 'approve' | 'reject', body: Record<string, string>): Promise<void>;
+  /** The signing service's webhook attempts (`GET /sign/sandbox/deliveries`). */
+  deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number }>>;
+  stop(): Promise<void>;
+}
+
+/**
+ * `singpass-flows sandbox` as a user runs it: the CLI of the package n8n installed (runtime dependencies only), in
+ * its own process on 127.0.0.1:`port`, its CA, service keys and registered DSAPs kept in `dir` across restarts.
+ */
+export async function startCliSandbox(packageDir: string, port: number, dir: string, args: string[]): Promise<CliSandbox> {
+  const cli = path.join(packageDir, 'dist', 'src', 'cli', 'index.js');
+  const child = spawn(process.execPath, [cli, 'sandbox', '--port', String(port), '--dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d) => { output += d; });
+  child.stderr!.on('data', (d) => { output += d; });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  while (!output.includes('Press Ctrl-C to stop')) {
+    if (child.exitCode !== null) throw new Error(`singpass-flows sandbox exited (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) throw new Error(`singpass-flows sandbox not ready in 120 s:\n${output}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    baseUrl,
+    async phone(action, body) {
+      const res = await fetch(`${baseUrl}/phone/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`phone ${action} answered ${res.status}: ${await res.text()}`);
+    },
+    async deliveries() {
+      return ((await (await fetch(`${baseUrl}/sign/sandbox/deliveries`)).json()) as { deliveries: Awaited<ReturnType<CliSandbox['deliveries']>> }).deliveries;
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
