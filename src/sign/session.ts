@@ -8,7 +8,8 @@ export type SigningSessionStatus =
   | 'waiting_for_scan' // created, QR shown
   | 'certificate_received' // user scanned; submit the hash now
   | 'hash_submitted' // user is comparing the challenge code and signing
-  | 'signed' // signature received (terminal)
+  | 'signed' // signature received (terminal for the service; the DSAP still embeds it and extends the PDF)
+  | 'completed' // the signed PDF was produced at the requested level (terminal; session engine, issue 7)
   | 'failed' // error notification received (terminal)
   | 'expired'; // past expires_at (terminal)
 
@@ -30,6 +31,8 @@ export interface SigningSessionState {
   nonce?: string;
   /** User certificate (base64 DER) while the session is active only. */
   certificate?: string;
+  /** UNIX seconds when the certificate arrived (the service extends a scanned session past `expiresAt`). */
+  scannedAt?: number;
   /** Lower-case hex SHA-256 submitted for signing. */
   documentHash?: string;
   /** Hex DER signature, once signed. */
@@ -39,7 +42,7 @@ export interface SigningSessionState {
   updatedAt: number;
 }
 
-const TERMINAL: SigningSessionStatus[] = ['signed', 'failed', 'expired'];
+const TERMINAL: SigningSessionStatus[] = ['signed', 'completed', 'failed', 'expired'];
 
 /** The state right after `createSession`. */
 export function newSigningSessionState(
@@ -71,7 +74,7 @@ export function applySigningEvent(state: SigningSessionState, event: SigningEven
   switch (event.type) {
     case 'certificate':
       if (state.status !== 'waiting_for_scan') throw stateError(`A certificate arrived while the session is ${state.status}`);
-      return { ...state, status: 'certificate_received', nonce: event.nonce, certificate: event.certificate.base64, updatedAt };
+      return { ...state, status: 'certificate_received', nonce: event.nonce, certificate: event.certificate.base64, scannedAt: updatedAt, updatedAt };
     case 'signature':
       if (state.status !== 'hash_submitted') throw stateError(`A signature arrived while the session is ${state.status} (no hash submitted yet)`);
       if (event.documentHash !== state.documentHash) throw stateError('The signature is for a different document hash than the one submitted');
@@ -97,10 +100,19 @@ export function expireSigningSession(state: SigningSessionState, clock: Clock = 
   return end({ ...state, status: 'expired', updatedAt: epochSeconds(clock) });
 }
 
-/** End the session after a local failure (e.g. SIGN_REF_NOT_FOUND from the hash call); drops the certificate. */
+/**
+ * End the session after a local failure (e.g. SIGN_REF_NOT_FOUND from the hash call, a revoked certificate, or
+ * finishing a `signed` session failed); drops the certificate.
+ */
 export function failSigningSession(state: SigningSessionState, error: { code: string; message: string }, clock: Clock = systemClock): SigningSessionState {
-  if (isSigningSessionFinished(state)) return state;
+  if (isSigningSessionFinished(state) && state.status !== 'signed') return state;
   return end({ ...state, status: 'failed', error: { ...error, correlationId: '' }, updatedAt: epochSeconds(clock) });
+}
+
+/** A `signed` session whose PDF was embedded and extended to the requested level. */
+export function completeSigningSession(state: SigningSessionState, clock: Clock = systemClock): SigningSessionState {
+  if (state.status !== 'signed') throw stateError(`Cannot complete a session that is ${state.status}`);
+  return end({ ...state, status: 'completed', updatedAt: epochSeconds(clock) });
 }
 
 /** Terminal states keep no certificate. */
