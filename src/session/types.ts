@@ -125,4 +125,10 @@ export type SessionStep =
 /** Per-call options of the steps. */
 export interface StepOptions {
   onStep?: (step: SessionStep) => void | Promise<void>;
+  /**
+   * Called with the record the moment a certificate event is accepted, BEFORE any outbound call: save it with
+   * compare-and-set and resolve false if another execution already claimed the event (then nothing is done). This is
+   * what makes concurrent duplicate deliveries safe across processes (never a second hash).
+   */
+  claim?: (record: SessionRecord) => boolean | Promise<boolean>;
 }

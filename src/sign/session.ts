@@ -91,13 +91,28 @@ export function markHashSubmitted(state: SigningSessionState, documentHash: stri
 }
 
 /**
- * Mark an unscanned session expired once `expiresAt` has passed (the service does not notify). A scanned session is
- * left alone: the service may extend it after the scan (older docs: +2 min), and a late hash call answers
- * SIGN_REF_NOT_FOUND anyway — use `failSigningSession` then.
+ * Mark the session expired once it cannot receive events any more (the service does not notify): an unscanned
+ * session at `expiresAt`; a scanned one only when `scanExtensionSeconds` is given, at
+ * {@link signingSessionDeadline} — the service extends a session after the scan (older docs: +2 min) without telling
+ * the DSAP, and a late hash call answers SIGN_REF_NOT_FOUND anyway (use `failSigningSession` then).
  */
-export function expireSigningSession(state: SigningSessionState, clock: Clock = systemClock): SigningSessionState {
-  if (state.status !== 'waiting_for_scan' || epochSeconds(clock) < state.expiresAt) return state;
+export function expireSigningSession(state: SigningSessionState, clock: Clock = systemClock, options: { scanExtensionSeconds?: number } = {}): SigningSessionState {
+  if (state.status !== 'waiting_for_scan' && options.scanExtensionSeconds === undefined) return state;
+  if (epochSeconds(clock) < signingSessionDeadline(state, options.scanExtensionSeconds ?? 0)) return state;
   return end({ ...state, status: 'expired', updatedAt: epochSeconds(clock) });
+}
+
+/**
+ * UNIX seconds after which no webhook can arrive for this session: `expiresAt` before the scan, then the later of
+ * `expiresAt` and scan time + `scanExtensionSeconds`. Infinity once the signature arrived (nothing more to wait for)
+ * or the session ended.
+ */
+export function signingSessionDeadline(state: SigningSessionState, scanExtensionSeconds: number): number {
+  if (state.status === 'waiting_for_scan') return state.expiresAt;
+  if (state.status === 'certificate_received' || state.status === 'hash_submitted') {
+    return Math.max(state.expiresAt, (state.scannedAt ?? state.updatedAt) + scanExtensionSeconds);
+  }
+  return Infinity;
 }
 
 /**
