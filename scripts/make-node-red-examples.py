@@ -105,7 +105,7 @@ SINGPASS_PAGE = r"""<!doctype html>
 <html><head><meta charset="utf-8"><title>Logged in with Singpass</title>
 <style>body{font-family:sans-serif;max-width:40em;margin:2em auto}</style></head>
 <body><h1>Logged in with Singpass</h1>
-<p id="who">Welcome, <b>{{payload.person.name}}</b> ({{payload.person.uinfin}}).</p>
+<p id="who">Welcome, <b>{{payload.subAttributes.name}}</b> ({{payload.subAttributes.identity_number}}).</p>
 <p>Singpass user id <code>{{payload.sub}}</code>, level of assurance <code>{{payload.acr}}</code>.</p>
 <p><a href="login">Log in again</a></p></body></html>"""
 

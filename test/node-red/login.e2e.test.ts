@@ -88,7 +88,7 @@ test('Singpass example: the verified person from the encrypted ID token and user
   const page = await fetch(callback, { headers: { cookie } });
   const html = await page.text();
   expect(page.status).toBe(200);
-  expect(html).toContain('TAN XIAO HUI');
+  expect(html).toContain('Welcome, <b>TAN XIAO HUI</b> (S8979373D)');
   expect(html).toContain('b8d6a2e4-5c1f-4f3a-9e7d-2a1b3c4d5e6f');
   expect(html).toContain('urn:singpass:authentication:loa:2');
 }, 120_000);
