@@ -77,7 +77,7 @@ def signing():
         n(id='sf-on-error', type='singpass-sign-apply', name='session failed', client='sf-sign-client', x=430, y=530, wires=[['sf-error-line']]),
         n(id='sf-catch', type='catch', name='signing errors', scope=['sf-on-cert', 'sf-on-sig', 'sf-finish', 'sf-write', 'sf-webhook'], uncaught=False, x=420, y=580, wires=[['sf-error-line']]),
         n(id='sf-error-line', type='change', name='error line', rules=[
-            {'t': 'set', 'p': 'payload', 'pt': 'msg', 'to': '$string({"signRef": signRef, "code": error.code ? error.code : session.state.error.code, "message": error.message ? error.message : session.state.error.message, "at": $now()})', 'tot': 'jsonata'},
+            {'t': 'set', 'p': 'payload', 'pt': 'msg', 'to': '$string({"signRef": signRef, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.state.error.code, "at": $now()})', 'tot': 'jsonata'},
             {'t': 'set', 'p': 'filename', 'pt': 'msg', 'to': SIGNED_DIR + ' & "/errors.jsonl"', 'tot': 'jsonata'}], x=640, y=550, wires=[['sf-error-record']]),
         n(id='sf-error-record', type='file', name='record error', filename='filename', filenameType='msg', appendNewline=True, createDir=True, overwriteFile='false', encoding='utf8', x=830, y=550, wires=[[]]),
 

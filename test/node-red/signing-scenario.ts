@@ -42,6 +42,30 @@ export interface SigningScenario {
   running(nr: NodeRedProcess): void;
 }
 
+/**
+ * Deploy the example as a user would (fresh keys and secret pasted in; the example shipped in the installed package
+ * when there is one — what Import ▸ Examples shows) and register this Node-RED as the DSAP with the sandbox.
+ */
+export async function deploySigningExample(nr: NodeRedProcess, sb: Sandbox, file = EXAMPLE): Promise<void> {
+  const keys = await generateClientKeys();
+  await deploy(nr.url, exampleFlow(sb, keys.signing, file));
+  const jwks = await waitFor('the key-set endpoint', async () => {
+    const r = await fetch(`${nr.url}/singpass/jwks`);
+    return r.status === 200 ? ((await r.json()) as { keys: Record<string, unknown>[] }) : undefined;
+  });
+  expect(jwks.keys).toHaveLength(1);
+  expect(jwks.keys[0]).not.toHaveProperty('d');
+  sb.sign.registerClient({ clientId: 'node-red-dsap', jwksUrl: `${nr.url}/singpass/jwks`, notificationUrl: `${nr.url}/singpass/sign/webhook` });
+}
+
+/** Upload a PDF to the example's endpoint as its signing page does; the session it started. */
+export async function startSigning(nr: NodeRedProcess, pdf: Buffer, name = 'Contract.pdf'): Promise<{ signRef: string; challengeCode: string; expiresAt: number; qr: string }> {
+  const res = await fetch(`${nr.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(pdf) });
+  const started = (await res.json()) as { signRef: string; challengeCode: string; expiresAt: number; qr: string };
+  expect(res.status).toBe(200);
+  return started;
+}
+
 export async function signExampleWithRestart(o: SigningScenario): Promise<void> {
   const { sb } = o;
   const userDir = path.join(o.tmp, 'userDir');
@@ -55,25 +79,14 @@ export async function signExampleWithRestart(o: SigningScenario): Promise<void> 
   // the sandbox layout the config node assumes is the one the sandbox serves
   expect(sb.urls.signKeys).toBe(`${sb.baseUrl}/sign/static/.well-known/keys.json`);
 
-  const keys = await generateClientKeys();
-  // the example shipped in the installed package when there is one (what Import ▸ Examples shows)
-  await deploy(nr.url, exampleFlow(sb, keys.signing, o.packageDir ? path.join(o.packageDir, 'examples', 'singpass-document-signing.json') : EXAMPLE));
-  const jwks = await waitFor('the key-set endpoint', async () => {
-    const r = await fetch(`${nr.url}/singpass/jwks`);
-    return r.status === 200 ? ((await r.json()) as { keys: Record<string, unknown>[] }) : undefined;
-  });
-  expect(jwks.keys).toHaveLength(1);
-  expect(jwks.keys[0]).not.toHaveProperty('d');
-  sb.sign.registerClient({ clientId: 'node-red-dsap', jwksUrl: `${nr.url}/singpass/jwks`, notificationUrl: `${nr.url}/singpass/sign/webhook` });
+  await deploySigningExample(nr, sb, o.packageDir ? path.join(o.packageDir, 'examples', 'singpass-document-signing.json') : EXAMPLE);
 
   const page = await fetch(`${nr.url}/sign`);
   expect(page.status).toBe(200);
   expect(await page.text()).toContain('Start signing');
 
   const input = await fixture('classic');
-  const res = await fetch(`${nr.url}/sign/start?name=Contract.pdf`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(input) });
-  const started = (await res.json()) as { signRef: string; challengeCode: string; expiresAt: number; qr: string };
-  expect(res.status).toBe(200);
+  const started = await startSigning(nr, input);
   expect(started.qr).toMatch(/^data:image\/png;base64,/);
   expect(started.challengeCode).toMatch(/^[A-Z0-9]{4}$/);
   const { signRef } = started;
