@@ -43,7 +43,7 @@ export = function register(RED: NodeAPI): void {
     routes.set(url, (req, res) => {
       handle(node, client, req, res).catch((e: unknown) => {
         // handle() answers before anything can throw; this is only a last guard
-        node.error(asError(e));
+        node.error(asError(e), answered(503));
         if (!res.headersSent) answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
       });
     });
@@ -57,7 +57,7 @@ export = function register(RED: NodeAPI): void {
     }
     node.status({ fill: 'grey', shape: 'ring', text: `listening on ${url}` });
 
-    const replay = () => replayKept(node, client).catch((e: unknown) => node.error(asError(e)));
+    const replay = () => replayKept(node, client).catch((e: unknown) => node.error(asError(e), {}));
     if (!replaying.has(client.id)) {
       replaying.add(client.id);
       if (RED.events) RED.events.on('flows:started', onStarted);
@@ -90,7 +90,7 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     engine = await client.engine();
   } catch (e) {
     const err = asError(e);
-    node.error(err);
+    node.error(err, answered(503));
     node.status({ fill: 'red', shape: 'ring', text: `not ready: ${err.code}` });
     return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
   }
@@ -103,7 +103,7 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
       else node.warn(`signing webhook: a ${type} event for session ${signRef}, which is not in this Node-RED's context store (ignored)`);
     } catch (e) {
       // Not kept = not safe to acknowledge: the service retries a 503.
-      node.error(asError(e));
+      node.error(asError(e), { ...answered(503), signRef });
       return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
     }
   }
@@ -114,6 +114,14 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     node.warn(`signing webhook refused a delivery (${r.status}): ${check.error.code} ${check.error.message}`);
   }
   if (fresh && check.delivery) emit(node, check.delivery.event);
+}
+
+/**
+ * The message a Catch node gets for a delivery the node could not take (there is no flow message yet): what the
+ * service was answered, so a flow can alert on it.
+ */
+function answered(status: number): NodeMessage {
+  return { payload: { webhookAnswered: status } };
 }
 
 function emit(node: Node, event: SigningEvent): void {

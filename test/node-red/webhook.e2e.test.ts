@@ -4,13 +4,14 @@
  * deliveries are refused with the spec's 400 body and never reach the flow; a revoked certificate and a declined
  * session end in errors.jsonl with the core's code, and no hash is ever submitted for the revoked one.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { WEBHOOK_ERROR_BODY } from '../../src/sign/wire';
 import { fixture } from '../fixtures/pdfs';
-import { freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
+import { deploy, freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
 import { deploySigningExample, startSigning } from './signing-scenario';
 
 let sb: Sandbox;
@@ -85,3 +86,25 @@ test('a revoked certificate ends the session before any hash; a declined one is 
   expect(String(d.message)).toContain('user_cancelled');
   expect(lines('results.jsonl').filter((l) => l.signRef === revoked.signRef || l.signRef === declined.signRef)).toEqual([]);
 }, 180_000);
+
+test('a webhook whose client cannot work answers 503 (the service retries) and a Catch node gets the core\'s code', async () => {
+  const rsaPem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  const out = path.join(tmp, 'caught.jsonl');
+  await deploy(nr.url, [
+    { id: 'bad-secret', type: 'singpass-notification-secret', name: '', credentials: { secret: 'x'.repeat(40) } },
+    { id: 'bad-client', type: 'singpass-sign-client', environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId: 'node-red-dsap', domainName: 'localhost', tenantId: 't', notificationSecret: 'bad-secret', credentials: { signingKey: rsaPem } },
+    { id: 'bad-tab', type: 'tab', label: 'bad' },
+    { id: 'bad-webhook', z: 'bad-tab', type: 'singpass-sign-webhook', client: 'bad-client', url: '/bad/webhook', x: 100, y: 100, wires: [[], [], []] },
+    { id: 'bad-catch', z: 'bad-tab', type: 'catch', scope: ['bad-webhook'], uncaught: false, x: 100, y: 200, wires: [['bad-line']] },
+    { id: 'bad-line', z: 'bad-tab', type: 'change', rules: [{ t: 'set', p: 'payload', pt: 'msg', to: '$string({"code": error.code, "answered": payload.webhookAnswered})', tot: 'jsonata' }], x: 300, y: 200, wires: [['bad-file']] },
+    { id: 'bad-file', z: 'bad-tab', type: 'file', filename: out, filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 500, y: 200, wires: [[]] },
+  ]);
+  const r = await waitFor('the new webhook route', async () => {
+    const res = await fetch(`${nr.url}/bad/webhook`, { method: 'POST', headers: { authorization: 'Bearer x', 'content-type': 'application/jwt' }, body: 'a.b.c' });
+    return res.status === 404 ? undefined : res;
+  });
+  expect(r.status).toBe(503);
+  expect(((await r.json()) as Record<string, unknown>)[WEBHOOK_ERROR_BODY.errorCode]).toBe('SERVER_SIDE_ERROR');
+  const caught = await waitFor('the Catch node output', () => (fs.existsSync(out) ? fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) : undefined));
+  expect(caught[0]).toEqual({ code: 'KEY_UNSUPPORTED', answered: 503 });
+}, 120_000);
