@@ -63,8 +63,10 @@ test('Node 20: installs like the palette manager (engine-strict, no n8n runtime)
   expect(sets.flatMap((s) => s.types).sort()).toEqual([...NODE_TYPES].sort());
   // the editor's side of each node (form, help, icons) is served
   const html = await (await fetch(`${nr.url}/nodes`, { headers: { accept: 'text/html' } })).text();
-  for (const t of NODE_TYPES) expect(html).toContain(`data-template-name="${t}"`);
-  expect(html).toContain('data-help-name="singpass-sign-start"');
+  for (const t of NODE_TYPES) {
+    expect(html).toContain(`data-template-name="${t}"`);
+    expect(html).toContain(`data-help-name="${t}"`);
+  }
   expect((await fetch(`${nr.url}/icons/@singpass-flows/n8n-nodes-singpass/singpass-sign.svg`)).status).toBe(200);
 }, 600_000);
 
