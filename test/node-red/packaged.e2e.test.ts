@@ -68,6 +68,11 @@ test('Node 20: installs like the palette manager (engine-strict, no n8n runtime)
     expect(html).toContain(`data-help-name="${t}"`);
   }
   expect((await fetch(`${nr.url}/icons/@singpass-flows/n8n-nodes-singpass/singpass-sign.svg`)).status).toBe(200);
+  // Import ▸ Examples: the editor lists the module's examples from the library API and imports them from there
+  const listing = await (await fetch(`${nr.url}/library/examples/flows/@singpass-flows/n8n-nodes-singpass`)).text();
+  for (const f of EXAMPLES) expect(listing).toContain(`"${f.replace(/\.json$/, '')}"`);
+  const imported = await fetch(`${nr.url}/library/examples/flows/@singpass-flows/n8n-nodes-singpass/singpass-document-signing`);
+  expect(await imported.json()).toEqual(JSON.parse(fs.readFileSync(path.join(pkgDir, 'examples', 'singpass-document-signing.json'), 'utf8')));
 }, 600_000);
 
 describe('Node 24 + Node-RED 5', () => {

@@ -25,3 +25,9 @@ afterAll(async () => {
 test('signs a PDF end to end in the example flow, with a Node-RED restart between the certificate and the signature', async () => {
   await signExampleWithRestart({ sb, tmp, version: /^4\./, running: (p) => (nr = p) });
 }, 300_000);
+
+// Not covered yet: Node-RED killed in the milliseconds between the hash submission and the write of the record that
+// holds the prepared PDF state. The replayed certificate event then prepares again (another hash) and the service
+// refuses it: the session ends in errors.jsonl instead of completing. Needs the engine to hand the prepared record to
+// the adapter (to persist) BEFORE it submits the hash.
+test.todo('a SIGKILL between the hash submission and the record write still completes the session');
