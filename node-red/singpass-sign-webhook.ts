@@ -11,12 +11,17 @@ import { SingpassFlowsError } from '../src/errors';
 import type { SigningEvent } from '../src/sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../src/sign/wire';
 import { asError } from './lib/run';
-import { short } from './lib/session-steps';
+import { isSessionEnded } from '../src/session';
+import { endSession, recordForMessage, short } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
 const OUTPUT: Record<SigningEvent['type'], number> = { certificate: 0, signature: 1, error: 2 };
 const MAX_BODY = 1024 * 1024;
+/** How often the webhook node looks for sessions past their deadline, and for ended records to forget. */
+const SWEEP_MS = 5_000;
+/** Ended session records stay this long (for a flow that looks one up), then leave the context store. */
+const KEEP_ENDED_MS = 24 * 3600 * 1000;
 
 /** One Express route per path for the process; the node currently deployed on the path handles it. */
 const routes = new Map<string, (req: HttpRequest, res: HttpResponse) => void>();
@@ -68,7 +73,13 @@ export = function register(RED: NodeAPI): void {
       void replay();
     }
 
+    const sweeper = setInterval(() => {
+      sweep(node, client).catch((e: unknown) => node.error(asError(e), {}));
+    }, SWEEP_MS);
+    sweeper.unref?.();
+
     node.on('close', (_removed, done) => {
+      clearInterval(sweeper);
       if (routes.get(url)) routes.delete(url);
       replaying.delete(client.id);
       RED.events?.removeListener('flows:started', onStarted);
@@ -137,6 +148,35 @@ function summary(event: SigningEvent): Record<string, unknown> {
     case 'certificate': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt };
     case 'signature': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, documentHash: event.documentHash };
     case 'error': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, errorCode: event.errorCode, message: event.message, correlationId: event.correlationId };
+  }
+}
+
+/**
+ * Sessions past their deadline (the user never scanned or never approved: no event can come any more) end as
+ * SESSION_EXPIRED — PDF and deliveries deleted, the certificate dropped — and go out on the error output
+ * (`msg.event.type` "expired") so the flow records them. Ended records are forgotten a day after they ended.
+ */
+async function sweep(node: Node, client: SignClientNode): Promise<void> {
+  let engine;
+  try {
+    engine = await client.engine();
+  } catch {
+    return; // a configuration problem: reported when a delivery or a node uses the client
+  }
+  for (const record of await client.store.records()) {
+    const { signRef } = record.state;
+    if (isSessionEnded(record)) {
+      if (Date.now() - record.state.updatedAt * 1000 > KEEP_ENDED_MS) await client.store.delete(signRef);
+      continue;
+    }
+    if (record.state.status === 'signed' || Date.now() <= engine.deadline(record)) continue;
+    const { record: expired } = engine.expire(record);
+    if (expired === record || !(await client.store.put(expired, record.revision))) continue; // changed meanwhile: next round
+    await endSession(client, signRef);
+    const outputs: (NodeMessage | null)[] = [null, null, null];
+    outputs[OUTPUT.error] = { payload: { type: 'expired', signRef }, signRef, event: { type: 'expired', signRef }, session: recordForMessage(expired) };
+    node.status({ fill: 'yellow', shape: 'ring', text: `${short(signRef)} expired` });
+    node.send(outputs);
   }
 }
 

@@ -71,3 +71,9 @@ export function sessionError(record: SessionRecord): SingpassFlowsError | undefi
 export function statusReporter(node: Node): (step: SessionStep) => void {
   return (step) => node.status(stepStatus(step));
 }
+
+/** A session that ended keeps its record (small, without the certificate) but not the PDF nor the deliveries. */
+export async function endSession(client: SignClientNode, signRef: string): Promise<void> {
+  await client.store.deleteDocument(signRef);
+  await client.store.forgetDeliveries(signRef);
+}
