@@ -3,8 +3,7 @@
  * a payload that is not a Buffer, a session that does not exist. Each gives a clear error with the core's code (what
  * a Catch node routes on), none crashes the runtime or leaves an unhandled rejection.
  */
-import { execFileSync } from 'node:child_process';
-import { catchNode, configNodes, getNode, helper, keys, nextError, nextMessage, positioned, signNodes } from './helper';
+import { catchNode, configNodes, getNode, helper, keys, nextError, nextMessage, positioned, rootPem, signNodes } from './helper';
 
 const unhandled: unknown[] = [];
 const onUnhandled = (e: unknown) => unhandled.push(e);
@@ -16,8 +15,7 @@ afterEach(async () => {
 });
 
 const SECRET = 'x'.repeat(40);
-/** A root CA certificate for the client's "Trusted roots" (made by OpenSSL; nothing is ever chained to it here). */
-const ROOT_PEM = execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=Test Root', '-days', '1', '-keyout', '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+const ROOT_PEM = rootPem();
 
 function flow(start: Record<string, unknown> = {}) {
   return positioned([
