@@ -3,7 +3,9 @@
  * a payload that is not a Buffer, a session that does not exist. Each gives a clear error with the core's code (what
  * a Catch node routes on), none crashes the runtime or leaves an unhandled rejection.
  */
-import { catchNode, configNodes, getNode, helper, keys, nextError, nextMessage, positioned, rootPem, signNodes } from './helper';
+import { catchNode, configNodes, documentDir, getNode, helper, keys, nextError, nextMessage, positioned, rootPem, signNodes } from './helper';
+
+const DOCUMENTS = documentDir();
 
 const unhandled: unknown[] = [];
 const onUnhandled = (e: unknown) => unhandled.push(e);
@@ -22,7 +24,7 @@ function flow(start: Record<string, unknown> = {}) {
     { id: 'secretNode', type: 'singpass-notification-secret', name: 'webhook secret' },
     {
       id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1',
-      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: ROOT_PEM,
+      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: ROOT_PEM, documentDir: DOCUMENTS,
     },
     { id: 'f1', type: 'tab' },
     { id: 'start', z: 'f1', type: 'singpass-sign-start', client: 'client', level: 'B-LTA', wires: [['out']], ...start },

@@ -4,6 +4,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 export const helper = require('node-red-node-test-helper');
@@ -67,4 +70,14 @@ export function positioned<T extends Record<string, unknown>>(flow: T[]): T[] {
 /** A root CA certificate for a client's "Trusted roots" (made by OpenSSL; nothing is ever chained to it here). */
 export function rootPem(): string {
   return execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=Test Root', '-days', '1', '-keyout', '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+/**
+ * A temp folder for the PDFs waiting for a signature (the client's "Document folder"): the test helper has no userDir,
+ * so the default would be the working directory. Removed after the file's tests.
+ */
+export function documentDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-docs-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }

@@ -4,7 +4,9 @@
  * expired. (Deliveries over HTTP are in webhook.e2e.test.ts.)
  */
 import type { SessionRecord } from '../../src/session';
-import { configNodes, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
+import { configNodes, documentDir, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
+
+const DOCUMENTS = documentDir();
 
 afterEach(() => helper.unload());
 
@@ -20,7 +22,7 @@ function record(signRef: string, status: string, updatedAt: number, expiresAt = 
 test('ended records are forgotten a day after they ended; an overdue session goes out as expired', async () => {
   await helper.load([configNodes, webhookNodes], positioned([
     { id: 'secretNode', type: 'singpass-notification-secret' },
-    { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem() },
+    { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), documentDir: DOCUMENTS },
     { id: 'f1', type: 'tab' },
     { id: 'webhook', z: 'f1', type: 'singpass-sign-webhook', client: 'client', url: '/hook', wires: [[], [], ['expired']] },
     { id: 'expired', z: 'f1', type: 'helper' },
