@@ -34,6 +34,11 @@ export class RemoteKeySet {
   readonly url: string;
   private readonly opts: Required<Omit<RemoteKeySetOptions, 'fetch'>> & { fetch?: Fetch };
   private keys: JWK[] | undefined;
+  /**
+   * Keys already imported, by alg and kid, for the CURRENT set only (cleared when a set is loaded): importing a JWK
+   * costs more than verifying an ES256 signature, and jose caches its own conversion per KeyObject instance.
+   */
+  private imported = new Map<string, KeyObject>();
   private lastRefetchAt = -Infinity;
   private expiresAt = -Infinity;
   private inflight: Promise<void> | undefined;
@@ -55,6 +60,9 @@ export class RemoteKeySet {
   /** The key to verify a JWS with this protected header; refetches once (rate-limited) when the kid is unknown. */
   async getKey(header: JWSHeaderParameters): Promise<KeyObject> {
     await this.ensureFresh();
+    const cacheKey = JSON.stringify([header.alg, header.kid]);
+    const cached = this.imported.get(cacheKey);
+    if (cached) return cached;
     let jwk = this.select(header);
     if (!jwk && (await this.refreshIfAllowed())) jwk = this.select(header);
     if (!jwk) {
@@ -62,11 +70,14 @@ export class RemoteKeySet {
         ? `The token names no key (kid) and the key set at ${safeUrl(this.url)} has no single matching key`
         : `No key with kid "${header.kid}" for ${header.alg} in the key set at ${safeUrl(this.url)}`, { kid: header.kid });
     }
+    let key: KeyObject;
     try {
-      return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+      key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
     } catch (e) {
       throw new SingpassFlowsError('KEY_SET_INVALID', `Key "${jwk.kid}" in ${safeUrl(this.url)} cannot be read`, {}, { cause: e });
     }
+    this.imported.set(cacheKey, key); // no await since select(): this.keys is the set the key came from
+    return key;
   }
 
   /**
@@ -133,6 +144,7 @@ export class RemoteKeySet {
       throw new SingpassFlowsError('KEY_SET_INVALID', `The key set at ${safeUrl(this.url)} contains private key material; refusing it`);
     }
     this.keys = keys;
+    this.imported = new Map();
     this.expiresAt = now + this.cacheSeconds(res.headers.get('cache-control')) * 1000;
   }
 

@@ -1,29 +1,18 @@
-import { X509Certificate, createHash, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
 import { constantTimeEqual } from '../secrets';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { systemClock, type Clock } from '../clock';
 import type { Fetch } from '../http';
-import { JOSE_CURVE_OF_OPENSSL, RemoteKeySet, verifyJwsWithKeySet } from '../keys';
+import { RemoteKeySet, verifyJwsWithKeySet } from '../keys';
 import { MemoryDeliveryLog, type DeliveryLog } from './delivery-log';
 import { isSha256Hex } from './validate';
+import { readUserCertificate, type UserCertificate } from './user-certificate';
+
+export type { UserCertificate };
 import {
   REQUEST_TYPES, WEBHOOK_ALGS, WEBHOOK_BODY_TOKEN, WEBHOOK_CLAIMS, WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES, pickString,
 } from './wire';
-
-/** The user's signing certificate as delivered by the certificate notification. Keep it only for the session. */
-export interface UserCertificate {
-  der: Buffer;
-  base64: string;
-  subject: string;
-  issuer: string;
-  serialNumber: string;
-  /** ISO 8601. */
-  notBefore: string;
-  notAfter: string;
-  /** e.g. `EC P-256`, `RSA 2048`. */
-  publicKeyAlgorithm: string;
-}
 
 /** The user scanned the QR code: build the hash with this certificate and submit it with the nonce. */
 export interface CertificateEvent {
@@ -261,25 +250,9 @@ function parseCertificate(base64: string): UserCertificate {
   const der = Buffer.from(base64, 'base64');
   // base64 decoding is lenient; a round trip proves the claim really was base64 of these bytes
   if (der.length === 0 || der.toString('base64').replace(/=+$/, '') !== base64.replace(/\s+/g, '').replace(/=+$/, '')) {
-    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries a certificate that is not base64');
+    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries a certificate that is not base64', { field: 'user_cert' });
   }
-  let cert: X509Certificate;
-  try {
-    cert = new X509Certificate(der);
-  } catch (e) {
-    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries data that is not an X.509 certificate', {}, { cause: e });
-  }
-  const key = cert.publicKey;
-  const details = key.asymmetricKeyDetails;
-  const publicKeyAlgorithm = key.asymmetricKeyType === 'ec'
-    ? `EC ${JOSE_CURVE_OF_OPENSSL[String(details?.namedCurve)] ?? details?.namedCurve}`
-    : `${key.asymmetricKeyType?.toUpperCase()}${details?.modulusLength ? ` ${details.modulusLength}` : ''}`;
-  return {
-    der, base64: der.toString('base64'),
-    subject: cert.subject, issuer: cert.issuer, serialNumber: cert.serialNumber,
-    notBefore: new Date(cert.validFrom).toISOString(), notAfter: new Date(cert.validTo).toISOString(),
-    publicKeyAlgorithm,
-  };
+  return readUserCertificate(der);
 }
 
 /**
