@@ -26,7 +26,7 @@ export interface UserCertificate {
  * reads the DER itself — strictly: one DER SEQUENCE of TBSCertificate, algorithm and BIT STRING with no trailing
  * bytes, each TBSCertificate field of the right type.
  */
-export function readUserCertificate(der: Buffer): UserCertificate {
+export function readUserCertificate(der: Buffer, base64 = der.toString('base64')): UserCertificate {
   try {
     const cert = readTlv(der);
     if (cert.tag !== 0x30 || cert.end !== der.length) throw new Error('not one DER SEQUENCE');
@@ -43,7 +43,7 @@ export function readUserCertificate(der: Buffer): UserCertificate {
     expect(signature, 0x30);
     const [from, to] = children(der, expect(validity, 0x30));
     return {
-      der, base64: der.toString('base64'),
+      der, base64,
       subject: formatName(der, expect(subject, 0x30)),
       issuer: formatName(der, expect(issuer, 0x30)),
       serialNumber: serialHex(contentOf(der, serial!)),
@@ -61,6 +61,19 @@ function expect(t: Tlv | undefined, tag: number): Tlv {
   return t;
 }
 
+/** Dotted OIDs by their DER content in hex: the names in a certificate repeat a handful of OIDs. */
+const DOTTED = new Map<string, string>();
+function oidOf(der: Buffer, t: Tlv | undefined): string {
+  const content = contentOf(der, expect(t, 0x06));
+  const hex = content.toString('hex');
+  let dotted = DOTTED.get(hex);
+  if (dotted === undefined) {
+    dotted = decodeOid(content);
+    if (DOTTED.size < 256) DOTTED.set(hex, dotted);
+  }
+  return dotted;
+}
+
 /** OpenSSL's short names (node:crypto prints names with them); others print as the dotted OID, as OpenSSL does. */
 const SHORT_NAMES: Record<string, string> = {
   '2.5.4.3': 'CN', '2.5.4.4': 'SN', '2.5.4.5': 'serialNumber', '2.5.4.6': 'C', '2.5.4.7': 'L', '2.5.4.8': 'ST',
@@ -76,7 +89,7 @@ function formatName(der: Buffer, name: Tlv): string {
     expect(rdn, 0x31);
     return children(der, rdn).map((atv) => {
       const [type, value] = children(der, expect(atv, 0x30));
-      const oid = decodeOid(contentOf(der, expect(type, 0x06)));
+      const oid = oidOf(der, type);
       if (!value) throw new Error('attribute without value');
       const text = stringValue(der, value);
       // values of other ASN.1 types print as # and their DER in hex (RFC 2253)
@@ -130,11 +143,11 @@ const CURVE_NAMES: Record<string, string> = {
 function keyAlgorithm(der: Buffer, spki: Tlv): string {
   const [alg, key] = children(der, spki);
   const [algOid, params] = children(der, expect(alg, 0x30));
-  const oid = decodeOid(contentOf(der, expect(algOid, 0x06)));
+  const oid = oidOf(der, algOid);
   const bits = contentOf(der, expect(key, 0x03));
   if (bits.length < 2 || bits[0] !== 0) throw new Error('bad public key BIT STRING');
   if (oid === '1.2.840.10045.2.1') {
-    const curveOid = decodeOid(contentOf(der, expect(params, 0x06)));
+    const curveOid = oidOf(der, params);
     const openssl = CURVE_NAMES[curveOid] ?? curveOid;
     return `EC ${JOSE_CURVE_OF_OPENSSL[openssl] ?? openssl}`;
   }

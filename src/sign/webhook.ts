@@ -248,11 +248,12 @@ function toEvent(payload: JWTPayload): SigningEvent {
 
 function parseCertificate(base64: string): UserCertificate {
   const der = Buffer.from(base64, 'base64');
+  const canonical = der.toString('base64');
   // base64 decoding is lenient; a round trip proves the claim really was base64 of these bytes
-  if (der.length === 0 || der.toString('base64').replace(/=+$/, '') !== base64.replace(/\s+/g, '').replace(/=+$/, '')) {
+  if (der.length === 0 || (canonical !== base64 && canonical.replace(/=+$/, '') !== base64.replace(/\s+/g, '').replace(/=+$/, ''))) {
     throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries a certificate that is not base64', { field: 'user_cert' });
   }
-  return readUserCertificate(der);
+  return readUserCertificate(der, canonical);
 }
 
 /**
