@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
 import { constantTimeEqual } from '../secrets';
-import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { SingpassFlowsError, invalidInput, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { checkNumberSetting } from '../settings';
 import { systemClock, type Clock } from '../clock';
 import type { Fetch } from '../http';
 import { RemoteKeySet, verifyJwsWithKeySet } from '../keys';
@@ -117,12 +118,14 @@ const MAX_TOKEN_LIFETIME_S = 600;
  * res.status(response.status).json('body' in response ? response.body : undefined);
  */
 export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookVerifier {
+  if (!options || typeof options !== 'object') throw invalidInput('options', 'the webhook verifier needs at least { keySetUrl }');
   const clock = options.clock ?? systemClock;
   const keySet = new RemoteKeySet(options.keySetUrl, {
     fetch: options.fetch, clock, timeoutMs: options.timeoutMs, refetchCooldownSeconds: options.refetchCooldownSeconds,
   });
   const defaultLog = new MemoryDeliveryLog({ clock });
-  const windowMs = (options.duplicateWindowSeconds ?? 900) * 1000;
+  const windowMs = (checkNumberSetting('duplicateWindowSeconds', options.duplicateWindowSeconds, { min: 1, max: 7 * 24 * 3600, unit: 'seconds' }) ?? 900) * 1000;
+  const clockToleranceSeconds = checkNumberSetting('clockToleranceSeconds', options.clockToleranceSeconds, { min: 0, max: 300, unit: 'seconds' }) ?? 30;
 
   async function handle(request: WebhookRequest): Promise<WebhookResult> {
     try {
@@ -145,7 +148,7 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
         expiredCode: 'WEBHOOK_TOKEN_EXPIRED',
         what: 'webhook token',
         clock,
-        clockToleranceSeconds: options.clockToleranceSeconds ?? 30,
+        clockToleranceSeconds,
       });
       if ((payload.exp as number) - (payload.iat as number) > MAX_TOKEN_LIFETIME_S) {
         throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is valid for more than ${MAX_TOKEN_LIFETIME_S} s; refusing it`);
