@@ -75,7 +75,7 @@ export class RemoteKeySet {
     if (!jwk) {
       throw new SingpassFlowsError('KEY_NOT_FOUND', header.kid === undefined
         ? `The token names no key (kid) and the key set at ${safeUrl(this.url)} has no single matching key`
-        : `No key with kid "${header.kid}" for ${header.alg} in the key set at ${safeUrl(this.url)}`, { kid: header.kid });
+        : `No key with kid ${JSON.stringify(String(header.kid).slice(0, 80))} for ${header.alg} in the key set at ${safeUrl(this.url)}`, { kid: header.kid });
     }
     let key: KeyObject;
     try {

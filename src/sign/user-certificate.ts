@@ -52,7 +52,8 @@ export function readUserCertificate(der: Buffer, base64 = der.toString('base64')
       publicKeyAlgorithm: keyAlgorithm(der, expect(spki, 0x30)),
     };
   } catch (e) {
-    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries data that is not an X.509 certificate', { field: 'user_cert' }, { cause: e });
+    if (e instanceof SingpassFlowsError) throw e;
+    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries data that is not an X.509 certificate ("user_cert")', { field: 'user_cert' }, { cause: e });
   }
 }
 
@@ -139,6 +140,8 @@ const CURVE_NAMES: Record<string, string> = {
   '1.2.840.10045.3.1.1': 'prime192v1', '1.3.132.0.10': 'secp256k1', '1.3.132.0.33': 'secp224r1',
 };
 
+const MIN_RSA_BITS = 2048;
+
 /** `EC P-256`, `RSA 2048`, … from the SubjectPublicKeyInfo, as the summary has always named them. */
 function keyAlgorithm(der: Buffer, spki: Tlv): string {
   const [alg, key] = children(der, spki);
@@ -157,6 +160,10 @@ function keyAlgorithm(der: Buffer, spki: Tlv): string {
     let m = contentOf(rsaKey, expect(modulus, 0x02));
     while (m.length > 1 && m[0] === 0) m = m.subarray(1);
     const length = (m.length - 1) * 8 + (32 - Math.clz32(m[0]!));
+    if (length < MIN_RSA_BITS) {
+      // A signature under such a key can be forged; no qualified CA issues one, so it is not the service talking.
+      throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The certificate notification carries a certificate with a ${length}-bit RSA key ("user_cert"); at least ${MIN_RSA_BITS} bits are required`, { field: 'user_cert' });
+    }
     return `${oid.endsWith('.10') ? 'RSA-PSS' : 'RSA'} ${length}`;
   }
   return ({ '1.3.101.112': 'ED25519', '1.3.101.113': 'ED448' } as Record<string, string>)[oid] ?? oid;

@@ -60,8 +60,8 @@ export interface WebhookResult {
   event?: SigningEvent;
   /** True when this event was already delivered (the service retries and may deliver twice). */
   duplicate: boolean;
-  /** Why the delivery was refused, log-safe. */
-  error?: { code: ErrorCode; message: string };
+  /** Why the delivery was refused, log-safe; `field` names the claim or part at fault when there is one. */
+  error?: { code: ErrorCode; message: string; field?: string };
 }
 
 export interface WebhookRequest {
@@ -151,7 +151,7 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
         clockToleranceSeconds,
       });
       if ((payload.exp as number) - (payload.iat as number) > MAX_TOKEN_LIFETIME_S) {
-        throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is valid for more than ${MAX_TOKEN_LIFETIME_S} s; refusing it`);
+        throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is valid for more than ${MAX_TOKEN_LIFETIME_S} s ("exp" - "iat"); refusing it`, { field: 'exp' });
       }
       const event = toEvent(payload);
       const log = request.seen ?? defaultLog;
@@ -160,16 +160,21 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
     } catch (e) {
       // Anything not ours (a failing DeliveryLog store or session lookup) is our own fault: 503, the service retries.
       const err = isSingpassFlowsError(e) ? e : new SingpassFlowsError('WEBHOOK_HANDLER_FAILED', `The webhook handler failed: ${(e as Error)?.message ?? e}`, { retryable: true });
-      return { response: errorResponse(err), duplicate: false, error: { code: err.code, message: err.message } };
+      const field = typeof err.details.field === 'string' ? { field: err.details.field } : {};
+      return { response: errorResponse(err), duplicate: false, error: { code: err.code, message: err.message, ...field } };
     }
   }
 
   return { handle, keySet, warmUp: () => keySet.prefetch() };
 }
 
+/** Far above any real notification (a JWT carrying one certificate is a few KB); refused before parsing. */
+const MAX_BODY_BYTES = 256 * 1024;
+
 function readToken(body: WebhookRequest['body']): string {
   let json: unknown = body;
   if (Buffer.isBuffer(body) || typeof body === 'string') {
+    if (body.length > MAX_BODY_BYTES) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook body is larger than ${MAX_BODY_BYTES / 1024} KB; refusing it`);
     try {
       json = JSON.parse(body.toString('utf8'));
     } catch {
@@ -177,7 +182,8 @@ function readToken(body: WebhookRequest['body']): string {
     }
   }
   const token = json && typeof json === 'object' ? (json as Record<string, unknown>)[WEBHOOK_BODY_TOKEN] : undefined;
-  if (typeof token !== 'string' || token === '') throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook body has no "${WEBHOOK_BODY_TOKEN}" string`);
+  if (typeof token !== 'string' || token === '') throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook body has no "${WEBHOOK_BODY_TOKEN}" string`, { field: WEBHOOK_BODY_TOKEN });
+  if (token.length > MAX_BODY_BYTES) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is larger than ${MAX_BODY_BYTES / 1024} KB; refusing it`, { field: WEBHOOK_BODY_TOKEN });
   return token;
 }
 
@@ -185,8 +191,9 @@ function readBearer(headers: WebhookRequest['headers']): string | undefined {
   let value: string | string[] | null | undefined;
   if (typeof (headers as Headers)?.get === 'function') value = (headers as Headers).get('authorization');
   else {
-    const entry = Object.entries(headers ?? {}).find(([k]) => k.toLowerCase() === 'authorization');
-    value = entry?.[1];
+    const entries = Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() === 'authorization');
+    // Authorization under two spellings is as ambiguous as two Authorization headers
+    value = entries.length === 1 ? entries[0]![1] : entries.length > 1 ? [] : undefined;
   }
   if (Array.isArray(value)) {
     if (value.length !== 1) return undefined; // two Authorization headers: ambiguous, refuse
@@ -233,9 +240,9 @@ function toEvent(payload: JWTPayload): SigningEvent {
   if ((REQUEST_TYPES.signature as readonly string[]).includes(requestType)) {
     const documentHash = claim(p, WEBHOOK_CLAIMS.docHash, 'document hash');
     const signature = claim(p, WEBHOOK_CLAIMS.signature, 'signature');
-    if (!isSha256Hex(documentHash)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a document hash that is not 64 hex characters');
+    if (!isSha256Hex(documentHash)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The signature notification carries a document hash ("${WEBHOOK_CLAIMS.docHash[0]}") that is not 64 hex characters`, { field: WEBHOOK_CLAIMS.docHash[0] });
     // DER SEQUENCE (0x30…) in hex, even length
-    if (!/^30([0-9a-fA-F]{2})+$/i.test(signature)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a signature that is not hex-encoded DER');
+    if (!/^30([0-9a-fA-F]{2})+$/i.test(signature)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The signature notification carries a signature ("${WEBHOOK_CLAIMS.signature[0]}") that is not hex-encoded DER`, { field: WEBHOOK_CLAIMS.signature[0] });
     return { type: 'signature', signRef, issuedAt, documentHash: documentHash.toLowerCase(), signature: signature.toLowerCase() };
   }
   if ((REQUEST_TYPES.error as readonly string[]).includes(requestType)) {
@@ -246,7 +253,8 @@ function toEvent(payload: JWTPayload): SigningEvent {
       correlationId: pickString(p, WEBHOOK_CLAIMS.correlationId) ?? '',
     };
   }
-  throw new SingpassFlowsError('WEBHOOK_EVENT_UNKNOWN', `The webhook request type "${requestType.slice(0, 40)}" is not one this package knows`, { field: 'request_type' });
+  // JSON.stringify escapes control characters: a hostile value cannot write terminal escapes into our logs
+  throw new SingpassFlowsError('WEBHOOK_EVENT_UNKNOWN', `The webhook request type ("${WEBHOOK_CLAIMS.requestType[0]}") ${JSON.stringify(requestType.slice(0, 40))} is not one this package knows`, { field: WEBHOOK_CLAIMS.requestType[0] });
 }
 
 function parseCertificate(base64: string): UserCertificate {
@@ -254,7 +262,7 @@ function parseCertificate(base64: string): UserCertificate {
   const canonical = der.toString('base64');
   // base64 decoding is lenient; a round trip proves the claim really was base64 of these bytes
   if (der.length === 0 || (canonical !== base64 && canonical.replace(/=+$/, '') !== base64.replace(/\s+/g, '').replace(/=+$/, ''))) {
-    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries a certificate that is not base64', { field: 'user_cert' });
+    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The certificate notification carries a certificate ("${WEBHOOK_CLAIMS.userCert[0]}") that is not base64 DER`, { field: WEBHOOK_CLAIMS.userCert[0] });
   }
   return readUserCertificate(der, canonical);
 }
