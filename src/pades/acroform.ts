@@ -161,7 +161,7 @@ export function findPage(reader: PdfReader, pageNumber: number): { ref: PdfRef; 
   if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > total) {
     throw invalidInput('appearance.page', `must be a page number between 1 and ${total}`);
   }
-  let node = rootDict;
+  let node: PdfDict | undefined = rootDict;
   let n = pageNumber;
   for (let depth = 0; node && depth < 64; depth++) {
     let next: PdfDict | undefined;

@@ -1,3 +1,4 @@
+/** @jest-environment ./test/malformed/environment.ts */
 import { generateKeyPairSync } from 'node:crypto';
 import type { JWK } from 'jose';
 import { loadSigningKey, type LoadedKey } from '../../src/keys';

@@ -15,14 +15,22 @@ export interface Expected {
   field?: string;
 }
 
-/** Rejections nobody handled, collected while a table runs; each suite asserts there were none. */
+/**
+ * Rejections nobody handled, collected by a listener on the real process while a table runs; each suite asserts
+ * there were none. Needs `@jest-environment ./test/malformed/environment.ts` in the file's docblock (a test file's own
+ * `process` is a copy that never receives them): without it the suite fails instead of silently listening to nothing.
+ */
 export function trapUnhandledRejections(): { readonly seen: unknown[] } {
   const state = { seen: [] as unknown[] };
-  const onRejection = (reason: unknown) => state.seen.push(reason);
-  beforeAll(() => process.on('unhandledRejection', onRejection));
+  let stop: (() => void) | undefined;
+  beforeAll(() => {
+    const listen = (globalThis as { __hostProcessOnUnhandledRejection?: (l: (reason: unknown) => void) => () => void }).__hostProcessOnUnhandledRejection;
+    if (!listen) throw new Error('trapUnhandledRejections needs the docblock `@jest-environment ./test/malformed/environment.ts`');
+    stop = listen((reason) => state.seen.push(reason));
+  });
   afterAll(async () => {
-    await new Promise((r) => setImmediate(r)); // let late rejections surface before the check
-    process.off('unhandledRejection', onRejection);
+    await new Promise((r) => setTimeout(r, 50)); // let late rejections (a timer after the last row) surface before the check
+    stop?.();
     expect(state.seen.map(String)).toEqual([]);
   });
   return state;

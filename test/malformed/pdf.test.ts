@@ -1,3 +1,4 @@
+/** @jest-environment ./test/malformed/environment.ts */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

@@ -1,3 +1,4 @@
+/** @jest-environment ./test/malformed/environment.ts */
 import * as crypto from 'node:crypto';
 import { SignJWT, base64url, type JWK } from 'jose';
 import type { ErrorCode } from '../../src/errors';
