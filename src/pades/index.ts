@@ -9,6 +9,6 @@ export { prepareDocumentTimestamp, finalizeDocumentTimestamp } from './timestamp
 export type { PreparedDocumentTimestamp } from './timestamp-field';
 export { appendDss, readDss } from './dss';
 export type { DssData, DssEntry } from './dss';
-export { listSignatures, byteRangeDigest } from './list';
+export { listSignatures, byteRangeDigest, newestSignatureIndex } from './list';
 export type { PdfSignatureInfo } from './list';
 export type { PreparedUpdate } from './signature-update';

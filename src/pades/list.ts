@@ -82,6 +82,15 @@ export function listSignatures(pdf: Buffer): PdfSignatureInfo[] {
   return out.sort((a, b) => a.byteRange[1]! - b.byteRange[1]!);
 }
 
+/**
+ * Index (in {@link listSignatures} order) of the newest signature, document timestamps not counted; -1 when there is
+ * none. Signatures are appended, so the newest is the last one in file order: after signing, it is ours.
+ */
+export function newestSignatureIndex(signatures: readonly Pick<PdfSignatureInfo, 'type'>[]): number {
+  for (let i = signatures.length - 1; i >= 0; i--) if (signatures[i]!.type === 'signature') return i;
+  return -1;
+}
+
 /** Digest of the bytes a /ByteRange covers (streamed, no copy). */
 export function byteRangeDigest(pdf: Buffer, byteRange: number[], algorithm = 'sha256'): Buffer {
   if (byteRange.length % 2 !== 0) throw invalidInput('byteRange', 'must have an even number of entries');

@@ -2,14 +2,25 @@
  * PAdES B-LT: gathers the validation data a verifier needs years later (every certificate of every signer and TSA
  * chain, a fresh OCSP response for every non-anchor certificate, the OCSP responder certificates) and stores it in
  * the document security store (/DSS) with one incremental update.
+ *
+ * Documents are often signed by others first, with other tools and other CAs. Only the signatures the caller names
+ * (by default: the newest one and the document timestamps after it, i.e. what we just added) must end complete;
+ * earlier ones get what can be obtained, and the summary says what could not and why.
  */
+import { createHash } from 'node:crypto';
 import type { Clock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import type { Fetch } from '../http';
-import { buildChain, checkTimestampToken, fetchOcspResponse } from '../pki';
+import { buildChainPartial, checkTimestampToken, fetchOcspResponse, matchingOcspResponses, type OcspResult } from '../pki';
 import { attributeValue, findSignerCertificate, parseSignedData } from '../pki/cms';
-import { OID, certDer, subjectString } from '../pki/x509';
-import { appendDss, listSignatures, type PdfSignatureInfo } from './index';
+import { OID, certDer, ocspUrlOf, parseCertificate, subjectString } from '../pki/x509';
+import { appendDss, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
+
+/**
+ * Which signatures must get complete validation data: `'newest'`, `'all'`, or the field names of exactly those.
+ * See {@link AddValidationDataOptions.requireComplete}.
+ */
+export type RequireComplete = 'newest' | 'all' | readonly string[];
 
 export interface AddValidationDataOptions {
   /** Trust anchors (DER or PEM); each chain must end at one of them. Default: any self-signed root reached via AIA. */
@@ -21,25 +32,114 @@ export interface AddValidationDataOptions {
   clock?: Clock;
   /** Also write per-signature /VRI entries (keyed by SHA-1 of the /Contents bytes). Default false. */
   vri?: boolean;
+  /**
+   * Which signatures MUST end with complete validation data. For those the call refuses, writing nothing, as it
+   * always did: `CHAIN_INCOMPLETE` (no path to a trusted root), `OCSP_REVOKED`, `OCSP_UNKNOWN`, `OCSP_FAILED`
+   * (responder unreachable or untrustworthy). Every other signature gets what can be obtained; what could not is
+   * listed in the summary's `perSignature[].missing` with a stable code, and never fails the call.
+   *
+   * - `'newest'` (default, what a signing flow needs): the newest signature, i.e. the one just added, with its
+   *   signature timestamp, and every document timestamp after it. Earlier signatures (often made by other people
+   *   with other tools and CAs) are best effort. A PDF holding only document timestamps requires all of them.
+   * - `'all'`: every signature and document timestamp in the file (the behaviour before this option existed).
+   * - an array of signature field names: exactly those (a name the PDF does not have is refused as INVALID_INPUT).
+   *
+   * @example
+   * // A contract the other party already signed with their own tool (self-signed, say): ours must be complete,
+   * // theirs gets what can be found, and the summary says what was missing.
+   * const { pdf, summary } = await addValidationDataWithSummary(signedByUsToo, { trustedRoots: [rootPem] });
+   * for (const s of summary.perSignature.filter((s) => !s.complete)) {
+   *   console.warn(`${s.fieldName}: ${s.missing.map((m) => `${m.code} (${m.message})`).join('; ')}`);
+   * }
+   * // An archive that must be validatable as a whole: refuse unless every signature is complete.
+   * const archived = await addValidationData(pdf, { trustedRoots: [rootPem], requireComplete: 'all' });
+   */
+  requireComplete?: RequireComplete;
+}
+
+/** Stable reasons why validation data for a (not required) signature could not be obtained. */
+export type MissingValidationDataCode =
+  /** The CMS signature (or the document timestamp token) cannot be parsed. */
+  | 'SIGNATURE_UNREADABLE'
+  /** The signature does not carry its signer certificate. */
+  | 'SIGNER_CERT_MISSING'
+  /** The signature timestamp token cannot be parsed or does not verify. */
+  | 'TIMESTAMP_INVALID'
+  /** An issuer is not in the file, not given, and not downloadable from the AIA caIssuers URL. */
+  | 'CHAIN_INCOMPLETE'
+  /** The path ends at a root that is not one of `trustedRoots` (e.g. a self-signed signer from another tool). */
+  | 'CHAIN_UNTRUSTED'
+  /** The certificate names no OCSP responder (no AIA OCSP URL); CRLs are not fetched. */
+  | 'OCSP_NO_RESPONDER'
+  /** The OCSP responder is unreachable, refused, or answered something that cannot be trusted. */
+  | 'OCSP_FAILED'
+  /** The certificate is revoked (the signed OCSP answer is still stored: it is the evidence). */
+  | 'OCSP_REVOKED'
+  /** The responder does not know the certificate. */
+  | 'OCSP_UNKNOWN';
+
+export interface MissingValidationData {
+  code: MissingValidationDataCode;
+  /** Subject of the certificate concerned, when there is one. */
+  certificate?: string;
+  /** What happened, for people (not stable: switch on `code`). */
+  message: string;
+}
+
+/** What one signature or document timestamp got, in file order. */
+export interface SignatureValidationData {
+  fieldName: string;
+  type: 'signature' | 'docTimestamp';
+  /** It had to be complete (see `requireComplete`); a required signature is always complete in a returned summary. */
+  required: boolean;
+  /** Its whole chain (and its signature timestamp's TSA chain) reaches a trusted root with a good OCSP answer for each non-anchor certificate. */
+  complete: boolean;
+  missing: MissingValidationData[];
 }
 
 /** A summary of what was added, for logs and the CLI. */
 export interface ValidationDataSummary {
   signatures: number;
+  /** Certificates and OCSP responses this update refers to (some may already have been in the /DSS). */
   certificates: number;
   ocspResponses: number;
+  /** OCSP responses obtained from responders in this call. */
+  ocspFetched: number;
+  /** OCSP responses already in the /DSS that were still suitable, so not fetched again. */
+  ocspReused: number;
+  /** Every signature and document timestamp, in file order. */
+  perSignature: SignatureValidationData[];
+  /** Every signature got complete validation data. */
+  complete: boolean;
 }
 
-interface SignatureMaterial {
+/** One signature's chains and when they must be vouched for. */
+interface Material {
+  info: SignatureValidationData;
   vriKey: string;
-  /** Each chain is [leaf, ..., anchor]. */
+  /** Each chain is [leaf, ..., top]; top is the anchor when the chain is complete. */
   chains: Buffer[][];
+  /** The time its timestamp proves (signature timestamp or the document timestamp itself): revocation data must not predate it. */
+  proofTime?: Date;
+}
+
+/** One certificate whose status we need, shared by every signature that relies on it. */
+interface Need {
+  cert: Buffer;
+  issuer: Buffer;
+  /** The latest `proofTime` among the signatures relying on it. */
+  notBefore?: Date;
+  /** A signature that must be complete relies on it. */
+  required: boolean;
+  outcome?: { result: OcspResult; reused: boolean } | { code: 'OCSP_NO_RESPONDER' | 'OCSP_FAILED'; error: SingpassFlowsError };
 }
 
 /**
- * Adds long-term validation data for every signature and document timestamp in the PDF and returns the PDF with one
- * more incremental update. Refuses (`OCSP_REVOKED`, `OCSP_UNKNOWN`) when any certificate is not known good, and
- * writes nothing then. OCSP answers are fetched now, so call this AFTER the signature timestamp exists.
+ * Adds long-term validation data to the PDF and returns it with one more incremental update. Signatures that must
+ * be complete (by default the newest signature and the document timestamps after it, see
+ * {@link AddValidationDataOptions.requireComplete}) make it refuse (`OCSP_REVOKED`, `OCSP_UNKNOWN`, `OCSP_FAILED`,
+ * `CHAIN_INCOMPLETE`) when they cannot be, and nothing is written then. OCSP answers are fetched now, so call this
+ * AFTER the signature timestamp exists. Answers already in the /DSS are reused while still suitable.
  *
  * @example
  * const lt = await addValidationData(signedPdf, { trustedRoots: [rootPem] });
@@ -48,77 +148,221 @@ export async function addValidationData(pdf: Buffer, options: AddValidationDataO
   return (await addValidationDataWithSummary(pdf, options)).pdf;
 }
 
-/** {@link addValidationData} that also says how much was added. */
+/**
+ * {@link addValidationData} that also says what was added, and per signature what could not be obtained and why.
+ *
+ * @example
+ * const { pdf, summary } = await addValidationDataWithSummary(signed, { trustedRoots: [rootPem] });
+ * if (!summary.complete) console.warn(summary.perSignature.filter((s) => !s.complete));
+ */
 export async function addValidationDataWithSummary(pdf: Buffer, options: AddValidationDataOptions = {}): Promise<{ pdf: Buffer; summary: ValidationDataSummary }> {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
   const signatures = listSignatures(pdf);
   if (signatures.length === 0) throw invalidInput('pdf', 'the PDF has no signature to add validation data for');
+  const required = requiredSignatures(signatures, options.requireComplete);
+  // What an earlier B-LT/B-LTA step already stored: its certificates complete paths without downloads, and its OCSP
+  // answers are reused while still suitable.
+  const existing = readDss(pdf);
 
-  const materials: SignatureMaterial[] = [];
-  for (const sig of signatures) {
-    materials.push(await materialOf(sig, options));
+  const materials: Material[] = [];
+  for (const [i, sig] of signatures.entries()) materials.push(await materialOf(sig, required[i]!, existing.certs, options));
+
+  // One status per certificate, however many signatures share it. Those a required signature relies on come first,
+  // one by one, so a refusal (revoked, unknown, unreachable) is known before anything else is asked; the others are
+  // asked together, so slow or dead responders of earlier signers cost one timeout, not one per certificate.
+  const needs = new Map<string, Need>();
+  for (const m of materials) {
+    for (const chain of m.chains) {
+      for (let i = 0; i + 1 < chain.length; i++) {
+        const key = linkKey(chain[i]!, chain[i + 1]!);
+        const need = needs.get(key) ?? { cert: chain[i]!, issuer: chain[i + 1]!, required: false };
+        need.required ||= m.info.required;
+        if (m.proofTime && (!need.notBefore || need.notBefore < m.proofTime)) need.notBefore = m.proofTime;
+        needs.set(key, need);
+      }
+    }
   }
+  for (const need of needs.values()) {
+    if (!need.required) continue;
+    need.outcome = await resolveStatus(need, existing.ocsps, options);
+    const refused = refusalOf(need);
+    if (refused) throw refused.error;
+  }
+  await Promise.all([...needs.values()].filter((n) => !n.required).map(async (n) => { n.outcome = await resolveStatus(n, existing.ocsps, options); }));
 
-  // One OCSP request per certificate, however many signatures share it.
-  const ocspByCert = new Map<string, Buffer>();
-  const responderCerts: Buffer[] = [];
+  const certs: Buffer[] = [];
+  const ocsps: Buffer[] = [];
   const vri: Record<string, { certs: Buffer[]; ocsps: Buffer[] }> = {};
   for (const m of materials) {
     const mine = { certs: [] as Buffer[], ocsps: [] as Buffer[] };
+    const miss = missingFor(m);
     for (const chain of m.chains) {
       for (let i = 0; i < chain.length; i++) {
         const cert = chain[i]!;
         pushUnique(mine.certs, cert);
-        if (i === chain.length - 1) break; // the anchor: trusted by definition, no revocation data
-        const key = cert.toString('base64');
-        let der = ocspByCert.get(key);
-        if (!der) {
-          const r = await fetchOcspResponse(cert, chain[i + 1]!, { fetch: options.fetch, timeoutMs: options.timeoutMs, clock: options.clock });
-          if (r.status === 'revoked') {
-            throw new SingpassFlowsError('OCSP_REVOKED', `The certificate "${subjectString(cert)}" is revoked${r.revokedAt ? ` since ${r.revokedAt.toISOString()}` : ''}; the signature cannot be made long-term valid`, { retryable: false });
-          }
-          if (r.status === 'unknown') {
-            throw new SingpassFlowsError('OCSP_UNKNOWN', `The OCSP responder does not know the certificate "${subjectString(cert)}" (status unknown); it may not have been issued by this CA`, { retryable: false });
-          }
-          der = r.der;
-          ocspByCert.set(key, der);
-          for (const c of [r.responderCertificate, ...r.certificates]) pushUnique(responderCerts, c);
-          pushUnique(mine.certs, r.responderCertificate);
-        }
-        pushUnique(mine.ocsps, der);
+        if (i === chain.length - 1) break; // the top: the anchor, or where the path stopped (already reported)
+        const need = needs.get(linkKey(cert, chain[i + 1]!))!;
+        const refused = refusalOf(need);
+        if (refused) miss(refused.code, refused.error, cert);
+        if (!need.outcome || !('result' in need.outcome) || need.outcome.result.status === 'unknown') continue; // nothing that proves anything
+        // Good, or revoked for a signature that need not be complete: the signed answer is the evidence either way.
+        const r = need.outcome.result;
+        pushUnique(mine.ocsps, r.der);
+        for (const c of [r.responderCertificate, ...r.certificates]) pushUnique(mine.certs, c);
       }
     }
+    for (const c of mine.certs) pushUnique(certs, c);
+    for (const o of mine.ocsps) pushUnique(ocsps, o);
     vri[m.vriKey] = mine;
   }
 
-  const certs: Buffer[] = [];
-  for (const m of materials) for (const chain of m.chains) for (const c of chain) pushUnique(certs, c);
-  for (const c of responderCerts) pushUnique(certs, c);
-  const ocsps = [...ocspByCert.values()];
   const out = await appendDss(pdf, { certs, ocsps, ...(options.vri ? { vri } : {}) });
-  return { pdf: out, summary: { signatures: signatures.length, certificates: certs.length, ocspResponses: ocsps.length } };
+  const outcomes = [...needs.values()].map((n) => n.outcome!);
+  const perSignature = materials.map((m) => m.info);
+  return {
+    pdf: out,
+    summary: {
+      signatures: signatures.length,
+      certificates: certs.length,
+      ocspResponses: ocsps.length,
+      ocspFetched: outcomes.filter((o) => 'result' in o && !o.reused).length,
+      ocspReused: outcomes.filter((o) => 'result' in o && o.reused).length,
+      perSignature,
+      complete: perSignature.every((s) => s.complete),
+    },
+  };
+}
+
+/** `requireComplete` as one flag per signature (listSignatures order). */
+function requiredSignatures(signatures: PdfSignatureInfo[], rule: RequireComplete | undefined = 'newest'): boolean[] {
+  if (rule === 'all') return signatures.map(() => true);
+  if (rule === 'newest') {
+    const newest = newestSignatureIndex(signatures);
+    return signatures.map((_, i) => i >= newest);
+  }
+  if (Array.isArray(rule) && rule.every((n) => typeof n === 'string')) {
+    const names = signatures.map((s) => s.fieldName);
+    const unknown = rule.filter((n) => !names.includes(n));
+    if (unknown.length) throw invalidInput('requireComplete', `the PDF has no signature field named ${unknown.map((n) => `"${n}"`).join(', ')} (it has ${names.map((n) => `"${n}"`).join(', ')})`);
+    return names.map((n) => rule.includes(n));
+  }
+  throw invalidInput('requireComplete', "expected 'newest', 'all' or an array of signature field names");
+}
+
+/**
+ * Records why validation data is missing for this signature; for a signature that must be complete, refuses
+ * instead by throwing the underlying error (so callers see the same codes as before).
+ */
+function missingFor(m: Material): (code: MissingValidationDataCode, error: SingpassFlowsError, cert?: Buffer) => void {
+  return (code, error, cert) => {
+    if (m.info.required) throw error;
+    m.info.complete = false;
+    const certificate = cert ? subjectString(cert) : undefined;
+    if (m.info.missing.some((x) => x.code === code && x.certificate === certificate)) return; // e.g. the same intermediate in two chains
+    m.info.missing.push({ code, ...(certificate ? { certificate } : {}), message: error.message });
+  };
 }
 
 /** The chains one signature (or document timestamp) depends on: signer's and, if timestamped, the TSA's. */
-async function materialOf(sig: PdfSignatureInfo, options: AddValidationDataOptions): Promise<SignatureMaterial> {
-  const parsed = parseSignedData(sig.contents, 'PDF_INVALID', `The signature "${sig.fieldName}"`);
+async function materialOf(sig: PdfSignatureInfo, required: boolean, dssCerts: Buffer[], options: AddValidationDataOptions): Promise<Material> {
+  const m: Material = { info: { fieldName: sig.fieldName, type: sig.type, required, complete: true, missing: [] }, vriKey: sig.vriKey, chains: [] };
+  const miss = missingFor(m);
+  const errorOf = (e: unknown): SingpassFlowsError => {
+    if (e instanceof SingpassFlowsError) return e;
+    throw e;
+  };
+  const addChain = async (leaf: Buffer, embedded: Buffer[]): Promise<void> => {
+    const intermediates = [...embedded, ...(options.intermediates ?? []), ...dssCerts];
+    const { chain, problem } = await buildChainPartial(leaf, { intermediates, trustedRoots: options.trustedRoots, fetch: options.fetch, timeoutMs: options.timeoutMs });
+    m.chains.push(chain);
+    if (problem) miss(problem.code, problem.error, chain[chain.length - 1]);
+  };
+
+  if (sig.type === 'docTimestamp') {
+    let info;
+    try {
+      info = checkTimestampToken(sig.contents);
+    } catch (e) {
+      miss('SIGNATURE_UNREADABLE', errorOf(e));
+      return m;
+    }
+    m.proofTime = info.genTime;
+    if (!info.tsaCertificate) {
+      miss('SIGNER_CERT_MISSING', new SingpassFlowsError('CHAIN_INCOMPLETE', `The document timestamp "${sig.fieldName}" does not include the TSA certificate`, {}));
+      return m;
+    }
+    await addChain(info.tsaCertificate, info.certificates);
+    return m;
+  }
+
+  let parsed;
+  try {
+    parsed = parseSignedData(sig.contents, 'PDF_INVALID', `The signature "${sig.fieldName}"`);
+  } catch (e) {
+    miss('SIGNATURE_UNREADABLE', errorOf(e));
+    return m;
+  }
   const embedded = parsed.certificates.map(certDer);
-  const intermediates = [...embedded, ...(options.intermediates ?? [])];
-  const chainOf = (leaf: Buffer): Promise<Buffer[]> => buildChain(leaf, { intermediates, trustedRoots: options.trustedRoots, fetch: options.fetch, timeoutMs: options.timeoutMs });
-  const chains: Buffer[][] = [];
   const signerInfo = parsed.signedData.signerInfos[0];
   const signer = signerInfo ? findSignerCertificate(signerInfo, parsed.certificates) : undefined;
-  if (!signer) throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The signature "${sig.fieldName}" does not include its signer certificate`, {});
-  chains.push(await chainOf(certDer(signer)));
-  if (signerInfo && sig.type === 'signature') {
-    const tstAttr = attributeValue(signerInfo, OID.signatureTimeStampToken, true);
-    if (tstAttr) {
-      const token = Buffer.from(tstAttr.valueBeforeDecodeView);
-      const info = checkTimestampToken(token);
-      if (info.tsaCertificate) chains.push(await buildChain(info.tsaCertificate, { intermediates: [...info.certificates, ...intermediates], trustedRoots: options.trustedRoots, fetch: options.fetch, timeoutMs: options.timeoutMs }));
-    }
+  if (!signer) {
+    miss('SIGNER_CERT_MISSING', new SingpassFlowsError('CHAIN_INCOMPLETE', `The signature "${sig.fieldName}" does not include its signer certificate`, {}));
+    return m;
   }
-  return { vriKey: sig.vriKey, chains };
+  await addChain(certDer(signer), embedded);
+  const tstAttr = signerInfo ? attributeValue(signerInfo, OID.signatureTimeStampToken, true) : undefined;
+  if (tstAttr) {
+    let info;
+    try {
+      info = checkTimestampToken(Buffer.from(tstAttr.valueBeforeDecodeView));
+    } catch (e) {
+      miss('TIMESTAMP_INVALID', errorOf(e));
+      return m;
+    }
+    m.proofTime = info.genTime;
+    if (info.tsaCertificate) await addChain(info.tsaCertificate, [...info.certificates, ...embedded]);
+  }
+  return m;
+}
+
+/**
+ * The status of one certificate: an answer already in the /DSS when it still does the job (about this certificate,
+ * verifying, good, not stale now, and not older than the newest time it vouches for), else a fresh one.
+ */
+async function resolveStatus(need: Need, dssOcsps: Buffer[], options: AddValidationDataOptions): Promise<NonNullable<Need['outcome']>> {
+  const cert = parseCertificate(need.cert);
+  const issuer = parseCertificate(need.issuer);
+  // Times are compared in whole seconds: OCSP and TSA times usually carry no fraction.
+  const notBefore = need.notBefore ? Math.floor(need.notBefore.getTime() / 1000) * 1000 : -Infinity;
+  const reusable = matchingOcspResponses(dssOcsps, cert, issuer, { clock: options.clock })
+    .find((r) => r.status === 'good' && r.thisUpdate.getTime() >= notBefore);
+  if (reusable) return { result: reusable, reused: true };
+  try {
+    return { result: await fetchOcspResponse(need.cert, need.issuer, { fetch: options.fetch, timeoutMs: options.timeoutMs, clock: options.clock }), reused: false };
+  } catch (e) {
+    if (!(e instanceof SingpassFlowsError)) throw e;
+    return { code: ocspUrlOf(cert) ? 'OCSP_FAILED' : 'OCSP_NO_RESPONDER', error: e };
+  }
+}
+
+/** Why a certificate's status does not make it long-term valid (unreachable, no responder, revoked, unknown), if it does not. */
+function refusalOf(need: Need): { code: MissingValidationDataCode; error: SingpassFlowsError } | undefined {
+  const o = need.outcome;
+  if (!o) return undefined;
+  if (!('result' in o)) return o;
+  const { status, revokedAt } = o.result;
+  const subject = subjectString(need.cert);
+  if (status === 'revoked') {
+    return { code: 'OCSP_REVOKED', error: new SingpassFlowsError('OCSP_REVOKED', `The certificate "${subject}" is revoked${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
+  }
+  if (status === 'unknown') {
+    return { code: 'OCSP_UNKNOWN', error: new SingpassFlowsError('OCSP_UNKNOWN', `The OCSP responder does not know the certificate "${subject}" (status unknown); it may not have been issued by this CA`, { retryable: false }) };
+  }
+  return undefined;
+}
+
+function linkKey(cert: Buffer, issuer: Buffer): string {
+  return createHash('sha256').update(cert).update(issuer).digest('base64');
 }
 
 function pushUnique(list: Buffer[], item: Buffer): void {

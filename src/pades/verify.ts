@@ -7,10 +7,10 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { systemClock, type Clock } from '../clock';
 import { invalidInput } from '../errors';
-import { buildChain, checkOcspResponse, checkTimestampToken, type TimestampTokenInfo } from '../pki';
+import { buildChainPartial, checkTimestampToken, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
-import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isIssuedBy, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
-import { byteRangeDigest, listSignatures, readDss, type PdfSignatureInfo } from './index';
+import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
+import { byteRangeDigest, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
 
 export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
@@ -57,7 +57,29 @@ export interface SignatureVerification {
   timestamp?: { valid: boolean; time?: string; tsa?: string };
   /** Every non-anchor certificate of the signer and TSA chains has a verifying, good OCSP response in the DSS. */
   revocationDataComplete: boolean;
+  /** The PAdES baseline level this signature reaches on its own (null for document timestamps and broken signatures). */
   level: PadesLevel | null;
+  /**
+   * This signature (or document timestamp) judged on its own, whatever the others are: intact, verifying, (when
+   * anchors were given) trusted, no revoked certificate. Only `NOT_COVERING_WHOLE_FILE` and
+   * `REVOCATION_DATA_MISSING` may be listed in `problems` of a valid one.
+   */
+  valid: boolean;
+  problems: VerificationProblem[];
+}
+
+/** The newest signature with the document timestamps after it: what a signing flow just added. */
+export interface NewestSignatureVerdict {
+  /** Index of the newest signature (document timestamps not counted) in `signatures`. */
+  index: number;
+  fieldName: string;
+  /** The newest signature is valid on its own AND every document timestamp after it is valid. */
+  valid: boolean;
+  /** The newest signature's level (B-LTA only through a valid document timestamp after it). */
+  level: PadesLevel | null;
+  /** Indexes in `signatures` of the document timestamps after the newest signature. */
+  documentTimestamps: number[];
+  /** Problems of the newest signature and of those document timestamps (deduplicated). */
   problems: VerificationProblem[];
 }
 
@@ -66,6 +88,12 @@ export interface PdfVerificationReport {
   valid: boolean;
   /** The lowest level over the (non-timestamp) signatures; null when there is none or one is broken. */
   level: PadesLevel | null;
+  /**
+   * The newest signature judged on its own (undefined when the PDF has no signature, only document timestamps).
+   * Use it after signing a PDF that others signed before: their signatures (other CAs, self-signed, revoked) make
+   * `valid`/`level` false/null, but do not change this verdict.
+   */
+  newest?: NewestSignatureVerdict;
   signatures: SignatureVerification[];
   dss: { certs: number; ocsps: number; crls: number };
 }
@@ -80,9 +108,14 @@ export interface VerifyPdfOptions {
  * Verifies every signature and document timestamp of a PDF and reports integrity, chain, timestamp, revocation
  * data and the PAdES baseline level reached. Never throws for a bad signature: problems are listed as codes.
  *
+ * `report.valid`/`report.level` judge the whole file; `report.newest` judges only the newest signature and the
+ * document timestamps after it, and each entry of `report.signatures` has its own `valid` and `level`.
+ *
  * @example
  * const report = await verifyPdfSignatures(pdf, { trustedRoots: [rootPem] });
  * if (!report.valid) console.log(report.signatures.map((s) => s.problems));
+ * // After adding our signature to a PDF others signed: judge ours only.
+ * if (!report.newest?.valid || report.newest.level !== 'B-LTA') throw new Error(`ours is ${report.newest?.level}`);
  */
 export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions = {}): Promise<PdfVerificationReport> {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
@@ -131,9 +164,28 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
   const level = signatureLevels.length === 0 || signatureLevels.includes(null)
     ? null
     : order[Math.min(...signatureLevels.map((l) => order.indexOf(l!)))]!;
-  const valid = results.length > 0 && results.every((r) => r.integrity.digestMatches && r.integrity.signatureValid
-    && (roots.length === 0 || r.chain.trusted) && !r.problems.some((p) => p !== 'NOT_COVERING_WHOLE_FILE' && p !== 'REVOCATION_DATA_MISSING'));
-  return { valid, level, signatures: results, dss: { certs: dss.certs.length, ocsps: dss.ocsps.length, crls: dss.crls.length } };
+  for (const r of results) {
+    r.valid = r.integrity.digestMatches && r.integrity.signatureValid && (roots.length === 0 || r.chain.trusted)
+      && !r.problems.some((p) => p !== 'NOT_COVERING_WHOLE_FILE' && p !== 'REVOCATION_DATA_MISSING');
+  }
+  const valid = results.length > 0 && results.every((r) => r.valid);
+  return { valid, level, newest: newestVerdict(results), signatures: results, dss: { certs: dss.certs.length, ocsps: dss.ocsps.length, crls: dss.crls.length } };
+}
+
+function newestVerdict(results: SignatureVerification[]): NewestSignatureVerdict | undefined {
+  const index = newestSignatureIndex(results);
+  if (index < 0) return undefined;
+  const sig = results[index]!;
+  const documentTimestamps = results.map((_, i) => i).filter((i) => i > index); // all docTimestamps: index is the last signature
+  const group = [sig, ...documentTimestamps.map((i) => results[i]!)];
+  return {
+    index,
+    fieldName: sig.fieldName,
+    valid: group.every((r) => r.valid),
+    level: sig.level,
+    documentTimestamps,
+    problems: [...new Set(group.flatMap((r) => r.problems))],
+  };
 }
 
 interface Ctx {
@@ -156,6 +208,7 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
     chain: { subjects: [], trusted: false },
     revocationDataComplete: false,
     level: null,
+    valid: false,
     problems,
   };
   const chains: Buffer[][] = [];
@@ -246,32 +299,12 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
 
 /** Path building from the file's own certificates only (no network): what a verifier in ten years can do. */
 async function offlineChain(leaf: Buffer, pool: Buffer[], ctx: Ctx): Promise<{ chain: Buffer[]; trusted: boolean; problem?: VerificationProblem }> {
-  try {
-    const chain = await buildChain(leaf, { intermediates: pool, trustedRoots: ctx.roots, fetchIssuers: false });
-    return { chain, trusted: ctx.roots.length > 0 };
-  } catch {
-    // Retry without anchors to tell "untrusted root" from "missing link".
-    try {
-      const chain = await buildChain(leaf, { intermediates: pool, fetchIssuers: false });
-      return { chain, trusted: false, problem: ctx.roots.length ? 'CHAIN_UNTRUSTED' : undefined };
-    } catch {
-      // Without anchors the root is normally simply not embedded: report the path as far as the file goes.
-      if (ctx.roots.length === 0) return { chain: partialChain(leaf, pool), trusted: false };
-      return { chain: [leaf], trusted: false, problem: 'CHAIN_INCOMPLETE' };
-    }
-  }
-}
-
-function partialChain(leaf: Buffer, pool: Buffer[]): Buffer[] {
-  const certs = pool.map((d) => parseCertificate(d));
-  const chain = [parseCertificate(leaf)];
-  for (let i = 0; i < 8; i++) {
-    const cur = chain[chain.length - 1]!;
-    const next = certs.find((c) => !chain.includes(c) && isIssuedBy(cur, c));
-    if (!next) break;
-    chain.push(next);
-  }
-  return chain.map(certDer);
+  const { chain, problem } = await buildChainPartial(leaf, { intermediates: pool, trustedRoots: ctx.roots, fetchIssuers: false });
+  if (!problem) return { chain, trusted: ctx.roots.length > 0 };
+  if (problem.code === 'CHAIN_UNTRUSTED') return { chain, trusted: false, problem: 'CHAIN_UNTRUSTED' };
+  // Without anchors the root is normally simply not embedded: report the path as far as the file goes.
+  if (ctx.roots.length === 0) return { chain, trusted: false };
+  return { chain: [leaf], trusted: false, problem: 'CHAIN_INCOMPLETE' };
 }
 
 /** For each non-anchor certificate: a good, verifying OCSP response in `ocsps`? Any revoked? */
@@ -282,18 +315,9 @@ function revocationStatus(chains: Buffer[][], ocsps: Buffer[], ctx: Ctx): { comp
     for (let i = 0; i + 1 < chain.length; i++) {
       const cert = parseCertificate(chain[i]!);
       const issuer = parseCertificate(chain[i + 1]!);
-      let found = false;
-      const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
-      for (const der of ocsps) {
-        if (!der.includes(serial)) continue; // cheap pre-filter: a response about this cert contains its serial
-        try {
-          const { result } = checkOcspResponse(der, cert, issuer, { clock: () => ctx.now.getTime(), checkFreshness: false });
-          if (result.status === 'revoked') revoked = true;
-          if (result.status === 'good') found = true;
-        } catch {
-          // another certificate's response, or an untrustworthy one: does not count
-        }
-      }
+      const results = matchingOcspResponses(ocsps, cert, issuer, { clock: () => ctx.now.getTime(), checkFreshness: false });
+      if (results.some((r) => r.status === 'revoked')) revoked = true;
+      const found = results.some((r) => r.status === 'good');
       if (!found) complete = false;
     }
   }

@@ -28,38 +28,65 @@ const MAX_DEPTH = 8;
  * const chain = await buildChain(userCertDer, { trustedRoots: [rootDer] });
  */
 export async function buildChain(cert: Buffer | string, options: BuildChainOptions = {}): Promise<Buffer[]> {
+  const r = await buildChainPartial(cert, options);
+  if (r.problem) throw r.problem.error;
+  return r.chain;
+}
+
+/** Why a path stopped short: a missing/undownloadable issuer (or a loop), or a self-signed root that is not trusted. */
+export interface ChainProblem {
+  code: 'CHAIN_INCOMPLETE' | 'CHAIN_UNTRUSTED';
+  /** The error {@link buildChain} throws for it (code `CHAIN_INCOMPLETE` in both cases, as it always was). */
+  error: SingpassFlowsError;
+}
+
+/**
+ * {@link buildChain} that never throws for a path it cannot finish: it returns the path as far as it got (leaf
+ * first) and the reason it stopped, so callers that collect "what can be obtained" (validation data for signatures
+ * made by others, verification reports) keep the certificates they did find.
+ *
+ * @example
+ * const { chain, problem } = await buildChainPartial(foreignSignerDer, { trustedRoots: [rootDer] });
+ * if (problem?.code === 'CHAIN_UNTRUSTED') console.log('ends at an untrusted root', chain.length);
+ */
+export async function buildChainPartial(cert: Buffer | string, options: BuildChainOptions = {}): Promise<{ chain: Buffer[]; problem?: ChainProblem }> {
   const roots = (options.trustedRoots ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => parseCertificate(d));
   const pool = [...(options.intermediates ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => parseCertificate(d)), ...roots];
   const rootDers = roots.map(certDer);
   const chain: pkijs.Certificate[] = [readLeaf(cert)];
+  const stop = (code: ChainProblem['code'], message: string) =>
+    ({ chain: chain.map(certDer), problem: { code, error: new SingpassFlowsError('CHAIN_INCOMPLETE', message, {}) } });
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
     const current = chain[chain.length - 1]!;
     const currentDer = certDer(current);
-    if (rootDers.some((r) => r.equals(currentDer))) return chain.map(certDer);
+    if (rootDers.some((r) => r.equals(currentDer))) return { chain: chain.map(certDer) };
     if (isSelfSigned(current)) {
-      if (roots.length > 0) {
-        throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The certificate chain ends at "${subjectString(current)}", which is not one of the trusted roots`, {});
-      }
-      return chain.map(certDer);
+      if (roots.length > 0) return stop('CHAIN_UNTRUSTED', `The certificate chain ends at "${subjectString(current)}", which is not one of the trusted roots`);
+      return { chain: chain.map(certDer) };
     }
     let issuer = pool.find((c) => isIssuedBy(current, c));
     if (!issuer && options.fetchIssuers !== false) {
       const url = caIssuersUrlOf(current);
       if (url) {
-        for (const c of await downloadCertificates(url, options)) {
-          if (isIssuedBy(current, c)) { issuer = c; break; }
+        let downloaded: pkijs.Certificate[];
+        try {
+          downloaded = await downloadCertificates(url, options);
+        } catch (e) {
+          if (!(e instanceof SingpassFlowsError)) throw e;
+          return { chain: chain.map(certDer), problem: { code: 'CHAIN_INCOMPLETE', error: e } };
         }
+        issuer = downloaded.find((c) => isIssuedBy(current, c));
       }
     }
     if (!issuer) {
-      throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The issuer of "${subjectString(current)}" was not found (not among the given certificates${options.fetchIssuers === false ? '' : ', and not downloadable from the certificate\'s AIA'})`, {});
+      return stop('CHAIN_INCOMPLETE', `The issuer of "${subjectString(current)}" was not found (not among the given certificates${options.fetchIssuers === false ? '' : ', and not downloadable from the certificate\'s AIA'})`);
     }
     if (chain.some((c) => certDer(c).equals(certDer(issuer!)))) {
-      throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" loops`, {});
+      return stop('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" loops`);
     }
     chain.push(issuer);
   }
-  throw new SingpassFlowsError('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" is longer than ${MAX_DEPTH}`, {});
+  return stop('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" is longer than ${MAX_DEPTH}`);
 }
 
 /**

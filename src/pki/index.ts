@@ -4,6 +4,6 @@
  * (`TSA_FAILED`, `OCSP_FAILED`, `CHAIN_INCOMPLETE`).
  */
 export { requestTimestamp, checkTimestampToken, type RequestTimestampOptions, type TimestampHashAlgorithm, type TimestampTokenInfo } from './timestamp';
-export { fetchOcspResponse, checkOcspResponse, type FetchOcspOptions, type OcspResult, type OcspCertStatus } from './ocsp';
-export { buildChain, type BuildChainOptions } from './chain';
+export { fetchOcspResponse, checkOcspResponse, matchingOcspResponses, type FetchOcspOptions, type OcspResult, type OcspCertStatus } from './ocsp';
+export { buildChain, buildChainPartial, type BuildChainOptions, type ChainProblem } from './chain';
 export { ocspUrlOf, caIssuersUrlOf, toDer, certsFromPemOrDer } from './x509';

@@ -185,6 +185,33 @@ export function checkOcspResponse(
   };
 }
 
+/**
+ * The responses among `ocsps` (DER OCSPResponses, e.g. a PDF's /DSS /OCSPs) that are about `cert` and verify for it
+ * (signed by its issuer or a responder the issuer authorised). Responses about other certificates, or that cannot be
+ * trusted, are skipped. Freshness is checked against `opts.clock` unless `checkFreshness` is false.
+ *
+ * @example
+ * const good = matchingOcspResponses(dss.ocsps, cert, issuer, { checkFreshness: false }).some((r) => r.status === 'good');
+ */
+export function matchingOcspResponses(
+  ocsps: Buffer[],
+  cert: pkijs.Certificate,
+  issuer: pkijs.Certificate,
+  opts: { clock?: Clock; checkFreshness?: boolean } = {},
+): OcspResult[] {
+  const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
+  const out: OcspResult[] = [];
+  for (const der of ocsps) {
+    if (!der.includes(serial)) continue; // cheap pre-filter: a response about this cert contains its serial
+    try {
+      out.push(checkOcspResponse(der, cert, issuer, opts).result);
+    } catch {
+      // another certificate's response, or an untrustworthy one: does not count
+    }
+  }
+  return out;
+}
+
 function buildCertId(hash: HashName, cert: pkijs.Certificate, issuer: pkijs.Certificate): { hash: HashName; nameHash: Buffer; keyHash: Buffer; serial: Buffer } {
   // issuerNameHash hashes the issuer name as it appears in the certificate; it equals the CA's subject DER.
   return { hash, nameHash: digest(hash, nameDer(cert.issuer)), keyHash: digest(hash, publicKeyBits(issuer)), serial: Buffer.from(cert.serialNumber.valueBlock.valueHexView) };

@@ -83,6 +83,9 @@ describe('verifyPdfSignatures levels', () => {
     expect(d!.problems).toContain('DIGEST_MISMATCH');
     expect(s1!.level).toBe('B-LT'); // the DSS is no longer protected by a valid document timestamp
     expect(report.valid).toBe(false);
+    // The newest-signature verdict includes the document timestamps after it: a broken one makes it invalid too.
+    expect(s1!.valid).toBe(true);
+    expect(report.newest).toMatchObject({ index: 0, valid: false, level: 'B-LT', documentTimestamps: [1], problems: expect.arrayContaining(['DIGEST_MISMATCH']) });
   });
 
   it('another root -> CHAIN_UNTRUSTED; no roots -> chain reported, not trusted', async () => {
@@ -138,7 +141,7 @@ describe('verifyPdfSignatures levels', () => {
       ['signature', 'B-LT', true],
       ['signature', 'B-LT', true],
     ]);
-    expect(report).toMatchObject({ valid: true, level: 'B-LT' });
+    expect(report).toMatchObject({ valid: true, level: 'B-LT', newest: { index: 1, valid: true, level: 'B-LT', documentTimestamps: [] } });
     const dss = readDss(second);
     expect(Object.keys(dss.vri).sort()).toEqual(listSignatures(second).map((s) => s.vriKey).sort());
     expect(dss.ocsps).toHaveLength(4); // two users, intermediate, TSA
@@ -147,5 +150,6 @@ describe('verifyPdfSignatures levels', () => {
   it('a PDF without signatures gives an empty, invalid report', async () => {
     const report = await verifyPdfSignatures(await samplePdf());
     expect(report).toMatchObject({ valid: false, level: null, signatures: [] });
+    expect(report.newest).toBeUndefined();
   });
 });

@@ -84,6 +84,9 @@ export async function startOpensslCa(): Promise<OpensslCa> {
     }
   };
   const server: Server = createServer((req, res) => void handler(req, res));
+  // Node closes idle keep-alive sockets after 5 s; a client reusing one just then (a slow step on a loaded machine)
+  // gets ECONNRESET. Idle sockets live longer than any test here; close() drops them.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
