@@ -81,13 +81,13 @@ export async function verifyJwsWithKeySet(token: string, keySet: KeySource, opti
     }
     // maxTokenAge is reported as JWTExpired on "iat": the token is old, not expired — say so.
     if (e instanceof joseErrors.JWTExpired && e.claim === 'iat') throw fail(`was issued too long ago ("iat" is more than ${options.maxAgeSeconds} s in the past): a replayed or stale token, or a wrong clock`, e, options.errorCode, 'iat');
-    if (e instanceof joseErrors.JWTExpired) throw fail('has expired ("exp")', e, options.expiredCode ?? options.errorCode, 'exp');
+    if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode, 'exp');
     if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw fail('has an invalid signature', e);
     if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(claimProblem(e, options), e, options.errorCode, e.claim);
     throw fail(`is invalid: ${(e as Error).message}`, e);
   }
   const iat = result.payload.iat;
-  if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future ("iat"; check the clock)', undefined, options.errorCode, 'iat');
+  if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future (check the clock)', undefined, options.errorCode, 'iat');
   return { payload: result.payload, protectedHeader: result.protectedHeader };
 }
 
