@@ -49,7 +49,9 @@ const signingKeyRows: KeyRow[] = [
 describe('malformed signing keys', () => {
   // Rows go in whole: it.each would take a fourth parameter missing from a 3-element row for jest's `done` callback.
   it.each(signingKeyRows.map((row) => [row[0], row] as const))('%s', async (_name, [, key, code, extra]) => {
+    const before = structuredClone(key);
     await expectTypedError(() => loadSigningKey({ ...extra, key: key as PrivateKeyInput['key'] }), { code });
+    expect(key).toEqual(before); // the user's credential object is not altered (e.g. a crv or alg filled in)
   });
 });
 

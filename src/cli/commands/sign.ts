@@ -4,6 +4,7 @@ import QRCode from 'qrcode';
 import { parseArgs } from 'node:util';
 import { readUserFile, wantsHelp, type CliCommand } from '../command';
 import { invalidInput, isSingpassFlowsError } from '../../errors';
+import { requireHttpsUrl } from '../../http';
 import { loadSigningKey, publicKeySet } from '../../keys';
 import { SigningApiClient } from '../../sign';
 import type { PadesLevel } from '../../pades/verify';
@@ -158,6 +159,10 @@ export function parseSignConfig(text: string): SignConfig {
   for (const f of ['signApiBaseUrl', 'clientId', 'serviceKeySetUrl', 'domainName'] as const) {
     if (typeof c[f] !== 'string' || !c[f]) throw invalidInput(`config.${f}`, 'is required');
   }
+  // The URLs are checked here, named as the file names them: later they would be reported as the library's
+  // keySetUrl/baseUrl, which a user does not find in their config file.
+  requireHttpsUrl('config.signApiBaseUrl', c.signApiBaseUrl, { allowLoopbackHttp: true, example: 'https://staging.sign.singpass.gov.sg/api/v1' });
+  requireHttpsUrl('config.serviceKeySetUrl', c.serviceKeySetUrl, { allowLoopbackHttp: true, example: 'https://static.staging.sign.singpass.gov.sg/.well-known/keys.json' });
   if (!c.signingKey || typeof c.signingKey !== 'object') throw invalidInput('config.signingKey', 'is required (the private signing JWK)');
   if (!Number.isInteger(c.listenPort) || c.listenPort! < 0 || c.listenPort! > 65535) throw invalidInput('config.listenPort', 'must be a port number');
   if (!Array.isArray(c.trustedRoots) || c.trustedRoots.length === 0) throw invalidInput('config.trustedRoots', 'needs at least one root certificate file');
