@@ -7,6 +7,7 @@ command -v qpdf >/dev/null || need+=(qpdf)
 command -v pdfsig >/dev/null || need+=(poppler-utils)
 command -v certutil >/dev/null || need+=(libnss3-tools)
 command -v openssl >/dev/null || need+=(openssl)
+command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && { echo "test tools present"; exit 0; }
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
