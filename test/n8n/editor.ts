@@ -6,7 +6,7 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { N8n } from './real-n8n';
 
-export const CHROMIUM = process.env.SINGPASS_FLOWS_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const OWNER = { email: 'owner@example.sg', firstName: 'Sandbox', lastName: 'Owner', password: 'Sandbox-Owner-2026' };
 // n8n's elements carry data-test-id (not playwright's default data-testid)
