@@ -11,6 +11,21 @@ export type { SignService, SignServiceOptions, SignFaults, SessionView, DsapClie
 export { createPhone, signDigest, verifyDigest } from './phone';
 export type { Phone, PhoneOptions, PhoneUserKey, AutoOptions } from './phone';
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Users whose certificate a DSAP must refuse before any hash: `expired`, `notyetvalid` (both from the sandbox CA) and
+ * `untrusted` (self-signed). The signing service refuses to deliver them unless `faults.skipUserCertificateChecks`.
+ */
+async function badUsers(pki: TestPki): Promise<Record<string, PhoneUserKey>> {
+  const now = Date.now();
+  return {
+    expired: await pki.issueUserCertificate({ curve: 'P-256', commonName: 'EXPIRED TEST USER', notBefore: new Date(now - 800 * DAY_MS), notAfter: new Date(now - DAY_MS) }),
+    notyetvalid: await pki.issueUserCertificate({ curve: 'P-256', commonName: 'NOT YET VALID TEST USER', notBefore: new Date(now + 30 * DAY_MS), notAfter: new Date(now + 800 * DAY_MS) }),
+    untrusted: await pki.issueUserCertificate({ curve: 'P-256', commonName: 'UNTRUSTED TEST USER', selfSigned: true }),
+  };
+}
+
 /** Options of {@link startSandbox}. */
 export interface SandboxOptions {
   /** Port on 127.0.0.1; 0 (default) picks a free one — tests must use 0. */
@@ -100,7 +115,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       caCertificates: [pki.root.certDer, pki.intermediate.certDer],
     });
     for (const c of opts.signClients ?? []) sign.registerClient(c);
-    const users: Record<string, PhoneUserKey> = { p256: pki.users.p256, p384: pki.users.p384, revoked: pki.users.revoked };
+    const users: Record<string, PhoneUserKey> = { p256: pki.users.p256, p384: pki.users.p384, revoked: pki.users.revoked, ...(await badUsers(pki)) };
     if (pki.users.rsa) users.rsa = pki.users.rsa;
     const phone = createPhone({ sign, users });
     if (opts.autoPhone) phone.auto(opts.autoPhone === true ? {} : opts.autoPhone);

@@ -58,7 +58,12 @@ export type ErrorCode =
   | 'AUTHORIZATION_INFO_INVALID'
   | 'DPOP_FAILED'
   | 'PAR_FAILED'
-  | 'ASSURANCE_INSUFFICIENT';
+  | 'ASSURANCE_INSUFFICIENT'
+  // issue 7 (session engine): the user's certificate checked before the hash; a session that ran out of time
+  | 'CERTIFICATE_EXPIRED'
+  | 'CERTIFICATE_NOT_YET_VALID'
+  | 'CERTIFICATE_UNTRUSTED'
+  | 'SESSION_EXPIRED';
 
 export interface ErrorDetails {
   /** HTTP status of a service answer, when there was one. */

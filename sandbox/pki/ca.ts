@@ -49,6 +49,11 @@ export interface IssueUserOptions {
   commonName: string;
   /** Singpass-style UIN/FIN put in the subject serialNumber attribute; a valid-looking test value when omitted. */
   serialNumber?: string;
+  /** Validity period; default from a day ago for two years (an expired or not-yet-valid user for tests). */
+  notBefore?: Date;
+  notAfter?: Date;
+  /** Self-signed instead of issued by the intermediate CA: a certificate no DSAP should trust (not in the CA database). */
+  selfSigned?: boolean;
 }
 
 export interface TestPki {
@@ -260,11 +265,13 @@ export async function createTestPki(opts: CreateTestPkiOptions): Promise<TestPki
       const serial = randomSerial();
       const subject: NameSpec = { C: 'SG', CN: o.commonName, serialNumber: o.serialNumber ?? testNric() };
       const der = await issueCertificate({
-        subject, serial, publicKey: key, notBefore: wholeSeconds(Date.now() - DAY), notAfter: wholeSeconds(Date.now() + 2 * YEAR),
-        issuer: await parseCertificate(intermediate.certDer), issuerKey: intermediate.privateKey,
-        keyUsage: ['digitalSignature', 'nonRepudiation'], aia: leafAia, policies: [SANDBOX_USER_POLICY],
+        subject, serial, publicKey: key,
+        notBefore: wholeSeconds(o.notBefore?.getTime() ?? Date.now() - DAY), notAfter: wholeSeconds(o.notAfter?.getTime() ?? Date.now() + 2 * YEAR),
+        issuer: o.selfSigned ? undefined : await parseCertificate(intermediate.certDer), issuerKey: o.selfSigned ? key : intermediate.privateKey,
+        keyUsage: ['digitalSignature', 'nonRepudiation'], aia: o.selfSigned ? undefined : leafAia, policies: [SANDBOX_USER_POLICY],
       });
       const issued = toIssued(der, key, normalizeSerialHex(serial.toString('hex')), subjectText(subject));
+      if (o.selfSigned) return issued;
       records.set(issued.serialHex, { serialHex: issued.serialHex, issuer: 'intermediate', subject: issued.subject });
       persist();
       return issued;

@@ -91,6 +91,11 @@ export interface SignFaults {
   failDeliveries(n: number, failure?: DeliveryFailure): void;
   /** Deliver every notification twice (the same token again after it was acknowledged). */
   deliverTwice(on: boolean): void;
+  /**
+   * Deliver the user's certificate without the service's own checks (validity period, issued by the national CA):
+   * a misconfigured or compromised service, to show that the DSAP checks the certificate itself before any hash.
+   */
+  skipUserCertificateChecks(on: boolean): void;
   /** Expire a session now (later calls get `SIGN_REF_NOT_FOUND`, as after `expires_at`). */
   expireSession(signRef: string): void;
   /** Rotate the service signing key (same as `rotateKeys`). */
@@ -146,7 +151,7 @@ export class PhoneFlowError extends Error {}
  * sandbox-only control routes (loopback, unauthenticated, for demos and low-code users without a test harness):
  * `POST /sandbox/clients` (register a DSAP: `{client_id, jwks_url, notification_url, basic_secret?}`),
  * `POST /sandbox/faults` (`{service_error?: n, service_error_status?, rate_limit?: n, fail_deliveries?: n,
- * delivery_failure?: 'connection'|'timeout'|status, deliver_twice?: bool, expire_session?: sign_ref,
+ * delivery_failure?: 'connection'|'timeout'|status, deliver_twice?: bool, skip_user_certificate_checks?: bool, expire_session?: sign_ref,
  * rotate_keys?: true, retire_old_keys?: true, reset?: true}`) and `GET /sandbox/deliveries`.
  *
  * @example
@@ -176,7 +181,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
   const events = new EventEmitter();
   const caCerts = (opts.caCertificates ?? []).map((d) => new crypto.X509Certificate(d));
   let requestHost: string | undefined;
-  const fault = { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [] as DeliveryFailure[], twice: false };
+  const fault = { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [] as DeliveryFailure[], twice: false, uncheckedCerts: false };
 
   const persist = (): void => {
     if (!stateFile) return;
@@ -349,6 +354,10 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       done.fail_deliveries = fd;
     }
     if (typeof b.deliver_twice === 'boolean') (service.faults.deliverTwice(b.deliver_twice), (done.deliver_twice = b.deliver_twice));
+    if (typeof b.skip_user_certificate_checks === 'boolean') {
+      service.faults.skipUserCertificateChecks(b.skip_user_certificate_checks);
+      done.skip_user_certificate_checks = b.skip_user_certificate_checks;
+    }
     if (typeof b.expire_session === 'string') (service.faults.expireSession(b.expire_session), (done.expire_session = b.expire_session));
     if (b.rotate_keys === true) done.rotated_to = service.rotateKeys();
     if (b.retire_old_keys === true) (service.retireOldKeys(), (done.retire_old_keys = true));
@@ -437,7 +446,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       if (!s) throw new PhoneFlowError('QR code expired or unknown sign_ref');
       if (s.state !== 'created') throw new PhoneFlowError(`this QR code was already scanned (state ${s.state})`);
       const cert = new crypto.X509Certificate(user.certDer);
-      checkUserCertificate(cert, caCerts, clock());
+      if (!fault.uncheckedCerts) checkUserCertificate(cert, caCerts, clock());
       s.state = 'cert_sent';
       s.userCert = cert;
       s.nonce = crypto.randomBytes(18).toString('base64url');
@@ -478,13 +487,16 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       deliverTwice(on) {
         fault.twice = on;
       },
+      skipUserCertificateChecks(on) {
+        fault.uncheckedCerts = on;
+      },
       expireSession(signRef) {
         const s = sessions.get(signRef);
         if (s) s.expiresAt = clock();
       },
       rotateKeys: () => service.rotateKeys(),
       reset() {
-        Object.assign(fault, { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [], twice: false });
+        Object.assign(fault, { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [], twice: false, uncheckedCerts: false });
       },
     },
     async close() {

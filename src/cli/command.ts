@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { invalidInput } from '../errors';
 
 /** A CLI command: each lives in `src/cli/commands/<name>.ts` and is listed in `src/cli/index.ts`. */
@@ -25,5 +26,38 @@ export function readUserFile(path: string, option: string): Buffer {
     const code = (e as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : (e as Error).message;
     throw invalidInput(option, `cannot read "${path}": ${why}`);
+  }
+}
+
+/**
+ * Check, before any work starts, that a file the user named for output can be written: its folder exists, is a
+ * folder and is writable, and the path itself is not a folder. INVALID_INPUT naming the option otherwise.
+ */
+export function checkWritableFile(path: string, option: string): void {
+  const full = resolve(path);
+  const folder = dirname(full);
+  let isDir: boolean;
+  try {
+    isDir = statSync(folder).isDirectory();
+  } catch {
+    throw invalidInput(option, `the folder "${folder}" does not exist; create it first or choose another path`);
+  }
+  if (!isDir) throw invalidInput(option, `"${folder}" is not a folder`);
+  try {
+    accessSync(folder, constants.W_OK);
+  } catch {
+    throw invalidInput(option, `the folder "${folder}" is not writable`);
+  }
+  let target;
+  try {
+    target = statSync(full);
+  } catch {
+    return; // does not exist yet: fine
+  }
+  if (target.isDirectory()) throw invalidInput(option, `"${full}" is a folder; give a file name`);
+  try {
+    accessSync(full, constants.W_OK);
+  } catch {
+    throw invalidInput(option, `"${full}" exists and is not writable`);
   }
 }

@@ -9,6 +9,16 @@ import { PdfReader } from './pdf/reader';
 import { IncrementalUpdate } from './pdf/writer';
 import { decodeTextString } from './pdf/text';
 
+/**
+ * Preflight before a signing session is created: the PDF is readable (`PDF_INVALID`), not encrypted
+ * (`PDF_ENCRYPTED`) and not certified "no changes" (`PDF_CERTIFIED_NO_CHANGES`), so the user is never asked to sign
+ * something we cannot finish.
+ */
+export function checkSignablePdf(pdf: Buffer): void {
+  if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
+  assertSignable(PdfReader.open(pdf));
+}
+
 /** Refuses encrypted PDFs and certified documents that allow no changes. */
 export function assertSignable(reader: PdfReader): void {
   if (reader.trailer.get('Encrypt') !== undefined) {

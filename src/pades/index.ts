@@ -4,6 +4,7 @@
  * Everything works on PDF bytes with append-only incremental updates; earlier bytes are never changed.
  */
 export { prepareSignature, finalizeSignature, finalizeSignatureChunks } from './signature';
+export { checkSignablePdf } from './acroform';
 export type { PrepareSignatureOptions, PreparedSignature, PreparedSignatureResult, FinalizeSignatureOptions } from './signature';
 export { prepareDocumentTimestamp, finalizeDocumentTimestamp } from './timestamp-field';
 export type { PreparedDocumentTimestamp } from './timestamp-field';

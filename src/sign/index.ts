@@ -3,6 +3,7 @@ export * from './assertion';
 export * from './client';
 export * from './codes';
 export * from './qr';
+export * from './notification-token';
 export * from './webhook';
 export * from './delivery-log';
 export * from './session';

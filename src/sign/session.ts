@@ -8,7 +8,8 @@ export type SigningSessionStatus =
   | 'waiting_for_scan' // created, QR shown
   | 'certificate_received' // user scanned; submit the hash now
   | 'hash_submitted' // user is comparing the challenge code and signing
-  | 'signed' // signature received (terminal)
+  | 'signed' // signature received (terminal for the service; the DSAP still embeds it and extends the PDF)
+  | 'completed' // the signed PDF was produced at the requested level (terminal; session engine, issue 7)
   | 'failed' // error notification received (terminal)
   | 'expired'; // past expires_at (terminal)
 
@@ -30,6 +31,8 @@ export interface SigningSessionState {
   nonce?: string;
   /** User certificate (base64 DER) while the session is active only. */
   certificate?: string;
+  /** UNIX seconds when the certificate arrived (the service extends a scanned session past `expiresAt`). */
+  scannedAt?: number;
   /** Lower-case hex SHA-256 submitted for signing. */
   documentHash?: string;
   /** Hex DER signature, once signed. */
@@ -39,7 +42,7 @@ export interface SigningSessionState {
   updatedAt: number;
 }
 
-const TERMINAL: SigningSessionStatus[] = ['signed', 'failed', 'expired'];
+const TERMINAL: SigningSessionStatus[] = ['signed', 'completed', 'failed', 'expired'];
 
 /** The state right after `createSession`. */
 export function newSigningSessionState(
@@ -71,7 +74,7 @@ export function applySigningEvent(state: SigningSessionState, event: SigningEven
   switch (event.type) {
     case 'certificate':
       if (state.status !== 'waiting_for_scan') throw stateError(`A certificate arrived while the session is ${state.status}`);
-      return { ...state, status: 'certificate_received', nonce: event.nonce, certificate: event.certificate.base64, updatedAt };
+      return { ...state, status: 'certificate_received', nonce: event.nonce, certificate: event.certificate.base64, scannedAt: updatedAt, updatedAt };
     case 'signature':
       if (state.status !== 'hash_submitted') throw stateError(`A signature arrived while the session is ${state.status} (no hash submitted yet)`);
       if (event.documentHash !== state.documentHash) throw stateError('The signature is for a different document hash than the one submitted');
@@ -88,19 +91,43 @@ export function markHashSubmitted(state: SigningSessionState, documentHash: stri
 }
 
 /**
- * Mark an unscanned session expired once `expiresAt` has passed (the service does not notify). A scanned session is
- * left alone: the service may extend it after the scan (older docs: +2 min), and a late hash call answers
- * SIGN_REF_NOT_FOUND anyway — use `failSigningSession` then.
+ * Mark the session expired once it cannot receive events any more (the service does not notify): an unscanned
+ * session at `expiresAt`; a scanned one only when `scanExtensionSeconds` is given, at
+ * {@link signingSessionDeadline} — the service extends a session after the scan (older docs: +2 min) without telling
+ * the DSAP, and a late hash call answers SIGN_REF_NOT_FOUND anyway (use `failSigningSession` then).
  */
-export function expireSigningSession(state: SigningSessionState, clock: Clock = systemClock): SigningSessionState {
-  if (state.status !== 'waiting_for_scan' || epochSeconds(clock) < state.expiresAt) return state;
+export function expireSigningSession(state: SigningSessionState, clock: Clock = systemClock, options: { scanExtensionSeconds?: number } = {}): SigningSessionState {
+  if (state.status !== 'waiting_for_scan' && options.scanExtensionSeconds === undefined) return state;
+  if (epochSeconds(clock) < signingSessionDeadline(state, options.scanExtensionSeconds ?? 0)) return state;
   return end({ ...state, status: 'expired', updatedAt: epochSeconds(clock) });
 }
 
-/** End the session after a local failure (e.g. SIGN_REF_NOT_FOUND from the hash call); drops the certificate. */
+/**
+ * UNIX seconds after which no webhook can arrive for this session: `expiresAt` before the scan, then the later of
+ * `expiresAt` and scan time + `scanExtensionSeconds`. Infinity once the signature arrived (nothing more to wait for)
+ * or the session ended.
+ */
+export function signingSessionDeadline(state: SigningSessionState, scanExtensionSeconds: number): number {
+  if (state.status === 'waiting_for_scan') return state.expiresAt;
+  if (state.status === 'certificate_received' || state.status === 'hash_submitted') {
+    return Math.max(state.expiresAt, (state.scannedAt ?? state.updatedAt) + scanExtensionSeconds);
+  }
+  return Infinity;
+}
+
+/**
+ * End the session after a local failure (e.g. SIGN_REF_NOT_FOUND from the hash call, a revoked certificate, or
+ * finishing a `signed` session failed); drops the certificate.
+ */
 export function failSigningSession(state: SigningSessionState, error: { code: string; message: string }, clock: Clock = systemClock): SigningSessionState {
-  if (isSigningSessionFinished(state)) return state;
+  if (isSigningSessionFinished(state) && state.status !== 'signed') return state;
   return end({ ...state, status: 'failed', error: { ...error, correlationId: '' }, updatedAt: epochSeconds(clock) });
+}
+
+/** A `signed` session whose PDF was embedded and extended to the requested level. */
+export function completeSigningSession(state: SigningSessionState, clock: Clock = systemClock): SigningSessionState {
+  if (state.status !== 'signed') throw stateError(`Cannot complete a session that is ${state.status}`);
+  return end({ ...state, status: 'completed', updatedAt: epochSeconds(clock) });
 }
 
 /** Terminal states keep no certificate. */

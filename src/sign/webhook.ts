@@ -189,7 +189,8 @@ function readToken(body: WebhookRequest['body']): string {
   return token;
 }
 
-function readBearer(headers: WebhookRequest['headers']): string | undefined {
+/** The `Authorization: Bearer` value of a webhook request (undefined when absent or ambiguous). */
+export function readBearer(headers: WebhookRequest['headers']): string | undefined {
   let value: string | string[] | null | undefined;
   if (typeof (headers as Headers)?.get === 'function') value = (headers as Headers).get('authorization');
   else {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import QRCode from 'qrcode';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { wantsHelp, type CliCommand } from '../command';
+import { checkWritableFile, wantsHelp, type CliCommand } from '../command';
 import { isSingpassFlowsError } from '../../errors';
 import { renderQr } from '../../sign';
 import type { PadesLevel } from '../../pades/verify';
@@ -11,7 +11,8 @@ import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogge
 // The CLI (not the core) may use the sandbox: the demo runs against a local stand-in of the services.
 import { startSandbox, type Sandbox } from '../../../sandbox';
 
-const HELP = `Usage: singpass-flows demo [--level B-B|B-T|B-LT|B-LTA] [--user p256|p384|revoked] [--out <file.pdf>] [--no-qr]
+const HELP = `Usage: singpass-flows demo [--level B-B|B-T|B-LT|B-LTA] [--user p256|p384|revoked|expired|notyetvalid|untrusted]
+                           [--out <file.pdf>] [--no-qr]
 
 Runs ONE complete Singpass document signing round trip on this machine, against the local sandbox (a stand-in
 of the signing API, the national test CA with OCSP and TSA, and a simulated phone). Nothing leaves 127.0.0.1.
@@ -24,8 +25,9 @@ the PDF (PAdES), extended to the chosen level and the result verified. Prints ea
 Options:
   --level <l>   PAdES level to reach: B-B, B-T (signature timestamp), B-LT (+ OCSP in the DSS),
                 B-LTA (+ document timestamp). Default B-LTA.
-  --user <u>    sandbox test user the phone signs as: p256 (default), p384, or revoked (fails at B-LT: the
-                OCSP check refuses a revoked certificate — that is the point)
+  --user <u>    sandbox test user the phone signs as: p256 (default), p384, or one the DSAP refuses when the
+                certificate arrives, before any hash is sent — that is the point: revoked (OCSP), expired,
+                notyetvalid, untrusted (the sandbox delivers the last three unchecked on purpose)
   --out <file>  write the signed PDF there
   --no-qr       do not draw the QR code in the terminal
   -h, --help    show this help
@@ -66,10 +68,9 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
         case 'listening':
           return say(`DSAP "${clientId}": ES256 key ${env.signingKeyId}, key set ${s.baseUrl}/jwks, webhook ${s.baseUrl}/webhook (service key set cached: ${s.keySetUrl})`);
         case 'created': {
-          const { session } = s;
-          const svg = await renderQr(session.qrPayload, { format: 'svg' });
-          say(`session ${session.signRef} created, expires ${new Date(session.expiresAt * 1000).toISOString()}; QR payload ${session.qrPayload} (SVG ${svg.length} bytes); challenge code ${s.challengeCode}`);
-          if (options.qr) log(await QRCode.toString(session.qrPayload, { type: 'terminal', small: true }));
+          const svg = await renderQr(s.qrPayload, { format: 'svg' });
+          say(`session ${s.signRef} created, expires ${new Date(s.expiresAt * 1000).toISOString()}; QR payload ${s.qrPayload} (SVG ${svg.length} bytes); challenge code ${s.challengeCode}`);
+          if (options.qr) log(await QRCode.toString(s.qrPayload, { type: 'terminal', small: true }));
           return;
         }
         case 'scanned': return say(`phone (user ${options.user}) scanned the QR code; certificate notification ${s.delivery}`);
@@ -97,7 +98,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
       }
     };
     const r = await runSigningSession(env, {
-      input: samplePdf, documentName: 'Demo agreement.pdf', level: options.level, reason: 'Singpass flows demo', location: 'Singapore', onStep: narrate,
+      input: await samplePdf(), documentName: 'Demo agreement.pdf', level: options.level, reason: 'Singpass flows demo', location: 'Singapore', onStep: narrate,
     });
     if (options.out) {
       writeFileSync(resolve(options.out), r.pdf);
@@ -109,12 +110,13 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
   }
 }
 
-async function samplePdf(signRef: string): Promise<Buffer> {
+async function samplePdf(): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const page = doc.addPage([595, 842]);
   const font = await doc.embedFont(StandardFonts.Helvetica);
   page.drawText('Singpass flows - demo agreement', { x: 72, y: 760, size: 18, font });
-  page.drawText(`Signing session ${signRef} (sandbox, TEST ONLY)`, { x: 72, y: 730, size: 11, font });
+  // The PDF exists before the session (it is checked first), so it names the time, not the sign_ref.
+  page.drawText(`Signed in the sandbox on ${new Date().toISOString()} (TEST ONLY)`, { x: 72, y: 730, size: 11, font });
   return Buffer.from(await doc.save({ useObjectStreams: false }));
 }
 
@@ -146,6 +148,7 @@ export const demoCommand: CliCommand = {
     }
     const started = Date.now();
     try {
+      if (values.out) checkWritableFile(values.out, '--out');
       const result = await runSigningDemo({ level, user, out: values.out, qr: !values['no-qr'], log: (l) => console.log(l) });
       console.log(`OK: session ${result.signRef} signed at PAdES ${result.level} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       return 0;

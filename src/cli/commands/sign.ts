@@ -2,8 +2,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import QRCode from 'qrcode';
 import { parseArgs } from 'node:util';
-import { readUserFile, wantsHelp, type CliCommand } from '../command';
+import { checkWritableFile, readUserFile, wantsHelp, type CliCommand } from '../command';
 import { invalidInput, isSingpassFlowsError } from '../../errors';
+import { requireHttpsUrl } from '../../http';
 import { loadSigningKey, publicKeySet } from '../../keys';
 import { SigningApiClient } from '../../sign';
 import type { PadesLevel } from '../../pades/verify';
@@ -43,8 +44,10 @@ Options:
   --out <file>       where to write the signed PDF
   --level <l>        B-B, B-T (+ signature timestamp), B-LT (+ certificates and OCSP in the DSS),
                      B-LTA (+ document timestamp). Default B-LTA.
-  --user <u>         sandbox test user: p256 (default), p384, or revoked (B-LT/B-LTA then stop with OCSP_REVOKED
-                     and nothing is written — the check a real deployment relies on)
+  --user <u>         sandbox test user: p256 (default), p384, or one the DSAP must refuse when the certificate
+                     arrives, before any hash is sent (nothing is written): revoked (OCSP_REVOKED), expired
+                     (CERTIFICATE_EXPIRED), notyetvalid (CERTIFICATE_NOT_YET_VALID), untrusted
+                     (CERTIFICATE_UNTRUSTED; the sandbox delivers these three unchecked on purpose)
   --doc-name <name>  document name shown in the Singpass app (default: the file name)
   --reason <text>    /Reason in the signature (default "Signed with Singpass")
   --location <text>  /Location in the signature
@@ -82,9 +85,9 @@ function signNarrator(o: SignCommandOptions, mode: 'sandbox' | 'config'): Sessio
         if (mode === 'config') o.log(`webhook listening at ${s.baseUrl}/webhook, key set at ${s.baseUrl}/jwks`);
         return;
       case 'created':
-        say(`1/8 session ${s.session.signRef} created (QR payload ${s.session.qrPayload})`);
+        say(`1/8 session ${s.signRef} created (QR payload ${s.qrPayload})`);
         if (mode === 'config') {
-          o.log(await QRCode.toString(s.session.qrPayload, { type: 'terminal', small: true }));
+          o.log(await QRCode.toString(s.qrPayload, { type: 'terminal', small: true }));
           say('scan this QR code with the Singpass app (waiting for the certificate webhook)');
         }
         return;
@@ -155,19 +158,34 @@ export function parseSignConfig(text: string): SignConfig {
   } catch {
     throw invalidInput('config', 'is not valid JSON');
   }
+  if (!c || typeof c !== 'object' || Array.isArray(c)) throw invalidInput('config', 'must be a JSON object');
   for (const f of ['signApiBaseUrl', 'clientId', 'serviceKeySetUrl', 'domainName'] as const) {
     if (typeof c[f] !== 'string' || !c[f]) throw invalidInput(`config.${f}`, 'is required');
   }
+  // URLs checked here so the message names the setting (not a bare "<invalid URL>" later).
+  for (const f of ['signApiBaseUrl', 'serviceKeySetUrl', 'tsaUrl', 'audience'] as const) {
+    if (c[f] !== undefined) requireHttpsUrl(`config.${f}`, c[f], { allowLoopbackHttp: true });
+  }
+  for (const f of ['tenantId', 'tsaUrl', 'audience'] as const) {
+    if (c[f] !== undefined && typeof c[f] !== 'string') throw invalidInput(`config.${f}`, 'must be text');
+  }
   if (!c.signingKey || typeof c.signingKey !== 'object') throw invalidInput('config.signingKey', 'is required (the private signing JWK)');
   if (!Number.isInteger(c.listenPort) || c.listenPort! < 0 || c.listenPort! > 65535) throw invalidInput('config.listenPort', 'must be a port number');
-  if (!Array.isArray(c.trustedRoots) || c.trustedRoots.length === 0) throw invalidInput('config.trustedRoots', 'needs at least one root certificate file');
+  if (!Array.isArray(c.trustedRoots) || c.trustedRoots.length === 0 || !c.trustedRoots.every((f) => typeof f === 'string' && f)) {
+    throw invalidInput('config.trustedRoots', 'needs a list of at least one root certificate file name');
+  }
   return c as SignConfig;
 }
 
 /** `sign --config`: the same session against the service the config names; the user scans with their app. */
 export async function signWithConfig(config: SignConfig, o: SignCommandOptions & { baseDir: string }): Promise<SignCommandResult> {
-  const signingKey = await loadSigningKey({ key: config.signingKey as never });
-  const trustedRoots = config.trustedRoots.map((f) => readUserFile(resolve(o.baseDir, f), 'trustedRoots'));
+  let signingKey;
+  try {
+    signingKey = await loadSigningKey({ key: config.signingKey as never });
+  } catch (e) {
+    throw isSingpassFlowsError(e) ? invalidInput('config.signingKey', e.message) : e;
+  }
+  const trustedRoots = config.trustedRoots.map((f) => readUserFile(resolve(o.baseDir, f), 'config.trustedRoots'));
   const r = await runSigningSession({
     client: new SigningApiClient({ baseUrl: config.signApiBaseUrl, clientId: config.clientId, signingKey, audience: config.audience }),
     serviceKeySetUrl: config.serviceKeySetUrl,
@@ -226,6 +244,9 @@ export const signCommand: CliCommand = {
       return 2;
     }
     try {
+      // Before any session exists: the user must never approve a signature that cannot be written.
+      checkWritableFile(str('out')!, '--out');
+      if (str('root-out')) checkWritableFile(str('root-out')!, '--root-out');
       const common = {
         input, level, user, documentName: str('doc-name') ?? basename(str('in')!), reason: str('reason'), location: str('location'),
         log: (l: string) => console.log(l),

@@ -1,0 +1,73 @@
+/**
+ * The glue between a signing node and the engine's step functions: load the session record and its PDF from the
+ * store, run one step, save the new record with compare-and-set, and word the engine's progress as node status.
+ * Every protocol rule (token binding, OCSP before the hash, state machine, levels) is the engine's.
+ */
+import { SingpassFlowsError, type ErrorCode } from '../../src/errors';
+import type { SessionRecord, SessionStep, StepResult } from '../../src/session';
+import type { SignClientNode } from './sign-client';
+import type { Node, NodeStatus } from './types';
+
+/** What a step is doing, for the node status (the ops team watching the flow sees where each session is). */
+export function stepStatus(step: SessionStep): NodeStatus {
+  const text = ((): string => {
+    switch (step.step) {
+      case 'created': return `session ${short(step.signRef)} waiting for scan`;
+      case 'certificate': return 'certificate received';
+      case 'certificateChecked': return 'certificate status: good';
+      case 'prepared': return 'PDF prepared';
+      case 'submitted': return `hash submitted, waiting for approval (${step.challengeCode})`;
+      case 'signature': return 'signature received';
+      case 'embedded': return step.timestamped ? 'signature embedded + timestamp' : 'signature embedded';
+      case 'validationData': return 'validation data added';
+      case 'documentTimestamp': return 'document timestamp added';
+      case 'verified': return `verified: ${step.report.level ?? 'not valid'}`;
+      case 'ended': return `session ${step.status}${step.error ? `: ${step.error.code}` : ''}`;
+    }
+  })();
+  const fill = step.step === 'ended' && step.status !== 'signed' ? 'red' : step.step === 'verified' || step.step === 'ended' ? 'green' : 'blue';
+  return { fill, shape: 'dot', text };
+}
+
+export function short(signRef: string): string {
+  return signRef.length > 12 ? `${signRef.slice(0, 8)}…` : signRef;
+}
+
+/** The record as it travels on `msg.session`: everything but the webhook Bearer secret (the store keeps that). */
+export function recordForMessage(record: SessionRecord): SessionRecord {
+  return { ...record, state: { ...record.state, clientNotificationToken: '(kept in the context store)' } };
+}
+
+export async function loadSession(client: SignClientNode, signRef: unknown): Promise<{ signRef: string; record: SessionRecord; pdf: Buffer | undefined }> {
+  if (typeof signRef !== 'string' || signRef === '') {
+    throw new SingpassFlowsError('INVALID_INPUT', 'msg.signRef: expected the sign_ref of a session (the webhook node and the start node set it)', { field: 'msg.signRef' });
+  }
+  const record = await client.store.get(signRef);
+  if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `No signing session ${signRef} in this Node-RED's context store (started elsewhere, or already cleaned up)`, { retryable: false });
+  return { signRef, record, pdf: await client.store.getDocument(signRef) };
+}
+
+/**
+ * Run a step and save its record; when another message changed the session meanwhile (compare-and-set lost), the
+ * step runs again on the fresh record — the engine then recognises an already applied event as a duplicate.
+ */
+export async function runStep<R extends StepResult>(client: SignClientNode, signRef: string, step: (record: SessionRecord) => Promise<R>): Promise<R> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const record = await client.store.get(signRef);
+    if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `The signing session ${signRef} disappeared from the context store`);
+    const result = await step(record);
+    if (result.duplicate || result.record === record) return result;
+    if (await client.store.put(result.record, record.revision)) return result;
+  }
+  throw new SingpassFlowsError('WEBHOOK_HANDLER_FAILED', `The signing session ${signRef} kept changing while this step ran; try again`, { retryable: true });
+}
+
+/** A session that ended with an error, as an Error a Catch node can route by `msg.error.code`. */
+export function sessionError(record: SessionRecord): SingpassFlowsError | undefined {
+  if (!record.error) return undefined;
+  return new SingpassFlowsError(record.error.code as ErrorCode, record.error.message, { signRef: record.state.signRef });
+}
+
+export function statusReporter(node: Node): (step: SessionStep) => void {
+  return (step) => node.status(stepStatus(step));
+}

@@ -1,0 +1,112 @@
+/**
+ * What the "Singpass Sign API client" config node gives the signing nodes: the signing engine (built once from the
+ * settings and credentials, then reused so the service key set and intermediates stay cached) and the session
+ * store. The key/URL checks and the environment table are the ones the n8n credential uses (nodes/shared).
+ */
+import * as path from 'node:path';
+import { SingpassFlowsError, invalidInput } from '../../src/errors';
+import { createSigningEngine, type SigningEngine } from '../../src/session';
+import { createNotificationTokens } from '../../src/sign/notification-token';
+import { signSetup } from '../../nodes/shared/credentials';
+import { ContextSessionStore } from './session-store';
+import type { Node, NodeAPI } from './types';
+
+export const SIGN_CLIENT = 'singpass-sign-client';
+export const NOTIFICATION_SECRET = 'singpass-notification-secret';
+
+export interface SignClientSettings {
+  environment: string;
+  sandboxUrl?: string;
+  baseUrl?: string;
+  keySetUrl?: string;
+  tsaUrl?: string;
+  clientId: string;
+  trustedRoots?: string;
+  domainName: string;
+  tenantId: string;
+  /** Context store name from settings.js (empty: the default store). */
+  contextStore?: string;
+  /** Folder for PDFs waiting for their signature (empty: `<userDir>/singpass-sign-documents`). */
+  documentDir?: string;
+  /** id of the singpass-notification-secret config node. */
+  notificationSecret?: string;
+}
+
+export interface SignClientNode extends Node<{ signingKey?: string }> {
+  settings: SignClientSettings;
+  /** The engine (rejects with the config problem, e.g. KEY_INVALID naming the field). */
+  engine(): Promise<SigningEngine>;
+  store: ContextSessionStore;
+}
+
+export interface NotificationSecretNode extends Node<{ secret?: string; previousSecret?: string }> {}
+
+/**
+ * Build the engine lazily and keep it (its caches are the point). A failure is not kept: it may be transient (the
+ * sandbox's root certificate not reachable yet), so the next message tries again.
+ */
+export function engineFactory(RED: NodeAPI, node: SignClientNode): () => Promise<SigningEngine> {
+  let engine: Promise<SigningEngine> | undefined;
+  return () => {
+    if (!engine) {
+      const building = buildEngine(RED, node);
+      engine = building;
+      building.catch(() => {
+        if (engine === building) engine = undefined;
+      });
+    }
+    return engine;
+  };
+}
+
+/** Deploy-time check of the signing key alone (no network): a wrong paste is reported at once. */
+export async function checkSigningKey(node: SignClientNode): Promise<void> {
+  await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' } as never);
+}
+
+async function buildEngine(RED: NodeAPI, node: SignClientNode): Promise<SigningEngine> {
+  const s = node.settings;
+  const setup = await signSetup({ ...s, signingKey: node.credentials?.signingKey ?? '' } as never);
+  const secretNode = s.notificationSecret ? (RED.nodes.getNode(s.notificationSecret) as NotificationSecretNode | null) : null;
+  if (!secretNode) throw invalidInput('Notification token secret', `the Singpass Sign API client "${node.name || node.id}" needs a notification token secret config node`);
+  const secret = secretNode.credentials?.secret ?? '';
+  const previous = secretNode.credentials?.previousSecret?.trim();
+  const notificationTokens = createNotificationTokens({ secret, previousSecrets: previous ? [previous] : [] });
+  for (const [field, value] of [['Domain name', s.domainName], ['Tenant ID', s.tenantId]] as const) {
+    if (typeof value !== 'string' || value.trim() === '') throw invalidInput(field, `is required in the Singpass Sign API client "${node.name || node.id}"`);
+  }
+  return createSigningEngine({
+    client: setup.client,
+    serviceKeySetUrl: setup.endpoints.keySetUrl,
+    notificationTokens,
+    trustedRoots: await setup.trustedRoots(),
+    tsaUrl: setup.endpoints.tsaUrl,
+    domainName: s.domainName.trim(),
+    tenantId: s.tenantId.trim(),
+  });
+}
+
+export function documentDirOf(RED: NodeAPI, s: SignClientSettings): string {
+  if (s.documentDir && s.documentDir.trim()) return path.resolve(RED.settings.userDir ?? '.', s.documentDir.trim());
+  return path.join(RED.settings.userDir ?? '.', 'singpass-sign-documents');
+}
+
+/** The config node a signing node points at, or a clear error when it is missing. */
+export function signClientOf(RED: NodeAPI, id: unknown, nodeName: string): SignClientNode {
+  const client = typeof id === 'string' && id ? (RED.nodes.getNode(id) as SignClientNode | null) : null;
+  if (!client || typeof client.engine !== 'function') {
+    throw new SingpassFlowsError('INVALID_INPUT', `${nodeName}: choose a "Singpass Sign API client" config node`, { field: 'client' });
+  }
+  return client;
+}
+
+/** Warn when sessions would live only in memory (a restart would lose every session in flight). */
+export function persistentStoreWarning(RED: NodeAPI, storeName: string): string | undefined {
+  const stores = (RED.settings.contextStorage ?? {}) as Record<string, unknown>;
+  const name = storeName || 'default';
+  let entry = stores[name] as { module?: unknown } | string | undefined;
+  if (typeof entry === 'string') entry = stores[entry] as { module?: unknown } | undefined; // default: "file" alias
+  const module = typeof entry === 'object' && entry ? entry.module : undefined;
+  if (module === 'localfilesystem' || (module !== undefined && module !== 'memory')) return undefined;
+  return `signing sessions are kept in the context store "${name}", which is not persistent: a Node-RED restart would lose every session in flight. Configure contextStorage with localfilesystem in settings.js (see the README).`;
+}

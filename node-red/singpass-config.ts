@@ -1,0 +1,67 @@
+/**
+ * Config nodes (like core `mqtt-broker`): shared connection settings, with every secret in Node-RED's credential
+ * store (never in the flow file). Keys are checked on deploy — a wrong paste is reported at once, naming the field —
+ * and again when a node uses them.
+ */
+import { loginOptions, loginPublicKeys } from '../nodes/shared/credentials';
+import type { LoginClientOptions } from '../src/login';
+import { LOGIN_CLIENT, type LoginClientNode } from './lib/login-client';
+import { asError } from './lib/run';
+import { ContextSessionStore } from './lib/session-store';
+import {
+  NOTIFICATION_SECRET, SIGN_CLIENT, checkSigningKey, documentDirOf, engineFactory, persistentStoreWarning,
+  type NotificationSecretNode, type SignClientNode, type SignClientSettings,
+} from './lib/sign-client';
+import type { Node, NodeAPI, NodeDef } from './lib/types';
+
+const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+
+export = function register(RED: NodeAPI): void {
+  function SignClient(this: SignClientNode, def: NodeDef & Partial<SignClientSettings>) {
+    RED.nodes.createNode(this, def);
+    this.name = text(def.name);
+    this.settings = {
+      environment: text(def.environment) || 'staging', sandboxUrl: text(def.sandboxUrl), baseUrl: text(def.baseUrl), keySetUrl: text(def.keySetUrl),
+      tsaUrl: text(def.tsaUrl), clientId: text(def.clientId), trustedRoots: typeof def.trustedRoots === 'string' ? def.trustedRoots : '',
+      domainName: text(def.domainName), tenantId: text(def.tenantId), contextStore: text(def.contextStore), documentDir: text(def.documentDir),
+      notificationSecret: text(def.notificationSecret),
+    };
+    this.engine = engineFactory(RED, this);
+    this.store = new ContextSessionStore(this.context().global, this.settings.contextStore ?? '', documentDirOf(RED, this.settings));
+    const warning = persistentStoreWarning(RED, this.settings.contextStore ?? '');
+    if (warning) this.warn(warning);
+    checkSigningKey(this).catch((e: unknown) => this.error(asError(e)));
+  }
+  RED.nodes.registerType(SIGN_CLIENT, SignClient as never, { credentials: { signingKey: { type: 'password' } } });
+
+  function NotificationSecret(this: NotificationSecretNode, def: NodeDef) {
+    RED.nodes.createNode(this, def);
+    this.name = text(def.name);
+  }
+  RED.nodes.registerType(NOTIFICATION_SECRET, NotificationSecret as never, {
+    credentials: { secret: { type: 'password' }, previousSecret: { type: 'password' } },
+  });
+
+  for (const provider of ['corppass', 'singpass'] as const) {
+    function LoginClient(this: LoginClientNode, def: NodeDef) {
+      RED.nodes.createNode(this, def);
+      this.name = text(def.name);
+      this.provider = provider;
+      const settings = { environment: text(def.environment) || 'staging', sandboxUrl: text(def.sandboxUrl), issuer: text(def.issuer), clientId: text(def.clientId), redirectUri: text(def.redirectUri) };
+      const creds = () => ({ ...settings, ...this.credentials });
+      let options: Promise<LoginClientOptions & { transactionSecret: string }> | undefined;
+      this.options = () => {
+        if (!options) {
+          options = loginOptions(provider, creds() as never);
+          options.catch(() => undefined); // reported to the node that asks
+        }
+        return options;
+      };
+      this.publicKeys = () => loginPublicKeys(provider, creds() as never);
+      this.options().catch((e: unknown) => this.error(asError(e)));
+    }
+    RED.nodes.registerType(LOGIN_CLIENT[provider], LoginClient as never, {
+      credentials: { signingKey: { type: 'password' }, encryptionKey: { type: 'password' }, transactionSecret: { type: 'password' } },
+    });
+  }
+};

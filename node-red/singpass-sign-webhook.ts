@@ -1,0 +1,180 @@
+/**
+ * "Signing webhook" in-node: serves the notification URL you registered on Node-RED's own HTTP server
+ * (RED.httpNode). Each delivery is checked by the engine (Bearer issued by this DSAP, service JWT verified against
+ * the service key set), kept in the context store, and only then answered 200 — so a crash right after the answer
+ * loses nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for
+ * the rest of the flow: 200, or 400 with the spec's error body, or 503 when the fault is ours (the service retries).
+ * Certificate, signature and error events leave on three outputs; a repeated delivery never comes out twice.
+ */
+import { randomUUID } from 'node:crypto';
+import { SingpassFlowsError } from '../src/errors';
+import type { SigningEvent } from '../src/sign';
+import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../src/sign/wire';
+import { asError } from './lib/run';
+import { short } from './lib/session-steps';
+import { signClientOf, type SignClientNode } from './lib/sign-client';
+import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
+
+const OUTPUT: Record<SigningEvent['type'], number> = { certificate: 0, signature: 1, error: 2 };
+const MAX_BODY = 1024 * 1024;
+
+/** One Express route per path for the process; the node currently deployed on the path handles it. */
+const routes = new Map<string, (req: HttpRequest, res: HttpResponse) => void>();
+const registered = new Set<string>();
+/** Sign clients whose kept deliveries were already replayed by a webhook node (one replay per deploy). */
+const replaying = new Set<string>();
+
+type Def = NodeDef & { client?: string; url?: string };
+
+export = function register(RED: NodeAPI): void {
+  function Webhook(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const url = normalisePath(def.url);
+    let client: SignClientNode;
+    try {
+      client = signClientOf(RED, def.client, 'signing webhook');
+    } catch (e) {
+      node.error(asError(e));
+      node.status({ fill: 'red', shape: 'ring', text: 'no Singpass Sign API client' });
+      return;
+    }
+
+    routes.set(url, (req, res) => {
+      handle(node, client, req, res).catch((e: unknown) => {
+        // handle() answers before anything can throw; this is only a last guard
+        node.error(asError(e));
+        if (!res.headersSent) answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
+      });
+    });
+    if (!registered.has(url)) {
+      registered.add(url);
+      RED.httpNode.post(url, (req, res, next) => {
+        const h = routes.get(url);
+        if (h) h(req, res);
+        else next();
+      });
+    }
+    node.status({ fill: 'grey', shape: 'ring', text: `listening on ${url}` });
+
+    const replay = () => replayKept(node, client).catch((e: unknown) => node.error(asError(e)));
+    if (!replaying.has(client.id)) {
+      replaying.add(client.id);
+      if (RED.events) RED.events.on('flows:started', onStarted);
+      else setTimeout(replay, 0);
+    }
+    function onStarted() {
+      RED.events?.removeListener('flows:started', onStarted);
+      void replay();
+    }
+
+    node.on('close', (_removed, done) => {
+      if (routes.get(url)) routes.delete(url);
+      replaying.delete(client.id);
+      RED.events?.removeListener('flows:started', onStarted);
+      done();
+    });
+  }
+  RED.nodes.registerType('singpass-sign-webhook', Webhook as never);
+};
+
+async function handle(node: Node, client: SignClientNode, req: HttpRequest, res: HttpResponse): Promise<void> {
+  let body: unknown;
+  try {
+    body = req._body || req.body !== undefined ? req.body : await readBody(req);
+  } catch {
+    return answer(res, 400, errorBody('Request body too large or unreadable', WEBHOOK_ERROR_CODES.invalidRequest));
+  }
+  let engine;
+  try {
+    engine = await client.engine();
+  } catch (e) {
+    const err = asError(e);
+    node.error(err);
+    node.status({ fill: 'red', shape: 'ring', text: `not ready: ${err.code}` });
+    return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
+  }
+  const check = await engine.checkDelivery({ headers: req.headers, body: body as Buffer });
+  let fresh = false;
+  if (check.delivery && !check.duplicate) {
+    const { signRef, type } = check.delivery.event;
+    try {
+      if (await client.store.get(signRef)) fresh = await client.store.rememberDelivery(signRef, check.delivery);
+      else node.warn(`signing webhook: a ${type} event for session ${signRef}, which is not in this Node-RED's context store (ignored)`);
+    } catch (e) {
+      // Not kept = not safe to acknowledge: the service retries a 503.
+      node.error(asError(e));
+      return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
+    }
+  }
+  const r = check.response;
+  answer(res, r.status, 'body' in r ? r.body : undefined);
+  if (check.error) {
+    node.status({ fill: 'yellow', shape: 'ring', text: `refused: ${check.error.code}` });
+    node.warn(`signing webhook refused a delivery (${r.status}): ${check.error.code} ${check.error.message}`);
+  }
+  if (fresh && check.delivery) emit(node, check.delivery.event);
+}
+
+function emit(node: Node, event: SigningEvent): void {
+  const outputs: (NodeMessage | null)[] = [null, null, null];
+  outputs[OUTPUT[event.type]] = { payload: summary(event), signRef: event.signRef, event: summary(event) };
+  node.status({ fill: 'green', shape: 'dot', text: `${event.type} for ${short(event.signRef)}` });
+  node.send(outputs);
+}
+
+/** What the event says, without the user's certificate (personal data; the engine reads it from the store). */
+function summary(event: SigningEvent): Record<string, unknown> {
+  switch (event.type) {
+    case 'certificate': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt };
+    case 'signature': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, documentHash: event.documentHash };
+    case 'error': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, errorCode: event.errorCode, message: event.message, correlationId: event.correlationId };
+  }
+}
+
+/** Deliveries acknowledged but not applied before the last stop go out again (the apply node drops repeats). */
+async function replayKept(node: Node, client: SignClientNode): Promise<void> {
+  for (const { signRef, type } of await client.store.pendingDeliveries()) {
+    const kept = await client.store.getDelivery(signRef, type);
+    if (kept && !kept.applied) {
+      node.log(`signing webhook: resuming the ${type} event of session ${signRef} received before the restart`);
+      emit(node, kept.delivery.event);
+    }
+  }
+}
+
+function answer(res: HttpResponse, status: number, body?: unknown): void {
+  if (res.headersSent) return;
+  if (body === undefined) {
+    res.writeHead(status, { 'content-length': '0' }).end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+/** The spec's webhook error body (names from the core's wire table). */
+function errorBody(message: string, code: string = WEBHOOK_ERROR_CODES.internal): Record<string, string> {
+  return { [WEBHOOK_ERROR_BODY.correlationId]: randomUUID(), [WEBHOOK_ERROR_BODY.errorCode]: code, [WEBHOOK_ERROR_BODY.message]: message };
+}
+
+function readBody(req: HttpRequest): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new SingpassFlowsError('INVALID_INPUT', 'webhook body too large'));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function normalisePath(url: unknown): string {
+  const u = typeof url === 'string' && url.trim() ? url.trim() : '/singpass/sign/webhook';
+  return u.startsWith('/') ? u : `/${u}`;
+}

@@ -1,0 +1,214 @@
+/**
+ * Signing nodes. A session runs through the engine's steps, one node each, so the flow reads like the process:
+ *   start signing  →  (webhook)  →  apply event [certificate: status check → prepare → submit hash]
+ *                  →  (webhook)  →  apply event [signature]  →  finish [embed → validation data → timestamp → verify]
+ * plus PDF tools usable on their own: certificate status (OCSP), add validation data, add document timestamp, verify.
+ * `msg.payload` is the PDF (Buffer); `msg.session` the session record (plain JSON); the record itself lives in the
+ * context store, so any later message — after a restart too — continues the session.
+ */
+import { SingpassFlowsError } from '../src/errors';
+import { addValidationDataWithSummary } from '../src/pades/ltv';
+import { addDocumentTimestamp } from '../src/pades/doc-timestamp';
+import { verifyPdfSignatures, type PadesLevel } from '../src/pades/verify';
+import { buildChain, fetchOcspResponse } from '../src/pki';
+import { renderQr } from '../src/sign/qr';
+import { isSessionEnded } from '../src/session';
+import type { SigningEvent } from '../src/sign';
+import { onInput, pdfPayload } from './lib/run';
+import { loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
+import { signClientOf, type SignClientNode } from './lib/sign-client';
+import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
+
+const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
+const EVENT_TYPES: SigningEvent['type'][] = ['certificate', 'signature', 'error'];
+
+type Def = NodeDef & { client?: string; documentName?: string; level?: string; reason?: string; location?: string; failInvalid?: boolean };
+
+export = function register(RED: NodeAPI): void {
+  /** Create the session: QR code (PNG + payload), challenge code and expiry for the page; PDF and record stored. */
+  function Start(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    onInput(node, async (msg) => {
+      const client = signClientOf(RED, def.client, 'start signing');
+      const pdf = pdfPayload(msg);
+      const level = (typeof msg.level === 'string' && msg.level) || def.level || 'B-LTA';
+      if (!LEVELS.includes(level as PadesLevel)) throw new SingpassFlowsError('INVALID_INPUT', `level: "${level}" is not one of ${LEVELS.join(', ')}`, { field: 'level' });
+      const documentName = pickText(msg.documentName) ?? pickText(def.documentName) ?? fileName(msg.filename) ?? 'Document.pdf';
+      const engine = await client.engine();
+      const started = await engine.start(pdf, {
+        documentName, level: level as PadesLevel,
+        reason: pickText(msg.reason) ?? pickText(def.reason), location: pickText(msg.location) ?? pickText(def.location),
+      });
+      // The PDF first: the certificate webhook may arrive as soon as the record exists.
+      await client.store.putDocument(started.signRef, pdf);
+      if (!(await client.store.put(started.record, undefined))) throw new SingpassFlowsError('STATE_INVALID', `A session ${started.signRef} already exists in the context store`);
+      const png = await renderQr(started.qrPayload, { format: 'png' });
+      node.status({ fill: 'yellow', shape: 'ring', text: `${short(started.signRef)} waiting for scan (${started.challengeCode})` });
+      return {
+        ...msg,
+        signRef: started.signRef,
+        session: recordForMessage(started.record),
+        challengeCode: started.challengeCode,
+        expiresAt: started.expiresAt,
+        qr: { png, payload: started.qrPayload, dataUrl: `data:image/png;base64,${png.toString('base64')}`, ...(started.qrLogo ? { logo: started.qrLogo } : {}) },
+      };
+    }, 'creating session');
+  }
+  RED.nodes.registerType('singpass-sign-start', Start as never);
+
+  /**
+   * Apply a webhook event (from the webhook node) to its session. Certificate: the engine checks the user's
+   * certificate (chain + OCSP) BEFORE preparing the PDF and submitting the hash. A repeated event is dropped.
+   */
+  function Apply(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    onInput(node, async (msg) => {
+      const client = signClientOf(RED, def.client, 'apply signing event');
+      const type = (msg.event as { type?: string } | undefined)?.type as SigningEvent['type'];
+      if (!EVENT_TYPES.includes(type)) throw new SingpassFlowsError('INVALID_INPUT', 'msg.event.type: connect this node to a signing webhook node output', { field: 'msg.event' });
+      const { signRef, pdf } = await loadSession(client, msg.signRef);
+      const stored = await client.store.getDelivery(signRef, type);
+      if (!stored) throw new SingpassFlowsError('STATE_INVALID', `No ${type} delivery was received for session ${signRef}`);
+      if (stored.applied) return duplicate(node, signRef, type);
+      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
+      const engine = await client.engine();
+      const result = await runStep(client, signRef, (record) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node) }));
+      await client.store.markApplied(signRef, type);
+      if (result.duplicate) return duplicate(node, signRef, type);
+      const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record) };
+      // 'signed' is not the end for the PDF: the finish node still needs it
+      if (isSessionEnded(result.record) && result.record.state.status !== 'signed') await endSession(client, signRef);
+      const err = type !== 'error' ? sessionError(result.record) : undefined;
+      if (err) {
+        node.error(err, out);
+        return;
+      }
+      if (type === 'error') node.status({ fill: 'red', shape: 'ring', text: `${short(signRef)} ended: ${result.record.state.error?.code ?? 'error'}` });
+      return out;
+    }, 'applying event');
+  }
+  RED.nodes.registerType('singpass-sign-apply', Apply as never);
+
+  /** After the signature event: embed, extend to the session's level, verify. `msg.payload` becomes the signed PDF. */
+  function Finish(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    onInput(node, async (msg) => {
+      const client = signClientOf(RED, def.client, 'finish signing');
+      const { signRef, pdf } = await loadSession(client, msg.signRef);
+      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder (already finished?)`);
+      const engine = await client.engine();
+      const result = await runStep(client, signRef, (record) => engine.finish(record, pdf, { onStep: statusReporter(node) }));
+      await endSession(client, signRef);
+      const out: NodeMessage = {
+        ...msg, signRef, session: recordForMessage(result.record), verification: result.report,
+        payload: result.pdf ?? pdf, filename: `${signRef}.pdf`,
+      };
+      const err = sessionError(result.record);
+      if (err) {
+        node.error(err, out);
+        return;
+      }
+      return out;
+    }, 'finishing');
+  }
+  RED.nodes.registerType('singpass-sign-finish', Finish as never);
+
+  /** OCSP status of a certificate (msg.payload: PEM, DER Buffer or base64 DER), chained to the client's trusted roots. */
+  function CertStatus(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    onInput(this, async (msg) => {
+      const client = signClientOf(RED, def.client, 'certificate status');
+      const cert = certificateInput(msg.payload);
+      const { config } = await client.engine();
+      const chain = await buildChain(cert, { trustedRoots: config.trustedRoots, intermediates: config.intermediates });
+      if (chain.length < 2) throw new SingpassFlowsError('CHAIN_INCOMPLETE', 'The certificate\'s issuer could not be found (no AIA issuer URL and not among the trusted roots)');
+      const r = await fetchOcspResponse(chain[0]!, chain[1]!);
+      const certificateStatus = { status: r.status, thisUpdate: r.thisUpdate.toISOString(), nextUpdate: r.nextUpdate?.toISOString(), revokedAt: r.revokedAt?.toISOString(), producedAt: r.producedAt.toISOString() };
+      this.status({ fill: r.status === 'good' ? 'green' : 'red', shape: 'dot', text: r.status });
+      if (r.status !== 'good') {
+        const code = r.status === 'revoked' ? 'OCSP_REVOKED' : 'OCSP_UNKNOWN';
+        this.error(new SingpassFlowsError(code, `The certificate is ${r.status} according to its OCSP responder; do not submit a hash for it`), { ...msg, certificateStatus });
+        return;
+      }
+      return { ...msg, certificateStatus };
+    }, 'asking OCSP');
+  }
+  RED.nodes.registerType('singpass-cert-status', CertStatus as never);
+
+  /** PAdES B-LT: certificates and OCSP answers of every signature and timestamp into the PDF's DSS. */
+  function AddValidationData(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    onInput(this, async (msg) => {
+      const client = signClientOf(RED, def.client, 'add validation data');
+      const pdf = pdfPayload(msg);
+      const { config } = await client.engine();
+      const r = await addValidationDataWithSummary(pdf, { trustedRoots: config.trustedRoots, intermediates: config.intermediates });
+      this.status({ fill: 'green', shape: 'dot', text: `${r.summary.certificates} certificates, ${r.summary.ocspResponses} OCSP` });
+      return { ...msg, payload: r.pdf, validationData: r.summary };
+    }, 'fetching OCSP');
+  }
+  RED.nodes.registerType('singpass-pdf-validation-data', AddValidationData as never);
+
+  /** PAdES B-LTA: a document timestamp from the client's TSA over the whole PDF. */
+  function AddDocumentTimestamp(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    onInput(this, async (msg) => {
+      const client = signClientOf(RED, def.client, 'add document timestamp');
+      const pdf = pdfPayload(msg);
+      const { config } = await client.engine();
+      if (!config.tsaUrl) throw new SingpassFlowsError('INVALID_INPUT', 'TSA URL: set a timestamp authority in the Singpass Sign API client', { field: 'tsaUrl' });
+      const out = await addDocumentTimestamp(pdf, { tsaUrl: config.tsaUrl });
+      this.status({ fill: 'green', shape: 'dot', text: 'timestamped' });
+      return { ...msg, payload: out };
+    }, 'asking the TSA');
+  }
+  RED.nodes.registerType('singpass-pdf-timestamp', AddDocumentTimestamp as never);
+
+  /** Verify every signature in the PDF: integrity, chain to the trusted roots, timestamps, revocation data, level. */
+  function Verify(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    onInput(this, async (msg) => {
+      const client = signClientOf(RED, def.client, 'verify PDF');
+      const pdf = pdfPayload(msg);
+      const { config } = await client.engine();
+      const report = await verifyPdfSignatures(pdf, { trustedRoots: config.trustedRoots });
+      this.status({ fill: report.valid ? 'green' : 'red', shape: 'dot', text: report.valid ? `valid ${report.level ?? ''}` : 'NOT valid' });
+      const out = { ...msg, verification: report };
+      if (!report.valid && def.failInvalid !== false) {
+        this.error(new SingpassFlowsError('SIGNATURE_INVALID', `The PDF's signatures do not verify (${report.signatures.flatMap((s) => s.problems).join(', ') || 'see msg.verification'})`), out);
+        return;
+      }
+      return out;
+    }, 'verifying');
+  }
+  RED.nodes.registerType('singpass-pdf-verify', Verify as never);
+};
+
+function duplicate(node: Node, signRef: string, type: string): void {
+  node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)}: repeated ${type} event ignored` });
+}
+
+/** A session that ended keeps its record (small, without the certificate) but not the PDF nor the deliveries. */
+async function endSession(client: SignClientNode, signRef: string): Promise<void> {
+  await client.store.deleteDocument(signRef);
+  await client.store.forgetDeliveries(signRef);
+}
+
+function pickText(v: unknown): string | undefined {
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+function fileName(v: unknown): string | undefined {
+  const s = pickText(v);
+  return s ? s.split(/[\\/]/).pop() : undefined;
+}
+
+function certificateInput(p: unknown): Buffer | string {
+  if (Buffer.isBuffer(p) && p.length > 0) return p;
+  if (typeof p === 'string' && p.trim() !== '') return p.trim();
+  if (p && typeof p === 'object' && typeof (p as { base64?: unknown }).base64 === 'string') return (p as { base64: string }).base64;
+  throw new SingpassFlowsError('INVALID_INPUT', 'msg.payload: expected a certificate (PEM text, DER Buffer or base64 DER)', { field: 'msg.payload' });
+}

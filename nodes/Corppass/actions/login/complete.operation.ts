@@ -1,0 +1,47 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { activeRoles } from '../../../../src/login';
+import { completeLoginFields, readCallback, readTransaction } from '../../../shared/login';
+import { forOperation } from '../../../shared/router';
+import { corppassClient } from '../client';
+
+export const description: INodeProperties[] = forOperation('login', 'completeLogin', [
+  ...completeLoginFields,
+  {
+    displayName: 'Fetch Authorization Info',
+    name: 'fetchAuthorizationInfo',
+    type: 'boolean',
+    default: true,
+    description: 'Whether to also fetch the user\'s roles (AuthInfo / TPAuthInfo) at once, so the access token never leaves this node',
+  },
+  {
+    displayName: 'Include Access Token',
+    name: 'includeAccessToken',
+    type: 'boolean',
+    default: false,
+    description: 'Whether to output the access token (a secret) for a later Get Authorization Info; n8n stores execution data, so leave off unless needed',
+  },
+]);
+
+/** Check the callback, redeem the code and verify the identity; optionally fetch the roles in the same step. */
+export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
+  const { client, transactionSecret } = await corppassClient(this);
+  const transaction = readTransaction(this.getNodeParameter('transaction', i), transactionSecret);
+  const login = await client.completeLogin({ transaction, callback: readCallback(this.getNodeParameter('callback', i)) });
+  const json: IDataObject = {
+    subject: login.subject as unknown as IDataObject,
+    userInfo: login.userInfo as IDataObject,
+    entityInfo: login.entityInfo as IDataObject,
+    idTokenClaims: login.idTokenClaims as IDataObject,
+    scope: login.scope,
+  };
+  if (this.getNodeParameter('fetchAuthorizationInfo', i) as boolean) {
+    const info = await client.getAuthorizationInfo({ accessToken: login.accessToken, expectedSub: login.subject.raw });
+    json.authorizationInfo = info as unknown as IDataObject;
+    json.activeRoles = activeRoles(info) as unknown as IDataObject[];
+  }
+  if (this.getNodeParameter('includeAccessToken', i) as boolean) {
+    json.accessToken = login.accessToken;
+    if (login.expiresAt) json.accessTokenExpiresAt = new Date(login.expiresAt).toISOString();
+  }
+  return { json };
+}

@@ -1,0 +1,41 @@
+import type { ICredentialsDecrypted, ICredentialTestFunctions, INodeCredentialTestResult } from 'n8n-workflow';
+import { isSingpassFlowsError } from '../../src/errors';
+import { RemoteKeySet } from '../../src/keys';
+import { createCorppassClient, createSingpassClient } from '../../src/login';
+import { loginOptions, signSetup } from './credentials';
+import type { LoginProvider } from './environments';
+
+/**
+ * Credential tests (n8n's "Test" button), referenced by the nodes' `testedBy`: each loads the keys with the core's
+ * loader (wrong type, curve or a public key pasted instead of the private one is named) and reaches the service.
+ */
+async function run(check: () => Promise<string>): Promise<INodeCredentialTestResult> {
+  try {
+    return { status: 'OK', message: await check() };
+  } catch (e) {
+    return { status: 'Error', message: isSingpassFlowsError(e) ? `${e.message} [${e.code}]` : String((e as Error)?.message ?? e) };
+  }
+}
+
+export async function testSignApi(this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
+  return run(async () => {
+    const setup = await signSetup(credential.data ?? {});
+    await new RemoteKeySet(setup.endpoints.keySetUrl).prefetch();
+    await setup.trustedRoots();
+    return `Signing key ${setup.signingKey.kid} (${setup.signingKey.alg}) loaded; the service key set is reachable`;
+  });
+}
+
+function testLogin(provider: LoginProvider) {
+  return async function (this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
+    return run(async () => {
+      const { transactionSecret: _secret, ...o } = await loginOptions(provider, credential.data ?? {});
+      const client = provider === 'corppass' ? createCorppassClient(o) : createSingpassClient(o);
+      const md = await client.metadata();
+      return `Keys ${o.signingKey.kid} and ${o.decryptionKeys[0].kid} loaded; ${md.issuer} discovered`;
+    });
+  };
+}
+
+export const testCorppass = testLogin('corppass');
+export const testSingpassLogin = testLogin('singpass');

@@ -1,0 +1,64 @@
+import { invalidInput } from '../../src/errors';
+import { SIGNING_ENVIRONMENTS } from '../../src/sign/environments';
+
+/**
+ * Where each service lives for an environment chosen in a credential. The only place the adapter knows URLs: the
+ * public ones come from the core's tables, the sandbox ones from the layout `singpass-flows sandbox` prints.
+ */
+export type SignEnvironmentName = 'staging' | 'production' | 'sandbox' | 'custom';
+
+export interface SignEndpoints {
+  baseUrl: string;
+  keySetUrl: string;
+  /** RFC 3161 timestamp authority for B-T and above, when known. */
+  tsaUrl?: string;
+  /** Sandbox only: its test root certificate (trust anchor for chains and verification). */
+  sandboxRootUrl?: string;
+}
+
+const trimSlash = (s: string) => s.trim().replace(/\/+$/, '');
+
+export function signEndpoints(c: { environment?: unknown; sandboxUrl?: unknown; baseUrl?: unknown; keySetUrl?: unknown; tsaUrl?: unknown }): SignEndpoints {
+  const tsa = typeof c.tsaUrl === 'string' && c.tsaUrl.trim() ? c.tsaUrl.trim() : undefined;
+  switch (c.environment) {
+    case 'staging':
+    case 'production':
+      return { ...SIGNING_ENVIRONMENTS[c.environment], tsaUrl: tsa };
+    case 'sandbox': {
+      if (typeof c.sandboxUrl !== 'string' || !c.sandboxUrl.trim()) throw invalidInput('Sandbox URL', 'is required for the sandbox environment (e.g. http://127.0.0.1:5156, printed by `singpass-flows sandbox`)');
+      const o = trimSlash(c.sandboxUrl);
+      return { baseUrl: `${o}/sign/api/v1`, keySetUrl: `${o}/sign/static/.well-known/keys.json`, tsaUrl: tsa ?? `${o}/ca/tsa`, sandboxRootUrl: `${o}/ca/root.crt` };
+    }
+    case 'custom':
+      if (typeof c.baseUrl !== 'string' || !c.baseUrl.trim()) throw invalidInput('API Base URL', 'is required for a custom environment (e.g. https://staging.sign.singpass.gov.sg/api/v1)');
+      if (typeof c.keySetUrl !== 'string' || !c.keySetUrl.trim()) throw invalidInput('Service Key Set URL', 'is required for a custom environment (the service\'s /.well-known/keys.json)');
+      return { baseUrl: c.baseUrl.trim(), keySetUrl: c.keySetUrl.trim(), tsaUrl: tsa };
+    default:
+      throw invalidInput('Environment', `"${String(c.environment)}" is not one of staging, production, sandbox, custom`);
+  }
+}
+
+export type LoginProvider = 'corppass' | 'singpass';
+
+/** Issuers as the providers publish them (corppass-fapi.md, wire-names.md). */
+const LOGIN_ISSUERS: Record<LoginProvider, { staging: string; production: string; sandboxPath: string }> = {
+  corppass: { staging: 'https://stg-id.corppass.gov.sg', production: 'https://id.corppass.gov.sg', sandboxPath: '/corppass' },
+  singpass: { staging: 'https://stg-id.singpass.gov.sg/fapi', production: 'https://id.singpass.gov.sg/fapi', sandboxPath: '/singpass/fapi' },
+};
+
+export function loginIssuer(provider: LoginProvider, c: { environment?: unknown; sandboxUrl?: unknown; issuer?: unknown }): { issuer: string; loopback: boolean } {
+  const table = LOGIN_ISSUERS[provider];
+  switch (c.environment) {
+    case 'staging':
+    case 'production':
+      return { issuer: table[c.environment], loopback: false };
+    case 'sandbox':
+      if (typeof c.sandboxUrl !== 'string' || !c.sandboxUrl.trim()) throw invalidInput('Sandbox URL', 'is required for the sandbox environment (e.g. http://127.0.0.1:5156)');
+      return { issuer: `${trimSlash(c.sandboxUrl)}${table.sandboxPath}`, loopback: true };
+    case 'custom':
+      if (typeof c.issuer !== 'string' || !c.issuer.trim()) throw invalidInput('Issuer', 'is required for a custom environment (exactly as the provider publishes it)');
+      return { issuer: c.issuer.trim(), loopback: false };
+    default:
+      throw invalidInput('Environment', `"${String(c.environment)}" is not one of staging, production, sandbox, custom`);
+  }
+}

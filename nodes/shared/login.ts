@@ -1,0 +1,70 @@
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
+import { invalidInput } from '../../src/errors';
+import { openTransaction, sealTransaction, type CallbackInput, type LoginTransaction } from '../../src/login';
+
+/**
+ * What Start Login and Complete Login share across Corppass and Singpass: the login transaction travels SEALED
+ * (AES-GCM under the credential's transaction secret) — normally in an HttpOnly cookie on the user's browser, which
+ * also binds the callback to the browser that started the login.
+ */
+export const LOGIN_COOKIE = 'singpass_flows_login';
+
+export function startLoginOutput(url: string, tx: LoginTransaction, secret: string, now = Date.now()): IDataObject {
+  const sealed = sealTransaction(tx, secret);
+  const maxAge = Math.max(0, Math.floor((tx.expiresAt - now) / 1000));
+  const secure = tx.redirectUri.startsWith('https:') ? '; Secure' : '';
+  return {
+    loginUrl: url,
+    transaction: sealed,
+    // For a Respond to Webhook node: redirect to loginUrl with this Set-Cookie header.
+    setCookie: `${LOGIN_COOKIE}=${sealed}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`,
+    expiresAt: new Date(tx.expiresAt).toISOString(),
+  };
+}
+
+/**
+ * The sealed transaction from a parameter holding either the sealed value itself or a whole Cookie header (then the
+ * {@link LOGIN_COOKIE} cookie is taken), opened and checked (not altered, not expired).
+ */
+export function readTransaction(value: unknown, secret: string): LoginTransaction {
+  if (typeof value !== 'string' || !value.trim()) {
+    throw invalidInput('Transaction', `is empty: pass the "transaction" Start Login returned, or the callback's Cookie header (with the ${LOGIN_COOKIE} cookie)`);
+  }
+  const cookie = new RegExp(`(?:^|;\\s*)${LOGIN_COOKIE}=([^;\\s]+)`).exec(value);
+  return openTransaction(cookie ? cookie[1] : value.trim(), secret);
+}
+
+/** The callback as the Webhook node gives it: the full URL (string) or its query / form parameters (object). */
+export function readCallback(value: unknown): CallbackInput {
+  if (typeof value === 'string' && value.trim().startsWith('{')) {
+    try {
+      return readCallback(JSON.parse(value));
+    } catch {
+      throw invalidInput('Callback Parameters', 'is not valid JSON');
+    }
+  }
+  if (typeof value === 'string' && value.trim()) return value.trim();
+  if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, string | string[] | undefined>;
+  throw invalidInput('Callback Parameters', 'pass the callback\'s query parameters (e.g. {{ $json.query }} of a Webhook node) or the full callback URL');
+}
+
+/** Parameters of Complete Login common to both providers (shown for `resource`/`operation`). */
+export const completeLoginFields: INodeProperties[] = [
+  {
+    displayName: 'Transaction',
+    name: 'transaction',
+    type: 'string',
+    typeOptions: { password: true },
+    default: '={{ $json.headers.cookie }}',
+    required: true,
+    description: `The sealed transaction from Start Login, or the callback request's Cookie header holding the ${LOGIN_COOKIE} cookie`,
+  },
+  {
+    displayName: 'Callback Parameters',
+    name: 'callback',
+    type: 'json',
+    default: '={{ $json.query }}',
+    required: true,
+    description: 'The query parameters the provider sent to your redirect URI (code, state, iss), or the full callback URL',
+  },
+];

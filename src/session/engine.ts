@@ -1,0 +1,378 @@
+import { createHash } from 'node:crypto';
+import { systemClock } from '../clock';
+import { SingpassFlowsError, invalidInput, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { checkSignablePdf, finalizeSignature, prepareSignature } from '../pades';
+import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp';
+import { addValidationDataWithSummary } from '../pades/ltv';
+import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport, type SignatureVerification } from '../pades/verify';
+import { constantTimeEqual } from '../secrets';
+import {
+  applySigningEvent, completeSigningSession, createWebhookVerifier, expireSigningSession, failSigningSession,
+  generateChallengeCode, isSigningSessionFinished, markHashSubmitted, newSigningSessionState, readBearer, signingSessionDeadline,
+  type CertificateEvent, type SignatureEvent, type WebhookRequest, type WebhookResponse, type WebhookVerifier,
+} from '../sign';
+import { checkDocumentName } from '../sign/validate';
+import { UserCertificateChecker } from './user-certificate';
+import type {
+  FinishResult, SessionRecord, SessionStarted, SessionStep, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, VerifiedDelivery,
+} from './types';
+
+/** The PAdES baseline levels, lowest first. */
+export const PADES_LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
+
+/** What the webhook trigger learns from one delivery, before any session record is loaded. */
+export interface DeliveryCheck {
+  /** Answer the service with this, always (200 / 400 / 503). */
+  response: WebhookResponse;
+  /** Set when the delivery is genuine (service JWT verified, Bearer issued by this DSAP): apply it to its session. */
+  delivery?: VerifiedDelivery;
+  /** Already delivered once (acknowledged, do not apply again). */
+  duplicate: boolean;
+  /** Why it was refused (log-safe); the session it names is NOT affected. */
+  error?: { code: string; message: string };
+}
+
+/**
+ * The signing-session engine: step functions over a plain-JSON {@link SessionRecord}, shared by the CLI, the n8n
+ * and the Node-RED adapters. No step needs in-process memory for correctness: persist the returned record, hand it
+ * back to the next step (possibly in another process). The engine object only holds configuration and caches
+ * (service key set, intermediate CA certificates).
+ *
+ * Order of a session: `start` → (webhook) `checkDelivery` → `applyDelivery` (certificate: checks the user's
+ * certificate, prepares the PDF, submits the hash) → (webhook) `checkDelivery` → `applyDelivery` (signature) →
+ * `finish` (embed, B-T, B-LT, B-LTA, verify). `expire` whenever `deadline(record)` has passed.
+ */
+export interface SigningEngine {
+  readonly config: Readonly<SigningEngineConfig>;
+  /** The webhook verifier (one service key-set cache per engine). */
+  readonly verifier: WebhookVerifier;
+
+  /**
+   * Preflight the PDF (readable, not encrypted, not certified "no changes") BEFORE the service session exists, then
+   * create the session with a fresh notification token and challenge code. Throws (typed) when the PDF is refused or
+   * the service call fails; no session then exists.
+   */
+  start(pdf: Buffer, input: StartSessionInput, options?: StepOptions): Promise<SessionStarted>;
+
+  /**
+   * The webhook trigger's check, stateless: Bearer issued by this DSAP (HMAC), service JWT verified, duplicates
+   * recognised. Never throws. A refused delivery (no/foreign Bearer, garbage, rotation inside the key-set cooldown
+   * → 503) is answered and ignored: it never touches a session. A runner that has the records passes
+   * `expectedToken` (sign_ref → the session's token) to bind the delivery to its session already here.
+   */
+  checkDelivery(request: Pick<WebhookRequest, 'headers' | 'body'>, expectedToken?: WebhookRequest['expectedToken']): Promise<DeliveryCheck>;
+
+  /**
+   * Apply a verified delivery to its session (the record whose sign_ref the event names). Refuses (throws
+   * `WEBHOOK_UNAUTHORIZED` / `STATE_INVALID`, record untouched: keep waiting) a delivery presented with another
+   * session's token or for another sign_ref. Certificate → {@link acceptCertificate}; signature →
+   * {@link acceptSignature}; error event → the session fails. Re-applying an applied event is a no-op
+   * (`duplicate: true`): never a second hash.
+   */
+  applyDelivery(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
+
+  /**
+   * The user scanned: chain the certificate to the trusted roots and check OCSP (revoked / unknown / expired /
+   * not-yet-valid / untrusted → the session ends with that typed error and NO hash is submitted), prepare the PDF,
+   * submit the hash. Returns the record in `hash_submitted` (or ended).
+   */
+  acceptCertificate(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
+
+  /** The user signed: record the signature (checked against the submitted hash). Then call {@link finish}. */
+  acceptSignature(record: SessionRecord, delivery: VerifiedDelivery, options?: StepOptions): Promise<StepResult>;
+
+  /**
+   * Embed the signature and extend to the requested level (B-T timestamp, B-LT validation data, B-LTA document
+   * timestamp), then verify OUR signature (the newest; the PDF may carry others). Ends the session: the certificate
+   * and prepared state are removed. On a failure after embedding, `pdf` holds the best level reached and
+   * `record.error` says what failed.
+   */
+  finish(record: SessionRecord, pdf: Buffer, options?: StepOptions): Promise<FinishResult>;
+
+  /** End the session as expired when its deadline has passed (no-op otherwise, and for ended sessions). */
+  expire(record: SessionRecord): StepResult;
+
+  /**
+   * UNIX ms after which no event can come any more: the service's `expires_at` while waiting for the scan, then
+   * `expires_at` extended by `scanExtensionSeconds` after the scan.
+   */
+  deadline(record: SessionRecord): number;
+}
+
+export interface SigningEngineOptions extends SigningEngineConfig {
+  /** A long-lived webhook verifier to share (it caches the service key set); else one is made from `serviceKeySetUrl`. */
+  verifier?: WebhookVerifier;
+  /** `{dss_static_url}/.well-known/keys.json`, when no `verifier` is given. */
+  serviceKeySetUrl?: string;
+}
+
+/**
+ * Minimum seconds between on-demand key-set refetches of the engine's own verifier. Shorter than the service's
+ * retry interval (2 s × 3 attempts), so a key rotation that lands right after another refetch is answered 503 once
+ * and the service's retry finds the new key; only Bearer-authenticated deliveries ever reach the key lookup.
+ */
+const REFETCH_COOLDOWN_S = 1;
+
+/** Build the engine for one DSAP and environment (cheap; reuse it to keep its caches). */
+export function createSigningEngine(options: SigningEngineOptions): SigningEngine {
+  if (!options || typeof options !== 'object') throw invalidInput('config', 'expected the signing engine configuration');
+  if (!options.client) throw invalidInput('client', 'is required (a SigningApiClient)');
+  if (!options.notificationTokens) throw invalidInput('notificationTokens', 'is required (createNotificationTokens({ secret }))');
+  if (!Array.isArray(options.trustedRoots) || options.trustedRoots.length === 0) throw invalidInput('trustedRoots', 'needs at least one root CA certificate');
+  if (typeof options.domainName !== 'string' || !options.domainName) throw invalidInput('domainName', 'is required (the host name of the page showing the QR code)');
+  if (typeof options.tenantId !== 'string' || !options.tenantId) throw invalidInput('tenantId', 'is required');
+  if (!options.verifier && !options.serviceKeySetUrl) throw invalidInput('serviceKeySetUrl', 'is required (the signing service key set URL)');
+  const clock = options.clock ?? systemClock;
+  const config: SigningEngineConfig = { ...options };
+  const verifier = options.verifier ?? createWebhookVerifier({ keySetUrl: options.serviceKeySetUrl!, fetch: options.fetch, clock, refetchCooldownSeconds: REFETCH_COOLDOWN_S });
+  const certificates = new UserCertificateChecker({ trustedRoots: options.trustedRoots, intermediates: options.intermediates, fetch: options.fetch, clock });
+  const scanExtensionSeconds = options.scanExtensionSeconds ?? 120;
+  const tokens = options.notificationTokens;
+
+  const next = (record: SessionRecord, patch: Partial<SessionRecord>): SessionRecord => ({ ...record, ...patch, revision: record.revision + 1 });
+  /** The session ends without (or short of) its PDF: the certificate and prepared state go with it. */
+  const ended = (record: SessionRecord, e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord => {
+    const error = errorOf(e);
+    const { prepared: _dropped, ...rest } = next(record, patch);
+    return { ...rest, state: failSigningSession(record.state, error, clock), error };
+  };
+  const say = async (options: StepOptions | undefined, step: SessionStep): Promise<void> => {
+    await options?.onStep?.(step);
+  };
+
+  function bind(record: SessionRecord, delivery: VerifiedDelivery): void {
+    checkRecord(record);
+    if (!delivery || typeof delivery !== 'object' || !delivery.event) throw invalidInput('delivery', 'expected the delivery from checkDelivery()');
+    if (delivery.event.signRef !== record.state.signRef) {
+      throw new SingpassFlowsError('STATE_INVALID', 'The webhook event is for another signing session than this record', { retryable: false });
+    }
+    // The Bearer must be the token THIS session was created with, not any token this DSAP issued.
+    if (typeof delivery.notificationToken !== 'string' || !constantTimeEqual(delivery.notificationToken, record.state.clientNotificationToken)) {
+      throw new SingpassFlowsError('WEBHOOK_UNAUTHORIZED', 'The webhook delivery was presented with a client notification token that is not this session\'s; ignored', { retryable: false });
+    }
+  }
+
+  function checkDocument(record: SessionRecord, pdf: Buffer): void {
+    if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes given to start()');
+    if (pdf.length !== record.document.length || sha256(pdf) !== record.document.sha256) {
+      throw invalidInput('pdf', 'is not the PDF this signing session was started with');
+    }
+  }
+
+  /** An event already applied to the record (the service retries and may deliver twice). */
+  function alreadyApplied(record: SessionRecord, delivery: VerifiedDelivery): boolean {
+    const e = delivery.event;
+    const s = record.state;
+    if (e.type === 'certificate') return s.status !== 'waiting_for_scan' && s.nonce !== undefined && constantTimeEqual(e.nonce, s.nonce);
+    if (e.type === 'signature') return s.signature !== undefined && e.signature === s.signature && e.documentHash === s.documentHash;
+    return s.status === 'failed' && s.error?.correlationId === e.correlationId && s.error.code === e.errorCode;
+  }
+
+  const engine: SigningEngine = {
+    config,
+    verifier,
+
+    async start(pdf, input, stepOptions) {
+      if (!input || typeof input !== 'object') throw invalidInput('input', 'expected { documentName, level? }');
+      const documentName = checkDocumentName(input.documentName);
+      const level = input.level ?? 'B-LTA';
+      if (!PADES_LEVELS.includes(level)) throw invalidInput('level', `must be one of ${PADES_LEVELS.join(', ')}`);
+      if (level !== 'B-B' && !config.tsaUrl) throw invalidInput('tsaUrl', `is required for level ${level} (a signature timestamp); set the TSA URL or choose B-B`);
+      // Everything that can be refused about the PDF is refused now, before the user is asked to scan.
+      checkSignablePdf(pdf);
+      const clientNotificationToken = tokens.issue();
+      const challengeCode = generateChallengeCode();
+      const session = await config.client.createSession({ clientNotificationToken, tenantId: config.tenantId });
+      const record: SessionRecord = {
+        format: 'singpass-flows/signing-session@1',
+        state: newSigningSessionState(session, { challengeCode, clientNotificationToken }, clock),
+        request: { documentName, level, ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(input.location !== undefined ? { location: input.location } : {}) },
+        document: { length: pdf.length, sha256: sha256(pdf) },
+        revision: 1,
+      };
+      const started: SessionStarted = {
+        record, signRef: session.signRef, qrPayload: session.qrPayload, challengeCode, expiresAt: session.expiresAt,
+        ...(session.qrLogo ? { qrLogo: session.qrLogo } : {}),
+      };
+      await say(stepOptions, { step: 'created', signRef: session.signRef, qrPayload: session.qrPayload, challengeCode, expiresAt: session.expiresAt });
+      return started;
+    },
+
+    async checkDelivery(request, expectedToken?: WebhookRequest['expectedToken']) {
+      const bearer = readBearer(request?.headers ?? {});
+      // Stateless: any Bearer this DSAP issued passes here; the session binding is checked where the record is.
+      const ours = bearer !== undefined && tokens.isIssued(bearer) ? bearer : '';
+      const r = await verifier.handle({ headers: request?.headers ?? {}, body: request?.body, expectedToken: expectedToken ?? ours });
+      if (r.error) return { response: r.response, duplicate: false, error: r.error };
+      return { response: r.response, duplicate: r.duplicate, delivery: { event: r.event!, notificationToken: bearer! } };
+    },
+
+    async applyDelivery(record, delivery, pdf, stepOptions) {
+      bind(record, delivery);
+      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
+      const e = delivery.event;
+      if (e.type === 'certificate') return engine.acceptCertificate(record, delivery, pdf, stepOptions);
+      if (e.type === 'signature') return engine.acceptSignature(record, delivery, stepOptions);
+      if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
+      const state = applySigningEvent(record.state, e, clock);
+      const error = { code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${e.errorCode}${e.message ? ` ${e.message}` : ''}` };
+      const { prepared: _dropped, ...rest } = next(record, {});
+      const out = { ...rest, state, error };
+      await say(stepOptions, { step: 'ended', status: state.status, error });
+      return { record: out };
+    },
+
+    async acceptCertificate(record, delivery, pdf, stepOptions) {
+      bind(record, delivery);
+      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
+      const event = delivery.event as CertificateEvent;
+      if (event.type !== 'certificate') throw new SingpassFlowsError('STATE_INVALID', `Expected a certificate event, got ${event.type}`, { retryable: false });
+      checkDocument(record, pdf);
+      // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
+      let current = next(record, { state: applySigningEvent(record.state, event, clock) });
+      if (stepOptions?.claim && !(await stepOptions.claim(current))) return { record, duplicate: true };
+      await say(stepOptions, { step: 'certificate', event });
+      const finishWith = async (e: unknown): Promise<StepResult> => {
+        const out = ended(current, e);
+        await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
+        return { record: out };
+      };
+      let chain: Buffer[];
+      try {
+        chain = await certificates.check(event.certificate.der);
+      } catch (e) {
+        return finishWith(e); // revoked, unknown, expired, untrusted…: no hash is ever submitted
+      }
+      await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
+      let documentHash: string;
+      try {
+        const prepared = await prepareSignature(pdf, {
+          certificate: event.certificate.der, chain: chain.slice(1, -1), reason: record.request.reason, location: record.request.location, clock,
+        });
+        documentHash = prepared.documentHash;
+        current = { ...current, prepared: prepared.state };
+        await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash });
+        await config.client.submitDocumentHash(record.state.signRef, {
+          documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: event.nonce, domainName: config.domainName,
+        });
+      } catch (e) {
+        return finishWith(e);
+      }
+      current = next(current, { state: markHashSubmitted(current.state, documentHash, clock) });
+      await say(stepOptions, { step: 'submitted', documentName: record.request.documentName, challengeCode: record.state.challengeCode });
+      return { record: current };
+    },
+
+    async acceptSignature(record, delivery, stepOptions) {
+      bind(record, delivery);
+      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
+      const event = delivery.event as SignatureEvent;
+      if (event.type !== 'signature') throw new SingpassFlowsError('STATE_INVALID', `Expected a signature event, got ${event.type}`, { retryable: false });
+      // Refuses a signature before a hash, or over another hash (record untouched).
+      const out = next(record, { state: applySigningEvent(record.state, event, clock) });
+      await say(stepOptions, { step: 'signature', event });
+      return { record: out };
+    },
+
+    async finish(record, pdf, stepOptions) {
+      checkRecord(record);
+      if (record.state.status !== 'signed' || !record.prepared || !record.state.signature) {
+        throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${record.state.status}`, { retryable: false });
+      }
+      checkDocument(record, pdf);
+      const prepared = record.prepared;
+      const level = record.request.level;
+      const roots = config.trustedRoots;
+      const timestamped = level !== 'B-B';
+      let best: { pdf: Buffer; level: PadesLevel } | undefined;
+      const finishWith = async (e: unknown, report?: PdfVerificationReport): Promise<FinishResult> => {
+        const out = ended(record, e, { result: { level: best?.level ?? null, valid: false } });
+        await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
+        return { record: out, ...(best ? { pdf: best.pdf } : {}), ...(report ? { report } : {}) };
+      };
+      try {
+        // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding.
+        let out = await finalizeSignature(pdf, prepared, record.state.signature, timestamped ? { timestamp: timestampSignature({ tsaUrl: config.tsaUrl!, fetch: config.fetch }) } : {});
+        best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
+        await say(stepOptions, { step: 'embedded', timestamped });
+        const ltv = { trustedRoots: roots, intermediates: certificates.intermediates(), fetch: config.fetch, clock };
+        if (level === 'B-LT' || level === 'B-LTA') {
+          const r = await addValidationDataWithSummary(out, ltv);
+          out = r.pdf;
+          best = { pdf: out, level: 'B-LT' };
+          await say(stepOptions, { step: 'validationData', summary: r.summary });
+        }
+        if (level === 'B-LTA') {
+          out = await addDocumentTimestamp(out, { tsaUrl: config.tsaUrl!, fetch: config.fetch });
+          // The document timestamp's own TSA chain gets its OCSP too, so the next renewal has what it needs.
+          out = (await addValidationDataWithSummary(out, ltv)).pdf;
+          best = { pdf: out, level: 'B-LTA' };
+          await say(stepOptions, { step: 'documentTimestamp' });
+        }
+      } catch (e) {
+        return finishWith(e);
+      }
+      const report = await verifyPdfSignatures(best.pdf, { trustedRoots: roots, clock });
+      await say(stepOptions, { step: 'verified', report });
+      const ours = ourSignature(report, prepared.fieldName);
+      const valid = ours !== undefined && signatureIsValid(ours);
+      if (!valid || ours.level !== level) {
+        best = undefined; // never hand out a PDF whose own signature does not verify at the level asked for
+        return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${valid}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${level}`), report);
+      }
+      const { prepared: _dropped, ...rest } = next(record, { result: { level: ours.level, valid: true } });
+      const done: SessionRecord = { ...rest, state: completeSigningSession(record.state, clock) };
+      await say(stepOptions, { step: 'ended', status: done.state.status });
+      return { record: done, pdf: best.pdf, report };
+    },
+
+    expire(record) {
+      checkRecord(record);
+      const state = expireSigningSession(record.state, clock, { scanExtensionSeconds });
+      if (state === record.state) return { record };
+      const { prepared: _dropped, ...rest } = next(record, {});
+      return {
+        record: {
+          ...rest, state,
+          error: { code: 'SESSION_EXPIRED', message: `The signing session expired at ${new Date(engine.deadline(record)).toISOString()} before the user ${record.state.status === 'waiting_for_scan' ? 'scanned the QR code' : 'approved'}; start a new session` },
+        },
+      };
+    },
+
+    deadline(record) {
+      checkRecord(record);
+      return signingSessionDeadline(record.state, scanExtensionSeconds) * 1000;
+    },
+  };
+  return engine;
+}
+
+/** True once the session has ended (completed, failed, expired). */
+export function isSessionEnded(record: SessionRecord): boolean {
+  return record.state.status === 'completed' || record.state.status === 'failed' || record.state.status === 'expired';
+}
+
+/** OUR signature: the field prepareSignature added (the PDF may carry other people's signatures before it). */
+function ourSignature(report: PdfVerificationReport, fieldName: string): SignatureVerification | undefined {
+  return report.signatures.filter((s) => s.type === 'signature' && s.fieldName === fieldName).pop();
+}
+
+function signatureIsValid(s: SignatureVerification): boolean {
+  // Later revisions (DSS, document timestamp) follow our signature: not covering the whole file is expected.
+  return s.integrity.digestMatches && s.integrity.signatureValid && s.chain.trusted && s.problems.every((p) => p === 'NOT_COVERING_WHOLE_FILE');
+}
+
+function checkRecord(record: SessionRecord): void {
+  if (!record || typeof record !== 'object' || record.format !== 'singpass-flows/signing-session@1' || !record.state || typeof record.revision !== 'number') {
+    throw new SingpassFlowsError('STATE_INVALID', 'Not a signing session record (expected the record returned by start() or a later step)', { field: 'record', retryable: false });
+  }
+}
+
+function errorOf(e: unknown): { code: ErrorCode | string; message: string } {
+  if (isSingpassFlowsError(e)) return { code: e.code, message: e.message };
+  return { code: 'STATE_INVALID', message: `Unexpected failure: ${(e as Error)?.message ?? String(e)}` };
+}
+
+function sha256(b: Buffer): string {
+  return createHash('sha256').update(b).digest('hex');
+}

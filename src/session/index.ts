@@ -1,0 +1,5 @@
+/** The signing-session engine shared by the CLI and the n8n / Node-RED adapters (see README.md here). */
+export * from './types';
+export * from './engine';
+export * from './store';
+export * from './runner';

@@ -1,0 +1,234 @@
+import { isSingpassFlowsError } from '../errors';
+import type { WebhookRequest, WebhookResponse } from '../sign';
+import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
+import type { PdfVerificationReport } from '../pades/verify';
+import { isSessionEnded, type SigningEngine } from './engine';
+import { MemorySessionStore, type SessionStore } from './store';
+import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
+
+/** How a session run by the runner ended. */
+export interface SessionOutcome {
+  record: SessionRecord;
+  /** The signed PDF (at `record.result.level`), when a signature was embedded. */
+  pdf?: Buffer;
+  report?: PdfVerificationReport;
+}
+
+export interface SessionRunnerOptions {
+  engine: SigningEngine;
+  /** Default: in memory. */
+  store?: SessionStore;
+  /** Every step of every session (narration, metrics, Node-RED status). Errors thrown here are ignored. */
+  onStep?: (signRef: string, step: SessionStep) => void | Promise<void>;
+  /** Every session's end (completed, failed, expired), with the signed PDF when there is one. */
+  onEnded?: (outcome: SessionOutcome) => void | Promise<void>;
+  /** Every delivery the runner refused or ignored (log-safe), e.g. for a security log. */
+  onRefused?: (info: { signRef?: string; code: string; message: string; status: number }) => void;
+}
+
+/**
+ * Many sessions behind ONE webhook URL, for long-running front ends (CLI, Node-RED, the bench): routes verified
+ * events by sign_ref to their session, answers the service at once and processes the event behind it (one event
+ * at a time per session), expires sessions at their deadline, and is idempotent under duplicate deliveries (a
+ * second copy of an event is acknowledged and dropped: never a second hash).
+ */
+export interface SessionRunner {
+  /** Preflight + create-session (see `SigningEngine.start`); the runner then drives the session to its end. */
+  start(pdf: Buffer, input: StartSessionInput): Promise<SessionStarted>;
+  /** Handle one POST to the webhook URL; resolve with the HTTP answer to send. Never throws. */
+  handleWebhook(request: Pick<WebhookRequest, 'headers' | 'body'>): Promise<WebhookResponse>;
+  /**
+   * Resolves when the session ends (completed, failed or expired); never rejects. The signed PDF is kept for this
+   * call for 60 s after the end (or take it from `onEnded`); later calls get the stored record only.
+   */
+  outcome(signRef: string): Promise<SessionOutcome>;
+  /** Pick up unfinished sessions from the store (after a restart): re-arm their expiry. */
+  resume(): Promise<number>;
+  /** Stop timers (sessions stay in the store). */
+  close(): Promise<void>;
+}
+
+const RETAIN_OUTCOME_MS = 60_000;
+
+export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
+  const { engine } = options;
+  const store = options.store ?? new MemorySessionStore();
+  /** One chain of work per session: events of a session are applied one at a time, in arrival order. */
+  const queues = new Map<string, Promise<void>>();
+  const timers = new Map<string, NodeJS.Timeout>();
+  const waiting = new Map<string, { promise: Promise<SessionOutcome>; resolve: (o: SessionOutcome) => void }>();
+  let closed = false;
+
+  const refused = (info: { signRef?: string; code: string; message: string; status: number }): void => {
+    try {
+      options.onRefused?.(info);
+    } catch {
+      // a logging hook must not break the webhook
+    }
+  };
+  const stepOptions = (signRef: string): StepOptions => ({
+    onStep: async (step) => {
+      try {
+        await options.onStep?.(signRef, step);
+      } catch {
+        // narration failures never change a session
+      }
+    },
+  });
+
+  const waiter = (signRef: string) => {
+    let w = waiting.get(signRef);
+    if (!w) {
+      let resolve!: (o: SessionOutcome) => void;
+      const promise = new Promise<SessionOutcome>((r) => (resolve = r));
+      w = { promise, resolve };
+      waiting.set(signRef, w);
+    }
+    return w;
+  };
+
+  const enqueue = (signRef: string, work: () => Promise<void>): Promise<void> => {
+    const run = (queues.get(signRef) ?? Promise.resolve()).then(work).catch((e) => {
+      refused({ signRef, code: isSingpassFlowsError(e) ? e.code : 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 200 });
+    });
+    queues.set(signRef, run);
+    void run.then(() => {
+      if (queues.get(signRef) === run) queues.delete(signRef);
+    });
+    return run;
+  };
+
+  /** Save with compare-and-set; false when another writer changed the record meanwhile. */
+  const save = async (record: SessionRecord, expected: number | undefined): Promise<boolean> => store.put(record, expected);
+
+  const settle = async (record: SessionRecord, extra: Omit<SessionOutcome, 'record'> = {}): Promise<void> => {
+    const signRef = record.state.signRef;
+    clearTimeout(timers.get(signRef));
+    timers.delete(signRef);
+    await store.deleteDocument(signRef); // the input PDF is not kept once the session ended
+    const outcome = { record, ...extra };
+    waiter(signRef).resolve(outcome);
+    const t = setTimeout(() => waiting.delete(signRef), RETAIN_OUTCOME_MS);
+    t.unref?.();
+    try {
+      await options.onEnded?.(outcome);
+    } catch {
+      // the session has ended either way
+    }
+  };
+
+  const arm = (record: SessionRecord): void => {
+    const signRef = record.state.signRef;
+    clearTimeout(timers.get(signRef));
+    const at = engine.deadline(record);
+    if (closed || !Number.isFinite(at)) return;
+    // +1 s: expiry is decided in whole seconds, so fire just after the deadline is certainly past.
+    const t = setTimeout(() => void enqueue(signRef, () => expireNow(signRef)), Math.min(Math.max(0, at - Date.now()) + 1000, 2 ** 31 - 1));
+    t.unref?.();
+    timers.set(signRef, t);
+  };
+
+  const expireNow = async (signRef: string): Promise<void> => {
+    const record = await store.get(signRef);
+    if (!record || isSessionEnded(record)) return;
+    const r = engine.expire(record);
+    if (r.record === record) return arm(record); // not yet (e.g. the deadline moved after the scan)
+    if (!(await save(r.record, record.revision))) return expireNow(signRef);
+    await stepOptions(signRef).onStep!({ step: 'ended', status: r.record.state.status, error: r.record.error });
+    await settle(r.record);
+  };
+
+  const finishNow = async (record: SessionRecord): Promise<void> => {
+    const signRef = record.state.signRef;
+    const pdf = await store.getDocument(signRef);
+    if (!pdf) return; // another process owns this session's document
+    const f = await engine.finish(record, pdf, stepOptions(signRef));
+    if (!(await save(f.record, record.revision))) return;
+    await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}) });
+  };
+
+  const apply = async (delivery: VerifiedDelivery): Promise<void> => {
+    const signRef = delivery.event.signRef;
+    const record = await store.get(signRef);
+    if (!record) return;
+    const pdf = await store.getDocument(signRef);
+    if (!pdf && delivery.event.type === 'certificate') return;
+    let expected = record.revision;
+    const r = await engine.applyDelivery(record, delivery, pdf ?? Buffer.alloc(0), {
+      ...stepOptions(signRef),
+      claim: async (claimed) => {
+        const ok = await save(claimed, expected);
+        if (ok) expected = claimed.revision;
+        return ok;
+      },
+    });
+    if (r.duplicate) return;
+    if (!(await save(r.record, expected))) {
+      refused({ signRef, code: 'STATE_INVALID', message: 'the session record changed meanwhile (another process); event dropped', status: 200 });
+      return;
+    }
+    if (r.record.state.status === 'signed') return finishNow(r.record);
+    if (isSessionEnded(r.record)) return settle(r.record);
+    arm(r.record);
+  };
+
+  return {
+    async start(pdf, input) {
+      const s = await engine.start(pdf, input);
+      const signRef = s.signRef;
+      waiter(signRef);
+      // Stored BEFORE anyone can scan: the first webhook may arrive as soon as the QR code is shown.
+      await store.putDocument(signRef, pdf);
+      await save(s.record, undefined);
+      arm(s.record);
+      await stepOptions(signRef).onStep!({ step: 'created', signRef, qrPayload: s.qrPayload, challengeCode: s.challengeCode, expiresAt: s.expiresAt });
+      return s;
+    },
+
+    async handleWebhook(request) {
+      try {
+        const check = await engine.checkDelivery(request, async (signRef) => (await store.get(signRef))?.state.clientNotificationToken);
+        if (check.error || !check.delivery) {
+          refused({ code: check.error?.code ?? 'WEBHOOK_TOKEN_INVALID', message: check.error?.message ?? 'refused', status: check.response.status });
+          return check.response;
+        }
+        if (!check.duplicate) {
+          const delivery = check.delivery;
+          // Answer first (the service wants an immediate 200), then apply behind the session's earlier events.
+          setImmediate(() => void enqueue(delivery.event.signRef, () => apply(delivery)));
+        }
+        return check.response;
+      } catch (e) {
+        // checkDelivery never throws; a failing store lookup is our fault: 503 so the service retries
+        refused({ code: 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 503 });
+        return { status: 503, body: { [WEBHOOK_ERROR_BODY.correlationId]: '', [WEBHOOK_ERROR_BODY.errorCode]: WEBHOOK_ERROR_CODES.internal, [WEBHOOK_ERROR_BODY.message]: 'Temporary failure at the DSAP; please retry' } };
+      }
+    },
+
+    async outcome(signRef) {
+      const stored = await store.get(signRef);
+      if (stored && isSessionEnded(stored) && !waiting.has(signRef)) return { record: stored };
+      return waiter(signRef).promise;
+    },
+
+    async resume() {
+      let n = 0;
+      for (const signRef of await store.list()) {
+        const record = await store.get(signRef);
+        if (!record || isSessionEnded(record)) continue;
+        n++;
+        waiter(signRef);
+        if (record.state.status === 'signed') void enqueue(signRef, () => finishNow(record));
+        else arm(record);
+      }
+      return n;
+    },
+
+    async close() {
+      closed = true;
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+      await Promise.allSettled([...queues.values()]);
+    },
+  };
+}

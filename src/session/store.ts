@@ -1,0 +1,60 @@
+import type { SessionRecord } from './types';
+
+/**
+ * Where a {@link SessionRunner} keeps its sessions: the record (small JSON) and the PDF being signed. The default is
+ * in memory; Node-RED plugs in its persistent context store, a server a database. Implementations must return
+ * copies (or the runner's later changes would leak in) and may be async.
+ */
+export interface SessionStore {
+  get(signRef: string): Promise<SessionRecord | undefined> | SessionRecord | undefined;
+  /**
+   * Save `record` if the stored revision is still `expectedRevision` (undefined: the record must not exist yet);
+   * resolve false when another writer got there first. Stores shared by several processes must do this atomically.
+   */
+  put(record: SessionRecord, expectedRevision: number | undefined): Promise<boolean> | boolean;
+  delete(signRef: string): Promise<void> | void;
+  /** Every stored sign_ref (the runner resumes the unfinished ones after a restart). */
+  list(): Promise<string[]> | string[];
+  getDocument(signRef: string): Promise<Buffer | undefined> | Buffer | undefined;
+  putDocument(signRef: string, pdf: Buffer): Promise<void> | void;
+  deleteDocument(signRef: string): Promise<void> | void;
+}
+
+/** The default {@link SessionStore}: process memory (JSON copies, so it behaves like a persistent store). */
+export class MemorySessionStore implements SessionStore {
+  private readonly records = new Map<string, string>();
+  private readonly documents = new Map<string, Buffer>();
+
+  get(signRef: string): SessionRecord | undefined {
+    const json = this.records.get(signRef);
+    return json === undefined ? undefined : (JSON.parse(json) as SessionRecord);
+  }
+
+  put(record: SessionRecord, expectedRevision: number | undefined): boolean {
+    const current = this.get(record.state.signRef);
+    if ((current === undefined) !== (expectedRevision === undefined)) return false;
+    if (current && current.revision !== expectedRevision) return false;
+    this.records.set(record.state.signRef, JSON.stringify(record));
+    return true;
+  }
+
+  delete(signRef: string): void {
+    this.records.delete(signRef);
+  }
+
+  list(): string[] {
+    return [...this.records.keys()];
+  }
+
+  getDocument(signRef: string): Buffer | undefined {
+    return this.documents.get(signRef);
+  }
+
+  putDocument(signRef: string, pdf: Buffer): void {
+    this.documents.set(signRef, pdf);
+  }
+
+  deleteDocument(signRef: string): void {
+    this.documents.delete(signRef);
+  }
+}

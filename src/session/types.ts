@@ -1,0 +1,134 @@
+import type { Clock } from '../clock';
+import type { ErrorCode } from '../errors';
+import type { Fetch } from '../http';
+import type { PreparedSignature } from '../pades';
+import type { ValidationDataSummary } from '../pades/ltv';
+import type { PadesLevel, PdfVerificationReport } from '../pades/verify';
+import type {
+  CertificateEvent, NotificationTokens, SignatureEvent, SigningApiClient, SigningEvent, SigningSessionState,
+} from '../sign';
+
+/**
+ * One signing session as plain JSON: what an adapter persists between its steps (n8n execution data, Node-RED
+ * context, a database row). Everything needed to continue — on another process, after a restart — is in here,
+ * except the PDF itself (the adapter keeps its bytes; every step that needs them takes them and checks they are
+ * the same file via `document.sha256`). The user's certificate and the prepared signature are removed as soon as
+ * the session ends (completed, failed, expired).
+ */
+export interface SessionRecord {
+  format: 'singpass-flows/signing-session@1';
+  /** The protocol state machine (sign_ref, expires_at, status, challenge code, notification token, nonce, hash…). */
+  state: SigningSessionState;
+  /** What was asked for at start. */
+  request: {
+    documentName: string;
+    level: PadesLevel;
+    reason?: string;
+    location?: string;
+  };
+  /** The PDF being signed: size and SHA-256 (hex), so a step given other bytes refuses them. */
+  document: { length: number; sha256: string };
+  /** Everything finalize needs (JSON, small), from the certificate step until the session ends. */
+  prepared?: PreparedSignature;
+  /** Set when the session ended: the level reached and whether OUR signature verified. */
+  result?: { level: PadesLevel | null; valid: boolean };
+  /** Why the session ended without a signed PDF at the requested level (stable code, user-readable message). */
+  error?: { code: ErrorCode | string; message: string };
+  /** Bumped by every change: stores shared by several processes use it for compare-and-set. */
+  revision: number;
+}
+
+/** Where the engine runs: one per DSAP and environment, built from the adapter's credentials (holds no session). */
+export interface SigningEngineConfig {
+  /** The signing API client (client ID + signing key). */
+  client: SigningApiClient;
+  /** Issues and checks `client_notification_token`s from the DSAP-held secret. */
+  notificationTokens: NotificationTokens;
+  /** Root CAs the user's certificate must chain to (DER or PEM); e.g. the Singpass/NDI roots, or the sandbox's. */
+  trustedRoots: (Buffer | string)[];
+  /** Intermediate CAs known in advance (else fetched once via AIA and cached). */
+  intermediates?: (Buffer | string)[];
+  /** RFC 3161 TSA, needed for B-T and above. */
+  tsaUrl?: string;
+  /** Host name of the page showing the QR code (sent with the hash, shown in the app). */
+  domainName: string;
+  /** `tenant_id` sent at create-session. */
+  tenantId: string;
+  /**
+   * Seconds a session may still receive events after the user scanned, beyond `expires_at` (the service extends a
+   * scanned session; older docs: 2 min). Default 120.
+   */
+  scanExtensionSeconds?: number;
+  fetch?: Fetch;
+  clock?: Clock;
+}
+
+/** What `start` is asked to do. */
+export interface StartSessionInput {
+  /** Shown to the user in the app (1–255). */
+  documentName: string;
+  /** PAdES level to reach (default B-LTA). */
+  level?: PadesLevel;
+  reason?: string;
+  location?: string;
+}
+
+/** What the page shows after `start`. */
+export interface SessionStarted {
+  record: SessionRecord;
+  signRef: string;
+  /** Encode as the QR code (see `renderQr`). */
+  qrPayload: string;
+  qrLogo?: string;
+  /** Show next to the QR code: the user compares it with the app. */
+  challengeCode: string;
+  /** UNIX seconds, from the service's own `expires_at`. */
+  expiresAt: number;
+}
+
+/** A webhook delivery whose JWT verified, with the Bearer it was presented with (needed for the session binding). */
+export interface VerifiedDelivery {
+  event: SigningEvent;
+  /** The `Authorization: Bearer` value of the delivery. */
+  notificationToken: string;
+}
+
+/** Result of a step: the new record (persist it) and, when the session ended, why. */
+export interface StepResult {
+  record: SessionRecord;
+  /** True when this event had already been applied (a retried/duplicated delivery): nothing was done. */
+  duplicate?: boolean;
+}
+
+/** Result of `finish`: the signed PDF (when a signature was embedded) and the verification report. */
+export interface FinishResult extends StepResult {
+  /** The signed PDF at `record.result.level`; undefined when nothing could be embedded. */
+  pdf?: Buffer;
+  report?: PdfVerificationReport;
+}
+
+/** Progress of a session, in order, for logs and narration (the CLI words each one). */
+export type SessionStep =
+  | { step: 'created'; signRef: string; qrPayload: string; challengeCode: string; expiresAt: number }
+  | { step: 'certificate'; event: CertificateEvent }
+  /** Chain to a trusted root and OCSP "good" for the user's certificate, before any hash. */
+  | { step: 'certificateChecked'; chain: string[]; ocsp: 'good' }
+  | { step: 'prepared'; inputBytes: number; documentHash: string }
+  | { step: 'submitted'; documentName: string; challengeCode: string }
+  | { step: 'signature'; event: SignatureEvent }
+  | { step: 'embedded'; timestamped: boolean }
+  | { step: 'validationData'; summary: ValidationDataSummary }
+  | { step: 'documentTimestamp' }
+  | { step: 'verified'; report: PdfVerificationReport }
+  | { step: 'ended'; status: SigningSessionState['status']; error?: { code: string; message: string } };
+
+/** Per-call options of the steps. */
+export interface StepOptions {
+  onStep?: (step: SessionStep) => void | Promise<void>;
+  /**
+   * Called with the record the moment a certificate event is accepted, BEFORE any outbound call: save it with
+   * compare-and-set and resolve false if another execution already claimed the event (then nothing is done). This is
+   * what makes concurrent duplicate deliveries safe across processes (never a second hash).
+   */
+  claim?: (record: SessionRecord) => boolean | Promise<boolean>;
+}

@@ -1,0 +1,76 @@
+import { X509Certificate } from 'node:crypto';
+import { systemClock, type Clock } from '../clock';
+import { SingpassFlowsError } from '../errors';
+import type { Fetch } from '../http';
+import { buildChain, certsFromPemOrDer, fetchOcspResponse } from '../pki';
+
+/**
+ * The check a DSAP makes when the user's certificate arrives, BEFORE any hash is submitted (so the user is never
+ * asked to approve a signature we would refuse): valid now, chained to one of OUR trusted roots, and OCSP "good"
+ * from its issuer's responder. The OCSP answer is fetched per session (revocation is per user and time); the
+ * intermediate CA certificates found via AIA are cached, so a busy DSAP downloads them once.
+ */
+export class UserCertificateChecker {
+  private readonly roots: Buffer[];
+  private readonly known: Buffer[];
+
+  constructor(private readonly options: { trustedRoots: (Buffer | string)[]; intermediates?: (Buffer | string)[]; fetch?: Fetch; clock?: Clock }) {
+    this.roots = options.trustedRoots.flatMap((r) => certsFromPemOrDer(r));
+    this.known = (options.intermediates ?? []).flatMap((r) => certsFromPemOrDer(r));
+  }
+
+  /** Intermediates known so far (given or learned), to embed in the CMS and to seed LTV. */
+  intermediates(): Buffer[] {
+    return [...this.known];
+  }
+
+  /**
+   * Throws CERTIFICATE_EXPIRED / CERTIFICATE_NOT_YET_VALID / CERTIFICATE_UNTRUSTED / CHAIN_INCOMPLETE /
+   * OCSP_REVOKED / OCSP_UNKNOWN / OCSP_FAILED; returns the path leaf..trusted root (DER).
+   */
+  async check(certificate: Buffer): Promise<Buffer[]> {
+    const now = (this.options.clock ?? systemClock)();
+    const leaf = new X509Certificate(certificate);
+    checkValidity(leaf, now, 'Your signing certificate');
+    // Built to wherever it leads (not only to our roots), so "issued by a CA we do not trust" is told apart from
+    // "an issuer could not be found".
+    const path = await buildChain(certificate, { intermediates: [...this.known, ...this.roots], fetch: this.options.fetch });
+    const anchorAt = path.findIndex((c) => this.roots.some((r) => r.equals(c)));
+    if (anchorAt < 0) {
+      throw new SingpassFlowsError('CERTIFICATE_UNTRUSTED', `The signing certificate of "${oneLine(leaf.subject)}" is issued by "${oneLine(new X509Certificate(path[path.length - 1]!).subject)}", which is not one of the trusted root CAs configured for this DSAP; nothing was sent for signing`, { retryable: false });
+    }
+    const chain = path.slice(0, anchorAt + 1);
+    for (const ca of chain.slice(1)) checkValidity(new X509Certificate(ca), now, 'A CA certificate of your signing certificate');
+    this.learn(chain.slice(1, -1));
+    if (chain.length < 2) {
+      throw new SingpassFlowsError('CERTIFICATE_UNTRUSTED', 'The signing certificate is itself a trusted root: refusing it as a user certificate', { retryable: false });
+    }
+    const ocsp = await fetchOcspResponse(certificate, chain[1]!, { fetch: this.options.fetch, clock: this.options.clock });
+    if (ocsp.status === 'revoked') {
+      throw new SingpassFlowsError('OCSP_REVOKED', `The signing certificate of "${oneLine(leaf.subject)}" is revoked${ocsp.revokedAt ? ` (since ${ocsp.revokedAt.toISOString()})` : ''}; nothing was sent for signing`, { retryable: false });
+    }
+    if (ocsp.status !== 'good') {
+      throw new SingpassFlowsError('OCSP_UNKNOWN', `The OCSP responder does not know the signing certificate of "${oneLine(leaf.subject)}"; nothing was sent for signing`, { retryable: false });
+    }
+    return chain;
+  }
+
+  private learn(intermediates: Buffer[]): void {
+    for (const c of intermediates) {
+      if (!this.known.some((k) => k.equals(c)) && this.known.length < 64) this.known.push(c);
+    }
+  }
+}
+
+function checkValidity(cert: X509Certificate, now: number, what: string): void {
+  if (Date.parse(cert.validTo) < now) {
+    throw new SingpassFlowsError('CERTIFICATE_EXPIRED', `${what} ("${oneLine(cert.subject)}") expired on ${new Date(cert.validTo).toISOString()}; nothing was sent for signing`, { retryable: false });
+  }
+  if (Date.parse(cert.validFrom) > now) {
+    throw new SingpassFlowsError('CERTIFICATE_NOT_YET_VALID', `${what} ("${oneLine(cert.subject)}") is not valid before ${new Date(cert.validFrom).toISOString()}; check the clocks, nothing was sent for signing`, { retryable: false });
+  }
+}
+
+function oneLine(subject: string): string {
+  return subject.replace(/\n/g, ', ');
+}

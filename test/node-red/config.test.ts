@@ -1,0 +1,125 @@
+/**
+ * Config nodes and bad input: a wrong key type, a malformed PEM or JWK, a public key where the private one belongs,
+ * a payload that is not a Buffer, a session that does not exist. Each gives a clear error with the core's code (what
+ * a Catch node routes on), none crashes the runtime or leaves an unhandled rejection.
+ */
+import { catchNode, configNodes, getNode, helper, keys, nextError, nextMessage, positioned, signNodes } from './helper';
+
+const unhandled: unknown[] = [];
+const onUnhandled = (e: unknown) => unhandled.push(e);
+beforeAll(() => process.on('unhandledRejection', onUnhandled));
+afterAll(() => process.off('unhandledRejection', onUnhandled));
+afterEach(async () => {
+  await helper.unload();
+  expect(unhandled).toEqual([]);
+});
+
+const SECRET = 'x'.repeat(40);
+
+function flow(start: Record<string, unknown> = {}) {
+  return positioned([
+    { id: 'secretNode', type: 'singpass-notification-secret', name: 'webhook secret' },
+    {
+      id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1',
+      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode',
+    },
+    { id: 'f1', type: 'tab' },
+    { id: 'start', z: 'f1', type: 'singpass-sign-start', client: 'client', level: 'B-LTA', wires: [['out']], ...start },
+    { id: 'apply', z: 'f1', type: 'singpass-sign-apply', client: 'client', wires: [['out']] },
+    { id: 'verify', z: 'f1', type: 'singpass-pdf-verify', client: 'client', wires: [['out']] },
+    { id: 'catch', z: 'f1', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
+    { id: 'out', z: 'f1', type: 'helper' },
+    { id: 'caught', z: 'f1', type: 'helper' },
+  ]);
+}
+
+async function load(signingKey: string, start?: Record<string, unknown>) {
+  await helper.load([configNodes, signNodes, catchNode], flow(start), { client: { signingKey }, secretNode: { secret: SECRET } });
+}
+
+/** Send `msg` to `nodeId`; resolve with what the Catch node got. */
+async function caught(nodeId: string, msg: Record<string, unknown>) {
+  const c = nextMessage(getNode('caught'));
+  getNode(nodeId).receive(msg);
+  return c;
+}
+
+describe('Singpass Sign API client config node', () => {
+  test('an RSA key is refused on deploy and when a node uses it, with KEY_UNSUPPORTED', async () => {
+    await load(keys().rsaPem);
+    const deployError = (await nextError(getNode('client'))) as { code: string; message: string };
+    expect(deployError.code).toBe('KEY_UNSUPPORTED');
+    expect(deployError.message).toMatch(/DSAP Signing Key.*Only EC keys/);
+    const m = await caught('start', { payload: Buffer.from('%PDF-1.7') });
+    expect(m.error.code).toBe('KEY_UNSUPPORTED');
+    expect(m.error.source.id).toBe('start');
+  });
+
+  test('a malformed PEM is KEY_INVALID naming the field', async () => {
+    await load('-----BEGIN PRIVATE KEY-----\nnot base64 at all\n-----END PRIVATE KEY-----');
+    const m = await caught('start', { payload: Buffer.from('%PDF-1.7') });
+    expect(m.error.code).toBe('KEY_INVALID');
+    expect(m.error.message).toMatch(/DSAP Signing Key/);
+  });
+
+  test('a JWK that is not JSON, and a public JWK, are KEY_INVALID', async () => {
+    await load('{"kty":"EC",');
+    expect(((await caught('start', { payload: Buffer.from('%PDF') })).error.message)).toMatch(/not valid JSON/);
+    await helper.unload();
+    const pub = JSON.parse(keys().jwk);
+    delete pub.d;
+    await load(JSON.stringify(pub));
+    const m = await caught('start', { payload: Buffer.from('%PDF') });
+    expect(m.error.code).toBe('KEY_INVALID');
+    expect(m.error.message).toMatch(/PRIVATE key/);
+  });
+
+  test('a public PEM is refused: the credential needs the private key', async () => {
+    await load(keys().publicPem);
+    const m = await caught('start', { payload: Buffer.from('%PDF') });
+    expect(m.error.code).toBe('KEY_INVALID');
+    expect(m.error.message).toMatch(/public key or certificate/);
+  });
+
+  test('a notification secret shorter than 32 characters is named', async () => {
+    await helper.load([configNodes, signNodes, catchNode], flow(), { client: { signingKey: keys().jwk }, secretNode: { secret: 'short' } });
+    // (the key is fine: the engine is built and refuses the secret)
+    const m = await caught('verify', { payload: Buffer.from('%PDF') });
+    expect(m.error.code).toBe('INVALID_INPUT');
+    expect(m.error.message).toMatch(/notificationSecret: must be at least 32 characters/);
+  });
+});
+
+describe('signing nodes refuse bad input', () => {
+  test('start signing: a string payload is not a PDF Buffer', async () => {
+    await load(keys().jwk);
+    const m = await caught('start', { payload: '%PDF-1.7 as text' });
+    expect(m.error.code).toBe('INVALID_INPUT');
+    expect(m.error.message).toMatch(/msg.payload: expected the PDF as a Buffer, got a string/);
+    expect(getNode('start').status.args.at(-1)![0]).toMatchObject({ fill: 'red' });
+  });
+
+  test('start signing: an unknown level is named', async () => {
+    await load(keys().jwk, { level: 'B-XL' });
+    const m = await caught('start', { payload: Buffer.from('%PDF-1.7') });
+    expect(m.error.message).toMatch(/level: "B-XL"/);
+  });
+
+  test('apply event: a message that did not come from the webhook node, and an unknown session', async () => {
+    await load(keys().jwk);
+    expect((await caught('apply', { payload: 1 })).error.message).toMatch(/msg.event.type: connect this node to a signing webhook/);
+    const m = await caught('apply', { signRef: 'nope', event: { type: 'certificate' } });
+    expect(m.error.code).toBe('SIGN_REF_NOT_FOUND');
+  });
+
+  test('a node without its config node says which one to choose', async () => {
+    await helper.load([configNodes, signNodes, catchNode], positioned([
+      { id: 'f1', type: 'tab' },
+      { id: 'start', z: 'f1', type: 'singpass-sign-start', client: '', wires: [[]] },
+      { id: 'catch', z: 'f1', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
+      { id: 'caught', z: 'f1', type: 'helper' },
+    ]));
+    const m = await caught('start', { payload: Buffer.from('%PDF') });
+    expect(m.error.message).toMatch(/choose a "Singpass Sign API client" config node/);
+  });
+});
