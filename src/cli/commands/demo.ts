@@ -189,6 +189,7 @@ export async function runNodeRedDemo(o: { sandboxPort: number; nodeRedPort: numb
       const r = await signSampleUnattended(demo, { sample: AUTO_SAMPLE, log });
       log(formatReport(r.report));
       log(`Signed PDF: ${r.file}`);
+      log(`Check it again later: npx singpass-flows verify ${r.file} --root ${demo.rootCertPath}`);
       if (!r.report.valid) {
         console.error('FAILED: the signed PDF does not verify');
         return 1;
@@ -204,7 +205,7 @@ export async function runNodeRedDemo(o: { sandboxPort: number; nodeRedPort: numb
       `  Node-RED editor  ${demo.urls.editor}     <- the flow behind the signing page`,
       `  Sandbox          ${demo.urls.sandbox}`,
       '',
-      `Signed PDFs go to ${demo.signedDir}`,
+      `Signed PDFs go to ${demo.signedDir} (this run's test root CA: ${demo.rootCertPath})`,
       'Press Ctrl-C to stop.',
     ].join('\n'));
     await (o.stop ? o.stop(demo) : untilSignal());

@@ -5,7 +5,7 @@
  * token secret); the flow itself is used as shipped.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -43,13 +43,18 @@ export interface RunningDemo {
   nodeRedVersion: string;
   signedDir: string;
   samplesDir: string;
+  /** This run's sandbox root certificate (PEM), written next to the signed PDFs: `singpass-flows verify --root` it. */
+  rootCertPath: string;
   /** Stop Node-RED, then the sandbox, and delete the temporary Node-RED user folder. Safe to call twice. */
   stop(): Promise<void>;
 }
 
 /** What `scripts/node-red-runtime.js` (shared with the Node-RED end-to-end tests) exports. */
 interface NodeRedRuntime {
-  startNodeRed(o: { userDir: string; port?: number; packageDir?: string; settings?: Record<string, unknown> }): Promise<{ url: string; version: string; stop(): Promise<void> }>;
+  startNodeRed(o: { userDir: string; port?: number; packageDir?: string; settings?: Record<string, unknown> }): Promise<{
+    url: string; version: string; stop(): Promise<void>;
+    RED: { events: { once(event: 'flows:started', cb: () => void): void } };
+  }>;
 }
 
 type FlowNode = Record<string, unknown> & { id: string; type: string };
@@ -142,9 +147,14 @@ export async function startDemo(o: DemoLaunchOptions): Promise<RunningDemo> {
   try {
     const sandbox = await startSandbox({ port: o.sandboxPort, webhookRetryDelayMs: 500, sessionTtlSeconds: 300, autoPhone: o.autoPhone ? { delayMs: 300 } : undefined });
     stops.push(() => sandbox.close());
+    // Each run has a fresh test CA: keep its root beside the PDFs it signs, so they can be checked after the demo.
+    const rootCertPath = path.join(o.signedDir, 'sandbox-root-ca.pem');
+    writeFileSync(rootCertPath, sandbox.pki.root.certPem);
     // The flow reads these with $env(): where signed PDFs go, where the sample documents are.
     process.env.SINGPASS_SIGNED_DIR = o.signedDir;
     process.env.SINGPASS_SAMPLES_DIR = samplesDir;
+    // Node-RED's start-up warnings (no projects, new credential file) are noise here; errors still show.
+    process.env.NODE_RED_LOG_LEVEL ??= 'error';
     const nodeRed = await runtime.startNodeRed({ userDir, port: o.nodeRedPort, packageDir: root });
     stops.push(() => nodeRed.stop());
 
@@ -160,7 +170,10 @@ export async function startDemo(o: DemoLaunchOptions): Promise<RunningDemo> {
       jwksUrl: `${nodeRed.url}${routeOf(flow, 'singpass-keyset')}`,
       notificationUrl: `${nodeRed.url}${routeOf(flow, 'singpass-sign-webhook')}`,
     });
+    // The admin API answers the deploy before the new flows run: wait for them, or the first page load is a 404.
+    const flowsStarted = new Promise<void>((resolve) => nodeRed.RED.events.once('flows:started', () => resolve()));
     await deploy(nodeRed.url, flow);
+    await flowsStarted;
 
     return {
       urls: { editor: `${nodeRed.url}/`, signingPage: `${nodeRed.url}/sign`, phone: sandbox.urls.phone, sandbox: `${sandbox.baseUrl}/` },
@@ -169,6 +182,7 @@ export async function startDemo(o: DemoLaunchOptions): Promise<RunningDemo> {
       nodeRedVersion: nodeRed.version,
       signedDir: o.signedDir,
       samplesDir,
+      rootCertPath,
       stop,
     };
   } catch (e) {
