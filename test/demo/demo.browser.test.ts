@@ -5,11 +5,12 @@
  * database), the report page is readable. Reject path: the page says the session ended without a signature.
  * Screenshots go to artifacts/demo/ (gitignored); docs/demo-*.png are copies of some of them.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { ARTIFACTS, pdfsigTrusting, requireBuild, startInteractiveDemo, type InteractiveDemo } from './helpers';
+import { ARTIFACTS, ROOT, pdfsigTrusting, requireBuild, startInteractiveDemo, type InteractiveDemo } from './helpers';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const work = mkdtempSync(path.join(tmpdir(), 'demo-browser-'));
@@ -38,17 +39,29 @@ afterAll(async () => {
     // Ctrl-C stops everything the demo started and it says so
     expect(end.code).toBe(0);
     expect(end.stdout).toContain('Demo stopped.');
+    for (const url of [demo.signingPage, demo.phone]) expect(await refused(url)).toBe(true); // nothing listens any more
   }
   rmSync(work, { recursive: true, force: true });
 }, 60_000);
 
+/** True when nothing accepts connections at the URL's port any more. */
+function refused(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname);
+    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(true));
+  });
+}
+
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 
-/** Open the signing page, pick a sample, start: returns the page, the session and the code it shows. */
-async function startSigning(sample: string, name: string): Promise<{ page: Page; signRef: string; code: string }> {
+/** Open the signing page, pick a sample (or upload a file), start: returns the page, the session and the code it shows. */
+async function startSigning(doc: { sample: string } | { upload: string }, name: string): Promise<{ page: Page; signRef: string; code: string }> {
   const page = await browser.newPage({ viewport: { width: 1000, height: 900 }, acceptDownloads: true });
   await page.goto(demo.signingPage);
-  await page.locator(`input[name=sample][value="${sample}"]`).check();
+  if ('sample' in doc) await page.locator(`input[name=sample][value="${doc.sample}"]`).check();
+  else await page.setInputFiles('#file', doc.upload);
   await shot(page, `${name}-1-choose`);
   await page.click('#start');
   await page.locator('#challenge-code').filter({ hasText: /^\d{4}$/ }).waitFor();
@@ -73,7 +86,7 @@ async function scanOnPhone(signRef: string, name: string) {
 }
 
 test('approve: same challenge code on both pages, live progress, signed PDF valid in pdfsig, readable report', async () => {
-  const { page, signRef, code } = await startSigning('tenancy-agreement.pdf', 'approve');
+  const { page, signRef, code } = await startSigning({ sample: 'tenancy-agreement.pdf' }, 'approve');
   const { phone, card } = await scanOnPhone(signRef, 'approve');
   expect((await card.locator('.challenge-code').textContent())!.trim()).toBe(code);
   expect(await card.locator('.doc-name').textContent()).toBe('tenancy-agreement.pdf');
@@ -114,18 +127,33 @@ test('approve: same challenge code on both pages, live progress, signed PDF vali
   expect(text).toMatch(/\d+ certificates,\s*\d+ OCSP responses/);
   expect(await reportPage.locator('.signer').first().textContent()).toContain('TAN AH KOW');
   await shot(reportPage, 'approve-5-report');
-});
+}, 240_000);
 
-test('reject: the phone declines, the signing page says the session ended without a signature', async () => {
-  const { page, signRef, code } = await startSigning('consent-form.pdf', 'reject');
+test('reject (an uploaded PDF): the phone declines, the signing page says the session ended without a signature', async () => {
+  const upload = path.join(work, 'my-lease.pdf');
+  copyFileSync(path.join(ROOT, 'assets', 'samples', 'consent-form.pdf'), upload);
+  const { page, signRef, code } = await startSigning({ upload }, 'reject');
+  expect(await page.textContent('#doc-name')).toBe('my-lease.pdf');
   const { card } = await scanOnPhone(signRef, 'reject');
   expect((await card.locator('.challenge-code').textContent())!.trim()).toBe(code);
+  expect(await card.locator('.doc-name').textContent()).toBe('my-lease.pdf');
   await card.locator('button.reject').click();
   await page.locator('#outcome.bad').waitFor({ timeout: 60_000 });
   expect(await page.textContent('#outcome')).toMatch(/^Not signed: /);
   expect(await page.locator('#links').isVisible()).toBe(false);
   expect(await page.locator('#steps li[data-step="approved"]').getAttribute('class')).toBe('failed');
+  expect(await page.getAttribute('#qr', 'class')).toBe('over');
   await shot(page, 'reject-4-ended');
   expect(existsSync(path.join(signedDir, `${signRef}.pdf`))).toBe(false);
   expect(readFileSync(path.join(signedDir, 'errors.jsonl'), 'utf8')).toContain(signRef);
-});
+}, 240_000);
+
+test('the Node-RED editor shows the signing example flow the pages run on', async () => {
+  const editor = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  await editor.goto(demo.editor);
+  // the example's nodes, drawn on the workspace (the signing page's http-in route among them)
+  await editor.locator('.red-ui-flow-node-group').first().waitFor({ timeout: 120_000 });
+  expect(await editor.locator('.red-ui-flow-node-group').count()).toBeGreaterThan(20);
+  expect(await editor.locator('.red-ui-tab-label', { hasText: 'Singpass document signing' }).count()).toBe(1);
+  await shot(editor, 'editor-flow');
+}, 180_000);

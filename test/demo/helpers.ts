@@ -55,8 +55,8 @@ export interface InteractiveDemo {
   sandbox: string;
   child: ChildProcess;
   output(): string;
-  /** Ctrl-C; resolves with the exit code and everything printed. */
-  interrupt(): Promise<CliRun>;
+  /** Ctrl-C; resolves with the exit code and everything printed (rejects, after SIGKILL, if it did not stop in time). */
+  interrupt(timeoutMs?: number): Promise<CliRun>;
 }
 
 /** `singpass-flows demo` on free ports, ready once it printed its URLs. */
@@ -64,6 +64,7 @@ export function startInteractiveDemo(signedDir: string): Promise<InteractiveDemo
   const child = spawn(process.execPath, [CLI, 'demo', '--sandbox-port', '0', '--node-red-port', '0', '--signed-dir', signedDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
+  let ready = false;
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   return new Promise((resolve, reject) => {
@@ -71,15 +72,17 @@ export function startInteractiveDemo(signedDir: string): Promise<InteractiveDemo
       child.kill('SIGKILL');
       reject(new Error(`the demo did not print its URLs within 90 s:\n${stdout}\n${stderr}`));
     }, 90_000);
-    child.once('exit', (code) => {
+    const early = (code: number | null): void => {
       clearTimeout(timer);
       reject(new Error(`the demo exited (${code}) before it was ready:\n${stdout}\n${stderr}`));
-    });
+    };
+    child.once('exit', early);
     child.stdout!.on('data', (d: Buffer) => {
       stdout += d.toString();
-      if (!stdout.includes('Press Ctrl-C')) return;
+      if (ready || !stdout.includes('Press Ctrl-C')) return;
+      ready = true;
       clearTimeout(timer);
-      child.removeAllListeners('exit');
+      child.off('exit', early);
       const url = (label: string): string => {
         const m = new RegExp(`^\\s*${label}\\s+(http://127\\.0\\.0\\.1:\\d+\\S*)`, 'm').exec(stdout);
         if (!m) throw new Error(`no "${label}" URL in:\n${stdout}`);
@@ -89,10 +92,21 @@ export function startInteractiveDemo(signedDir: string): Promise<InteractiveDemo
         signingPage: url('Signing page'), phone: url('Phone page'), editor: url('Node-RED editor'), sandbox: url('Sandbox'),
         child,
         output: () => `${stdout}\n${stderr}`,
-        async interrupt() {
+        async interrupt(timeoutMs = 30_000) {
           child.kill('SIGINT');
-          const code = await exited;
-          return { code, stdout, stderr };
+          let timer: NodeJS.Timeout | undefined;
+          const late = new Promise<never>((_, rej) => {
+            timer = setTimeout(() => {
+              child.kill('SIGKILL');
+              rej(new Error(`the demo did not stop within ${timeoutMs} ms of Ctrl-C:\n${stdout}\n${stderr}`));
+            }, timeoutMs);
+          });
+          try {
+            const code = await Promise.race([exited, late]);
+            return { code, stdout, stderr };
+          } finally {
+            clearTimeout(timer);
+          }
         },
       });
     });

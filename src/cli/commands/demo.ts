@@ -169,10 +169,7 @@ export const demoCommand: CliCommand = {
       }
       ports.push(n);
     }
-    const code = await runNodeRedDemo({ sandboxPort: ports[0]!, nodeRedPort: ports[1]!, signedDir: resolve(values['signed-dir'] ?? DEFAULT_SIGNED_DIR), auto: values.auto === true });
-    // Everything was stopped; should a library still hold a timer or socket, do not leave the terminal hanging.
-    setTimeout(() => process.exit(code), 3000).unref();
-    return code;
+    return runNodeRedDemo({ sandboxPort: ports[0]!, nodeRedPort: ports[1]!, signedDir: resolve(values['signed-dir'] ?? DEFAULT_SIGNED_DIR), auto: values.auto === true });
   },
 };
 
