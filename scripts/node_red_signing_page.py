@@ -15,10 +15,19 @@ def _read(name):
 
 # Function nodes: remember where each session is (flow context, one key per session and step: no read-modify-write,
 # so two outputs firing together cannot lose a step) and read it back for the page's routes.
-RECORD = r'''// Where each session is, for the signing page (GET /sign/status/:signRef). Fed by the signing nodes' outputs.
+RECORD = r'''// Where each session is, for the signing page (GET /sign/status/:signRef): fed by the signing nodes' outputs, and
+// by a Status node on the finish node, whose steps name the session by its short sign_ref ("AbCdEfGh… <step>").
+const key = (ref, part) => 'signingPage_' + ref.replace(/[^A-Za-z0-9_-]/g, '_') + '_' + part;
+const save = (ref, part, value) => flow.set(key(ref, part), Object.assign({ at: Date.now() }, value), (err) => (err ? node.error(err, msg) : node.done()));
+if (msg.status && msg.status.source) {
+    const m = /^([^\s\u2026]+)\u2026? (signature embedded|validation data added|document timestamp added)/.exec(msg.status.text || '');
+    if (!m) return null;
+    const part = { 'signature embedded': 'timestamped', 'validation data added': 'validation', 'document timestamp added': 'archived' }[m[2]];
+    save('live_' + m[1], part, {});
+    return null;
+}
 const ref = msg.signRef;
 if (typeof ref !== 'string' || !ref) return null;
-const key = (part) => 'signingPage_' + ref.replace(/[^A-Za-z0-9_-]/g, '_') + '_' + part;
 const NOTES = {
     NOT_COVERING_WHOLE_FILE: 'validation data and a document timestamp were appended after it (expected for B-LT/B-LTA)',
     REVOCATION_DATA_MISSING: 'no OCSP answer for every certificate embedded',
@@ -40,7 +49,7 @@ if (msg.error || (session && session.error)) {
         steps: { timestamped: Boolean(ours && ours.timestampTime), validation: r.dss.ocsps > 0, archived: docTs.length > 0, verified: true },
         details: {
             timestamped: ours && ours.timestampTime ? 'TSA time ' + ours.timestampTime : 'no signature timestamp',
-            validation: r.dss.certs + ' certificates, ' + r.dss.ocsps + ' OCSP responses',
+            validation: r.dss.certs + ' certificates, ' + r.dss.ocsps + ' OCSP responses in the PDF',
             archived: docTs.length ? docTs[docTs.length - 1].timestampTime : 'not asked for',
             verified: (r.valid ? 'valid, PAdES ' + r.level : 'NOT valid') + ' — saved as ' + msg.filename,
         },
@@ -64,37 +73,44 @@ if (msg.error || (session && session.error)) {
         },
     };
 } else if (session && session.state && session.state.status === 'hash_submitted') {
-    part = 'submitted'; value = true;
+    part = 'submitted'; value = {};
 } else if (ev === 'certificate') {
-    part = 'scanned'; value = true;
+    part = 'scanned'; value = {};
 } else if (ev === 'signature') {
-    part = 'approved'; value = true;
+    part = 'approved'; value = {};
 } else if (msg.challengeCode && msg.qr) {
     part = 'created'; value = { documentName: msg.documentName || 'Document.pdf' };
 } else {
     return null;
 }
-flow.set(key(part), value, (err) => (err ? node.error(err, msg) : node.done()));
+save(ref, part, value);
 return null;
 '''
 
-LOOKUP = r'''// The session's progress (each step was kept under its own key), or a 404 answer.
+LOOKUP = r'''// The session's progress (each step was kept under its own key, with the time it happened), or a 404 answer.
 const ref = String((msg.req.params && msg.req.params.signRef) || '');
+const safe = (r) => r.replace(/[^A-Za-z0-9_-]/g, '_');
+// the finish node's steps are named by the short sign_ref its status shows
+const live = 'live_' + (ref.length > 12 ? ref.slice(0, 8) : ref);
 const PARTS = ['created', 'scanned', 'submitted', 'approved', 'result', 'failed'];
-const keys = PARTS.map((part) => 'signingPage_' + ref.replace(/[^A-Za-z0-9_-]/g, '_') + '_' + part);
+const LIVE = ['timestamped', 'validation', 'archived'];
+const keys = PARTS.map((part) => 'signingPage_' + safe(ref) + '_' + part).concat(LIVE.map((part) => 'signingPage_' + safe(live) + '_' + part));
 flow.get(keys, (err, ...values) => {
     if (err) return node.error(err, msg);
-    const v = Object.fromEntries(PARTS.map((part, i) => [part, values[i]]));
+    const v = Object.fromEntries(PARTS.concat(LIVE).map((part, i) => [part, values[i]]));
     if (!v.created) {
         msg.statusCode = 404;
         msg.payload = { code: 'SIGN_REF_NOT_FOUND', message: 'No signing session ' + ref + ' on this page' };
         return node.send([null, msg]);
     }
-    const ORDER = ['created', 'scanned', 'submitted', 'approved'];
+    // a later step implies the earlier ones (an output may be wired differently); the result has the last word
+    const ORDER = ['created', 'scanned', 'submitted', 'approved'].concat(LIVE);
     const last = v.result ? 3 : Math.max(...ORDER.map((s, i) => (v[s] ? i : -1)));
-    const steps = Object.assign(Object.fromEntries(ORDER.map((s, i) => [s, i <= last])), v.result ? v.result.steps : {});
+    const steps = Object.assign(Object.fromEntries(ORDER.map((s, i) => [s, i <= last || Boolean(v[s])])), v.result ? v.result.steps : {});
+    const at = Object.fromEntries(ORDER.filter((s) => v[s] && v[s].at).map((s) => [s, v[s].at]));
+    if (v.result) at.verified = v.result.at;
     msg.payload = {
-        signRef: ref, documentName: v.created.documentName, steps, details: v.result ? v.result.details : {},
+        signRef: ref, documentName: v.created.documentName, steps, at, details: v.result ? v.result.details : {},
         state: v.failed ? 'failed' : v.result ? 'completed' : 'running', error: v.failed,
         valid: v.result && v.result.valid, level: v.result && v.result.level, file: v.result && v.result.file, report: v.result && v.result.report,
     };
@@ -104,7 +120,7 @@ return null;
 '''
 
 STATUS = r'''const p = msg.payload;
-msg.payload = { signRef: p.signRef, documentName: p.documentName, state: p.state, steps: p.steps, details: p.details, error: p.error, level: p.level, valid: p.valid };
+msg.payload = { signRef: p.signRef, documentName: p.documentName, state: p.state, steps: p.steps, at: p.at, details: p.details, error: p.error, level: p.level, valid: p.valid };
 return msg;
 '''
 
@@ -149,6 +165,7 @@ def add_signing_page(flow):
     return flow + [
         n(id='sf-p-c', type='comment', name='5. The signing page follows the session: status, sample documents, signed PDF, verification report', x=420, y=y, wires=[]),
         n(id='sf-p-record', type='function', name='remember progress for the page', func=RECORD, outputs=0, x=1090, y=300, wires=[]),
+        n(id='sf-p-finish-status', type='status', name='finish steps', scope=['sf-finish'], x=1100, y=250, wires=[['sf-p-record']]),
 
         n(id='sf-p-status-in', type='http in', name='', url='/sign/status/:signRef', method='get', upload=False, swaggerDoc='', x=170, y=y + 40, wires=[['sf-p-lookup-status']]),
         n(id='sf-p-lookup-status', type='function', name='session progress', func=LOOKUP, outputs=2, x=420, y=y + 40, wires=[['sf-p-status'], ['sf-p-out']]),

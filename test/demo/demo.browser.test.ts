@@ -102,6 +102,11 @@ test('approve: same challenge code on both pages, live progress, signed PDF vali
     expect(await page.locator(`#steps li[data-step="${step}"]`).getAttribute('class')).toBe('done');
   }
   expect(await page.textContent('#steps li[data-step="validation"] small')).toMatch(/\d+ certificates, \d+ OCSP responses/);
+  // each step carries the time the flow recorded it: in order, and the finishing steps came before the result (live)
+  const STEPS = ['created', 'scanned', 'submitted', 'approved', 'timestamped', 'validation', 'archived', 'verified'];
+  const times = await Promise.all(STEPS.map(async (step) => Date.parse((await page.getAttribute(`#steps li[data-step="${step}"] time`, 'datetime'))!)));
+  times.forEach((t, i) => expect(t).toBeGreaterThanOrEqual(times[Math.max(0, i - 1)]!));
+  expect(times[STEPS.indexOf('validation')]!).toBeLessThan(times[STEPS.indexOf('verified')]!);
   await shot(page, 'approve-4-signed');
   await phone.reload();
   expect(await phone.locator(`.card[data-sign-ref="${signRef}"]`).getAttribute('data-state')).toBe('signed');
