@@ -57,8 +57,9 @@ function refused(url: string): Promise<boolean> {
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 
 /** Open the signing page, pick a sample (or upload a file), start: returns the page, the session and the code it shows. */
-async function startSigning(doc: { sample: string } | { upload: string }, name: string): Promise<{ page: Page; signRef: string; code: string }> {
+async function startSigning(doc: { sample: string } | { upload: string }, name: string, o: { fakeClock?: boolean } = {}): Promise<{ page: Page; signRef: string; code: string }> {
   const page = await browser.newPage({ viewport: { width: 1000, height: 900 }, acceptDownloads: true });
+  if (o.fakeClock) await page.clock.install();
   await page.goto(demo.signingPage);
   if ('sample' in doc) await page.locator(`input[name=sample][value="${doc.sample}"]`).check();
   else await page.setInputFiles('#file', doc.upload);
@@ -152,6 +153,16 @@ test('reject (an uploaded PDF): the phone declines, the signing page says the se
   expect(existsSync(path.join(signedDir, `${signRef}.pdf`))).toBe(false);
   expect(readFileSync(path.join(signedDir, 'errors.jsonl'), 'utf8')).toContain(signRef);
 }, 240_000);
+
+test('a session nobody scans: after its deadline the signing page says it expired instead of waiting forever', async () => {
+  const { page } = await startSigning({ sample: 'consent-form.pdf' }, 'expired', { fakeClock: true });
+  // the page's clock jumps past the session's 300 s lifetime (the flow and the sandbox keep their own time)
+  await page.clock.fastForward('06:00');
+  await page.locator('#outcome.bad').waitFor({ timeout: 60_000 });
+  expect(await page.textContent('#outcome')).toMatch(/^Not signed: the session expired at .+ before it was approved$/);
+  expect(await page.locator('#steps li[data-step="scanned"]').getAttribute('class')).toBe('failed');
+  expect(await page.getAttribute('#qr', 'class')).toBe('over');
+}, 180_000);
 
 test('the Node-RED editor shows the signing example flow the pages run on', async () => {
   const editor = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
