@@ -9,7 +9,7 @@ import { LOGIN_CLIENT, type LoginClientNode } from './lib/login-client';
 import { asError } from './lib/run';
 import { ContextSessionStore } from './lib/session-store';
 import {
-  NOTIFICATION_SECRET, SIGN_CLIENT, checkSigningKey, documentDirOf, engineFactory, persistentStoreWarning,
+  NOTIFICATION_SECRET, SIGN_CLIENT, documentDirOf, signingKeyOf, engineFactory, persistentStoreWarning,
   type NotificationSecretNode, type SignClientNode, type SignClientSettings,
 } from './lib/sign-client';
 import type { Node, NodeAPI, NodeDef } from './lib/types';
@@ -30,7 +30,7 @@ export = function register(RED: NodeAPI): void {
     this.store = new ContextSessionStore(this.context().global, this.settings.contextStore ?? '', documentDirOf(RED, this.settings));
     const warning = persistentStoreWarning(RED, this.settings.contextStore ?? '');
     if (warning) this.warn(warning);
-    checkSigningKey(this).catch((e: unknown) => this.error(asError(e)));
+    signingKeyOf(this).catch((e: unknown) => this.error(asError(e)));
   }
   RED.nodes.registerType(SIGN_CLIENT, SignClient as never, { credentials: { signingKey: { type: 'password' } } });
 

@@ -8,6 +8,7 @@ import { SingpassFlowsError, invalidInput } from '../../src/errors';
 import { createSigningEngine, type SigningEngine } from '../../src/session';
 import { createNotificationTokens } from '../../src/sign/notification-token';
 import { signSetup } from '../../nodes/shared/credentials';
+import type { LoadedKey } from '../../src/keys';
 import { ContextSessionStore } from './session-store';
 import type { Node, NodeAPI } from './types';
 
@@ -59,9 +60,9 @@ export function engineFactory(RED: NodeAPI, node: SignClientNode): () => Promise
   };
 }
 
-/** Deploy-time check of the signing key alone (no network): a wrong paste is reported at once. */
-export async function checkSigningKey(node: SignClientNode): Promise<void> {
-  await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' } as never);
+/** The signing key alone (no network): checked on deploy so a wrong paste is reported at once; published by the key-set node. */
+export async function signingKeyOf(node: Pick<SignClientNode, 'settings' | 'credentials'>): Promise<LoadedKey> {
+  return (await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' } as never)).signingKey;
 }
 
 async function buildEngine(RED: NodeAPI, node: SignClientNode): Promise<SigningEngine> {
