@@ -93,4 +93,6 @@ def write(name, flow):
         f.write('\n')
 
 
-write('singpass-document-signing.json', signing())
+from node_red_signing_page import add_signing_page  # the page's live progress, samples, download, report (issue 11)
+
+write('singpass-document-signing.json', add_signing_page(signing()))

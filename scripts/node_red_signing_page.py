@@ -136,6 +136,11 @@ msg.headers = { 'content-type': 'application/pdf',
 return [msg, null];
 '''
 
+SAMPLE_LIST = r'''// The samples, when a folder holds them (the demo sets SINGPASS_SAMPLES_DIR); otherwise the page offers upload only.
+msg.payload = env.get('SINGPASS_SAMPLES_DIR') ? SAMPLES : [];
+return msg;
+'''
+
 SAMPLE_FILE = r'''// Only the listed samples, from the folder the demo names (SINGPASS_SAMPLES_DIR): never a path from the request.
 const name = String((msg.req.params && msg.req.params.name) || '');
 const dir = env.get('SINGPASS_SAMPLES_DIR');
@@ -182,7 +187,7 @@ def add_signing_page(flow):
         n(id='sf-p-html', type='http response', name='', statusCode='', headers={'content-type': 'text/html; charset=utf-8'}, x=850, y=y + 140, wires=[]),
 
         n(id='sf-p-samples-in', type='http in', name='', url='/sign/samples', method='get', upload=False, swaggerDoc='', x=160, y=y + 190, wires=[['sf-p-samples']]),
-        n(id='sf-p-samples', type='change', name='sample list', rules=[{'t': 'set', 'p': 'payload', 'pt': 'msg', 'to': repr(SAMPLES).replace("'", '"'), 'tot': 'json'}], x=420, y=y + 190, wires=[['sf-p-out']]),
+        n(id='sf-p-samples', type='function', name='sample list', func=samples_js + SAMPLE_LIST, outputs=1, x=420, y=y + 190, wires=[['sf-p-out']]),
         n(id='sf-p-sample-in', type='http in', name='', url='/sign/samples/:name', method='get', upload=False, swaggerDoc='', x=170, y=y + 240, wires=[['sf-p-sample-file']]),
         n(id='sf-p-sample-file', type='function', name='sample path', func=samples_js + SAMPLE_FILE, outputs=2, x=420, y=y + 240, wires=[['sf-p-read'], ['sf-p-out']]),
 
