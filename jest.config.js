@@ -1,6 +1,6 @@
-// jose 6, pkijs 4, openid-client 6 and oauth4webapi are ESM-only. Node >= 20.19 can require() them at run time,
+// jose 6 and pkijs 4 are ESM-only. Node >= 20.19 can require() them at run time,
 // but jest has its own module loader, so we let @swc/jest turn them (and our TypeScript) into CommonJS.
-const esmOnly = ['@peculiar', 'jose', 'pkijs', 'asn1js', 'pvtsutils', 'pvutils', 'bytestreamjs', '@noble', 'openid-client', 'oauth4webapi'];
+const esmOnly = ['@peculiar', 'jose', 'pkijs', 'asn1js', 'pvtsutils', 'pvutils', 'bytestreamjs', '@noble'];
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],

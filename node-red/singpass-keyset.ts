@@ -40,7 +40,7 @@ export = function register(RED: NodeAPI): void {
         })
         .catch((e: unknown) => {
           const err = asError(e);
-          node.error(err);
+          node.error(err, { payload: { keySetAnswered: 503 } }); // a Catch node can alert: the providers cannot check our requests
           node.status({ fill: 'red', shape: 'ring', text: err.code });
           if (!res.headersSent) res.writeHead(503, { 'content-type': 'text/plain' }).end('key set unavailable');
         });

@@ -11,12 +11,17 @@ import { SingpassFlowsError } from '../src/errors';
 import type { SigningEvent } from '../src/sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../src/sign/wire';
 import { asError } from './lib/run';
-import { short } from './lib/session-steps';
+import { isSessionEnded } from '../src/session';
+import { endSession, recordForMessage, short } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
 const OUTPUT: Record<SigningEvent['type'], number> = { certificate: 0, signature: 1, error: 2 };
 const MAX_BODY = 1024 * 1024;
+/** How often the webhook node looks for sessions past their deadline, and for ended records to forget. */
+const SWEEP_MS = 5_000;
+/** Ended session records stay this long (for a flow that looks one up), then leave the context store. */
+const KEEP_ENDED_MS = 24 * 3600 * 1000;
 
 /** One Express route per path for the process; the node currently deployed on the path handles it. */
 const routes = new Map<string, (req: HttpRequest, res: HttpResponse) => void>();
@@ -43,7 +48,7 @@ export = function register(RED: NodeAPI): void {
     routes.set(url, (req, res) => {
       handle(node, client, req, res).catch((e: unknown) => {
         // handle() answers before anything can throw; this is only a last guard
-        node.error(asError(e));
+        node.error(asError(e), answered(503));
         if (!res.headersSent) answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
       });
     });
@@ -57,7 +62,7 @@ export = function register(RED: NodeAPI): void {
     }
     node.status({ fill: 'grey', shape: 'ring', text: `listening on ${url}` });
 
-    const replay = () => replayKept(node, client).catch((e: unknown) => node.error(asError(e)));
+    const replay = () => replayKept(node, client).catch((e: unknown) => node.error(asError(e), {}));
     if (!replaying.has(client.id)) {
       replaying.add(client.id);
       if (RED.events) RED.events.on('flows:started', onStarted);
@@ -68,7 +73,13 @@ export = function register(RED: NodeAPI): void {
       void replay();
     }
 
+    const sweeper = setInterval(() => {
+      sweep(node, client).catch((e: unknown) => node.error(asError(e), {}));
+    }, SWEEP_MS);
+    sweeper.unref?.();
+
     node.on('close', (_removed, done) => {
+      clearInterval(sweeper);
       if (routes.get(url)) routes.delete(url);
       replaying.delete(client.id);
       RED.events?.removeListener('flows:started', onStarted);
@@ -90,7 +101,7 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     engine = await client.engine();
   } catch (e) {
     const err = asError(e);
-    node.error(err);
+    node.error(err, answered(503));
     node.status({ fill: 'red', shape: 'ring', text: `not ready: ${err.code}` });
     return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
   }
@@ -103,7 +114,7 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
       else node.warn(`signing webhook: a ${type} event for session ${signRef}, which is not in this Node-RED's context store (ignored)`);
     } catch (e) {
       // Not kept = not safe to acknowledge: the service retries a 503.
-      node.error(asError(e));
+      node.error(asError(e), { ...answered(503), signRef });
       return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
     }
   }
@@ -114,6 +125,14 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     node.warn(`signing webhook refused a delivery (${r.status}): ${check.error.code} ${check.error.message}`);
   }
   if (fresh && check.delivery) emit(node, check.delivery.event);
+}
+
+/**
+ * The message a Catch node gets for a delivery the node could not take (there is no flow message yet): what the
+ * service was answered, so a flow can alert on it.
+ */
+function answered(status: number): NodeMessage {
+  return { payload: { webhookAnswered: status } };
 }
 
 function emit(node: Node, event: SigningEvent): void {
@@ -129,6 +148,35 @@ function summary(event: SigningEvent): Record<string, unknown> {
     case 'certificate': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt };
     case 'signature': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, documentHash: event.documentHash };
     case 'error': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, errorCode: event.errorCode, message: event.message, correlationId: event.correlationId };
+  }
+}
+
+/**
+ * Sessions past their deadline (the user never scanned or never approved: no event can come any more) end as
+ * SESSION_EXPIRED — PDF and deliveries deleted, the certificate dropped — and go out on the error output
+ * (`msg.event.type` "expired") so the flow records them. Ended records are forgotten a day after they ended.
+ */
+async function sweep(node: Node, client: SignClientNode): Promise<void> {
+  let engine;
+  try {
+    engine = await client.engine();
+  } catch {
+    return; // a configuration problem: reported when a delivery or a node uses the client
+  }
+  for (const record of await client.store.records()) {
+    const { signRef } = record.state;
+    if (isSessionEnded(record)) {
+      if (Date.now() - record.state.updatedAt * 1000 > KEEP_ENDED_MS) await client.store.delete(signRef);
+      continue;
+    }
+    if (record.state.status === 'signed' || Date.now() <= engine.deadline(record)) continue;
+    const { record: expired } = engine.expire(record);
+    if (expired === record || !(await client.store.put(expired, record.revision))) continue; // changed meanwhile: next round
+    await endSession(client, signRef);
+    const outputs: (NodeMessage | null)[] = [null, null, null];
+    outputs[OUTPUT.error] = { payload: { type: 'expired', signRef }, signRef, event: { type: 'expired', signRef }, session: recordForMessage(expired) };
+    node.status({ fill: 'yellow', shape: 'ring', text: `${short(signRef)} expired` });
+    node.send(outputs);
   }
 }
 

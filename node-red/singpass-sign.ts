@@ -15,8 +15,8 @@ import { renderQr } from '../src/sign/qr';
 import { isSessionEnded } from '../src/session';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
-import { loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
-import { signClientOf, type SignClientNode } from './lib/sign-client';
+import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
+import { signClientOf } from './lib/sign-client';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
 const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -66,7 +66,13 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     onInput(node, async (msg) => {
       const client = signClientOf(RED, def.client, 'apply signing event');
-      const type = (msg.event as { type?: string } | undefined)?.type as SigningEvent['type'];
+      const type = (msg.event as { type?: string } | undefined)?.type as SigningEvent['type'] | 'expired';
+      if (type === 'expired') {
+        // the webhook node ended it at its deadline (no event can come any more): pass the ended session on
+        const { signRef, record } = await loadSession(client, msg.signRef);
+        node.status({ fill: 'red', shape: 'ring', text: `${short(signRef)} expired` });
+        return { ...msg, signRef, session: recordForMessage(record) };
+      }
       if (!EVENT_TYPES.includes(type)) throw new SingpassFlowsError('INVALID_INPUT', 'msg.event.type: connect this node to a signing webhook node output', { field: 'msg.event' });
       const { signRef, pdf } = await loadSession(client, msg.signRef);
       const stored = await client.store.getDelivery(signRef, type);
@@ -191,11 +197,6 @@ function duplicate(node: Node, signRef: string, type: string): void {
   node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)}: repeated ${type} event ignored` });
 }
 
-/** A session that ended keeps its record (small, without the certificate) but not the PDF nor the deliveries. */
-async function endSession(client: SignClientNode, signRef: string): Promise<void> {
-  await client.store.deleteDocument(signRef);
-  await client.store.forgetDeliveries(signRef);
-}
 
 function pickText(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;

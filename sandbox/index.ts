@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listen, mount, sendBytes, type Handler, type SandboxService } from './http';
 import { createPhone, type AutoOptions, type Phone, type PhoneUserKey } from './phone';
-import { createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider } from './login';
+import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type CorppassFapiProvider, type CorppassProvider, type SingpassProvider } from './login';
 import { createPkiService, createTestPki, derToPem, type PkiService, type TestPki } from './pki';
 import { createSignService, signWire, type DsapClient, type SignService } from './sign';
 
@@ -44,6 +44,11 @@ export interface SandboxOptions {
   signClients?: DsapClient[];
   /** Create the optional RSA-2048 test user (slower start). Default false. */
   rsaUser?: boolean;
+  /**
+   * Corppass sends `iss` on login redirects and advertises it in discovery (default false, like the real Corppass
+   * today; true rehearses the day it turns `iss` on).
+   */
+  corppassIssParameter?: boolean;
 }
 
 export interface SandboxUrls {
@@ -64,6 +69,8 @@ export interface SandboxUrls {
   phone: string;
   /** Corppass issuer. */
   corppass: string;
+  /** Corppass FAPI 2.0 issuer. */
+  corppassFapi: string;
   /** Singpass FAPI issuer. */
   singpass: string;
 }
@@ -79,13 +86,14 @@ export interface Sandbox {
   pki: TestPki;
   ca: PkiService;
   corppass: CorppassProvider;
+  corppassFapi: CorppassFapiProvider;
   singpass: SingpassProvider;
   close(): Promise<void>;
 }
 
 /**
  * Start the whole sandbox: signing service (`/sign`), phone simulator (`/phone`), test CA with OCSP and TSA (`/ca`)
- * and the Corppass and Singpass login providers (`/corppass`, `/singpass`).
+ * and the Corppass (legacy and FAPI 2.0) and Singpass login providers (`/corppass`, `/corppass-fapi`, `/singpass`).
  * Listens first, then creates the services, because AIA URLs and the assertion audience need the real port.
  *
  * @example
@@ -121,9 +129,10 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     if (opts.autoPhone) phone.auto(opts.autoPhone === true ? {} : opts.autoPhone);
     closers.push(async () => phone.close?.(), async () => sign.close?.());
 
-    const corppass = createCorppassProvider({ baseUrl });
+    const corppass = createCorppassProvider({ baseUrl, issParameter: opts.corppassIssParameter });
+    const corppassFapi = createCorppassFapiProvider({ baseUrl, issParameter: opts.corppassIssParameter });
     const singpass = createSingpassProvider({ baseUrl });
-    const services: SandboxService[] = [sign, phone, ca, corppass, singpass];
+    const services: SandboxService[] = [sign, phone, ca, corppass, corppassFapi, singpass];
 
     let rootCertPath: string | undefined;
     if (dir) {
@@ -142,6 +151,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       tsaCert: `${baseUrl}/ca/tsa.crt`,
       phone: `${baseUrl}/phone`,
       corppass: corppass.issuer,
+      corppassFapi: corppassFapi.issuer,
       singpass: singpass.issuer,
     };
     const routes = mount(services);
@@ -158,6 +168,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       pki,
       ca,
       corppass,
+      corppassFapi,
       singpass,
       async close() {
         await server.close();

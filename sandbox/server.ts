@@ -21,7 +21,7 @@ export function describeSandbox(sb: Sandbox): string {
     `  timestamp (TSA)     ${u.tsa}`,
   ];
   if (u.corppass || u.singpass) {
-    lines.push('', 'Login', ...(u.corppass ? [`  Corppass issuer     ${u.corppass}`] : []), ...(u.singpass ? [`  Singpass issuer     ${u.singpass}`] : []));
+    lines.push('', 'Login', ...(u.corppass ? [`  Corppass issuer     ${u.corppass}`] : []), ...(u.corppassFapi ? [`  Corppass FAPI 2.0   ${u.corppassFapi}`] : []), ...(u.singpass ? [`  Singpass issuer     ${u.singpass}`] : []));
   }
   const clients = sb.sign.clients();
   if (clients.length) lines.push('', `Registered DSAPs: ${clients.map((c) => c.clientId).join(', ')}`);

@@ -77,12 +77,104 @@ def signing():
         n(id='sf-on-error', type='singpass-sign-apply', name='session failed', client='sf-sign-client', x=430, y=530, wires=[['sf-error-line']]),
         n(id='sf-catch', type='catch', name='signing errors', scope=['sf-on-cert', 'sf-on-sig', 'sf-finish', 'sf-write', 'sf-webhook'], uncaught=False, x=420, y=580, wires=[['sf-error-line']]),
         n(id='sf-error-line', type='change', name='error line', rules=[
-            {'t': 'set', 'p': 'payload', 'pt': 'msg', 'to': '$string({"signRef": signRef, "code": error.code ? error.code : session.state.error.code, "message": error.message ? error.message : session.state.error.message, "at": $now()})', 'tot': 'jsonata'},
+            {'t': 'set', 'p': 'payload', 'pt': 'msg', 'to': '$string({"signRef": signRef, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.state.error.code, "at": $now()})', 'tot': 'jsonata'},
             {'t': 'set', 'p': 'filename', 'pt': 'msg', 'to': SIGNED_DIR + ' & "/errors.jsonl"', 'tot': 'jsonata'}], x=640, y=550, wires=[['sf-error-record']]),
         n(id='sf-error-record', type='file', name='record error', filename='filename', filenameType='msg', appendNewline=True, createDir=True, overwriteFile='false', encoding='utf8', x=830, y=550, wires=[[]]),
 
         n(id='sf-c4', type='comment', name='4. Your public key set (register this URL as your JWKS URL)', x=300, y=650, wires=[]),
         n(id='sf-keyset', type='singpass-keyset', name='', url='/singpass/jwks', signClient='sf-sign-client', corppassClient='', singpassClient='', x=150, y=690, wires=[]),
+    ]
+
+
+LOGIN_KEYS_NOTE = ('Paste your private signing and encryption keys (JWK or PEM; `npx singpass-flows keys` makes a pair) '
+                   'and a transaction secret of 32+ characters into the client config node, and register '
+                   '{jwks} as your key set URL and {callback} as your redirect URI with the provider.')
+
+CORPPASS_PAGE = r"""<!doctype html>
+<html><head><meta charset="utf-8"><title>Logged in with Corppass</title>
+<style>body{font-family:sans-serif;max-width:50em;margin:2em auto}td,th{border-bottom:1px solid #ccc;padding:.2em .6em;text-align:left}</style></head>
+<body><h1>Logged in with Corppass</h1>
+<p>User <b>{{payload.userInfo.CPUID_FullName}}</b> ({{payload.subject.uuid}}) of entity <b>{{payload.entityInfo.CPEntID}}</b>.</p>
+<h2>Roles active today</h2>
+<table id="roles"><tr><th>Source</th><th>e-Service</th><th>Role</th><th>Acting for</th><th>Until</th></tr>
+{{#payload.activeRoles}}<tr><td>{{source}}</td><td>{{eserviceId}}</td><td>{{role}}</td><td>{{clientId}}</td><td>{{endDate}}</td></tr>
+{{/payload.activeRoles}}</table>
+<p><a href="login">Log in again</a></p></body></html>"""
+
+SINGPASS_PAGE = r"""<!doctype html>
+<html><head><meta charset="utf-8"><title>Logged in with Singpass</title>
+<style>body{font-family:sans-serif;max-width:40em;margin:2em auto}</style></head>
+<body><h1>Logged in with Singpass</h1>
+<p id="who">Welcome, <b>{{payload.subAttributes.name}}</b> ({{payload.subAttributes.identity_number}}).</p>
+<p>Singpass user id <code>{{payload.sub}}</code>, level of assurance <code>{{payload.acr}}</code>.</p>
+<p><a href="login">Log in again</a></p></body></html>"""
+
+ERROR_PAGE = r"""<!doctype html><html><head><meta charset="utf-8"><title>Login failed</title></head>
+<body style="font-family:sans-serif"><h1>Login failed</h1><p><code>{{error.code}}</code>: {{error.message}}</p><p><a href="login">Try again</a></p></body></html>"""
+
+
+def login(provider):
+    """Corppass (with roles) or Singpass login: /<base>/login redirects, /<base>/callback shows who logged in."""
+    cp = provider == 'corppass'
+    p = 'cp' if cp else 'sp'
+    base = '/corppass' if cp else '/singpass-login'
+    tab = f'{p}-login-tab'
+    n = lambda **kw: {'z': tab, **kw}
+    client_type = 'corppass-client' if cp else 'singpass-login-client'
+    node_type = 'corppass-login' if cp else 'singpass-login'
+    title = 'Corppass login with roles' if cp else 'Singpass login'
+    client = {'id': f'{p}-client', 'type': client_type, 'name': f'{"Corppass" if cp else "Singpass login"} (sandbox)', 'environment': 'sandbox',
+              'sandboxUrl': 'http://127.0.0.1:5156', 'issuer': '', 'clientId': 'node-red-rp', 'redirectUri': f'http://127.0.0.1:1880{base}/callback'}
+    start = n(id=f'{p}-start', type=node_type, name='', client=client['id'], action='start', scope='openid' if cp else 'openid user.identity name',
+              fetchRoles=True, includeAccessToken=False, acrValues='', requiredAcr='', authenticationContextType='' if cp else 'APP_AUTHENTICATION_DEFAULT',
+              authenticationContextMessage='', x=360, y=100, wires=[[f'{p}-redirect']])
+    complete = n(id=f'{p}-complete', type=node_type, name='', client=client['id'], action='complete', scope='', fetchRoles=True, includeAccessToken=False,
+                 acrValues='', requiredAcr='', authenticationContextType='', authenticationContextMessage='', x=380, y=180, wires=[[f'{p}-page']])
+    return [
+        {'id': tab, 'type': 'tab', 'label': title, 'info': (
+            f'{title}: open http://127.0.0.1:1880{base}/login. ' +
+            ('Shows the verified user, the entity and the roles active today (AuthInfo and TPAuthInfo). ' if cp else
+             'Shows the verified person (name, NRIC/FIN from the scope). ') +
+            LOGIN_KEYS_NOTE.format(jwks=f'http://127.0.0.1:1880{base}/jwks', callback=client['redirectUri']) +
+            ' Errors (cancelled, replayed or altered callback) go to the Catch node with msg.error.code.')},
+        client,
+        n(id=f'{p}-c1', type='comment', name=f'1. {base}/login: redirect to {"Corppass" if cp else "Singpass"} (the login transaction rides in an HttpOnly cookie)', x=400, y=60, wires=[]),
+        n(id=f'{p}-login-in', type='http in', name='', url=f'{base}/login', method='get', upload=False, swaggerDoc='', x=150, y=100, wires=[[start['id']]]),
+        start,
+        n(id=f'{p}-redirect', type='http response', name='redirect', statusCode='', headers={}, x=590, y=100, wires=[]),
+        n(id=f'{p}-c2', type='comment', name=f'2. {base}/callback: verify, then show ' + ('the user, entity and roles' if cp else 'the person'), x=370, y=140, wires=[]),
+        n(id=f'{p}-callback-in', type='http in', name='', url=f'{base}/callback', method='get', upload=False, swaggerDoc='', x=160, y=180, wires=[[complete['id']]]),
+        complete,
+        n(id=f'{p}-page', type='template', name='who logged in' + (' + roles' if cp else ''), field='payload', fieldType='msg', format='html', syntax='mustache',
+          template=CORPPASS_PAGE if cp else SINGPASS_PAGE, output='str', x=610, y=180, wires=[[f'{p}-page-out']]),
+        n(id=f'{p}-page-out', type='http response', name='', statusCode='', headers={'content-type': 'text/html; charset=utf-8'}, x=800, y=180, wires=[]),
+        n(id=f'{p}-catch', type='catch', name='login failed', scope=[start['id'], complete['id']], uncaught=False, x=370, y=240, wires=[[f'{p}-error-page']]),
+        n(id=f'{p}-error-page', type='template', name='error page', field='payload', fieldType='msg', format='html', syntax='mustache', template=ERROR_PAGE, output='str', x=590, y=240, wires=[[f'{p}-error-status']]),
+        n(id=f'{p}-error-status', type='change', name='400', rules=[{'t': 'set', 'p': 'statusCode', 'pt': 'msg', 'to': '400', 'tot': 'num'},
+                                                                   {'t': 'delete', 'p': 'headers', 'pt': 'msg'}], x=760, y=240, wires=[[f'{p}-page-out']]),
+        n(id=f'{p}-c3', type='comment', name=f'3. {base}/jwks: your public keys (register this URL with the provider)', x=330, y=300, wires=[]),
+        n(id=f'{p}-keyset', type='singpass-keyset', name='', url=f'{base}/jwks', signClient='', corppassClient=client['id'] if cp else '',
+          singpassClient='' if cp else client['id'], x=160, y=340, wires=[]),
+    ]
+
+
+def key_set():
+    """One key-set URL publishing the public keys of a signing client and both login clients."""
+    tab = 'ks-tab'
+    return [
+        {'id': tab, 'type': 'tab', 'label': 'Singpass key set endpoint', 'info':
+            'GET http://127.0.0.1:1880/jwks serves the PUBLIC keys of the config nodes chosen in the key set node (private parts '
+            'never leave Node-RED; duplicate key IDs are refused). Register this URL as your JWKS URL with the signing '
+            'service, Corppass and Singpass. Paste your private keys into the config nodes first.'},
+        {'id': 'ks-secret', 'type': 'singpass-notification-secret', 'name': 'webhook token secret'},
+        {'id': 'ks-sign-client', 'type': 'singpass-sign-client', 'name': 'Singpass Sign', 'environment': 'staging', 'sandboxUrl': '', 'baseUrl': '',
+         'keySetUrl': '', 'clientId': '', 'domainName': '', 'tenantId': '', 'tsaUrl': '', 'trustedRoots': '', 'notificationSecret': 'ks-secret',
+         'contextStore': '', 'documentDir': ''},
+        {'id': 'ks-cp-client', 'type': 'corppass-client', 'name': 'Corppass', 'environment': 'staging', 'sandboxUrl': '', 'issuer': '', 'clientId': '', 'redirectUri': ''},
+        {'id': 'ks-sp-client', 'type': 'singpass-login-client', 'name': 'Singpass login', 'environment': 'staging', 'sandboxUrl': '', 'issuer': '', 'clientId': '', 'redirectUri': ''},
+        {'z': tab, 'id': 'ks-c1', 'type': 'comment', 'name': 'Your public key set: one URL for the signing service, Corppass and Singpass', 'x': 330, 'y': 60, 'wires': []},
+        {'z': tab, 'id': 'ks-keyset', 'type': 'singpass-keyset', 'name': '', 'url': '/jwks', 'signClient': 'ks-sign-client', 'corppassClient': 'ks-cp-client',
+         'singpassClient': 'ks-sp-client', 'x': 140, 'y': 100, 'wires': []},
     ]
 
 
@@ -96,3 +188,6 @@ def write(name, flow):
 from node_red_signing_page import add_signing_page  # the page's live progress, samples, download, report (issue 11)
 
 write('singpass-document-signing.json', add_signing_page(signing()))
+write('corppass-login-with-roles.json', login('corppass'))
+write('singpass-login.json', login('singpass'))
+write('key-set-endpoint.json', key_set())

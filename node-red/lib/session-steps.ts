@@ -78,3 +78,9 @@ export function statusReporter(node: Node, signRef?: string): (step: SessionStep
     node.status(signRef && step.step !== 'created' ? { ...status, text: `${short(signRef)} ${status.text}` } : status);
   };
 }
+
+/** A session that ended keeps its record (small, without the certificate) but not the PDF nor the deliveries. */
+export async function endSession(client: SignClientNode, signRef: string): Promise<void> {
+  await client.store.deleteDocument(signRef);
+  await client.store.forgetDeliveries(signRef);
+}

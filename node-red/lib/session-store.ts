@@ -60,6 +60,16 @@ export class ContextSessionStore implements SessionStore {
     return keys.filter((k) => k.startsWith(RECORD)).map((k) => Buffer.from(k.slice(RECORD.length), 'base64url').toString('utf8'));
   }
 
+  /** Every session record in one read of the store (the expiry sweep runs every few seconds). */
+  async records(): Promise<SessionRecord[]> {
+    const keys = (await new Promise<string[]>((resolve, reject) => this.context.keys(this.store, (err, k) => (err ? reject(storeError(err)) : resolve(k ?? []))))).filter((k) => k.startsWith(RECORD));
+    if (keys.length === 0) return [];
+    const values = await new Promise<unknown[]>((resolve, reject) => {
+      this.context.get(keys, this.store, (err: Error | null | undefined, ...v: unknown[]) => (err ? reject(storeError(err)) : resolve(v)));
+    });
+    return values.filter((v): v is SessionRecord => !!v && typeof v === 'object').map((v) => JSON.parse(JSON.stringify(v)) as SessionRecord);
+  }
+
   async getDocument(signRef: string): Promise<Buffer | undefined> {
     try {
       return await fs.readFile(this.documentPath(signRef));

@@ -76,11 +76,15 @@ async function buildEngine(RED: NodeAPI, node: SignClientNode): Promise<SigningE
   for (const [field, value] of [['Domain name', s.domainName], ['Tenant ID', s.tenantId]] as const) {
     if (typeof value !== 'string' || value.trim() === '') throw invalidInput(field, `is required in the Singpass Sign API client "${node.name || node.id}"`);
   }
+  const trustedRoots = await setup.trustedRoots();
+  if (trustedRoots.length === 0) {
+    throw invalidInput('Trusted roots', `paste the root CA certificate(s) (PEM) your signers' certificates chain to into the Singpass Sign API client "${node.name || node.id}"`);
+  }
   return createSigningEngine({
     client: setup.client,
     serviceKeySetUrl: setup.endpoints.keySetUrl,
     notificationTokens,
-    trustedRoots: await setup.trustedRoots(),
+    trustedRoots,
     tsaUrl: setup.endpoints.tsaUrl,
     domainName: s.domainName.trim(),
     tenantId: s.tenantId.trim(),

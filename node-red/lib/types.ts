@@ -14,6 +14,8 @@ export interface NodeStatus {
 
 export interface ContextStore {
   get(key: string, store: string | undefined, cb: (err: Error | null | undefined, value: unknown) => void): void;
+  /** Several keys in one read: the values come as further callback arguments, in order. */
+  get(keys: string[], store: string | undefined, cb: (err: Error | null | undefined, ...values: unknown[]) => void): void;
   set(key: string, value: unknown, store: string | undefined, cb: (err?: Error | null) => void): void;
   keys(store: string | undefined, cb: (err: Error | null | undefined, keys: string[]) => void): void;
 }

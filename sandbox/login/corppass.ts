@@ -5,6 +5,8 @@
  * `GET /mga/sps/oauth/oauth20/authorize`, `POST /mga/sps/oauth/oauth20/token`, `POST /authorization-info`.
  * Headless authorization: the user comes from `sandbox_user` / `X-Sandbox-User` (see fixtures.ts);
  * `sandbox_action=deny` answers `error=access_denied`.
+ * Like the real Corppass today, it sends no `iss` on redirects and publishes
+ * `authorization_response_iss_parameter_supported: false`; `issParameter: true` rehearses the day it turns `iss` on.
  */
 import type * as http from 'node:http';
 import { CORPPASS_USERS, corppassAuthorization, type CorppassUser } from './fixtures';
@@ -39,7 +41,7 @@ export class CorppassProvider extends ProviderCore {
   private readonly accessTokens = new Map<string, AccessGrant>();
 
   constructor(opts: ProviderOptions) {
-    super(opts, '/corppass', '');
+    super(opts, '/corppass', '', false);
     this.publishCertificates = true;
   }
 
@@ -101,7 +103,6 @@ export class CorppassProvider extends ProviderCore {
       claims_parameter_supported: false,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
-      authorization_response_iss_parameter_supported: true,
     };
     const out = this.finishDiscovery(meta, {
       authorization: 'authorization_endpoint',

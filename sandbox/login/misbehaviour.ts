@@ -135,7 +135,13 @@ export type DpopNonceMode =
   /** [65] `DPoP-Nonce` violating NQCHAR (contains a space and a quote). */
   | 'badSyntax'
   /** [61] like `require`, but the freshly minted nonce IS sent on 200 responses (client must use it next). */
-  | 'sendOn200';
+  | 'sendOn200'
+  /**
+   * A server whose nonce stays valid (one value for the whole origin, AS and RS alike, never rotated after a
+   * response): the first call is challenged once; a client that remembers the nonce per origin pays no further
+   * round trip, not even in a new client instance.
+   */
+  | 'stable';
 
 /** Broken key-set endpoint behaviour. [77] */
 export type JwksMode =
@@ -181,7 +187,10 @@ export interface Misbehaviour {
   rotateKeysBeforeNextIdToken?: boolean;
 
   // ---- authorization response [11–19] -----------------------------------------------------------------------
-  /** [11–13, 14, 15] `iss` of the authorization response (success AND error). */
+  /**
+   * [11–13, 14, 15] `iss` of the authorization response (success AND error), sent even by a provider created with
+   * `issParameter: false` (`missing` removes it from one that sends it).
+   */
   authIss?: IssuerVariant;
   /** [16–18] `state`: `wrong` value, `missing`, or `unsolicited` (added although the RP sent none). */
   authState?: 'wrong' | 'missing' | 'unsolicited';
@@ -245,6 +254,11 @@ export interface Misbehaviour {
   /** [56] signed but not encrypted (`application/jwt`). */
   userinfoSignedOnly?: boolean;
   /**
+   * Corppass FAPI (not a fault, must ACCEPT): userinfo as a JWE around the JWS, as unofficial notes describe (the
+   * official page says JWS). The `userinfoJose` JWE switches apply only with this on.
+   */
+  userinfoEncrypted?: boolean;
+  /**
    * [58] error status: 401 (with `WWW-Authenticate: DPoP error="invalid_token"`), 403, 500, …
    */
   userinfoStatus?: number;
@@ -296,8 +310,10 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
   { item: 1, name: 'discovery-issuer-mismatch', provider: both, expect: R, misbehaviour: { discoveryIssuer: 'wrong' } },
   { item: 1, name: 'discovery-issuer-trailing-slash', provider: both, expect: R, misbehaviour: { discoveryIssuer: 'trailingSlash' } },
   { item: 2, name: 'discovery-no-par', provider: sp, expect: R, misbehaviour: { discoveryDropPar: true } },
-  { item: 2, name: 'discovery-iss-param-false', provider: both, expect: R, misbehaviour: { discoveryNoIssParam: 'false' } },
-  { item: 2, name: 'discovery-iss-param-missing', provider: both, expect: R, misbehaviour: { discoveryNoIssParam: 'missing' } },
+  // [2, 12] The `iss` flag is required only where the profile requires it (Singpass FAPI); Corppass publishes it false.
+  { item: 2, name: 'discovery-iss-param-false', provider: sp, expect: R, misbehaviour: { discoveryNoIssParam: 'false' } },
+  { item: 2, name: 'discovery-iss-param-missing', provider: sp, expect: R, misbehaviour: { discoveryNoIssParam: 'missing' } },
+  { item: 2, name: 'discovery-iss-param-missing-not-required', provider: cp, expect: A, misbehaviour: { discoveryNoIssParam: 'missing' } },
   { item: 2, name: 'discovery-no-s256', provider: both, expect: R, misbehaviour: { discoveryNoS256: true } },
   { item: 2, name: 'discovery-dpop-algs', provider: sp, expect: R, misbehaviour: { discoveryDpopAlgs: ['PS256'] } },
   { item: 2, name: 'discovery-insecure-token-endpoint', provider: both, expect: R, misbehaviour: { discoveryInsecureEndpoint: 'token' } },
@@ -313,7 +329,8 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
   { item: 9, name: 'par-no-expires-in', provider: sp, expect: R, misbehaviour: { parFields: { expires_in: null } } },
   { item: 9, name: 'par-expires-in-string', provider: sp, expect: R, misbehaviour: { parFields: { expires_in: '60' } } },
   { item: 11, name: 'auth-iss-wrong', provider: both, expect: R, misbehaviour: { authIss: 'wrong' } },
-  { item: 12, name: 'auth-iss-missing', provider: both, expect: R, misbehaviour: { authIss: 'missing' } },
+  { item: 12, name: 'auth-iss-missing', provider: sp, expect: R, misbehaviour: { authIss: 'missing' } },
+  { item: 12, name: 'auth-iss-missing-not-advertised', provider: cp, expect: A, misbehaviour: { authIss: 'missing' } },
   { item: 13, name: 'auth-iss-trailing-slash', provider: both, expect: R, misbehaviour: { authIss: 'trailingSlash' } },
   { item: 13, name: 'auth-iss-upper-host', provider: both, expect: R, misbehaviour: { authIss: 'upperHost' } },
   { item: 13, name: 'auth-iss-port', provider: both, expect: R, misbehaviour: { authIss: 'port443' } },
@@ -323,7 +340,8 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
   { item: 14, name: 'auth-iss-other-provider', provider: both, expect: R, misbehaviour: { authIss: 'otherProvider' } },
   { item: 15, name: 'auth-error-trusted', provider: both, expect: R, misbehaviour: { authError: 'access_denied' } },
   { item: 15, name: 'auth-error-wrong-iss', provider: both, expect: R, misbehaviour: { authError: 'access_denied', authIss: 'wrong' } },
-  { item: 15, name: 'auth-error-missing-iss', provider: both, expect: R, misbehaviour: { authError: 'login_required', authIss: 'missing' } },
+  { item: 15, name: 'auth-error-missing-iss', provider: sp, expect: R, misbehaviour: { authError: 'login_required', authIss: 'missing' } },
+  { item: 15, name: 'auth-error-iss-not-advertised', provider: cp, expect: R, misbehaviour: { authError: 'login_required', authIss: 'missing' } },
   { item: 16, name: 'auth-state-wrong', provider: both, expect: R, misbehaviour: { authState: 'wrong' } },
   { item: 17, name: 'auth-state-missing', provider: both, expect: R, misbehaviour: { authState: 'missing' } },
   { item: 18, name: 'auth-duplicate-code', provider: both, expect: R, misbehaviour: { authDuplicateParam: 'code' } },

@@ -132,9 +132,12 @@ export abstract class ProviderCore implements LoginProvider {
   private readonly certs = new Map<string, Buffer>();
   /** Corppass publishes `x5c`/`x5t`/`x5t#S256` with its keys (spec §2.3); Singpass does not. */
   protected publishCertificates = false;
+  /** RFC 9207 `iss` sent on redirects and advertised in discovery (see {@link ProviderOptions.issParameter}). */
+  readonly issParameter: boolean;
 
-  protected constructor(opts: ProviderOptions, defaultPrefix: string, issuerPath: string) {
+  protected constructor(opts: ProviderOptions, defaultPrefix: string, issuerPath: string, defaultIssParameter: boolean) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.issParameter = opts.issParameter ?? defaultIssParameter;
     this.prefix = opts.prefix ?? defaultPrefix;
     this.issuer = `${this.baseUrl}${this.prefix}${issuerPath}`;
     this.clock = opts.clock ?? Date.now;
@@ -276,7 +279,7 @@ export abstract class ProviderCore implements LoginProvider {
   /** Apply a metadata override map (`null` removes). */
   protected finishDiscovery(meta: JsonObject, endpointKeys: Record<string, string>): JsonObject {
     const m = this.m;
-    let out: JsonObject = { ...meta };
+    let out: JsonObject = { ...meta, authorization_response_iss_parameter_supported: this.issParameter };
     if (m.discoveryIssuer) {
       const v = distortIssuer(this.issuer, m.discoveryIssuer, this.otherIssuer());
       if (v === undefined) delete out.issuer;
@@ -623,7 +626,7 @@ export abstract class ProviderCore implements LoginProvider {
 
   // ---- authorization responses ------------------------------------------------------------------------------------
   /**
-   * Redirect back to the RP with `code`/`error`, `state` and `iss`, with the authorization-response switches
+   * Redirect back to the RP with `code`/`error`, `state` and (if the provider sends it) `iss`, with the authorization-response switches
    * applied. `mode` form_post answers with an auto-submitting HTML form.
    */
   protected async authRespond(
@@ -640,10 +643,13 @@ export abstract class ProviderCore implements LoginProvider {
     if (m.authState === 'wrong') params.push(['state', o.state ? `${o.state}x` : 'wrong-state']);
     else if (m.authState === 'unsolicited') params.push(['state', o.state ?? `unsolicited-${randomToken(8)}`]);
     else if (m.authState !== 'missing' && o.state !== undefined) params.push(['state', o.state]);
-    const iss = distortIssuer(this.issuer, m.authIss, this.otherIssuer());
+    // Without a switch, `iss` is sent only by a provider that advertises it; any `authIss` variant is sent regardless.
+    const iss = m.authIss ? distortIssuer(this.issuer, m.authIss, this.otherIssuer()) : this.issParameter ? this.issuer : undefined;
     if (iss !== undefined) params.push(['iss', m.authIss === 'doubleEncoded' ? encodeURIComponent(iss) : iss]);
     if (m.authDuplicateParam) {
-      const first = params.find(([k]) => k === m.authDuplicateParam);
+      let first = params.find(([k]) => k === m.authDuplicateParam);
+      // A provider that sends no `iss` still gets two copies: the true issuer, then another value.
+      if (!first && m.authDuplicateParam === 'iss') params.push((first = ['iss', this.issuer]));
       params.push([m.authDuplicateParam, first ? `${first[1]}x` : 'duplicate']);
     }
     if (m.authExtraArtifact) {

@@ -9,6 +9,13 @@ export interface ProviderOptions {
   clock?: () => number;
   /** Mount prefix; default `/corppass` or `/singpass`. */
   prefix?: string;
+  /**
+   * RFC 9207 `iss` in authorization responses: when true the provider sends it on every redirect and advertises
+   * `authorization_response_iss_parameter_supported: true`; when false it sends none and advertises `false`.
+   * Default as the real services behave today: Singpass FAPI true (since 11 June 2026), Corppass false (turn it on
+   * to rehearse the day Corppass adds it). The `authIss` switch still distorts or removes it either way.
+   */
+  issParameter?: boolean;
 }
 
 /** A relying party known to the provider. */

@@ -3,6 +3,9 @@ import { SingpassFlowsError, type ErrorCode } from '../errors';
 import { epochSeconds, systemClock, type Clock } from '../clock';
 import type { RemoteKeySet } from './remote-key-set';
 
+/** Where verification keys come from: a {@link RemoteKeySet}, or a view of a shared cache with the same two calls. */
+export type KeySource = Pick<RemoteKeySet, 'getKey' | 'refreshIfAllowed'>;
+
 export interface VerifyJwsOptions {
   /** Allow-list; `none` and HMAC algorithms are never accepted, whatever is passed. */
   algorithms: string[];
@@ -32,7 +35,7 @@ export interface VerifyJwsOptions {
  * keys (jwk/jku/x5u/x5c) refused — keys come only from the configured set — and one rate-limited refetch of the set
  * when the signature fails (the service rotated keys under an old kid or we had a stale set).
  */
-export async function verifyJwsWithKeySet(token: string, keySet: RemoteKeySet, options: VerifyJwsOptions): Promise<{ payload: JWTPayload; protectedHeader: JWSHeaderParameters }> {
+export async function verifyJwsWithKeySet(token: string, keySet: KeySource, options: VerifyJwsOptions): Promise<{ payload: JWTPayload; protectedHeader: JWSHeaderParameters }> {
   const fail = (message: string, cause?: unknown, code: ErrorCode = options.errorCode) =>
     new SingpassFlowsError(code, `The ${options.what} ${message}`, {}, cause ? { cause } : undefined);
   if (typeof token !== 'string' || token.split('.').length !== 3) throw fail('is not a signed JWT (expected three dot-separated parts)');
@@ -76,12 +79,27 @@ export async function verifyJwsWithKeySet(token: string, keySet: RemoteKeySet, o
       if (e.code === 'KEY_NOT_FOUND') throw fail(`is signed with a key that is not in the published key set (${e.message})`, e);
       throw e;
     }
+    // maxTokenAge is reported as JWTExpired on "iat": the token is old, not expired — say so.
+    if (e instanceof joseErrors.JWTExpired && e.claim === 'iat') throw fail(`was issued too long ago ("iat" is more than ${options.maxAgeSeconds} s in the past): a replayed or stale token, or a wrong clock`, e);
     if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode);
     if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw fail('has an invalid signature', e);
-    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(`has an invalid "${e.claim}" claim (${e.reason})`, e);
+    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(claimProblem(e, options), e);
     throw fail(`is invalid: ${(e as Error).message}`, e);
   }
   const iat = result.payload.iat;
   if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future (check the clock)');
   return { payload: result.payload, protectedHeader: result.protectedHeader };
+}
+
+/** What a failed claim check means, in words a workflow builder can act on. */
+function claimProblem(e: InstanceType<typeof joseErrors.JWTClaimValidationFailed>, o: VerifyJwsOptions): string {
+  if (e.reason === 'missing') return `has no "${e.claim}" claim`;
+  if (e.reason === 'invalid') return `has an "${e.claim}" claim that is not a number of seconds`;
+  switch (e.claim) {
+    case 'iss': return `was issued by someone else ("iss" is not ${o.issuer})`;
+    case 'aud': return `is addressed to someone else ("aud" does not name ${o.audience})`;
+    case 'nbf': return 'is not valid yet ("nbf" is in the future; check the clock)';
+    case 'iat': return 'was issued in the future (check the clock)';
+    default: return `has an unexpected "${e.claim}" claim value`;
+  }
 }

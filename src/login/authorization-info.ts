@@ -1,5 +1,5 @@
 import { SingpassFlowsError } from '../errors';
-import { AUTH_INFO_MEMBERS } from './wire';
+import { AUTH_INFO_MEMBERS, FAPI_AUTH_INFO_MEMBERS } from './wire';
 
 /** One `Parameter[]` entry of an authorization row. */
 export interface AuthParameter { name: string; value: string }
@@ -44,7 +44,9 @@ export interface ActiveRole {
 const bad = (msg: string) => new SingpassFlowsError('AUTHORIZATION_INFO_INVALID', `The authorization info ${msg}`);
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-function member(payload: Record<string, unknown>, name: (typeof AUTH_INFO_MEMBERS)[number]): Record<string, unknown> {
+type MemberName = (typeof AUTH_INFO_MEMBERS)[number] | (typeof FAPI_AUTH_INFO_MEMBERS)[number];
+
+function member(payload: Record<string, unknown>, name: MemberName): Record<string, unknown> {
   let v = payload[name];
   if (v === undefined || v === null || v === '') return { Result_Set: { ESrvc_Row_Count: 0, ESrvc_Result: [] } };
   if (typeof v === 'string') {
@@ -77,12 +79,19 @@ const date = (v: unknown, path: string): string => {
 const params = (v: unknown, path: string): AuthParameter[] =>
   arr(v, path).map((p, i) => ({ name: str(p.name, `${path}[${i}].name`), value: typeof p.value === 'string' ? p.value : String(p.value ?? '') }));
 
-/** Parse and type-check `AuthInfo` / `TPAuthInfo` (object or stringified JSON). Row counts are recomputed, not trusted. */
-export function parseAuthorizationInfo(payload: Record<string, unknown>): { authInfo: AuthInfo; tpAuthInfo: TPAuthInfo } {
-  const a = member(payload, 'AuthInfo');
+/**
+ * Parse and type-check `AuthInfo` / `TPAuthInfo` (object or stringified JSON). Row counts are recomputed, not
+ * trusted. `members` names them as sent: legacy `AuthInfo`/`TPAuthInfo`, FAPI userinfo `auth_info`/`tp_auth_info`.
+ */
+export function parseAuthorizationInfo(
+  payload: Record<string, unknown>,
+  members: readonly [MemberName, MemberName] = AUTH_INFO_MEMBERS,
+): { authInfo: AuthInfo; tpAuthInfo: TPAuthInfo } {
+  const [authName, tpName] = members;
+  const a = member(payload, authName);
   const aRes = (a.Result_Set ?? {}) as Record<string, unknown>;
-  const authInfo: AuthInfo = { Result_Set: { ESrvc_Row_Count: 0, ESrvc_Result: arr(aRes.ESrvc_Result, 'AuthInfo.ESrvc_Result').map((e, i) => {
-    const p = `AuthInfo.ESrvc_Result[${i}]`;
+  const authInfo: AuthInfo = { Result_Set: { ESrvc_Row_Count: 0, ESrvc_Result: arr(aRes.ESrvc_Result, `${authName}.ESrvc_Result`).map((e, i) => {
+    const p = `${authName}.ESrvc_Result[${i}]`;
     const rows = arr((e.Auth_Result_Set as Record<string, unknown> | undefined)?.Row, `${p}.Row`).map((r, j) => ({
       CPEntID_SUB: typeof r.CPEntID_SUB === 'string' ? r.CPEntID_SUB : '',
       CPRole: str(r.CPRole, `${p}.Row[${j}].CPRole`, false),
@@ -94,10 +103,10 @@ export function parseAuthorizationInfo(payload: Record<string, unknown>): { auth
   }) } };
   authInfo.Result_Set.ESrvc_Row_Count = authInfo.Result_Set.ESrvc_Result.length;
 
-  const t = member(payload, 'TPAuthInfo');
+  const t = member(payload, tpName);
   const tRes = (t.Result_Set ?? {}) as Record<string, unknown>;
-  const tpAuthInfo: TPAuthInfo = { Result_Set: { ESrvc_Row_Count: 0, ESrvc_Result: arr(tRes.ESrvc_Result, 'TPAuthInfo.ESrvc_Result').map((e, i) => {
-    const p = `TPAuthInfo.ESrvc_Result[${i}]`;
+  const tpAuthInfo: TPAuthInfo = { Result_Set: { ESrvc_Row_Count: 0, ESrvc_Result: arr(tRes.ESrvc_Result, `${tpName}.ESrvc_Result`).map((e, i) => {
+    const p = `${tpName}.ESrvc_Result[${i}]`;
     const clients = arr((e.Auth_Set as Record<string, unknown> | undefined)?.TP_Auth, `${p}.TP_Auth`).map((c, k) => {
       const q = `${p}.TP_Auth[${k}]`;
       const rows = arr((c.Auth_Result_Set as Record<string, unknown> | undefined)?.Row, `${q}.Row`).map((r, j) => ({

@@ -1,6 +1,7 @@
 import { SingpassFlowsError, invalidInput } from '../errors';
 import type { LoginTransaction } from './transaction';
 import { constantTimeEqual } from '../secrets';
+import { checkResponseIss } from './response-iss';
 
 /**
  * What arrived at the redirect URI: the full URL (query or fragment), or the parameters themselves (a parsed query,
@@ -41,12 +42,23 @@ function toParams(input: CallbackInput, fromFragment: boolean): Params {
   return out;
 }
 
+/** What the common OAuth error codes of a login redirect mean for the user (RFC 6749 §4.1.2.1, OIDC Core §3.1.2.6). */
+const PROVIDER_ERROR_MEANING: Readonly<Record<string, string>> = {
+  access_denied: 'the user cancelled or refused the login',
+  login_required: 'the user did not complete the login; start it again',
+  temporarily_unavailable: 'the provider is temporarily unavailable; try again later',
+  server_error: 'the provider failed; try again later, and check that our key set URL is reachable by the provider',
+  invalid_request: 'the provider refused the login request; check the client settings',
+  invalid_scope: 'a requested scope is not enabled for this client',
+  unauthorized_client: 'this client is not allowed to log users in this way; check its onboarding settings',
+};
+
 /** Front-channel artifacts that never belong in a code-flow response (implicit/hybrid/JARM injection). */
 const FORBIDDEN = ['id_token', 'access_token', 'token', 'response', 'refresh_token'];
 
 /**
  * Check an authorization response against its transaction, in the order RFC 9207 requires: `iss` first (an error
- * from the wrong issuer is not trusted, not even its description), then `state`, then the error, then the code.
+ * from the wrong issuer is not trusted, not even its description; required or not per provider, see response-iss.ts), then `state`, then the error, then the code.
  * Returns the code.
  */
 export function validateCallback(input: CallbackInput, tx: LoginTransaction): string {
@@ -55,14 +67,8 @@ export function validateCallback(input: CallbackInput, tx: LoginTransaction): st
     if (values.length > 1) throw new SingpassFlowsError('LOGIN_RESPONSE_INVALID', `The login response repeats the "${name}" parameter; refusing it`, { field: name });
   }
   const get = (k: string) => params.get(k)?.[0];
-  const iss = get('iss');
-  if (iss === undefined) {
-    throw new SingpassFlowsError('LOGIN_ISSUER_MISMATCH', 'The login response does not say which provider sent it (no "iss"); refusing it. Start the login again');
-  }
-  // Exact string comparison, no normalisation (RFC 9207 §2.4): trailing slashes, case, ports all count.
-  if (!constantTimeEqual(iss, tx.issuer)) {
-    throw new SingpassFlowsError('LOGIN_ISSUER_MISMATCH', 'The login response comes from a different provider than the one this login was sent to; refusing it. Start the login again');
-  }
+  // `iss` first (RFC 9207 §2.4), as the provider's profile and discovery require it (response-iss.ts).
+  checkResponseIss(get('iss'), tx);
   const state = get('state');
   if (state === undefined || !constantTimeEqual(state, tx.state)) {
     throw new SingpassFlowsError('LOGIN_STATE_MISMATCH', state === undefined
@@ -72,7 +78,8 @@ export function validateCallback(input: CallbackInput, tx: LoginTransaction): st
   const error = get('error');
   if (error !== undefined) {
     const description = get('error_description');
-    throw new SingpassFlowsError('LOGIN_PROVIDER_ERROR', `The provider ended the login with "${error}"${description ? `: ${description.slice(0, 200)}` : ''}`,
+    const meaning = PROVIDER_ERROR_MEANING[error];
+    throw new SingpassFlowsError('LOGIN_PROVIDER_ERROR', `The provider ended the login with "${error}"${meaning ? ` (${meaning})` : ''}${description ? `: ${description.slice(0, 200)}` : ''}`,
       { serviceCode: error, retryable: error === 'temporarily_unavailable' || error === 'login_required' });
   }
   for (const name of FORBIDDEN) {

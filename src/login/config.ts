@@ -2,9 +2,10 @@ import { SingpassFlowsError, invalidInput } from '../errors';
 import type { Fetch } from '../http';
 import { systemClock, type Clock } from '../clock';
 import type { EcSigningAlg, LoadedKey } from '../keys';
-import { defaultProviderCache, ProviderCache } from './discovery';
+import { defaultProviderCache, type ProviderCache } from './discovery';
 import { defaultTransactionStore, type LoginTransaction, type TransactionStore, assertTransactionShape } from './transaction';
 import { requireHttpsUrl } from '../http';
+import type { ProviderIo } from './util';
 
 /** Settings shared by the Corppass and Singpass clients. */
 export interface LoginClientOptions {
@@ -26,13 +27,22 @@ export interface LoginClientOptions {
   transactionStore?: TransactionStore;
   /** How long a started login may take before its callback is refused (default 600 s). */
   transactionTtlSeconds?: number;
-  /** Discovery and key-set cache (default: shared per process, or per client when a custom fetch/clock is given). */
+  /**
+   * Discovery and key-set cache. Default: one per process, shared by every client whatever `fetch` each passes (the
+   * client's own `fetch` performs the requests it triggers), so a client built per workflow execution still finds
+   * discovery and keys cached. Pass your own only to isolate clients (tests).
+   */
   providerCache?: ProviderCache;
 }
 
 export interface ResolvedConfig extends Required<Omit<LoginClientOptions, 'fetch' | 'timeoutMs'>> {
   fetch?: Fetch;
   timeoutMs?: number;
+}
+
+/** The HTTP function, clock and timeout this client brings to the shared caches. */
+export function providerIo(c: ResolvedConfig): ProviderIo {
+  return { fetch: c.fetch, clock: c.clock, timeoutMs: c.timeoutMs };
 }
 
 export function resolveConfig(o: LoginClientOptions): ResolvedConfig {
@@ -64,7 +74,7 @@ export function resolveConfig(o: LoginClientOptions): ResolvedConfig {
     allowInsecureLoopback: insecure,
     transactionStore: o.transactionStore ?? defaultTransactionStore,
     transactionTtlSeconds: ttl,
-    providerCache: o.providerCache ?? (o.fetch || o.clock ? new ProviderCache({ fetch: o.fetch, clock: o.clock, timeoutMs: o.timeoutMs }) : defaultProviderCache),
+    providerCache: o.providerCache ?? defaultProviderCache,
   };
 }
 
@@ -82,7 +92,10 @@ export function checkTransactionOwner(tx: unknown, c: ResolvedConfig, provider: 
 
 export async function takeTransaction(tx: LoginTransaction, c: ResolvedConfig): Promise<void> {
   const fresh = await c.transactionStore.take(tx.id);
-  if (!fresh || c.clock() >= tx.expiresAt) {
-    throw new SingpassFlowsError('LOGIN_STATE_INVALID', 'This login was already completed, has expired, or was not started here; start the login again');
+  if (c.clock() >= tx.expiresAt) {
+    throw new SingpassFlowsError('LOGIN_STATE_INVALID', `This login expired: it must be completed within ${Math.round((tx.expiresAt - tx.createdAt) / 1000)} s of starting (transactionTtlSeconds); start the login again`);
+  }
+  if (!fresh) {
+    throw new SingpassFlowsError('LOGIN_STATE_INVALID', 'This login was already completed (a replayed or double-submitted callback), or was started by a process that does not share this transaction store; start the login again');
   }
 }

@@ -5,6 +5,7 @@ import type { HttpResponse } from '../http';
 import { epochSeconds } from '../clock';
 import { sha256b64url } from './util';
 import { randomToken } from '../secrets';
+import { DPOP_PROOF_LIFETIME_SECONDS } from './wire';
 
 /** A per-login DPoP key (P-256, ES256). Serialised into the transaction as a private JWK. */
 export function generateDpopKey(): JWK {
@@ -24,27 +25,54 @@ export function importDpopKey(jwk: JWK | undefined): DpopKey {
   return { privateKey, publicJwk: { kty: 'EC', crv: 'P-256', x: pub.x, y: pub.y } };
 }
 
-/** RFC 9449 §4 proof: htu without query/fragment, fresh jti, `ath` only for resource calls, nonce when known. */
+/**
+ * RFC 9449 §4 proof: htu without query/fragment, fresh jti, `iat` and `exp` (Singpass: exp ≤ iat + 120 s), `ath`
+ * only for resource calls, nonce when known.
+ */
 export async function dpopProof(key: DpopKey, method: string, url: string, clock: () => number, opts: { nonce?: string; accessToken?: string } = {}): Promise<string> {
   const u = new URL(url);
-  const claims: Record<string, unknown> = { htm: method, htu: `${u.origin}${u.pathname}`, jti: randomToken() };
+  const iat = epochSeconds(clock);
+  const claims: Record<string, unknown> = { htm: method, htu: `${u.origin}${u.pathname}`, jti: randomToken(), iat, exp: iat + DPOP_PROOF_LIFETIME_SECONDS };
   if (opts.nonce) claims.nonce = opts.nonce;
   if (opts.accessToken) claims.ath = sha256b64url(opts.accessToken);
-  return new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: key.publicJwk }).setIssuedAt(epochSeconds(clock)).sign(key.privateKey);
+  return new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: key.publicJwk }).sign(key.privateKey);
 }
 
-/** DPoP nonces per origin (RFC 9449 §8/§9): an AS nonce is never sent to another origin. */
+/**
+ * DPoP nonces per origin (RFC 9449 §8/§9): an AS nonce is never sent to another origin, and the last nonce a server
+ * gave (on a challenge or on any response) is sent on the next request there, so a server that keeps its nonces
+ * valid is challenged once, not on every call. Bounded: the least recently used origin is forgotten first.
+ */
 export class DpopNonces {
   private readonly byOrigin = new Map<string, string>();
+  constructor(private readonly maxOrigins = 100) {}
   get(url: string): string | undefined {
-    return this.byOrigin.get(new URL(url).origin);
+    const origin = new URL(url).origin;
+    const value = this.byOrigin.get(origin);
+    if (value !== undefined) {
+      this.byOrigin.delete(origin);
+      this.byOrigin.set(origin, value);
+    }
+    return value;
+  }
+  set(url: string, value: string): void {
+    const origin = new URL(url).origin;
+    this.byOrigin.delete(origin);
+    this.byOrigin.set(origin, value);
+    if (this.byOrigin.size > this.maxOrigins) this.byOrigin.delete(this.byOrigin.keys().next().value!);
   }
   /** Remember a nonce a server sent on any response; a malformed one is ignored here (rejected on challenges). */
   remember(url: string, res: HttpResponse): void {
     const value = res.headers.get('dpop-nonce');
-    if (value !== null && NQCHAR.test(value)) this.byOrigin.set(new URL(url).origin, value);
+    if (value !== null && NQCHAR.test(value)) this.set(url, value);
   }
 }
+
+/**
+ * Shared by every client of the process (like the discovery and key-set caches): workflow engines build a client
+ * per execution, and a nonce learnt by one execution saves the next one a round trip. Nonces are not secrets.
+ */
+export const sharedDpopNonces = new DpopNonces();
 
 const NQCHAR = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
@@ -88,6 +116,8 @@ export async function withDpopNonceRetry(
   let res = await send(nonces.get(url));
   if (isChallenge(res)) {
     const nonce = challengeNonce(res, where);
+    // Kept for later requests to this origin even if the answer below carries no new one.
+    nonces.set(url, nonce);
     res = await send(nonce);
     if (isChallenge(res)) throw new SingpassFlowsError('DPOP_FAILED', `The ${where} asked for a new DPoP nonce again after a retry; giving up`, { status: res.status });
   }

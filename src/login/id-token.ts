@@ -1,6 +1,6 @@
 import type { JWTPayload } from 'jose';
 import { SingpassFlowsError } from '../errors';
-import type { LoadedKey, RemoteKeySet } from '../keys';
+import type { KeySource, LoadedKey } from '../keys';
 import { decryptAndVerify } from './nested-jwt';
 import type { LoginTransaction } from './transaction';
 import { constantTimeEqual } from '../secrets';
@@ -14,7 +14,7 @@ export const ID_TOKEN_MAX_AGE_SECONDS = 600;
  * if present equal to our client id, `sub` a non-empty string, `nonce` equal to this login's nonce.
  */
 export async function verifyIdToken(idToken: string, o: {
-  tx: LoginTransaction; clientId: string; issuer: string; decryptionKeys: LoadedKey[]; encs: readonly string[]; keySet: RemoteKeySet; clock: () => number;
+  tx: LoginTransaction; clientId: string; issuer: string; decryptionKeys: LoadedKey[]; encs: readonly string[]; keySet: KeySource; clock: () => number;
 }): Promise<JWTPayload & { sub: string }> {
   const { payload } = await decryptAndVerify(idToken, {
     decryptionKeys: o.decryptionKeys, encs: o.encs, keySet: o.keySet, issuer: o.issuer, audience: o.clientId, clock: o.clock,

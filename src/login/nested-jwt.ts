@@ -1,6 +1,6 @@
 import { compactDecrypt, decodeProtectedHeader, type JWEHeaderParameters, type JWTPayload } from 'jose';
 import { SingpassFlowsError, type ErrorCode } from '../errors';
-import type { LoadedKey, RemoteKeySet } from '../keys';
+import type { KeySource, LoadedKey } from '../keys';
 import { verifyJwsWithKeySet } from '../keys';
 import { JWE_KEY_ALGS, PROVIDER_SIGNING_ALGS } from './wire';
 
@@ -9,7 +9,7 @@ export interface NestedJwtOptions {
   decryptionKeys: LoadedKey[];
   /** Allowed JWE `enc` values. */
   encs: readonly string[];
-  keySet: RemoteKeySet;
+  keySet: KeySource;
   issuer: string;
   audience: string;
   clock: () => number;
@@ -18,6 +18,8 @@ export interface NestedJwtOptions {
   requiredClaims?: string[];
   expOptional?: boolean;
   maxAgeSeconds?: number;
+  /** Also accept a bare JWS from the provider (Corppass FAPI userinfo: its docs say JWS, other notes JWE). */
+  allowSignedOnly?: boolean;
 }
 
 /** JOSE `typ` values of other token kinds: one of them presented as an ID token or userinfo is refused. */
@@ -32,7 +34,10 @@ export async function decryptAndVerify(token: unknown, o: NestedJwtOptions): Pro
   const fail = (msg: string, cause?: unknown) => new SingpassFlowsError(o.errorCode, `The ${o.what} ${msg}`, {}, cause ? { cause } : undefined);
   if (typeof token !== 'string' || !token) throw fail('is missing');
   const parts = token.split('.');
-  if (parts.length === 3) throw fail('arrived signed but not encrypted; the provider always encrypts it, so this is refused');
+  if (parts.length === 3) {
+    if (o.allowSignedOnly) return verifyInner(token, o);
+    throw fail('arrived signed but not encrypted; the provider always encrypts it, so this is refused');
+  }
   if (parts.length !== 5) throw fail('is not an encrypted token (JWE compact form has five parts)');
   let header: JWEHeaderParameters;
   try {
@@ -61,6 +66,12 @@ export async function decryptAndVerify(token: unknown, o: NestedJwtOptions): Pro
   } catch (e) {
     throw fail('cannot be decrypted (altered, or not encrypted to our key)', e);
   }
+  return verifyInner(inner, o);
+}
+
+/** The signed layer: a token of the expected kind, no repeated claim names, signature and claims from the provider keys. */
+async function verifyInner(inner: string, o: NestedJwtOptions): Promise<{ payload: JWTPayload; jwsHeader: Record<string, unknown> }> {
+  const fail = (msg: string, cause?: unknown) => new SingpassFlowsError(o.errorCode, `The ${o.what} ${msg}`, {}, cause ? { cause } : undefined);
   let jwsHeader: Record<string, unknown>;
   try {
     jwsHeader = decodeProtectedHeader(inner) as Record<string, unknown>;

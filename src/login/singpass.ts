@@ -1,19 +1,17 @@
 import type { JWTPayload } from 'jose';
 import { SingpassFlowsError, invalidInput } from '../errors';
-import { httpRequest, safeUrl, type HttpResponse } from '../http';
-import { validateCallback, type CallbackInput } from './callback';
-import { clientAssertionParams } from './client-auth';
-import { checkTransactionOwner, resolveConfig, takeTransaction, type LoginClientOptions, type ResolvedConfig } from './config';
-import type { ProviderMetadata } from './discovery';
-import { DpopNonces, dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonceChallenge, withDpopNonceRetry, type DpopKey } from './dpop';
+import type { HttpResponse } from '../http';
+import type { CallbackInput } from './callback';
+import { checkTransactionOwner, providerIo, resolveConfig, type LoginClientOptions, type ResolvedConfig } from './config';
+import { dataEndpointFor, type ProviderMetadata } from './discovery';
+import { sharedDpopNonces } from './dpop';
+import { exchangeCode, getWithDpop, pushAuthorizationRequest, userinfoJwt, type FapiContext } from './fapi';
 import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
-import { FORM_HEADERS, formBody, oauthError, parseTokenResponse } from './token';
 import type { LoginTransaction } from './transaction';
-import { normaliseScope, pkcePair } from './util';
-import { randomToken } from '../secrets';
+import { normaliseScope } from './util';
 import { requireHttpsUrl } from '../http';
-import { AMR_ALIASES, AUTHENTICATION_CONTEXT_MESSAGE_MAX, REDIRECT_URI_HTTPS_TYPES, SINGPASS_ACR_PREFIX, SINGPASS_JWE_ENCS } from './wire';
+import { AMR_ALIASES, AUTHENTICATION_CONTEXT_MESSAGE_MAX, AUTHENTICATION_CONTEXT_TYPE_PATTERN, REDIRECT_URI_HTTPS_TYPES, SINGPASS_ACR_PREFIX, SINGPASS_JWE_ENCS } from './wire';
 
 export interface SingpassClientOptions extends LoginClientOptions {
   /** Minimum level of assurance, e.g. `urn:singpass:authentication:loa:2` (or just 2); lower logins are refused. */
@@ -21,8 +19,12 @@ export interface SingpassClientOptions extends LoginClientOptions {
 }
 
 export interface SingpassStartOptions {
-  /** Space-separated scopes; `openid` is added when missing (e.g. `openid user.identity name`). */
-  scope: string;
+  /**
+   * Space-separated scopes; `openid` is added when missing. Default `openid` (the user's UUID only). Login apps add
+   * ID-token scopes (`user.identity name mobileno email` → `subAttributes`); person-data (Myinfo) apps add their
+   * scopes (`uinfin sex dob …` → `person`, read from userinfo).
+   */
+  scope?: string;
   /** Acceptable levels, e.g. ['urn:singpass:authentication:loa:2']; the returned acr must reach the lowest. */
   acrValues?: string[] | string;
   authenticationContextType?: string;
@@ -52,10 +54,17 @@ export interface SingpassLoginResult {
 
 export interface SingpassClient {
   /** Push the authorization request (PAR + DPoP) and return the URL to send the browser to. */
-  startLogin(options: SingpassStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
-  /** Check the callback, exchange the code with DPoP, verify the ID token, fetch and verify userinfo. */
+  startLogin(options?: SingpassStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
+  /**
+   * Check the callback, exchange the code with DPoP, verify the ID token, and — when a granted scope releases person
+   * data there (any scope besides openid, user.identity, name, mobileno, email) — fetch and verify userinfo.
+   * `fetchUserinfo` forces the call on (true) or off (false).
+   */
   completeLogin(input: { transaction: LoginTransaction; callback: CallbackInput; fetchUserinfo?: boolean }): Promise<SingpassLoginResult>;
+  /** Validated, cached provider metadata. */
   metadata(): Promise<ProviderMetadata>;
+  /** Fetch discovery and the provider keys now, bypassing the shared cache (cached copies stay if it fails). */
+  refresh(): Promise<ProviderMetadata>;
 }
 
 /**
@@ -70,20 +79,21 @@ export interface SingpassClient {
 export function createSingpassClient(options: SingpassClientOptions): SingpassClient {
   const c: ResolvedConfig = resolveConfig(options);
   const requiredLevel = options.requiredAcr === undefined ? undefined : acrLevel(options.requiredAcr, 'requiredAcr');
-  const nonces = new DpopNonces();
-  const metadata = () => c.providerCache.metadata(c.issuer, 'singpass-fapi', c.allowInsecureLoopback);
-  const http = (url: string, init: RequestInit) => httpRequest(url, init, { fetch: c.fetch, timeoutMs: c.timeoutMs });
+  const f: FapiContext = { c, nonces: sharedDpopNonces, io: providerIo(c) };
+  const io = f.io;
+  const metadata = () => c.providerCache.metadata(c.issuer, 'singpass-fapi', c.allowInsecureLoopback, io);
+  const refresh = () => c.providerCache.refresh(c.issuer, 'singpass-fapi', c.allowInsecureLoopback, io);
 
   return {
     metadata,
+    refresh,
 
-    async startLogin(opts) {
-      if (!opts || typeof opts !== 'object') throw invalidInput('options', 'startLogin needs at least a scope');
-      if (typeof opts.scope !== 'string' || !opts.scope.trim()) throw invalidInput('scope', 'e.g. "openid user.identity name"');
+    async startLogin(opts = {}) {
+      if (!opts || typeof opts !== 'object') throw invalidInput('options', 'pass an object such as { scope: "openid user.identity name" }, or nothing');
       const scope = normaliseScope(opts.scope);
       const acrValues = opts.acrValues === undefined ? undefined : (Array.isArray(opts.acrValues) ? opts.acrValues : opts.acrValues.split(/\s+/).filter(Boolean));
       acrValues?.forEach((v) => acrLevel(v, 'acrValues'));
-      if (opts.authenticationContextType !== undefined && !/^[A-Z][A-Z0-9_]{0,63}$/.test(opts.authenticationContextType)) {
+      if (opts.authenticationContextType !== undefined && !AUTHENTICATION_CONTEXT_TYPE_PATTERN.test(opts.authenticationContextType)) {
         throw invalidInput('authenticationContextType', 'an upper-case identifier such as APP_AUTHENTICATION_DEFAULT');
       }
       const message = opts.authenticationContextMessage;
@@ -96,67 +106,30 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       if (opts.appLaunchUrl !== undefined) requireHttpsUrl('appLaunchUrl', opts.appLaunchUrl, { allowLoopbackHttp: c.allowInsecureLoopback });
 
       const md = await metadata();
-      const { verifier, challenge } = pkcePair();
-      const dpopJwk = generateDpopKey();
-      const dpop = importDpopKey(dpopJwk);
-      const now = c.clock();
-      const tx: LoginTransaction = {
-        v: 1, provider: 'singpass', id: randomToken(), issuer: c.issuer, clientId: c.clientId, redirectUri: c.redirectUri,
-        state: randomToken(), nonce: randomToken(), codeVerifier: verifier, scope, dpopKey: dpopJwk, acrValues,
-        createdAt: now, expiresAt: now + c.transactionTtlSeconds * 1000,
-      };
-      const par = md.parEndpoint!;
-      const res = await withDpopNonceRetry(par, nonces, 'pushed authorization endpoint', async (nonce) => http(par, {
-        method: 'POST',
-        headers: { ...FORM_HEADERS, dpop: await dpopProof(dpop, 'POST', par, c.clock, { nonce }) },
-        // A fresh client assertion per attempt: its jti must never repeat, not even on the nonce retry.
-        body: formBody({
-          response_type: 'code', client_id: c.clientId, redirect_uri: c.redirectUri, scope, state: tx.state, nonce: tx.nonce,
-          code_challenge: challenge, code_challenge_method: 'S256',
+      dataEndpointFor(md, 'singpass-fapi', scope); // a needed userinfo endpoint must exist before the user logs in
+      return pushAuthorizationRequest(f, md, {
+        provider: 'singpass', scope, transaction: { acrValues },
+        params: {
           acr_values: acrValues?.join(' '), authentication_context_type: opts.authenticationContextType,
           authentication_context_message: message, redirect_uri_https_type: opts.redirectUriHttpsType, app_launch_url: opts.appLaunchUrl,
-          ...(await clientAssertionParams(c.signingKey, c.clientId, c.issuer, c.clock)),
-        }),
-      }), isAsNonceChallenge);
-      const requestUri = parseParResponse(res, par);
-      const url = new URL(md.authorizationEndpoint);
-      url.search = '';
-      url.searchParams.set('client_id', c.clientId);
-      url.searchParams.set('request_uri', requestUri);
-      await c.transactionStore.put(tx.id, tx.expiresAt);
-      return { url: url.toString(), transaction: tx };
+        },
+      });
     },
 
-    async completeLogin({ transaction, callback, fetchUserinfo = true }) {
+    async completeLogin({ transaction, callback, fetchUserinfo }) {
       const tx = checkTransactionOwner(transaction, c, 'singpass');
-      const dpop = importDpopKey(tx.dpopKey);
-      const code = validateCallback(callback, tx);
-      await takeTransaction(tx, c);
-      const md = await metadata();
-      const tokenUrl = md.tokenEndpoint;
-      const res = await withDpopNonceRetry(tokenUrl, nonces, 'token endpoint', async (nonce) => http(tokenUrl, {
-        method: 'POST',
-        headers: { ...FORM_HEADERS, dpop: await dpopProof(dpop, 'POST', tokenUrl, c.clock, { nonce }) },
-        body: formBody({
-          grant_type: 'authorization_code', code, redirect_uri: tx.redirectUri, client_id: c.clientId, code_verifier: tx.codeVerifier,
-          ...(await clientAssertionParams(c.signingKey, c.clientId, c.issuer, c.clock)),
-        }),
-      }), isAsNonceChallenge);
-      const tokens = parseTokenResponse(res, tokenUrl, 'DPoP', tx.scope);
-      const keySet = c.providerCache.keySet(md.jwksUri);
+      const { md, tokens, dpop } = await exchangeCode(f, metadata, tx, callback);
+      const keySet = c.providerCache.keySet(md.jwksUri, io);
       const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: SINGPASS_JWE_ENCS, keySet, clock: c.clock });
       const acr = typeof claims.acr === 'string' ? claims.acr : undefined;
       enforceAssurance(acr, requiredLevel, tx.acrValues);
       const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string').map((a) => AMR_ALIASES[a] ?? a) : [];
 
       let personInfo: Record<string, unknown> = {};
-      if (fetchUserinfo) {
-        const ui = md.userinfoEndpoint!;
-        const uiRes = await withDpopNonceRetry(ui, nonces, 'userinfo endpoint', async (nonce) => http(ui, {
-          method: 'GET',
-          headers: { authorization: `DPoP ${tokens.accessToken}`, dpop: await dpopProof(dpop, 'GET', ui, c.clock, { nonce, accessToken: tokens.accessToken }), accept: 'application/jwt' },
-        }), isRsNonceChallenge);
-        personInfo = await verifyUserinfo(uiRes, ui, claims.sub);
+      const ui = fetchUserinfo === false ? undefined : dataEndpointFor(md, 'singpass-fapi', tokens.scope, fetchUserinfo === true);
+      if (ui) {
+        const uiRes = await getWithDpop(f, ui, tokens.accessToken, dpop);
+        personInfo = await verifyUserinfo(uiRes, claims.sub);
       }
       const subAttributes = claims.sub_attributes && typeof claims.sub_attributes === 'object' && !Array.isArray(claims.sub_attributes) ? (claims.sub_attributes as Record<string, unknown>) : {};
       return {
@@ -171,16 +144,8 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
         scope: tokens.scope,
       };
 
-      async function verifyUserinfo(r: HttpResponse, url: string, sub: string): Promise<Record<string, unknown>> {
-        if (r.status !== 200) {
-          const e = oauthError(r, 'USERINFO_INVALID', `userinfo endpoint (${safeUrl(url)})`);
-          const challenge = /error\s*=\s*"?([a-z_]+)"?/i.exec(r.headers.get('www-authenticate') ?? '');
-          if (challenge) e.details.serviceCode = challenge[1];
-          throw e;
-        }
-        const type = (r.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
-        if (type !== 'application/jwt') throw new SingpassFlowsError('USERINFO_INVALID', `The userinfo answer is "${type || 'untyped'}", expected an encrypted JWT (application/jwt); refusing it`, { status: r.status });
-        const { payload } = await decryptAndVerify(r.body.toString('utf8').trim(), {
+      async function verifyUserinfo(r: HttpResponse, sub: string): Promise<Record<string, unknown>> {
+        const { payload } = await decryptAndVerify(userinfoJwt(r, 'an encrypted JWT'), {
           decryptionKeys: c.decryptionKeys, encs: SINGPASS_JWE_ENCS, keySet, issuer: c.issuer, audience: c.clientId, clock: c.clock,
           errorCode: 'USERINFO_INVALID', what: 'userinfo', requiredClaims: ['iss', 'aud', 'sub'], expOptional: true,
         });
@@ -191,24 +156,6 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       }
     },
   };
-}
-
-function parseParResponse(res: HttpResponse, url: string): string {
-  if (res.status !== 201) {
-    if (res.status >= 200 && res.status < 300) throw new SingpassFlowsError('PAR_FAILED', `The pushed authorization endpoint answered HTTP ${res.status}, expected 201`, { status: res.status });
-    throw oauthError(res, 'PAR_FAILED', `pushed authorization endpoint (${safeUrl(url)})`);
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(res.body.toString('utf8'));
-  } catch {
-    throw new SingpassFlowsError('PAR_FAILED', 'The pushed authorization response is not JSON', { status: res.status });
-  }
-  const b = body as { request_uri?: unknown; expires_in?: unknown } | null;
-  if (!b || typeof b !== 'object' || Array.isArray(b)) throw new SingpassFlowsError('PAR_FAILED', 'The pushed authorization response is not a JSON object', { status: res.status });
-  if (typeof b.request_uri !== 'string' || !b.request_uri) throw new SingpassFlowsError('PAR_FAILED', 'The pushed authorization response has no request_uri', { status: res.status });
-  if (typeof b.expires_in !== 'number' || !Number.isFinite(b.expires_in) || b.expires_in <= 0) throw new SingpassFlowsError('PAR_FAILED', 'The pushed authorization response has no valid expires_in', { status: res.status });
-  return b.request_uri;
 }
 
 /** `urn:singpass:authentication:loa:<n>` (or n) → n. */

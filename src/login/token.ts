@@ -52,7 +52,7 @@ export function parseTokenResponse(res: HttpResponse, url: string, expectedType:
       ? 'returned a Bearer token although the request was DPoP-bound (downgrade); the tokens are discarded'
       : `returned token_type "${body.token_type}", expected Bearer`);
   }
-  if (body.expires_in !== undefined && (typeof body.expires_in !== 'number' || !Number.isFinite(body.expires_in) || body.expires_in < 0)) throw bad('has a non-numeric expires_in');
+  if (body.expires_in !== undefined && (typeof body.expires_in !== 'number' || !Number.isFinite(body.expires_in) || body.expires_in < 0)) throw bad('has an invalid expires_in (not a non-negative number of seconds)');
   if (body.scope !== undefined && typeof body.scope !== 'string') throw bad('has a non-string scope');
   if (body.refresh_token !== undefined && typeof body.refresh_token !== 'string') throw bad('has a non-string refresh_token');
   if (typeof body.id_token !== 'string' || !body.id_token) throw bad('has no id_token although "openid" was requested');

@@ -10,7 +10,7 @@ import { systemClock, type Clock } from '../clock';
 export interface LoginTransaction {
   v: 1;
   /** Which client started it: a Singpass callback never completes a Corppass login and vice versa. */
-  provider: 'corppass' | 'singpass';
+  provider: (typeof LOGIN_PROVIDERS)[number];
   /** Random id; the single-use key in the {@link TransactionStore}. */
   id: string;
   /** The issuer this login was sent to; the callback's `iss` must equal it exactly (RFC 9207). */
@@ -22,7 +22,12 @@ export interface LoginTransaction {
   codeVerifier: string;
   scope: string;
   responseMode?: 'query' | 'form_post' | 'fragment';
-  /** Singpass only: the per-login DPoP key (private JWK) that binds the code and the access token. */
+  /**
+   * Whether the callback must carry `iss`, decided from the provider's profile and discovery when the login started
+   * (response-iss.ts). Absent (older transactions) means required.
+   */
+  issRequired?: boolean;
+  /** FAPI only: the per-login DPoP key (private JWK) that binds the code and the access token. */
   dpopKey?: JWK;
   /** Singpass only: requested acr values, enforced on the ID token. */
   acrValues?: string[];
@@ -31,6 +36,9 @@ export interface LoginTransaction {
   /** ms since epoch; a callback after this is refused. */
   expiresAt: number;
 }
+
+/** Client kinds a transaction can belong to (Corppass legacy and FAPI 2.0 share a host but not their transactions). */
+export const LOGIN_PROVIDERS = ['corppass', 'corppass-fapi', 'singpass'] as const;
 
 /** Single-use bookkeeping of pending logins: `take` succeeds once per id, atomically. */
 export interface TransactionStore {
@@ -115,8 +123,9 @@ export function openTransaction(sealed: string, secret: string | Buffer, options
 export function assertTransactionShape(tx: unknown): asserts tx is LoginTransaction {
   const t = tx as Partial<LoginTransaction> | null;
   const strings = ['id', 'issuer', 'clientId', 'redirectUri', 'state', 'nonce', 'codeVerifier', 'scope'] as const;
-  if (!t || typeof t !== 'object' || t.v !== 1 || (t.provider !== 'corppass' && t.provider !== 'singpass') ||
-      strings.some((k) => typeof t[k] !== 'string' || !t[k]) || typeof t.createdAt !== 'number' || typeof t.expiresAt !== 'number') {
+  if (!t || typeof t !== 'object' || t.v !== 1 || !LOGIN_PROVIDERS.includes(t.provider as LoginTransaction['provider']) ||
+      strings.some((k) => typeof t[k] !== 'string' || !t[k]) || typeof t.createdAt !== 'number' || typeof t.expiresAt !== 'number' ||
+      (t.issRequired !== undefined && typeof t.issRequired !== 'boolean')) {
     throw new SingpassFlowsError('LOGIN_STATE_INVALID', 'The login transaction is missing or malformed; pass the transaction returned by startLogin');
   }
 }

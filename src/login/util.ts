@@ -1,6 +1,21 @@
 import { createHash } from 'node:crypto';
 import { randomToken } from '../secrets';
 import { invalidInput } from '../errors';
+import type { Fetch, HttpResponse } from '../http';
+import type { Clock } from '../clock';
+
+/** The HTTP function, clock and timeout of the client making a call (shared caches use the caller's). */
+export interface ProviderIo {
+  fetch?: Fetch;
+  clock?: Clock;
+  timeoutMs?: number;
+}
+
+/** How long to keep a provider document: Cache-Control max-age, but at least `minSeconds` and at most a day. */
+export function cacheLifetimeSeconds(res: HttpResponse, minSeconds: number): number {
+  const maxAge = /(?:^|,)\s*max-age\s*=\s*(\d+)/i.exec(res.headers.get('cache-control') ?? '');
+  return Math.min(Math.max(maxAge ? Number(maxAge[1]) : 0, minSeconds), 24 * 3600);
+}
 
 
 export function sha256b64url(value: string): string {

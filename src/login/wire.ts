@@ -12,6 +12,15 @@ export const CORPPASS_SUB_KEYS = { s: 'nric', uuid: 'uuid', u: 'userId', c: 'cou
 /** Corppass authorization-info members that may arrive as an object or as stringified JSON. [C] */
 export const AUTH_INFO_MEMBERS = ['AuthInfo', 'TPAuthInfo'] as const;
 
+/**
+ * Singpass FAPI scopes whose data comes in the ID token (`sub_attributes`, singpass-fapi-profile.md §2.1). Any other
+ * scope is a person-data (Myinfo) scope, released as `person_info` at userinfo. [C]
+ */
+export const SINGPASS_ID_TOKEN_SCOPES = ['openid', 'user.identity', 'name', 'mobileno', 'email'] as const;
+
+/** Corppass scopes whose data (AuthInfo / TPAuthInfo) comes from the authorization-info endpoint. [C] */
+export const CORPPASS_AUTHORIZATION_SCOPES = ['authinfo', 'tpauthinfo'] as const;
+
 /** Older Singpass `amr` values and their current names. [C] */
 export const AMR_ALIASES: Readonly<Record<string, string>> = { sms: 'otp-sms', fv: 'face', 'fv-alt': 'face-alt' };
 
@@ -20,6 +29,9 @@ export const SINGPASS_ACR_PREFIX = 'urn:singpass:authentication:loa:';
 
 /** Values of `redirect_uri_https_type`. [C] */
 export const REDIRECT_URI_HTTPS_TYPES = ['standard_https', 'app_claimed_https'] as const;
+
+/** `authentication_context_type` values are upper-case identifiers such as `APP_AUTHENTICATION_DEFAULT` (both providers). [C] */
+export const AUTHENTICATION_CONTEXT_TYPE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 /** Singpass `authentication_context_message` limit (characters). [I] */
 export const AUTHENTICATION_CONTEXT_MESSAGE_MAX = 100;
@@ -33,4 +45,23 @@ export const SINGPASS_JWE_ENCS = ['A256CBC-HS512', 'A256GCM'] as const;
 /** The providers sign ID tokens, userinfo and authorization info with ES256 only. */
 export const PROVIDER_SIGNING_ALGS = ['ES256'] as const;
 
+/** DPoP proof lifetime: Singpass requires `exp` ≤ `iat` + 120 s (the most tolerant of clock skew that is allowed). [C] */
+export const DPOP_PROOF_LIFETIME_SECONDS = 120;
+
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+// ---- Corppass FAPI 2.0 (corppass-fapi.md) ----------------------------------------------------------------------------
+
+/** The same authorization rows as {@link AUTH_INFO_MEMBERS}, as the FAPI userinfo names them. [C] */
+export const FAPI_AUTH_INFO_MEMBERS = ['auth_info', 'tp_auth_info'] as const;
+
+/** Scopes whose data Corppass FAPI puts in the ID token; every other scope but `openid` is released at userinfo. [C] */
+export const CORPPASS_FAPI_ID_TOKEN_SCOPES = ['entity.identity', 'entity.basic_profile.name', 'entity.basic_profile.uen_status', 'user.identity', 'user.name'] as const;
+
+/** The only `authentication_context_type` today; mandatory for Login apps, refused for Myinfo Business apps. [C] */
+export const CORPPASS_DEFAULT_AUTHENTICATION_CONTEXT_TYPE = 'APP_AUTHENTICATION_DEFAULT';
+/** `authentication_context_message`: letters, digits and spaces only, 1 to 100 characters. [C] */
+export const CORPPASS_AUTHENTICATION_CONTEXT_MESSAGE = /^[A-Za-z0-9 ]{1,100}$/;
+
+/** ID token content encryption: the FAPI docs say AES-GCM, legacy metadata A256CBC-HS512 — both accepted. [C]/[I] */
+export const CORPPASS_FAPI_JWE_ENCS = ['A256GCM', 'A256CBC-HS512'] as const;

@@ -3,8 +3,8 @@ import { systemClock } from '../clock';
 import { SingpassFlowsError, invalidInput, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { checkSignablePdf, finalizeSignature, prepareSignature } from '../pades';
 import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp';
-import { addValidationDataWithSummary } from '../pades/ltv';
-import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport, type SignatureVerification } from '../pades/verify';
+import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
+import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
 import { constantTimeEqual } from '../secrets';
 import {
   applySigningEvent, completeSigningSession, createWebhookVerifier, expireSigningSession, failSigningSession,
@@ -104,12 +104,15 @@ export interface SigningEngineOptions extends SigningEngineConfig {
   verifier?: WebhookVerifier;
   /** `{dss_static_url}/.well-known/keys.json`, when no `verifier` is given. */
   serviceKeySetUrl?: string;
+  /** Minimum seconds between on-demand key-set refetches of the engine's own verifier (default 1; see below). */
+  keySetRefetchCooldownSeconds?: number;
 }
 
 /**
- * Minimum seconds between on-demand key-set refetches of the engine's own verifier. Shorter than the service's
- * retry interval (2 s × 3 attempts), so a key rotation that lands right after another refetch is answered 503 once
- * and the service's retry finds the new key; only Bearer-authenticated deliveries ever reach the key lookup.
+ * Default minimum seconds between on-demand key-set refetches of the engine's own verifier. Shorter than the
+ * service's retry interval (3 attempts, 2 s apart), so a key rotation that lands right after another refetch is
+ * answered 503 once and the service's retry finds the new key; only deliveries whose Bearer this DSAP issued ever
+ * reach the key lookup, so this does not open a refetch flood.
  */
 const REFETCH_COOLDOWN_S = 1;
 
@@ -124,7 +127,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   if (!options.verifier && !options.serviceKeySetUrl) throw invalidInput('serviceKeySetUrl', 'is required (the signing service key set URL)');
   const clock = options.clock ?? systemClock;
   const config: SigningEngineConfig = { ...options };
-  const verifier = options.verifier ?? createWebhookVerifier({ keySetUrl: options.serviceKeySetUrl!, fetch: options.fetch, clock, refetchCooldownSeconds: REFETCH_COOLDOWN_S });
+  const verifier = options.verifier ?? createWebhookVerifier({ keySetUrl: options.serviceKeySetUrl!, fetch: options.fetch, clock, refetchCooldownSeconds: options.keySetRefetchCooldownSeconds ?? REFETCH_COOLDOWN_S });
   const certificates = new UserCertificateChecker({ trustedRoots: options.trustedRoots, intermediates: options.intermediates, fetch: options.fetch, clock });
   const scanExtensionSeconds = options.scanExtensionSeconds ?? 120;
   const tokens = options.notificationTokens;
@@ -252,11 +255,18 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         documentHash = prepared.documentHash;
         current = { ...current, prepared: prepared.state };
         await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash });
+      } catch (e) {
+        return finishWith(e);
+      }
+      try {
         await config.client.submitDocumentHash(record.state.signRef, {
           documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: event.nonce, domainName: config.domainName,
         });
       } catch (e) {
-        return finishWith(e);
+        // An attempt that got no answer (timeout, dropped connection) and a retry the service refused ("a hash was
+        // already submitted"): the first one most likely got through. Failing now would lose a session the user is
+        // about to approve; wait for the signature webhook instead (the deadline ends it if none comes).
+        if (!(isSingpassFlowsError(e) && e.details.possiblyAccepted === true)) return finishWith(e);
       }
       current = next(current, { state: markHashSubmitted(current.state, documentHash, clock) });
       await say(stepOptions, { step: 'submitted', documentName: record.request.documentName, challengeCode: record.state.challengeCode });
@@ -285,27 +295,35 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const roots = config.trustedRoots;
       const timestamped = level !== 'B-B';
       let best: { pdf: Buffer; level: PadesLevel } | undefined;
+      let validationData: ValidationDataSummary | undefined;
       const finishWith = async (e: unknown, report?: PdfVerificationReport): Promise<FinishResult> => {
         const out = ended(record, e, { result: { level: best?.level ?? null, valid: false } });
         await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
-        return { record: out, ...(best ? { pdf: best.pdf } : {}), ...(report ? { report } : {}) };
+        return { record: out, ...(best ? { pdf: best.pdf } : {}), ...(report ? { report } : {}), ...(best && validationData ? { validationData } : {}) };
       };
       try {
         // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding.
         let out = await finalizeSignature(pdf, prepared, record.state.signature, timestamped ? { timestamp: timestampSignature({ tsaUrl: config.tsaUrl!, fetch: config.fetch }) } : {});
         best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
         await say(stepOptions, { step: 'embedded', timestamped });
+        // addValidationData's default (requireComplete 'newest'): OUR signature, its timestamp and the document
+        // timestamps after it must end complete (else it refuses and the session fails with that code); signatures
+        // made before ours by others get what can be obtained and `validationData` says what could not.
         const ltv = { trustedRoots: roots, intermediates: certificates.intermediates(), fetch: config.fetch, clock };
         if (level === 'B-LT' || level === 'B-LTA') {
           const r = await addValidationDataWithSummary(out, ltv);
           out = r.pdf;
+          validationData = r.summary;
           best = { pdf: out, level: 'B-LT' };
           await say(stepOptions, { step: 'validationData', summary: r.summary });
         }
         if (level === 'B-LTA') {
           out = await addDocumentTimestamp(out, { tsaUrl: config.tsaUrl!, fetch: config.fetch });
-          // The document timestamp's own TSA chain gets its OCSP too, so the next renewal has what it needs.
-          out = (await addValidationDataWithSummary(out, ltv)).pdf;
+          // The document timestamp's own TSA chain gets its OCSP too, so the next renewal has what it needs (what the
+          // B-LT step put in the DSS is reused, not fetched again).
+          const r = await addValidationDataWithSummary(out, ltv);
+          out = r.pdf;
+          validationData = r.summary;
           best = { pdf: out, level: 'B-LTA' };
           await say(stepOptions, { step: 'documentTimestamp' });
         }
@@ -314,16 +332,17 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       }
       const report = await verifyPdfSignatures(best.pdf, { trustedRoots: roots, clock });
       await say(stepOptions, { step: 'verified', report });
-      const ours = ourSignature(report, prepared.fieldName);
-      const valid = ours !== undefined && signatureIsValid(ours);
-      if (!valid || ours.level !== level) {
+      // Judged on OUR signature, the newest, with the document timestamps after it (report.newest); others' earlier
+      // signatures (other CAs, self-signed) do not change that verdict. It must be the field we prepared.
+      const ours = report.newest?.fieldName === prepared.fieldName ? report.newest : undefined;
+      if (!ours?.valid || ours.level !== level) {
         best = undefined; // never hand out a PDF whose own signature does not verify at the level asked for
-        return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${valid}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${level}`), report);
+        return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${level}`), report);
       }
       const { prepared: _dropped, ...rest } = next(record, { result: { level: ours.level, valid: true } });
       const done: SessionRecord = { ...rest, state: completeSigningSession(record.state, clock) };
       await say(stepOptions, { step: 'ended', status: done.state.status });
-      return { record: done, pdf: best.pdf, report };
+      return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
     },
 
     expire(record) {
@@ -350,16 +369,6 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 /** True once the session has ended (completed, failed, expired). */
 export function isSessionEnded(record: SessionRecord): boolean {
   return record.state.status === 'completed' || record.state.status === 'failed' || record.state.status === 'expired';
-}
-
-/** OUR signature: the field prepareSignature added (the PDF may carry other people's signatures before it). */
-function ourSignature(report: PdfVerificationReport, fieldName: string): SignatureVerification | undefined {
-  return report.signatures.filter((s) => s.type === 'signature' && s.fieldName === fieldName).pop();
-}
-
-function signatureIsValid(s: SignatureVerification): boolean {
-  // Later revisions (DSS, document timestamp) follow our signature: not covering the whole file is expected.
-  return s.integrity.digestMatches && s.integrity.signatureValid && s.chain.trusted && s.problems.every((p) => p === 'NOT_COVERING_WHOLE_FILE');
 }
 
 function checkRecord(record: SessionRecord): void {

@@ -1,6 +1,7 @@
-import { isSingpassFlowsError } from '../errors';
+import { invalidInput, isSingpassFlowsError } from '../errors';
 import type { WebhookRequest, WebhookResponse } from '../sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
+import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
 import { isSessionEnded, type SigningEngine } from './engine';
 import { MemorySessionStore, type SessionStore } from './store';
@@ -11,7 +12,10 @@ export interface SessionOutcome {
   record: SessionRecord;
   /** The signed PDF (at `record.result.level`), when a signature was embedded. */
   pdf?: Buffer;
+  /** `report.newest` is OUR signature's verdict (see `FinishResult`). */
   report?: PdfVerificationReport;
+  /** B-LT/B-LTA: validation data per signature; what others' earlier signatures could not get (see `FinishResult`). */
+  validationData?: ValidationDataSummary;
 }
 
 export interface SessionRunnerOptions {
@@ -24,6 +28,12 @@ export interface SessionRunnerOptions {
   onEnded?: (outcome: SessionOutcome) => void | Promise<void>;
   /** Every delivery the runner refused or ignored (log-safe), e.g. for a security log. */
   onRefused?: (info: { signRef?: string; code: string; message: string; status: number }) => void;
+  /**
+   * Certificate events (chain, OCSP, prepare, hash call) worked on at once; later ones wait in arrival order.
+   * Default 4: enough to overlap the OCSP and hash-call waits, few enough that a burst of scans does not starve the
+   * webhook answers. `Infinity`: no limit.
+   */
+  certificateConcurrency?: number;
 }
 
 /**
@@ -49,12 +59,56 @@ export interface SessionRunner {
 }
 
 const RETAIN_OUTCOME_MS = 60_000;
+const DEFAULT_CERTIFICATE_CONCURRENCY = 4;
 
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { engine } = options;
   const store = options.store ?? new MemorySessionStore();
   /** One chain of work per session: events of a session are applied one at a time, in arrival order. */
   const queues = new Map<string, Promise<void>>();
+  /**
+   * Certificate events waiting or being applied. The user is looking at the phone until the hash is submitted, so
+   * those go first: finishing other sessions (embedding, timestamps, validation data, verification: the heavy
+   * part) pauses between its stages while any is pending, and runs one session at a time.
+   */
+  let certificatesPending = 0;
+  let certificatesIdle: { promise: Promise<void>; resolve: () => void } | undefined;
+  let finishing: Promise<void> = Promise.resolve();
+  const yieldToCertificates = async (): Promise<void> => {
+    while (certificatesPending > 0) {
+      if (!certificatesIdle) {
+        let resolve!: () => void;
+        certificatesIdle = { promise: new Promise<void>((r) => (resolve = r)), resolve };
+      }
+      await certificatesIdle.promise;
+    }
+  };
+  const certificateDone = (): void => {
+    if (--certificatesPending === 0 && certificatesIdle) {
+      certificatesIdle.resolve();
+      certificatesIdle = undefined;
+    }
+  };
+  /**
+   * Certificates are worked on a few at a time; the rest wait in arrival order. In a burst of scans, the event loop
+   * then stays free to answer the service's webhooks at once (it gives up on a delivery after 2 s and ends the
+   * session), and the first users get their hash first instead of everyone waiting for the whole burst.
+   */
+  const certificateConcurrency = options.certificateConcurrency ?? DEFAULT_CERTIFICATE_CONCURRENCY;
+  if (!(certificateConcurrency >= 1)) throw invalidInput('certificateConcurrency', 'must be a number of at least 1 (or Infinity for no limit)');
+  let certificatesActive = 0;
+  const certificateSlots: (() => void)[] = [];
+  const withCertificateSlot = async (work: () => Promise<void>): Promise<void> => {
+    if (certificatesActive < certificateConcurrency) certificatesActive++;
+    else await new Promise<void>((resolve) => certificateSlots.push(resolve));
+    try {
+      await work();
+    } finally {
+      const nextInLine = certificateSlots.shift();
+      if (nextInLine) nextInLine(); // the slot passes on: certificatesActive is unchanged
+      else certificatesActive--;
+    }
+  };
   const timers = new Map<string, NodeJS.Timeout>();
   const waiting = new Map<string, { promise: Promise<SessionOutcome>; resolve: (o: SessionOutcome) => void }>();
   let closed = false;
@@ -138,13 +192,25 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     await settle(r.record);
   };
 
-  const finishNow = async (record: SessionRecord): Promise<void> => {
+  const finishNow = (record: SessionRecord): Promise<void> => {
+    const run = finishing.then(() => finishOne(record));
+    finishing = run.catch(() => undefined);
+    return run;
+  };
+  const finishOne = async (record: SessionRecord): Promise<void> => {
     const signRef = record.state.signRef;
     const pdf = await store.getDocument(signRef);
     if (!pdf) return; // another process owns this session's document
-    const f = await engine.finish(record, pdf, stepOptions(signRef));
+    await yieldToCertificates();
+    const narrate = stepOptions(signRef);
+    const f = await engine.finish(record, pdf, {
+      onStep: async (step) => {
+        await narrate.onStep!(step);
+        await yieldToCertificates();
+      },
+    });
     if (!(await save(f.record, record.revision))) return;
-    await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}) });
+    await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
   };
 
   const apply = async (delivery: VerifiedDelivery): Promise<void> => {
@@ -194,8 +260,16 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         }
         if (!check.duplicate) {
           const delivery = check.delivery;
+          const certificate = delivery.event.type === 'certificate';
+          if (certificate) certificatesPending++;
           // Answer first (the service wants an immediate 200), then apply behind the session's earlier events.
-          setImmediate(() => void enqueue(delivery.event.signRef, () => apply(delivery)));
+          setImmediate(() => void enqueue(delivery.event.signRef, async () => {
+            try {
+              await (certificate ? withCertificateSlot(() => apply(delivery)) : apply(delivery));
+            } finally {
+              if (certificate) certificateDone();
+            }
+          }));
         }
         return check.response;
       } catch (e) {

@@ -104,7 +104,13 @@ export interface StepResult {
 export interface FinishResult extends StepResult {
   /** The signed PDF at `record.result.level`; undefined when nothing could be embedded. */
   pdf?: Buffer;
+  /** `report.newest` is OUR signature's verdict; `report.valid` also judges signatures made before ours. */
   report?: PdfVerificationReport;
+  /**
+   * B-LT/B-LTA: the validation data the PDF got, per signature. Ours is always complete; a signature made before
+   * ours by someone else may not be (`perSignature[].missing` says why), which never fails the session.
+   */
+  validationData?: ValidationDataSummary;
 }
 
 /** Progress of a session, in order, for logs and narration (the CLI words each one). */

@@ -13,6 +13,8 @@ import { buildChain, certsFromPemOrDer, fetchOcspResponse } from '../pki';
 export class UserCertificateChecker {
   private readonly roots: Buffer[];
   private readonly known: Buffer[];
+  /** Issuing CAs whose path to a trusted root was already built and checked: [issuer, ..., root] (DER). */
+  private readonly issuerPaths: { ca: X509Certificate; path: Buffer[]; parsed: X509Certificate[] }[] = [];
 
   constructor(private readonly options: { trustedRoots: (Buffer | string)[]; intermediates?: (Buffer | string)[]; fetch?: Fetch; clock?: Clock }) {
     this.roots = options.trustedRoots.flatMap((r) => certsFromPemOrDer(r));
@@ -32,6 +34,29 @@ export class UserCertificateChecker {
     const now = (this.options.clock ?? systemClock)();
     const leaf = new X509Certificate(certificate);
     checkValidity(leaf, now, 'Your signing certificate');
+    const chain = this.cachedChain(leaf, certificate, now) ?? (await this.buildAndCheck(leaf, certificate, now));
+    const ocsp = await fetchOcspResponse(certificate, chain[1]!, { fetch: this.options.fetch, clock: this.options.clock });
+    if (ocsp.status === 'revoked') {
+      throw new SingpassFlowsError('OCSP_REVOKED', `The signing certificate of "${oneLine(leaf.subject)}" is revoked${ocsp.revokedAt ? ` (since ${ocsp.revokedAt.toISOString()})` : ''}; nothing was sent for signing`, { retryable: false });
+    }
+    if (ocsp.status !== 'good') {
+      throw new SingpassFlowsError('OCSP_UNKNOWN', `The OCSP responder does not know the signing certificate of "${oneLine(leaf.subject)}"; nothing was sent for signing`, { retryable: false });
+    }
+    return chain;
+  }
+
+  /**
+   * The path of an issuer seen before (checked then), when the leaf's signature verifies with it: the common case
+   * of a busy DSAP, with no ASN.1 parsing and no download. Its CA certificates are re-checked for validity now.
+   */
+  private cachedChain(leaf: X509Certificate, certificate: Buffer, now: number): Buffer[] | undefined {
+    const hit = this.issuerPaths.find((p) => leaf.checkIssued(p.ca) && leaf.verify(p.ca.publicKey));
+    if (!hit) return undefined;
+    for (const ca of hit.parsed) checkValidity(ca, now, 'A CA certificate of your signing certificate');
+    return [certificate, ...hit.path];
+  }
+
+  private async buildAndCheck(leaf: X509Certificate, certificate: Buffer, now: number): Promise<Buffer[]> {
     // Built to wherever it leads (not only to our roots), so "issued by a CA we do not trust" is told apart from
     // "an issuer could not be found".
     const path = await buildChain(certificate, { intermediates: [...this.known, ...this.roots], fetch: this.options.fetch });
@@ -41,16 +66,13 @@ export class UserCertificateChecker {
     }
     const chain = path.slice(0, anchorAt + 1);
     for (const ca of chain.slice(1)) checkValidity(new X509Certificate(ca), now, 'A CA certificate of your signing certificate');
-    this.learn(chain.slice(1, -1));
     if (chain.length < 2) {
       throw new SingpassFlowsError('CERTIFICATE_UNTRUSTED', 'The signing certificate is itself a trusted root: refusing it as a user certificate', { retryable: false });
     }
-    const ocsp = await fetchOcspResponse(certificate, chain[1]!, { fetch: this.options.fetch, clock: this.options.clock });
-    if (ocsp.status === 'revoked') {
-      throw new SingpassFlowsError('OCSP_REVOKED', `The signing certificate of "${oneLine(leaf.subject)}" is revoked${ocsp.revokedAt ? ` (since ${ocsp.revokedAt.toISOString()})` : ''}; nothing was sent for signing`, { retryable: false });
-    }
-    if (ocsp.status !== 'good') {
-      throw new SingpassFlowsError('OCSP_UNKNOWN', `The OCSP responder does not know the signing certificate of "${oneLine(leaf.subject)}"; nothing was sent for signing`, { retryable: false });
+    this.learn(chain.slice(1, -1));
+    if (this.issuerPaths.length < 64) {
+      const parsed = chain.slice(1).map((c) => new X509Certificate(c));
+      this.issuerPaths.push({ ca: parsed[0]!, path: chain.slice(1), parsed });
     }
     return chain;
   }

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { startSandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
 import { run, samplePdf } from '../pades/ltv-helpers';
+import { fixture } from '../fixtures/pdfs';
 
 /** A currently free loopback port (the config mode listens on a fixed port, as a real deployment does). */
 async function freePort(): Promise<number> {
@@ -68,6 +69,47 @@ it('revoked user at B-LT -> OCSP_REVOKED, exit 1, nothing written', async () => 
   expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-LT', '--user', 'revoked'])).toBe(1);
   expect(err.join('\n')).toMatch(/FAILED OCSP_REVOKED: .*revoked/);
   expect(existsSync(pdfOut)).toBe(false);
+});
+
+it.each([['revoked', 'OCSP_REVOKED'], ['expired', 'CERTIFICATE_EXPIRED'], ['untrusted', 'CERTIFICATE_UNTRUSTED']])('%s user at B-B -> %s before any hash is submitted, exit 1, nothing written', async (user, code) => {
+  const pdfOut = join(dir, `${user}-bb.pdf`);
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-B', '--user', user])).toBe(1);
+  expect(err.join('\n')).toMatch(new RegExp(`FAILED ${code}: .*nothing was sent for signing`));
+  expect(out.join('\n')).toContain('2/8 QR scanned');
+  expect(out.join('\n')).not.toContain('hash submitted');
+  expect(existsSync(pdfOut)).toBe(false);
+});
+
+it('--out in a missing folder -> INVALID_INPUT naming --out BEFORE any session (no sandbox, no QR), exit 1', async () => {
+  const pdfOut = join(dir, 'no-such-folder', 'out.pdf');
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-B'])).toBe(1);
+  expect(err.join('\n')).toMatch(/FAILED INVALID_INPUT: --out: the folder ".*no-such-folder" does not exist/);
+  expect(out.join('\n')).not.toContain('sandbox started');
+  expect(out.join('\n')).not.toContain('1/8 session');
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', dir])).toBe(1); // a folder, not a file
+  expect(err.join('\n')).toContain('INVALID_INPUT: --out:');
+});
+
+it('an encrypted input PDF -> PDF_ENCRYPTED before any session, exit 1', async () => {
+  writeFileSync(join(dir, 'enc.pdf'), await fixture('encrypted'));
+  expect(await main(['sign', '--in', join(dir, 'enc.pdf'), '--out', join(dir, 'enc-out.pdf'), '--level', 'B-B'])).toBe(1);
+  expect(err.join('\n')).toContain('FAILED PDF_ENCRYPTED');
+  expect(out.join('\n')).not.toContain('1/8 session');
+  expect(existsSync(join(dir, 'enc-out.pdf'))).toBe(false);
+});
+
+it('--config with an invalid URL names the setting (not a bare "<invalid URL>")', async () => {
+  const keys = await generateClientKeys();
+  const base = { signApiBaseUrl: 'http://127.0.0.1:1/api/v1', clientId: 'c', signingKey: keys.signing, serviceKeySetUrl: 'not a url', listenPort: 0, trustedRoots: ['r.pem'], domainName: 'x.example.sg' };
+  writeFileSync(join(dir, 'url-config.json'), JSON.stringify(base));
+  expect(await main(['sign', '--config', join(dir, 'url-config.json'), '--in', join(dir, 'in.pdf'), '--out', join(dir, 'z.pdf')])).toBe(1);
+  expect(err.join('\n')).toContain('INVALID_INPUT: config.serviceKeySetUrl: "not a url" is not a valid absolute URL');
+  writeFileSync(join(dir, 'url-config.json'), JSON.stringify({ ...base, serviceKeySetUrl: 'https://x.example/keys.json', tsaUrl: 'ftp://tsa' }));
+  expect(await main(['sign', '--config', join(dir, 'url-config.json'), '--in', join(dir, 'in.pdf'), '--out', join(dir, 'z.pdf')])).toBe(1);
+  expect(err.join('\n')).toContain('INVALID_INPUT: config.tsaUrl:');
+  writeFileSync(join(dir, 'url-config.json'), JSON.stringify({ ...base, serviceKeySetUrl: 'https://x.example/keys.json', signingKey: { kty: 'EC' } }));
+  expect(await main(['sign', '--config', join(dir, 'url-config.json'), '--in', join(dir, 'in.pdf'), '--out', join(dir, 'z.pdf')])).toBe(1);
+  expect(err.join('\n')).toContain('INVALID_INPUT: config.signingKey:');
 });
 
 it('usage errors exit 2', async () => {

@@ -235,10 +235,10 @@ describe('Singpass FAPI 2.0', () => {
 
   it('a second login makes only the protocol calls: par, authorize, token, userinfo (cached discovery and keys)', async () => {
     const sp = singpassClient(h);
-    let s = await sp.startLogin({ scope: 'openid' });
+    let s = await sp.startLogin({ scope: 'openid uinfin' });
     await sp.completeLogin({ transaction: s.transaction, callback: await authorize(s.url) });
     const from = lastSeq(h.singpass);
-    s = await sp.startLogin({ scope: 'openid' });
+    s = await sp.startLogin({ scope: 'openid uinfin' });
     await sp.completeLogin({ transaction: s.transaction, callback: await authorize(s.url) });
     expect(endpointsSince(h.singpass, from)).toEqual(['par', 'authorize', 'token', 'userinfo']);
   });
@@ -358,7 +358,7 @@ describe('Singpass FAPI 2.0', () => {
     const sp = singpassClient(h);
     h.singpass.misbehave({ dpopNonce: 'require' });
     const from = lastSeq(h.singpass);
-    const { url, transaction } = await sp.startLogin({ scope: 'openid' });
+    const { url, transaction } = await sp.startLogin({ scope: 'openid uinfin' });
     await sp.completeLogin({ transaction, callback: await authorize(url) });
     const reqs = h.singpass.requests().filter((r) => r.seq > from && ['par', 'token', 'userinfo'].includes(r.endpoint));
     expect(reqs.map((r) => `${r.endpoint}:${r.status}`)).toEqual(['par:400', 'par:201', 'token:400', 'token:200', 'userinfo:401', 'userinfo:200']);

@@ -2,16 +2,19 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen, mount, sendBytes, sendJson, readBody, type RunningServer, type SandboxService } from '../../sandbox/http';
-import { createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider } from '../../sandbox/login';
+import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type CorppassFapiProvider, type CorppassProvider, type ProviderOptions, type SingpassProvider } from '../../sandbox/login';
 import { generateClientKeys, loadEncryptionKey, loadSigningKey, type LoadedKey, type EcSigningAlg } from '../../src/keys';
-import { createCorppassClient, createSingpassClient, keySetResponse, ProviderCache, InMemoryTransactionStore, type CorppassClientOptions, type SingpassClientOptions } from '../../src/login';
+import { createCorppassClient, createCorppassFapiClient, createSingpassClient, keySetResponse, ProviderCache, InMemoryTransactionStore, type CorppassClientOptions, type CorppassFapiClientOptions, type SingpassClientOptions } from '../../src/login';
 
 export const CLIENT_ID = 'rp-test-client';
+/** Registered at the Corppass FAPI provider as a Myinfo Business app (CLIENT_ID is a Login app there). */
+export const MIB_CLIENT_ID = 'rp-test-mib-client';
 
 export interface Harness {
   server: RunningServer;
   baseUrl: string;
   corppass: CorppassProvider;
+  corppassFapi: CorppassFapiProvider;
   singpass: SingpassProvider;
   signingKey: LoadedKey<EcSigningAlg>;
   encryptionKey: LoadedKey;
@@ -23,7 +26,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** `corppass`: options of the sandbox Corppass provider (e.g. `issParameter: true`). */
+export async function startHarness(opts: { corppass?: Partial<ProviderOptions> } = {}): Promise<Harness> {
   let handler: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void = () => undefined;
   const server = await listen((req, res, url) => handler(req, res, url));
   const baseUrl = server.baseUrl;
@@ -46,18 +50,28 @@ export async function startHarness(): Promise<Harness> {
       return sendJson(res, 404, { error: 'not found' });
     },
   };
-  const corppass = createCorppassProvider({ baseUrl });
+  const corppass = createCorppassProvider({ ...opts.corppass, baseUrl });
   const singpass = createSingpassProvider({ baseUrl });
-  handler = mount([corppass, singpass, rp]);
+  const corppassFapi = createCorppassFapiProvider({ ...opts.corppass, baseUrl, prefix: undefined });
+  handler = mount([corppass, corppassFapi, singpass, rp]);
   const redirectUri = `${baseUrl}/rp/callback`;
-  for (const p of [corppass, singpass]) p.registerClient({ clientId: CLIENT_ID, jwksUrl: `${baseUrl}/rp/jwks`, redirectUris: [redirectUri] });
-  return { server, baseUrl, corppass, singpass, signingKey, encryptionKey, redirectUri, rpKeys, formPosts, close: () => server.close() };
+  for (const p of [corppass, corppassFapi, singpass]) p.registerClient({ clientId: CLIENT_ID, jwksUrl: `${baseUrl}/rp/jwks`, redirectUris: [redirectUri] });
+  corppassFapi.registerClient({ clientId: MIB_CLIENT_ID, jwksUrl: `${baseUrl}/rp/jwks`, redirectUris: [redirectUri], appType: 'myinfo-business' });
+  return { server, baseUrl, corppass, corppassFapi, singpass, signingKey, encryptionKey, redirectUri, rpKeys, formPosts, close: () => server.close() };
 }
 
 /** A Corppass client with its own discovery/key cache and transaction store (tests stay independent). */
 export function corppassClient(h: Harness, extra: Partial<CorppassClientOptions> = {}) {
   return createCorppassClient({
     issuer: h.corppass.issuer, clientId: CLIENT_ID, signingKey: h.signingKey, decryptionKeys: [h.encryptionKey], redirectUri: h.redirectUri,
+    allowInsecureLoopback: true, providerCache: new ProviderCache({ clock: extra.clock, fetch: extra.fetch }), transactionStore: new InMemoryTransactionStore(extra.clock), ...extra,
+  });
+}
+
+/** A Corppass FAPI 2.0 client (Login app unless `appType` says otherwise), own caches as above. */
+export function corppassFapiClient(h: Harness, extra: Partial<CorppassFapiClientOptions> = {}) {
+  return createCorppassFapiClient({
+    issuer: h.corppassFapi.issuer, clientId: extra.appType === 'myinfo-business' ? MIB_CLIENT_ID : CLIENT_ID, signingKey: h.signingKey, decryptionKeys: [h.encryptionKey], redirectUri: h.redirectUri,
     allowInsecureLoopback: true, providerCache: new ProviderCache({ clock: extra.clock, fetch: extra.fetch }), transactionStore: new InMemoryTransactionStore(extra.clock), ...extra,
   });
 }

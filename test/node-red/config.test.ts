@@ -3,6 +3,7 @@
  * a payload that is not a Buffer, a session that does not exist. Each gives a clear error with the core's code (what
  * a Catch node routes on), none crashes the runtime or leaves an unhandled rejection.
  */
+import { execFileSync } from 'node:child_process';
 import { catchNode, configNodes, getNode, helper, keys, nextError, nextMessage, positioned, signNodes } from './helper';
 
 const unhandled: unknown[] = [];
@@ -15,18 +16,24 @@ afterEach(async () => {
 });
 
 const SECRET = 'x'.repeat(40);
+/** A root CA certificate for the client's "Trusted roots" (made by OpenSSL; nothing is ever chained to it here). */
+const ROOT_PEM = execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=Test Root', '-days', '1', '-keyout', '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
 
 function flow(start: Record<string, unknown> = {}) {
   return positioned([
     { id: 'secretNode', type: 'singpass-notification-secret', name: 'webhook secret' },
     {
       id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1',
-      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode',
+      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: ROOT_PEM,
     },
     { id: 'f1', type: 'tab' },
     { id: 'start', z: 'f1', type: 'singpass-sign-start', client: 'client', level: 'B-LTA', wires: [['out']], ...start },
     { id: 'apply', z: 'f1', type: 'singpass-sign-apply', client: 'client', wires: [['out']] },
     { id: 'verify', z: 'f1', type: 'singpass-pdf-verify', client: 'client', wires: [['out']] },
+    { id: 'finish', z: 'f1', type: 'singpass-sign-finish', client: 'client', wires: [['out']] },
+    { id: 'certStatus', z: 'f1', type: 'singpass-cert-status', client: 'client', wires: [['out']] },
+    { id: 'ltv', z: 'f1', type: 'singpass-pdf-validation-data', client: 'client', wires: [['out']] },
+    { id: 'docTs', z: 'f1', type: 'singpass-pdf-timestamp', client: 'client', wires: [['out']] },
     { id: 'catch', z: 'f1', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
     { id: 'out', z: 'f1', type: 'helper' },
     { id: 'caught', z: 'f1', type: 'helper' },
@@ -110,6 +117,39 @@ describe('signing nodes refuse bad input', () => {
     expect((await caught('apply', { payload: 1 })).error.message).toMatch(/msg.event.type: connect this node to a signing webhook/);
     const m = await caught('apply', { signRef: 'nope', event: { type: 'certificate' } });
     expect(m.error.code).toBe('SIGN_REF_NOT_FOUND');
+  });
+
+  test('finish signing: an unknown session, and a session that is not signed yet (wrong state)', async () => {
+    await load(keys().jwk);
+    expect((await caught('finish', { signRef: 'nope' })).error.code).toBe('SIGN_REF_NOT_FOUND');
+    const pdf = Buffer.from('%PDF-1.7\n%%EOF\n');
+    const client = helper.getNode('client') as unknown as { store: { put(r: unknown, rev: undefined): Promise<boolean>; putDocument(ref: string, b: Buffer): Promise<void> } };
+    await client.store.putDocument('s1', pdf);
+    await client.store.put({
+      format: 'singpass-flows/signing-session@1', revision: 1, request: { documentName: 'a.pdf', level: 'B-B' }, document: { length: pdf.length, sha256: '' },
+      state: { signRef: 's1', status: 'hash_submitted' },
+    }, undefined);
+    const m = await caught('finish', { signRef: 's1' });
+    expect(m.error.code).toBe('STATE_INVALID');
+    expect(m.error.message).toMatch(/Nothing to finish: the session is hash_submitted/);
+  });
+
+  test('a client without trusted roots (not the sandbox) names the setting to fill in', async () => {
+    const noRoots = flow().map((n) => (n.id === 'client' ? { ...n, trustedRoots: '' } : n));
+    await helper.load([configNodes, signNodes, catchNode], noRoots, { client: { signingKey: keys().jwk }, secretNode: { secret: SECRET } });
+    const m = await caught('start', { payload: Buffer.from('%PDF-1.7') });
+    expect(m.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/Trusted roots: paste the root CA certificate/) });
+  });
+
+  test('PDF tools: no Buffer, and a certificate that is not one', async () => {
+    await load(keys().jwk);
+    for (const id of ['ltv', 'docTs', 'verify']) {
+      const m = await caught(id, { payload: { not: 'a pdf' } });
+      expect(m.error.code).toBe('INVALID_INPUT');
+      expect(m.error.message).toMatch(/expected the PDF as a Buffer, got object/);
+    }
+    const c = await caught('certStatus', { payload: 42 });
+    expect(c.error.message).toMatch(/msg.payload: expected a certificate/);
   });
 
   test('a node without its config node says which one to choose', async () => {

@@ -46,13 +46,14 @@ export function startNodeRedProcess(o: { userDir: string; port: number; env?: Re
       child.kill('SIGKILL');
       reject(e);
     };
-    child.once('exit', (code) => fail(new Error(`Node-RED exited (${code}) before it was ready:\n${stderr}`)));
+    const early = (code: number | null) => fail(new Error(`Node-RED exited (${code}) before it was ready:\n${stderr}`));
+    child.once('exit', early);
     child.stdout!.on('data', (d: Buffer) => {
       stdout += d.toString();
       const line = stdout.split('\n').find((l) => l.startsWith('{"ready"'));
       if (!line) return;
       clearTimeout(timer);
-      child.removeAllListeners('exit');
+      child.removeListener('exit', early); // not `exited`: stop() waits on it
       const { url, version } = JSON.parse(line) as { url: string; version: string };
       resolve({
         url, version, child, log: () => stderr,

@@ -61,10 +61,11 @@ describe('startSandbox', () => {
     expect(crypto.verify('sha256', data, { key: userCert.publicKey, dsaEncoding: 'der' }, Buffer.from(signed.claims.doc_hash_signature as string, 'hex'))).toBe(true);
   });
 
-  it('mounts the Corppass and Singpass login providers at their issuers', async () => {
+  it('mounts the Corppass (legacy and FAPI 2.0) and Singpass login providers at their issuers', async () => {
     expect(sb.urls.corppass).toBe(sb.corppass.issuer);
     expect(sb.urls.singpass).toBe(sb.singpass.issuer);
-    for (const issuer of [sb.urls.corppass, sb.urls.singpass]) {
+    expect(sb.urls.corppassFapi).toBe(sb.corppassFapi.issuer);
+    for (const issuer of [sb.urls.corppass, sb.urls.corppassFapi, sb.urls.singpass]) {
       expect(issuer.startsWith(sb.baseUrl + '/')).toBe(true);
       const res = await fetch(`${issuer}/.well-known/openid-configuration`);
       expect(res.status).toBe(200);

@@ -22,6 +22,8 @@ Options:
   --webhook-url <url>        The DSAP's webhook (receives the signed notifications)
   --session-ttl <seconds>    Signing session lifetime (default 120)
   --webhook-retry-delay-ms <n>  Delay between webhook attempts (default 2000)
+  --corppass-iss             Corppass (legacy and FAPI 2.0) login redirects carry "iss" and discovery advertises it
+                             (default off, like the real Corppass today)
   -h, --help                 Show this help
 
 Example:
@@ -45,6 +47,7 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
       'webhook-url': { type: 'string' },
       'session-ttl': { type: 'string' },
       'webhook-retry-delay-ms': { type: 'string' },
+      'corppass-iss': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -70,6 +73,7 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
     sessionTtlSeconds: int('session-ttl', values['session-ttl'], 10, 3600),
     webhookRetryDelayMs: int('webhook-retry-delay-ms', values['webhook-retry-delay-ms'], 0, 60000),
   };
+  if (values['corppass-iss']) opts.corppassIssParameter = true;
   if (values['auto-phone'] || values['auto-phone-user']) opts.autoPhone = { user: values['auto-phone-user'] };
   const clientId = values['client-id'];
   const jwksUrl = url('jwks-url', values['jwks-url']);

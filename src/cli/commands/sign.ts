@@ -97,10 +97,17 @@ function signNarrator(o: SignCommandOptions, mode: 'sandbox' | 'config'): Sessio
         return say(`4/8 hash submitted as "${s.documentName}"; challenge code ${s.challengeCode}${mode === 'sandbox' ? '' : ' (check it matches the one in the app, then approve)'}`);
       case 'signature': return say('5/8 approved; signature webhook received');
       case 'embedded': return say(`6/8 signature checked and embedded${s.timestamped ? ' with a signature timestamp (B-T)' : ''}`);
-      case 'validationData':
-        return say(`7/8 validation data added (B-LT): ${s.summary.certificates} certificates, ${s.summary.ocspResponses} OCSP responses`);
+      case 'validationData': {
+        // Ours is always complete (else the step fails); earlier signatures by others may not be, which is not an error.
+        const others = s.summary.perSignature.filter((x) => !x.complete).map((x) => `"${x.fieldName}" (${[...new Set(x.missing.map((m) => m.code))].join(', ')})`);
+        return say(`7/8 validation data added (B-LT): ${s.summary.certificates} certificates, ${s.summary.ocspResponses} OCSP responses${others.length ? `; incomplete for earlier signature(s) ${others.join(', ')}` : ''}`);
+      }
       case 'documentTimestamp': return say('7/8 document timestamp added (B-LTA)');
-      case 'verified': return say(`8/8 verified: ${s.report.valid ? 'valid' : 'NOT valid'}, level ${s.report.level ?? 'none'}`);
+      case 'verified': {
+        // Our signature (the newest) is what this session answers for; say so when the file as a whole does not verify.
+        const ours = s.report.newest;
+        return say(`8/8 verified: ${ours?.valid ? 'valid' : 'NOT valid'}, level ${ours?.level ?? 'none'}${ours && !s.report.valid ? ' (our signature; an earlier signature in the file does not verify here)' : ''}`);
+      }
       default: return; // 'scanned', 'approved': the simulated phone's deliveries are not worth a line here
     }
   };

@@ -69,7 +69,8 @@ describe('sandbox Corppass provider', () => {
     expect(meta.authorization_endpoint).toBe(`${server.baseUrl}/corppass/mga/sps/oauth/oauth20/authorize`);
     expect(meta.token_endpoint).toBe(`${server.baseUrl}/corppass/mga/sps/oauth/oauth20/token`);
     expect(meta.code_challenge_methods_supported).toEqual(['S256']);
-    expect(meta.authorization_response_iss_parameter_supported).toBe(true);
+    // Like the real Corppass today (corppass-fapi.md §3.2): no `iss` on redirects, and discovery says so.
+    expect(meta.authorization_response_iss_parameter_supported).toBe(false);
     const jwks = await fetch(String(meta.jwks_uri));
     expect(jwks.headers.get('content-type')).toMatch(/^application\/jwk-set\+json/);
     const set = (await jwks.json()) as { keys: Array<Record<string, unknown>> };
@@ -82,10 +83,10 @@ describe('sandbox Corppass provider', () => {
     expect(set.keys[0]!['x5t#S256']).toBe(crypto.createHash('sha256').update(cert.raw).digest('base64url'));
   });
 
-  test('happy path: code + iss → token → encrypted ID token → authorization info', async () => {
+  test('happy path: code (no iss, like the real Corppass) → token → encrypted ID token → authorization info', async () => {
     const { started, body } = await login();
     expect(started.response.status).toBe(302);
-    expect(started.params.get('iss')).toBe(cp.issuer);
+    expect(started.params.has('iss')).toBe(false);
     expect(started.params.get('state')).toBe(started.state);
     expect(body).toMatchObject({ token_type: 'Bearer', scope: 'openid', expires_in: 600 });
 
@@ -150,17 +151,17 @@ describe('sandbox Corppass provider', () => {
     expect(cp.requests().at(-1)!.clientAssertion!.payload.aud).toBe(cp.tokenEndpoint);
   });
 
-  test('PKCE is required at the authorization endpoint (error redirect with iss)', async () => {
+  test('PKCE is required at the authorization endpoint (error redirect, no iss)', async () => {
     const started = await authorize({}, ['code_challenge']);
     expect(started.params.get('error')).toBe('invalid_request');
-    expect(started.params.get('iss')).toBe(cp.issuer);
+    expect(started.params.has('iss')).toBe(false);
     expect(started.params.get('code')).toBeNull();
   });
 
-  test('sandbox_action=deny redirects with access_denied, iss and state', async () => {
+  test('sandbox_action=deny redirects with access_denied and state', async () => {
     const started = await authorize({ sandbox_action: 'deny' });
     expect(started.params.get('error')).toBe('access_denied');
-    expect(started.params.get('iss')).toBe(cp.issuer);
+    expect(started.params.has('iss')).toBe(false);
     expect(started.params.get('state')).toBe(started.state);
   });
 
@@ -170,7 +171,27 @@ describe('sandbox Corppass provider', () => {
     const html = await started.response.text();
     expect(html).toContain(`action="${redirectUri}"`);
     expect(html).toMatch(/name="code" value="[A-Za-z0-9_-]{43}"/);
-    expect(html).toContain(`name="iss" value="${cp.issuer}"`);
+    expect(html).not.toContain('name="iss"');
+  });
+
+  test('issParameter: true (the day Corppass adds iss) advertises the flag and sends iss on success and error', async () => {
+    const withIss = createCorppassProvider({ baseUrl: server.baseUrl, prefix: '/corppass', issParameter: true });
+    withIss.registerClient({ clientId, jwksUrl: rpJwks.jwksUrl, redirectUris: [redirectUri] });
+    const own = await listen(mount([withIss]));
+    try {
+      const base = own.baseUrl;
+      const meta = (await (await fetch(`${base}/corppass/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      expect(meta.authorization_response_iss_parameter_supported).toBe(true);
+      const { challenge } = pkce();
+      const q = { response_type: 'code', client_id: clientId, redirect_uri: redirectUri, scope: 'openid', state: 's1', code_challenge: challenge, code_challenge_method: 'S256' };
+      const go = async (extra: Record<string, string> = {}) => new URL((await fetch(`${base}/corppass/mga/sps/oauth/oauth20/authorize?${new URLSearchParams({ ...q, ...extra })}`, { redirect: 'manual' })).headers.get('location')!).searchParams;
+      expect((await go()).get('iss')).toBe(withIss.issuer);
+      expect((await go({ sandbox_action: 'deny' })).get('iss')).toBe(withIss.issuer);
+      withIss.misbehave({ authIss: 'missing' });
+      expect((await go()).has('iss')).toBe(false);
+    } finally {
+      await own.close();
+    }
   });
 
   test('key rotation: the new kid signs, the old one stays published until retired', async () => {

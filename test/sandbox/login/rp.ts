@@ -5,7 +5,7 @@
 import * as crypto from 'node:crypto';
 import { SignJWT, compactDecrypt, compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, calculateJwkThumbprint, type JWK, type CryptoKey } from 'jose';
 import { listen, mount, sendJson, type Handler, type RunningServer } from '../../../sandbox/http';
-import { createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider } from '../../../sandbox/login';
+import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type CorppassFapiProvider, type CorppassProvider, type SingpassProvider } from '../../../sandbox/login';
 
 export interface RpKeys {
   sig: { kid: string; privateKey: CryptoKey; publicJwk: JWK };
@@ -27,24 +27,26 @@ export async function serveRpJwks(keys: RpKeys): Promise<RunningServer & { jwksU
   return Object.assign(srv, { jwksUrl: `${srv.baseUrl}/jwks` });
 }
 
-/** Both sandbox providers mounted on one 127.0.0.1 server, plus this RP's key set on another. */
+/** The sandbox login providers mounted on one 127.0.0.1 server, plus this RP's key set on another. */
 export interface SandboxLogin {
   server: RunningServer;
   rpJwks: RunningServer & { jwksUrl: string };
   keys: RpKeys;
   cp: CorppassProvider;
   sp: SingpassProvider;
+  /** Corppass FAPI 2.0. */
+  cpf: CorppassFapiProvider;
   close(): Promise<void>;
 }
 
 /** Start {@link SandboxLogin} and register `clientId` (with `redirectUris`) at the providers named in `registerAt`. */
-export async function startSandboxLogin(clientId: string, redirectUris: string[], registerAt: Array<'cp' | 'sp'>): Promise<SandboxLogin> {
+export async function startSandboxLogin(clientId: string, redirectUris: string[], registerAt: Array<'cp' | 'sp' | 'cpf'>): Promise<SandboxLogin> {
   const keys = await makeRpKeys();
   const rpJwks = await serveRpJwks(keys);
   let handler: Handler = () => undefined;
   const server = await listen((req, res, url) => handler(req, res, url));
-  const providers = { cp: createCorppassProvider({ baseUrl: server.baseUrl }), sp: createSingpassProvider({ baseUrl: server.baseUrl }) };
-  handler = mount([providers.cp, providers.sp]);
+  const providers = { cp: createCorppassProvider({ baseUrl: server.baseUrl }), sp: createSingpassProvider({ baseUrl: server.baseUrl }), cpf: createCorppassFapiProvider({ baseUrl: server.baseUrl }) };
+  handler = mount([providers.cp, providers.sp, providers.cpf]);
   for (const p of registerAt) providers[p].registerClient({ clientId, jwksUrl: rpJwks.jwksUrl, redirectUris });
   return {
     server, rpJwks, keys, ...providers,
@@ -88,9 +90,11 @@ export async function makeDpopKey(): Promise<DpopKey> {
   return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
 }
 
-export async function dpopProof(key: DpopKey, htm: string, htu: string, extra: { ath?: string; nonce?: string } = {}): Promise<string> {
+/** `extra.expAfterIat`: seconds from `iat` to `exp` (default 60); `null` leaves `exp` out. */
+export async function dpopProof(key: DpopKey, htm: string, htu: string, extra: { ath?: string; nonce?: string; expAfterIat?: number | null } = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const claims: Record<string, unknown> = { jti: randomB64(16), htm, htu, iat: now, exp: now + 60 };
+  const claims: Record<string, unknown> = { jti: randomB64(16), htm, htu, iat: now };
+  if (extra.expAfterIat !== null) claims.exp = now + (extra.expAfterIat ?? 60);
   if (extra.ath) claims.ath = extra.ath;
   if (extra.nonce) claims.nonce = extra.nonce;
   return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }).sign(key.privateKey);

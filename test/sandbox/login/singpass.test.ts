@@ -29,10 +29,10 @@ interface Flow {
   redirectUri: string;
 }
 
-async function par(flow: Flow, extra: Record<string, string> = {}, opts: { dpopNonce?: string; noDpop?: boolean; aud?: string } = {}): Promise<Response> {
+async function par(flow: Flow, extra: Record<string, string> = {}, opts: { dpopNonce?: string; noDpop?: boolean; aud?: string; expAfterIat?: number | null } = {}): Promise<Response> {
   const challenge = crypto.createHash('sha256').update(flow.verifier).digest('base64url');
   const headers: Record<string, string> = {};
-  if (!opts.noDpop) headers.dpop = await dpopProof(flow.dpop, 'POST', sp.parEndpoint, { nonce: opts.dpopNonce });
+  if (!opts.noDpop) headers.dpop = await dpopProof(flow.dpop, 'POST', sp.parEndpoint, { nonce: opts.dpopNonce, expAfterIat: opts.expAfterIat });
   return postForm(
     sp.parEndpoint,
     {
@@ -186,6 +186,16 @@ describe('sandbox Singpass FAPI 2.0 provider', () => {
     expect(loopback.status).toBe(201);
   });
 
+  test('DPoP proofs must carry exp at most 120 s after iat (Singpass rule)', async () => {
+    const noExp = await par(await newFlow(), {}, { expAfterIat: null });
+    expect(noExp.status).toBe(400);
+    expect(await noExp.json()).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringMatching(/exp is required/) });
+    const tooLong = await par(await newFlow(), {}, { expAfterIat: 121 });
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringMatching(/at most 120 s after iat/) });
+    expect((await par(await newFlow(), {}, { expAfterIat: 120 })).status).toBe(201);
+  });
+
   test('a client assertion whose aud is the token URL is refused at PAR', async () => {
     const res = await par(await newFlow(), {}, { aud: sp.tokenEndpoint });
     expect(res.status).toBe(401);
@@ -248,6 +258,23 @@ describe('sandbox Singpass FAPI 2.0 provider', () => {
       expect(u1.headers.get('www-authenticate')).toMatch(/^DPoP error="use_dpop_nonce"/);
       const u2 = await userinfo(flow, at, u1.headers.get('dpop-nonce')!);
       expect(u2.status).toBe(200);
+    });
+
+    test('dpopNonce stable: one challenge; the same nonce then works at PAR, token and userinfo, and for the next login', async () => {
+      sp.misbehave({ dpopNonce: 'stable' });
+      const flow = await newFlow();
+      const first = await par(flow);
+      expect(first.status).toBe(400);
+      const nonce = first.headers.get('dpop-nonce')!;
+      const retry = await par(flow, {}, { dpopNonce: nonce });
+      expect(retry.status).toBe(201);
+      expect(retry.headers.has('dpop-nonce')).toBe(false);
+      const { request_uri } = (await retry.json()) as { request_uri: string };
+      const auth = await fetch(`${sp.authorizationEndpoint}?client_id=${clientId}&request_uri=${encodeURIComponent(request_uri)}`, { redirect: 'manual' });
+      const t = await token(flow, new URL(auth.headers.get('location')!).searchParams.get('code')!, { dpopNonce: nonce });
+      expect(t.status).toBe(200);
+      expect((await userinfo(flow, String(((await t.json()) as Record<string, unknown>).access_token), nonce)).status).toBe(200);
+      expect((await par(await newFlow(), {}, { dpopNonce: nonce })).status).toBe(201);
     });
 
     test('dpopNonce twoHeaders / badSyntax / missingHeader', async () => {

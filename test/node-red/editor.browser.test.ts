@@ -1,0 +1,91 @@
+/**
+ * The Node-RED editor in a real browser (Debian's chromium driven by playwright-core): this package's nodes are in
+ * the palette under "Singpass" with their labels, the document-signing example is drawn with every node, and an
+ * example node's help opens in the sidebar. SF_UPDATE_DOCS=1 writes the screenshot the README shows
+ * (docs/node-red-editor.png); otherwise it goes to a temp folder.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { generateClientKeys } from '../../src/keys';
+import { REPO_ROOT, deploy, freePort, startNodeRedProcess, type NodeRedProcess } from './embedded';
+import { exampleFlow } from './signing-scenario';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PALETTE = {
+  'singpass-sign-start': 'start signing', 'singpass-sign-apply': 'apply event', 'singpass-sign-finish': 'finish signing',
+  'singpass-sign-webhook': 'signing webhook', 'singpass-cert-status': 'certificate status', 'singpass-pdf-validation-data': 'add validation data',
+  'singpass-pdf-timestamp': 'document timestamp', 'singpass-pdf-verify': 'verify PDF', 'singpass-keyset': 'key set',
+  'corppass-login': 'Corppass login', 'singpass-login': 'Singpass login',
+};
+
+let tmp: string;
+let sb: Sandbox;
+let nr: NodeRedProcess;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  if (!fs.existsSync(path.join(REPO_ROOT, 'dist', 'node-red', 'singpass-sign.js'))) throw new Error('run `npm run build` first (npm test does)');
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-editor-'));
+  sb = await startSandbox({ port: 0 });
+  nr = await startNodeRedProcess({ userDir: path.join(tmp, 'userDir'), port: await freePort() });
+  const keys = await generateClientKeys();
+  await deploy(nr.url, exampleFlow(sb, keys.signing));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await nr?.stop();
+  await sb?.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('the palette shows the Singpass nodes and the editor draws the signing example with its help', async () => {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  await page.goto(nr.url);
+  const first = page.locator('.red-ui-palette-node[data-palette-type="singpass-sign-start"]');
+  await first.waitFor({ timeout: 120_000 });
+
+  // the palette: every node under the Singpass category, with its label
+  const category = page.locator('#red-ui-palette-container-Singpass');
+  expect((await category.locator('.red-ui-palette-header').innerText()).trim()).toBe('Singpass');
+  for (const [type, label] of Object.entries(PALETTE)) {
+    const entry = category.locator(`.red-ui-palette-node[data-palette-type="${type}"]`);
+    expect(await entry.count()).toBe(1);
+    expect((await entry.innerText()).replace(/\s+/g, ' ').trim()).toBe(label); // long labels wrap
+  }
+
+  // the flow: all the example's nodes on its tab (config nodes and the tab itself are not drawn)
+  const example = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', 'singpass-document-signing.json'), 'utf8')) as Array<{ z?: string }>;
+  const drawn = example.filter((n) => n.z).length;
+  await page.locator('.red-ui-tab-label', { hasText: 'Singpass document signing' }).click();
+  await page.waitForFunction((n) => document.querySelectorAll('#red-ui-workspace-chart .red-ui-flow-node-group').length >= n, drawn);
+  expect(await page.locator('#red-ui-workspace-chart .red-ui-flow-node-group').count()).toBe(drawn);
+
+  // show only the Singpass category in the palette for the picture
+  await page.evaluate(() => {
+    document.querySelectorAll<HTMLElement>('.red-ui-palette-category').forEach((c) => {
+      if (c.id !== 'red-ui-palette-container-Singpass' && c.querySelector<HTMLElement>('.red-ui-palette-content')?.offsetParent) {
+        c.querySelector<HTMLElement>('.red-ui-palette-header')?.click();
+      }
+    });
+  });
+  await page.waitForTimeout(500); // the collapse animation
+
+  // the help of a selected node opens in the sidebar
+  await page.evaluate(() => (window as unknown as { RED: { sidebar: { help: { show(type: string): void } } } }).RED.sidebar.help.show('singpass-sign-start'));
+  await page.waitForFunction(() => /Starts a Singpass signing session/.test(document.getElementById('red-ui-sidebar')?.textContent ?? ''), undefined, { timeout: 30_000 });
+
+  const out = process.env.SF_UPDATE_DOCS === '1' ? path.join(REPO_ROOT, 'docs', 'node-red-editor.png') : path.join(tmp, 'node-red-editor.png');
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  await page.screenshot({ path: out });
+  expect(fs.statSync(out).size).toBeGreaterThan(10_000);
+}, 300_000);

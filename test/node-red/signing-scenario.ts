@@ -1,0 +1,144 @@
+/**
+ * The document-signing example flow (examples/singpass-document-signing.json) in a real Node-RED with this package
+ * installed, against the sandbox over real HTTP on 127.0.0.1: upload a PDF to the flow's endpoint, the phone scans,
+ * the flow checks the certificate and submits the hash — then Node-RED is KILLED (SIGKILL: nothing flushed) and
+ * started again — the phone approves, and the restarted flow finishes the session and writes the signed PDF, which
+ * pdfsig and qpdf check. Shared by the Node-RED 4 test (repository build) and the packaged-tarball test (Node-RED 5).
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { Sandbox } from '../../sandbox';
+import { generateClientKeys } from '../../src/keys';
+import { fixture } from '../fixtures/pdfs';
+import { makeNssDb } from '../helpers/pki-tools';
+import { REPO_ROOT, deploy, freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
+
+const run = promisify(execFile);
+const EXAMPLE = path.join(REPO_ROOT, 'examples', 'singpass-document-signing.json');
+
+/** The example as a user deploys it: the sandbox URL of this run, and the secrets pasted into the config nodes. */
+export function exampleFlow(sb: Sandbox, signingJwk: unknown, file = EXAMPLE): Record<string, unknown>[] {
+  const flow = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>[];
+  return flow.map((n) => {
+    if (n.type === 'singpass-sign-client') return { ...n, sandboxUrl: sb.baseUrl, credentials: { signingKey: JSON.stringify(signingJwk) } };
+    if (n.type === 'singpass-notification-secret') return { ...n, credentials: { secret: 'a-long-random-secret-for-the-e2e-test-0123456789' } };
+    return n;
+  });
+}
+
+export interface SigningScenario {
+  sb: Sandbox;
+  /** Fresh folder for the userDir, the signed PDFs and the NSS database. */
+  tmp: string;
+  /** Expected Node-RED version. */
+  version: RegExp;
+  /** Node binary, Node-RED package dir and installed package dir (defaults: this process, the dev dependency, this repo). */
+  node?: string;
+  nodeRedDir?: string;
+  packageDir?: string;
+  /** Told about each Node-RED started, so the caller's afterAll can stop it. */
+  running(nr: NodeRedProcess): void;
+}
+
+/**
+ * Deploy the example as a user would (fresh keys and secret pasted in; the example shipped in the installed package
+ * when there is one — what Import ▸ Examples shows) and register this Node-RED as the DSAP with the sandbox.
+ */
+export async function deploySigningExample(nr: NodeRedProcess, sb: Sandbox, file = EXAMPLE): Promise<void> {
+  const keys = await generateClientKeys();
+  await deploy(nr.url, exampleFlow(sb, keys.signing, file));
+  const jwks = await waitFor('the key-set endpoint', async () => {
+    const r = await fetch(`${nr.url}/singpass/jwks`);
+    return r.status === 200 ? ((await r.json()) as { keys: Record<string, unknown>[] }) : undefined;
+  });
+  expect(jwks.keys).toHaveLength(1);
+  expect(jwks.keys[0]).not.toHaveProperty('d');
+  sb.sign.registerClient({ clientId: 'node-red-dsap', jwksUrl: `${nr.url}/singpass/jwks`, notificationUrl: `${nr.url}/singpass/sign/webhook` });
+}
+
+/** Upload a PDF to the example's endpoint as its signing page does; the session it started. */
+export async function startSigning(nr: NodeRedProcess, pdf: Buffer, name = 'Contract.pdf'): Promise<{ signRef: string; challengeCode: string; expiresAt: number; qr: string }> {
+  const res = await fetch(`${nr.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(pdf) });
+  const started = (await res.json()) as { signRef: string; challengeCode: string; expiresAt: number; qr: string };
+  expect(res.status).toBe(200);
+  return started;
+}
+
+export async function signExampleWithRestart(o: SigningScenario): Promise<void> {
+  const { sb } = o;
+  const userDir = path.join(o.tmp, 'userDir');
+  const signedDir = path.join(o.tmp, 'signed');
+  const port = await freePort();
+  const env = { SINGPASS_SIGNED_DIR: signedDir };
+  const start = () => startNodeRedProcess({ userDir, port, env, node: o.node, nodeRedDir: o.nodeRedDir, packageDir: o.packageDir });
+  let nr = await start();
+  o.running(nr);
+  expect(nr.version).toMatch(o.version);
+  // the sandbox layout the config node assumes is the one the sandbox serves
+  expect(sb.urls.signKeys).toBe(`${sb.baseUrl}/sign/static/.well-known/keys.json`);
+
+  await deploySigningExample(nr, sb, o.packageDir ? path.join(o.packageDir, 'examples', 'singpass-document-signing.json') : EXAMPLE);
+
+  const page = await fetch(`${nr.url}/sign`);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('Start signing');
+
+  const input = await fixture('classic');
+  const started = await startSigning(nr, input);
+  expect(started.qr).toMatch(/^data:image\/png;base64,/);
+  expect(started.challengeCode).toMatch(/^[A-Z0-9]{4}$/);
+  const { signRef } = started;
+
+  await sb.phone.scan(signRef, { user: 'p256' });
+  const view = await waitFor('the hash', () => (sb.sign.session(signRef)?.state === 'hash_submitted' ? sb.sign.session(signRef) : undefined), 30_000);
+  expect(view.challengeCode).toBe(started.challengeCode); // what the app shows = what the page shows
+  expect(view.docName).toBe('Contract.pdf');
+
+  // The flow has handled the certificate event once its record says so in the persistent context store. (Killing in
+  // the few milliseconds between the hash submission and that write is a different case: the engine keeps the
+  // prepared PDF state only in the record it returns, so that session cannot be finished — see the issue's notes.)
+  await waitFor('the submitted session in the context store', () => storedStatus(userDir, signRef) === 'hash_submitted' || undefined, 30_000);
+  // Crash: nothing in Node-RED's memory survives.
+  await nr.stop('SIGKILL');
+  nr = await start();
+  o.running(nr);
+
+  await sb.phone.approve(signRef);
+  const signedFile = path.join(signedDir, `${signRef}.pdf`);
+  const results = path.join(signedDir, 'results.jsonl');
+  const line = await waitFor('the result line', () => (fs.existsSync(results) ? fs.readFileSync(results, 'utf8').trim() : undefined), 60_000)
+    .catch((e: Error) => { throw new Error(`${e.message}\n${nr.log()}\nerrors: ${fs.existsSync(path.join(signedDir, 'errors.jsonl')) ? fs.readFileSync(path.join(signedDir, 'errors.jsonl'), 'utf8') : '-'}`); });
+  expect(JSON.parse(line)).toMatchObject({ signRef, status: 'completed', level: 'B-LTA', valid: true, file: signedFile });
+  expect(fs.existsSync(path.join(signedDir, 'errors.jsonl'))).toBe(false);
+
+  // Independent checks of the written PDF.
+  await run('qpdf', ['--check', signedFile]);
+  const nss = await makeNssDb(path.join(o.tmp, 'nss'), sb.pki.root.certPem);
+  let report: string;
+  try {
+    report = (await run('pdfsig', ['-nssdir', `sql:${nss}`, signedFile])).stdout;
+  } catch (e) {
+    report = `${(e as { stdout?: string }).stdout ?? ''}${(e as { stderr?: string }).stderr ?? ''}`;
+  }
+  const [first, second] = report.split('Signature #2:');
+  expect(first).toMatch(/Signature #1:[\s\S]*Signature Validation: Signature is Valid\.[\s\S]*Certificate Validation: Certificate is Trusted\./);
+  // the document timestamp (B-LTA); pdfsig does not validate RFC 3161 document timestamps, our verify did (valid: true)
+  expect(second).toContain('Signature Field Name: DocTimeStamp1');
+  expect(fs.readFileSync(signedFile).subarray(0, input.length).equals(input)).toBe(true); // incremental: original bytes kept
+
+  // The session ended: its PDF is gone from the document folder.
+  const docs = path.join(userDir, 'singpass-sign-documents');
+  expect(fs.existsSync(docs) ? fs.readdirSync(docs).filter((f) => f.endsWith('.pdf')) : []).toEqual([]);
+}
+
+/** The session's status as Node-RED's localfilesystem context store holds it on disk (global scope). */
+function storedStatus(userDir: string, signRef: string): string | undefined {
+  try {
+    const global = JSON.parse(fs.readFileSync(path.join(userDir, 'context', 'global', 'global.json'), 'utf8')) as Record<string, { state?: { signRef?: string; status?: string } }>;
+    return Object.values(global).find((v) => v?.state?.signRef === signRef)?.state?.status;
+  } catch {
+    return undefined; // not written yet, or caught mid-write
+  }
+}
