@@ -165,7 +165,7 @@ test('a session nobody scans: after its deadline the signing page says it expire
 }, 180_000);
 
 test('the Node-RED editor shows the signing example flow the pages run on', async () => {
-  const editor = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const editor = await browser.newPage({ viewport: { width: 1920, height: 1000 } });
   await editor.goto(demo.editor);
   // the example's nodes, drawn on the workspace (the signing page's http-in route among them)
   await editor.locator('.red-ui-flow-node-group').first().waitFor({ timeout: 120_000 });
