@@ -84,7 +84,8 @@ export function requireHttpsUrl(field: string, value: unknown, options: { allowL
   try {
     url = new URL(value);
   } catch {
-    throw invalidInput(field, `"${value}" is not a valid absolute URL${eg}`);
+    // Quoted by JSON.stringify (control characters escaped) and cut: the value may be pasted garbage or hostile.
+    throw invalidInput(field, `${JSON.stringify(value.slice(0, 100))} is not a valid absolute URL${eg}`);
   }
   if (url.protocol === 'https:') return url;
   if (url.protocol === 'http:' && options.allowLoopbackHttp && LOOPBACK_HOSTS.has(url.hostname)) return url;

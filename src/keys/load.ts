@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, type KeyObject, type JsonWebKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, verify, type KeyObject, type JsonWebKey } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { SingpassFlowsError } from '../errors';
 
@@ -78,22 +78,59 @@ function parsePrivateKey(input: string | JWK): { keyObject: KeyObject; jwk: JWK 
       source = text;
     }
   }
+  if (typeof source !== 'string' && (!source || typeof source !== 'object' || Array.isArray(source))) {
+    throw new SingpassFlowsError('KEY_INVALID', 'The key must be a private JWK (an object or its JSON text) or a "-----BEGIN PRIVATE KEY-----" block');
+  }
+  if (typeof source !== 'string') checkPrivateJwk(source);
   let keyObject: KeyObject;
   try {
-    if (typeof source === 'string') keyObject = createPrivateKey({ key: source, format: 'pem' });
-    else {
-      if (typeof source.d !== 'string') throw new SingpassFlowsError('KEY_INVALID', 'The JWK has no private part ("d"); the credential needs the PRIVATE key');
-      keyObject = createPrivateKey({ key: source as JsonWebKey, format: 'jwk' });
-    }
+    keyObject = typeof source === 'string' ? createPrivateKey({ key: source, format: 'pem' }) : createPrivateKey({ key: source as JsonWebKey, format: 'jwk' });
   } catch (e) {
-    if (e instanceof SingpassFlowsError) throw e;
-    throw new SingpassFlowsError('KEY_INVALID', `The private key cannot be read: ${(e as Error).message}`, {}, { cause: e });
+    // OpenSSL's own words ("DECODER routines::unsupported") tell a user nothing; say what to check instead.
+    const protectedPem = typeof source === 'string' && /ENCRYPTED|Proc-Type: 4,ENCRYPTED/.test(source);
+    throw new SingpassFlowsError('KEY_INVALID', protectedPem
+      ? 'The private key is protected by a passphrase; export it without one (e.g. `openssl pkcs8 -topk8 -nocrypt`)'
+      : typeof source === 'string'
+        ? 'The PEM block cannot be read: it is damaged, truncated, or not a PKCS#8 / EC private key'
+        : 'The JWK cannot be read as a private key: its "x", "y" and "d" do not form a key on its curve', {}, { cause: e });
   }
   if (keyObject.asymmetricKeyType !== 'ec') {
     throw new SingpassFlowsError('KEY_UNSUPPORTED', `Only EC keys (P-256, P-384, P-521) are accepted by Singpass and Corppass; this is a ${keyObject.asymmetricKeyType} key`);
   }
+  const curve = keyObject.asymmetricKeyDetails?.namedCurve;
+  const crv = JOSE_CURVE_OF_OPENSSL[String(curve)];
+  if (!crv) throw new SingpassFlowsError('KEY_UNSUPPORTED', `EC curve ${curve ?? '(unknown)'} is not accepted; use P-256, P-384 or P-521`);
+  checkKeyPair(keyObject);
   const jwk = typeof source === 'string' ? ({} as JWK) : source;
-  return { keyObject, jwk: { ...jwk, crv: (keyObject.export({ format: 'jwk' }) as JWK).crv } };
+  return { keyObject, jwk: { ...jwk, crv } };
+}
+
+const PRIVATE_SCALAR_BYTES: Record<EcCurve, number> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
+
+/** The members of an EC private JWK, each named when missing or wrong (node:crypto's own messages are internals). */
+function checkPrivateJwk(jwk: JWK): void {
+  if (jwk.kty !== 'EC') {
+    throw new SingpassFlowsError('KEY_UNSUPPORTED', `Only EC keys (P-256, P-384, P-521) are accepted by Singpass and Corppass; this JWK has kty ${JSON.stringify(jwk.kty ?? null)}`);
+  }
+  if (jwk.crv !== 'P-256' && jwk.crv !== 'P-384' && jwk.crv !== 'P-521') {
+    throw new SingpassFlowsError('KEY_UNSUPPORTED', `EC curve ${JSON.stringify(jwk.crv ?? null)} is not accepted; use P-256, P-384 or P-521`);
+  }
+  if (typeof jwk.d !== 'string') throw new SingpassFlowsError('KEY_INVALID', 'The JWK has no private part ("d"); the credential needs the PRIVATE key');
+  for (const m of ['x', 'y'] as const) {
+    if (typeof jwk[m] !== 'string' || jwk[m] === '') throw new SingpassFlowsError('KEY_INVALID', `The JWK has no "${m}"; paste the whole private JWK`);
+  }
+  if (Buffer.from(jwk.d, 'base64url').length !== PRIVATE_SCALAR_BYTES[jwk.crv]) {
+    throw new SingpassFlowsError('KEY_INVALID', `The JWK's "d" is not a ${jwk.crv} private key (wrong length); paste the whole private JWK`);
+  }
+}
+
+/** A JWK's d must belong to its x/y: otherwise every signature fails at the service, far from the cause. */
+function checkKeyPair(privateKey: KeyObject): void {
+  const probe = Buffer.from('singpass-flows key check');
+  const signature = sign(null, probe, privateKey);
+  if (!verify(null, probe, createPublicKey(privateKey), signature)) {
+    throw new SingpassFlowsError('KEY_INVALID', 'The private key does not match its public part ("d" is not the key of "x"/"y"); paste the whole private JWK as generated');
+  }
 }
 
 function ecCurveOf(jwk: JWK): EcCurve {

@@ -1,7 +1,8 @@
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { JWK, JWSHeaderParameters } from 'jose';
 import { SingpassFlowsError } from '../errors';
-import { DEFAULT_TIMEOUT_MS, httpRequest, parseJsonBody, safeUrl, type Fetch } from '../http';
+import { DEFAULT_TIMEOUT_MS, httpRequest, parseJsonBody, requireHttpsUrl, safeUrl, type Fetch } from '../http';
+import { checkNumberSetting, checkTimeoutMs } from '../settings';
 import { systemClock, type Clock } from '../clock';
 
 export interface RemoteKeySetOptions {
@@ -14,6 +15,8 @@ export interface RemoteKeySetOptions {
   /** Minimum time between two fetches triggered by unknown kids / failed signatures (flood protection). */
   refetchCooldownSeconds?: number;
   timeoutMs?: number;
+  /** Name of the setting that holds the URL, for error messages (default `keySetUrl`). */
+  field?: string;
 }
 
 const SIGNING_KTY: Record<string, { kty: string; crv?: string }> = {
@@ -32,41 +35,56 @@ const SIGNING_KTY: Record<string, { kty: string; crv?: string }> = {
  */
 export class RemoteKeySet {
   readonly url: string;
-  private readonly opts: Required<Omit<RemoteKeySetOptions, 'fetch'>> & { fetch?: Fetch };
+  private readonly opts: Required<Omit<RemoteKeySetOptions, 'fetch' | 'field'>> & { fetch?: Fetch };
   private keys: JWK[] | undefined;
+  /**
+   * Keys already imported, by alg and kid, for the CURRENT set only (cleared when a set is loaded): importing a JWK
+   * costs more than verifying an ES256 signature, and jose caches its own conversion per KeyObject instance.
+   */
+  private imported = new Map<string, KeyObject>();
   private lastRefetchAt = -Infinity;
   private expiresAt = -Infinity;
   private inflight: Promise<void> | undefined;
   /** Number of HTTP fetches made (for tests and metrics). */
   fetchCount = 0;
 
+  /** Settings are checked here, each error naming its setting: https, or plain http on 127.0.0.1 (the sandbox). */
   constructor(url: string, options: RemoteKeySetOptions = {}) {
+    const field = options.field ?? 'keySetUrl';
+    requireHttpsUrl(field, url, { allowLoopbackHttp: true, example: 'https://static.staging.sign.singpass.gov.sg/.well-known/keys.json' });
+    const seconds = (name: string, value: unknown) => checkNumberSetting(name, value, { min: 0, max: 7 * 24 * 3600, unit: 'seconds' });
     this.url = url;
     this.opts = {
       fetch: options.fetch,
       clock: options.clock ?? systemClock,
-      minCacheSeconds: options.minCacheSeconds ?? 3600,
-      maxCacheSeconds: options.maxCacheSeconds ?? 24 * 3600,
-      refetchCooldownSeconds: options.refetchCooldownSeconds ?? 30,
-      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      minCacheSeconds: seconds('minCacheSeconds', options.minCacheSeconds) ?? 3600,
+      maxCacheSeconds: seconds('maxCacheSeconds', options.maxCacheSeconds) ?? 24 * 3600,
+      refetchCooldownSeconds: seconds('refetchCooldownSeconds', options.refetchCooldownSeconds) ?? 30,
+      timeoutMs: checkTimeoutMs('timeoutMs', options.timeoutMs) ?? DEFAULT_TIMEOUT_MS,
     };
   }
 
   /** The key to verify a JWS with this protected header; refetches once (rate-limited) when the kid is unknown. */
   async getKey(header: JWSHeaderParameters): Promise<KeyObject> {
     await this.ensureFresh();
+    const cacheKey = JSON.stringify([header.alg, header.kid]);
+    const cached = this.imported.get(cacheKey);
+    if (cached) return cached;
     let jwk = this.select(header);
     if (!jwk && (await this.refreshIfAllowed())) jwk = this.select(header);
     if (!jwk) {
       throw new SingpassFlowsError('KEY_NOT_FOUND', header.kid === undefined
         ? `The token names no key (kid) and the key set at ${safeUrl(this.url)} has no single matching key`
-        : `No key with kid "${header.kid}" for ${header.alg} in the key set at ${safeUrl(this.url)}`, { kid: header.kid });
+        : `No key with kid ${JSON.stringify(String(header.kid).slice(0, 80))} for ${header.alg} in the key set at ${safeUrl(this.url)}`, { kid: header.kid });
     }
+    let key: KeyObject;
     try {
-      return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+      key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
     } catch (e) {
       throw new SingpassFlowsError('KEY_SET_INVALID', `Key "${jwk.kid}" in ${safeUrl(this.url)} cannot be read`, {}, { cause: e });
     }
+    this.imported.set(cacheKey, key); // no await since select(): this.keys is the set the key came from
+    return key;
   }
 
   /**
@@ -133,6 +151,7 @@ export class RemoteKeySet {
       throw new SingpassFlowsError('KEY_SET_INVALID', `The key set at ${safeUrl(this.url)} contains private key material; refusing it`);
     }
     this.keys = keys;
+    this.imported = new Map();
     this.expiresAt = now + this.cacheSeconds(res.headers.get('cache-control')) * 1000;
   }
 

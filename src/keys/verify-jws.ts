@@ -36,8 +36,8 @@ export interface VerifyJwsOptions {
  * when the signature fails (the service rotated keys under an old kid or we had a stale set).
  */
 export async function verifyJwsWithKeySet(token: string, keySet: KeySource, options: VerifyJwsOptions): Promise<{ payload: JWTPayload; protectedHeader: JWSHeaderParameters }> {
-  const fail = (message: string, cause?: unknown, code: ErrorCode = options.errorCode) =>
-    new SingpassFlowsError(code, `The ${options.what} ${message}`, {}, cause ? { cause } : undefined);
+  const fail = (message: string, cause?: unknown, code: ErrorCode = options.errorCode, field?: string) =>
+    new SingpassFlowsError(code, `The ${options.what} ${message}`, field ? { field } : {}, cause ? { cause } : undefined);
   if (typeof token !== 'string' || token.split('.').length !== 3) throw fail('is not a signed JWT (expected three dot-separated parts)');
   let header: JWSHeaderParameters;
   try {
@@ -80,14 +80,14 @@ export async function verifyJwsWithKeySet(token: string, keySet: KeySource, opti
       throw e;
     }
     // maxTokenAge is reported as JWTExpired on "iat": the token is old, not expired — say so.
-    if (e instanceof joseErrors.JWTExpired && e.claim === 'iat') throw fail(`was issued too long ago ("iat" is more than ${options.maxAgeSeconds} s in the past): a replayed or stale token, or a wrong clock`, e);
-    if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode);
+    if (e instanceof joseErrors.JWTExpired && e.claim === 'iat') throw fail(`was issued too long ago ("iat" is more than ${options.maxAgeSeconds} s in the past): a replayed or stale token, or a wrong clock`, e, options.errorCode, 'iat');
+    if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode, 'exp');
     if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw fail('has an invalid signature', e);
-    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(claimProblem(e, options), e);
+    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(claimProblem(e, options), e, options.errorCode, e.claim);
     throw fail(`is invalid: ${(e as Error).message}`, e);
   }
   const iat = result.payload.iat;
-  if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future (check the clock)');
+  if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future (check the clock)', undefined, options.errorCode, 'iat');
   return { payload: result.payload, protectedHeader: result.protectedHeader };
 }
 

@@ -5,6 +5,7 @@ import type { EcSigningAlg, LoadedKey } from '../keys';
 import { defaultProviderCache, type ProviderCache } from './discovery';
 import { defaultTransactionStore, type LoginTransaction, type TransactionStore, assertTransactionShape } from './transaction';
 import { requireHttpsUrl } from '../http';
+import { checkTimeoutMs } from '../settings';
 import type { ProviderIo } from './util';
 
 /** Settings shared by the Corppass and Singpass clients. */
@@ -59,6 +60,7 @@ export function resolveConfig(o: LoginClientOptions): ResolvedConfig {
     if (kids.has(k.kid)) throw invalidInput('decryptionKeys', `two keys share the key ID "${k.kid}"`);
     kids.add(k.kid);
   }
+  checkTimeoutMs('timeoutMs', o.timeoutMs);
   const ttl = o.transactionTtlSeconds ?? 600;
   if (!Number.isFinite(ttl) || ttl < 30 || ttl > 3600) throw invalidInput('transactionTtlSeconds', 'use 30 to 3600 seconds');
   const clock = o.clock ?? systemClock;

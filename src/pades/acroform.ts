@@ -166,10 +166,12 @@ export function findPage(reader: PdfReader, pageNumber: number): { ref: PdfRef; 
   const root = reader.catalog().get('Pages');
   const rootDict = reader.resolveDict(root);
   const total = Number(reader.resolve(rootDict?.get('Count')) ?? 0);
+  // No page tree (or a count that is not one) is the file's fault, not the page number's.
+  if (!rootDict || !Number.isSafeInteger(total) || total < 1) throw new SingpassFlowsError('PDF_INVALID', 'The PDF has no readable pages (its page tree is missing or broken).', { retryable: false });
   if (!Number.isInteger(pageNumber) || pageNumber < 1 || pageNumber > total) {
     throw invalidInput('appearance.page', `must be a page number between 1 and ${total}`);
   }
-  let node = rootDict;
+  let node: PdfDict | undefined = rootDict;
   let n = pageNumber;
   for (let depth = 0; node && depth < 64; depth++) {
     let next: PdfDict | undefined;

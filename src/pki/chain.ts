@@ -1,8 +1,9 @@
 import * as pkijs from 'pkijs';
-import { SingpassFlowsError } from '../errors';
+import * as asn1js from 'asn1js';
+import { invalidInput, SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import { parseSignedData } from './cms';
-import { caIssuersUrlOf, certDer, certsFromPemOrDer, isIssuedBy, isSelfSigned, parseCertificate, subjectString, toDer } from './x509';
+import { caIssuersUrlOf, certDer, certsFromPemOrDer, isIssuedBy, isSelfSigned, parseCertificate, subjectString, toArrayBuffer, toDer } from './x509';
 
 export interface BuildChainOptions {
   /** Candidate intermediate certificates (DER, PEM or base64). */
@@ -52,7 +53,7 @@ export async function buildChainPartial(cert: Buffer | string, options: BuildCha
   const roots = (options.trustedRoots ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => parseCertificate(d));
   const pool = [...(options.intermediates ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => parseCertificate(d)), ...roots];
   const rootDers = roots.map(certDer);
-  const chain: pkijs.Certificate[] = [parseCertificate(toDer(cert))];
+  const chain: pkijs.Certificate[] = [readLeaf(cert)];
   const stop = (code: ChainProblem['code'], message: string) =>
     ({ chain: chain.map(certDer), problem: { code, error: new SingpassFlowsError('CHAIN_INCOMPLETE', message, {}) } });
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
@@ -86,6 +87,24 @@ export async function buildChainPartial(cert: Buffer | string, options: BuildCha
     chain.push(issuer);
   }
   return stop('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" is longer than ${MAX_DEPTH}`);
+}
+
+/**
+ * The certificate whose path is built is the caller's input (a webhook's user certificate, a config file): a broken
+ * one is INVALID_INPUT naming it, not a "missing issuer" (CHAIN_INCOMPLETE) that sends the user looking for a CA.
+ */
+function readLeaf(cert: unknown): pkijs.Certificate {
+  if (typeof cert !== 'string' && !(cert instanceof Uint8Array)) throw invalidInput('certificate', 'expected a certificate as DER bytes, base64 DER or PEM');
+  const der = toDer(cert);
+  // One DER element and nothing after it: asn1js stops at the first element's end and would ignore trailing bytes.
+  if (der.length === 0 || asn1js.fromBER(toArrayBuffer(der)).offset !== der.length) {
+    throw invalidInput('certificate', 'not a valid X.509 certificate (expected DER bytes, base64 DER or PEM)');
+  }
+  try {
+    return parseCertificate(der);
+  } catch {
+    throw invalidInput('certificate', 'not a valid X.509 certificate (expected DER bytes, base64 DER or PEM)');
+  }
 }
 
 /** Downloads a caIssuers resource: a DER or PEM certificate, or a certs-only PKCS#7 (.p7c). */

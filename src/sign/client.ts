@@ -1,6 +1,7 @@
 import { SingpassFlowsError, invalidInput, type ErrorCode, type ErrorDetails } from '../errors';
 import { httpRequest, parseJsonBody, requireHttpsUrl, type Fetch, type HttpResponse } from '../http';
 import { systemClock, type Clock } from '../clock';
+import { checkNumberSetting, checkTimeoutMs } from '../settings';
 import type { LoadedKey } from '../keys';
 import { createDssAssertion } from './assertion';
 import {
@@ -8,7 +9,7 @@ import {
   checkSessionField, checkSignRef,
 } from './validate';
 import {
-  API_ERROR_FIELDS, ASSERTION_HEADER, CREATE_SESSION_FIELDS, HASH_FIELDS, SESSIONS_PATH, SESSION_RESPONSE_FIELDS,
+  API_ERROR_FIELDS, ASSERTION_HEADER, ASSERTION_MAX_LIFETIME_S, CREATE_SESSION_FIELDS, HASH_FIELDS, SESSIONS_PATH, SESSION_RESPONSE_FIELDS,
   SIGN_REF_NOT_FOUND, defaultAudience, hashPath, pickString, pickValue,
 } from './wire';
 
@@ -106,6 +107,7 @@ export class SigningApiClient {
   requestCount = 0;
 
   constructor(config: SigningApiConfig) {
+    if (!config || typeof config !== 'object') throw invalidInput('config', 'the signing API client needs { baseUrl, clientId, signingKey }');
     this.baseUrl = checkBaseUrl(config.baseUrl);
     if (typeof config.clientId !== 'string' || config.clientId.trim() === '') throw invalidInput('clientId', 'is required (the client ID given at onboarding)');
     if (!config.signingKey && !config.auth?.basic) throw invalidInput('signingKey', 'is required (or the deprecated auth.basic credentials)');
@@ -114,6 +116,11 @@ export class SigningApiClient {
       const { clientId, clientSecret } = config.auth.basic;
       if (!clientId || !clientSecret) throw invalidInput('auth.basic', 'needs both clientId and clientSecret');
     }
+    checkTimeoutMs('timeoutMs', config.timeoutMs);
+    checkNumberSetting('assertionLifetimeSeconds', config.assertionLifetimeSeconds, { min: 1, max: ASSERTION_MAX_LIFETIME_S, integer: true, unit: 'seconds' });
+    checkNumberSetting('retry.attempts', config.retry?.attempts, { min: 1, max: 10, integer: true, unit: 'attempts' });
+    checkNumberSetting('retry.delayMs', config.retry?.delayMs, { min: 0, max: 60_000, unit: 'milliseconds' });
+    if (config.audience !== undefined && (typeof config.audience !== 'string' || config.audience === '')) throw invalidInput('audience', 'must be the signing API\'s origin, e.g. https://staging.sign.singpass.gov.sg');
     this.audience = config.audience ?? defaultAudience(this.baseUrl);
     this.config = config;
   }

@@ -1,3 +1,4 @@
+import { invalidInput } from '../errors';
 import { API_PREFIX } from './wire';
 
 /** Where the signing API and its key set live, per environment. */
@@ -24,3 +25,9 @@ export const SIGNING_ENVIRONMENTS: Readonly<Record<'staging' | 'production', Sig
     keySetUrl: 'https://static.app.sign.singpass.gov.sg/.well-known/keys.json',
   },
 });
+
+/** The environment a user picked by name (`staging` or `production`); any other name is an error naming the setting. */
+export function signingEnvironment(name: unknown): SigningEnvironment {
+  if (name === 'staging' || name === 'production') return SIGNING_ENVIRONMENTS[name];
+  throw invalidInput('environment', `must be "staging" or "production" (for the local sandbox give its URLs instead), got ${typeof name === 'string' ? `"${name.slice(0, 40)}"` : typeof name}`);
+}

@@ -26,10 +26,17 @@ export function checkSessionField(field: 'clientNotificationToken' | 'tenantId',
   return s;
 }
 
-/** Document name shown in the app: 1..255. */
+/**
+ * Control characters and text-direction overrides (U+202E turns "Invoice\u202Efdp.exe" into "Invoiceexe.pdf" on
+ * screen): text shown to the user in the app must read as it is.
+ */
+const DECEPTIVE_CHARS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/** Document name shown in the app: 1..255, no control or text-direction characters. */
 export function checkDocumentName(value: unknown): string {
   const s = requireString('documentName', value);
   length('documentName', s, 1, 255);
+  if (DECEPTIVE_CHARS.test(s)) throw invalidInput('documentName', 'must not contain control characters or text-direction marks (they can disguise the name shown in the app)');
   return s;
 }
 
@@ -49,7 +56,7 @@ export function checkDocumentHash(value: unknown): string {
 export function checkChallengeCode(value: unknown): string {
   const s = requireString('challengeCode', value);
   if ([...s].length !== 4) throw invalidInput('challengeCode', 'must be exactly 4 characters (use generateChallengeCode())');
-  if (/\s/.test(s)) throw invalidInput('challengeCode', 'must not contain spaces');
+  if (/\s/.test(s) || DECEPTIVE_CHARS.test(s)) throw invalidInput('challengeCode', 'must not contain spaces or control characters');
   return s;
 }
 
@@ -66,7 +73,9 @@ export function checkDomainName(value: unknown): string {
   const s = requireString('domainName', value);
   length('domainName', s, 1, 255);
   if (s.includes('://') || s.includes('/')) throw invalidInput('domainName', `must be a host name like "sign.example.com", not a URL`);
-  const host = s.replace(/:\d{1,5}$/, '');
+  const port = /:(\d{1,5})$/.exec(s);
+  if (port && Number(port[1]) > 65535) throw invalidInput('domainName', `has port ${port[1]}; ports go up to 65535`);
+  const host = port ? s.slice(0, port.index) : s;
   const label = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
   if (!host.split('.').every((l) => label.test(l))) throw invalidInput('domainName', 'must be a host name made of letters, digits, "-" and dots');
   return s;

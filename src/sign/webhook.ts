@@ -1,29 +1,19 @@
-import { X509Certificate, createHash, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
 import { constantTimeEqual } from '../secrets';
-import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { SingpassFlowsError, invalidInput, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { checkNumberSetting } from '../settings';
 import { systemClock, type Clock } from '../clock';
 import type { Fetch } from '../http';
-import { JOSE_CURVE_OF_OPENSSL, RemoteKeySet, verifyJwsWithKeySet } from '../keys';
+import { RemoteKeySet, verifyJwsWithKeySet } from '../keys';
 import { MemoryDeliveryLog, type DeliveryLog } from './delivery-log';
 import { isSha256Hex } from './validate';
+import { readUserCertificate, type UserCertificate } from './user-certificate';
+
+export type { UserCertificate };
 import {
   REQUEST_TYPES, WEBHOOK_ALGS, WEBHOOK_BODY_TOKEN, WEBHOOK_CLAIMS, WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES, pickString,
 } from './wire';
-
-/** The user's signing certificate as delivered by the certificate notification. Keep it only for the session. */
-export interface UserCertificate {
-  der: Buffer;
-  base64: string;
-  subject: string;
-  issuer: string;
-  serialNumber: string;
-  /** ISO 8601. */
-  notBefore: string;
-  notAfter: string;
-  /** e.g. `EC P-256`, `RSA 2048`. */
-  publicKeyAlgorithm: string;
-}
 
 /** The user scanned the QR code: build the hash with this certificate and submit it with the nonce. */
 export interface CertificateEvent {
@@ -70,8 +60,8 @@ export interface WebhookResult {
   event?: SigningEvent;
   /** True when this event was already delivered (the service retries and may deliver twice). */
   duplicate: boolean;
-  /** Why the delivery was refused, log-safe. */
-  error?: { code: ErrorCode; message: string };
+  /** Why the delivery was refused, log-safe; `field` names the claim or part at fault when there is one. */
+  error?: { code: ErrorCode; message: string; field?: string };
 }
 
 export interface WebhookRequest {
@@ -128,12 +118,14 @@ const MAX_TOKEN_LIFETIME_S = 600;
  * res.status(response.status).json('body' in response ? response.body : undefined);
  */
 export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookVerifier {
+  if (!options || typeof options !== 'object') throw invalidInput('options', 'the webhook verifier needs at least { keySetUrl }');
   const clock = options.clock ?? systemClock;
   const keySet = new RemoteKeySet(options.keySetUrl, {
     fetch: options.fetch, clock, timeoutMs: options.timeoutMs, refetchCooldownSeconds: options.refetchCooldownSeconds,
   });
   const defaultLog = new MemoryDeliveryLog({ clock });
-  const windowMs = (options.duplicateWindowSeconds ?? 900) * 1000;
+  const windowMs = (checkNumberSetting('duplicateWindowSeconds', options.duplicateWindowSeconds, { min: 1, max: 7 * 24 * 3600, unit: 'seconds' }) ?? 900) * 1000;
+  const clockToleranceSeconds = checkNumberSetting('clockToleranceSeconds', options.clockToleranceSeconds, { min: 0, max: 300, unit: 'seconds' }) ?? 30;
 
   async function handle(request: WebhookRequest): Promise<WebhookResult> {
     try {
@@ -156,10 +148,10 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
         expiredCode: 'WEBHOOK_TOKEN_EXPIRED',
         what: 'webhook token',
         clock,
-        clockToleranceSeconds: options.clockToleranceSeconds ?? 30,
+        clockToleranceSeconds,
       });
       if ((payload.exp as number) - (payload.iat as number) > MAX_TOKEN_LIFETIME_S) {
-        throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is valid for more than ${MAX_TOKEN_LIFETIME_S} s; refusing it`);
+        throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is valid for more than ${MAX_TOKEN_LIFETIME_S} s ("exp" - "iat"); refusing it`, { field: 'exp' });
       }
       const event = toEvent(payload);
       const log = request.seen ?? defaultLog;
@@ -168,16 +160,21 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
     } catch (e) {
       // Anything not ours (a failing DeliveryLog store or session lookup) is our own fault: 503, the service retries.
       const err = isSingpassFlowsError(e) ? e : new SingpassFlowsError('WEBHOOK_HANDLER_FAILED', `The webhook handler failed: ${(e as Error)?.message ?? e}`, { retryable: true });
-      return { response: errorResponse(err), duplicate: false, error: { code: err.code, message: err.message } };
+      const field = typeof err.details.field === 'string' ? { field: err.details.field } : {};
+      return { response: errorResponse(err), duplicate: false, error: { code: err.code, message: err.message, ...field } };
     }
   }
 
   return { handle, keySet, warmUp: () => keySet.prefetch() };
 }
 
+/** Far above any real notification (a JWT carrying one certificate is a few KB); refused before parsing. */
+const MAX_BODY_BYTES = 256 * 1024;
+
 function readToken(body: WebhookRequest['body']): string {
   let json: unknown = body;
   if (Buffer.isBuffer(body) || typeof body === 'string') {
+    if (body.length > MAX_BODY_BYTES) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook body is larger than ${MAX_BODY_BYTES / 1024} KB; refusing it`);
     try {
       json = JSON.parse(body.toString('utf8'));
     } catch {
@@ -185,7 +182,8 @@ function readToken(body: WebhookRequest['body']): string {
     }
   }
   const token = json && typeof json === 'object' ? (json as Record<string, unknown>)[WEBHOOK_BODY_TOKEN] : undefined;
-  if (typeof token !== 'string' || token === '') throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook body has no "${WEBHOOK_BODY_TOKEN}" string`);
+  if (typeof token !== 'string' || token === '') throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook body has no "${WEBHOOK_BODY_TOKEN}" string`, { field: WEBHOOK_BODY_TOKEN });
+  if (token.length > MAX_BODY_BYTES) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is larger than ${MAX_BODY_BYTES / 1024} KB; refusing it`, { field: WEBHOOK_BODY_TOKEN });
   return token;
 }
 
@@ -194,8 +192,9 @@ export function readBearer(headers: WebhookRequest['headers']): string | undefin
   let value: string | string[] | null | undefined;
   if (typeof (headers as Headers)?.get === 'function') value = (headers as Headers).get('authorization');
   else {
-    const entry = Object.entries(headers ?? {}).find(([k]) => k.toLowerCase() === 'authorization');
-    value = entry?.[1];
+    const entries = Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() === 'authorization');
+    // Authorization under two spellings is as ambiguous as two Authorization headers
+    value = entries.length === 1 ? entries[0]![1] : entries.length > 1 ? [] : undefined;
   }
   if (Array.isArray(value)) {
     if (value.length !== 1) return undefined; // two Authorization headers: ambiguous, refuse
@@ -242,9 +241,9 @@ function toEvent(payload: JWTPayload): SigningEvent {
   if ((REQUEST_TYPES.signature as readonly string[]).includes(requestType)) {
     const documentHash = claim(p, WEBHOOK_CLAIMS.docHash, 'document hash');
     const signature = claim(p, WEBHOOK_CLAIMS.signature, 'signature');
-    if (!isSha256Hex(documentHash)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a document hash that is not 64 hex characters');
+    if (!isSha256Hex(documentHash)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The signature notification carries a document hash ("${WEBHOOK_CLAIMS.docHash[0]}") that is not 64 hex characters`, { field: WEBHOOK_CLAIMS.docHash[0] });
     // DER SEQUENCE (0x30…) in hex, even length
-    if (!/^30([0-9a-fA-F]{2})+$/i.test(signature)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The signature notification carries a signature that is not hex-encoded DER');
+    if (!/^30([0-9a-fA-F]{2})+$/i.test(signature)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The signature notification carries a signature ("${WEBHOOK_CLAIMS.signature[0]}") that is not hex-encoded DER`, { field: WEBHOOK_CLAIMS.signature[0] });
     return { type: 'signature', signRef, issuedAt, documentHash: documentHash.toLowerCase(), signature: signature.toLowerCase() };
   }
   if ((REQUEST_TYPES.error as readonly string[]).includes(requestType)) {
@@ -255,32 +254,18 @@ function toEvent(payload: JWTPayload): SigningEvent {
       correlationId: pickString(p, WEBHOOK_CLAIMS.correlationId) ?? '',
     };
   }
-  throw new SingpassFlowsError('WEBHOOK_EVENT_UNKNOWN', `The webhook request type "${requestType.slice(0, 40)}" is not one this package knows`, { field: 'request_type' });
+  // JSON.stringify escapes control characters: a hostile value cannot write terminal escapes into our logs
+  throw new SingpassFlowsError('WEBHOOK_EVENT_UNKNOWN', `The webhook request type ("${WEBHOOK_CLAIMS.requestType[0]}") ${JSON.stringify(requestType.slice(0, 40))} is not one this package knows`, { field: WEBHOOK_CLAIMS.requestType[0] });
 }
 
 function parseCertificate(base64: string): UserCertificate {
   const der = Buffer.from(base64, 'base64');
+  const canonical = der.toString('base64');
   // base64 decoding is lenient; a round trip proves the claim really was base64 of these bytes
-  if (der.length === 0 || der.toString('base64').replace(/=+$/, '') !== base64.replace(/\s+/g, '').replace(/=+$/, '')) {
-    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries a certificate that is not base64');
+  if (der.length === 0 || (canonical !== base64 && canonical.replace(/=+$/, '') !== base64.replace(/\s+/g, '').replace(/=+$/, ''))) {
+    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The certificate notification carries a certificate ("${WEBHOOK_CLAIMS.userCert[0]}") that is not base64 DER`, { field: WEBHOOK_CLAIMS.userCert[0] });
   }
-  let cert: X509Certificate;
-  try {
-    cert = new X509Certificate(der);
-  } catch (e) {
-    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries data that is not an X.509 certificate', {}, { cause: e });
-  }
-  const key = cert.publicKey;
-  const details = key.asymmetricKeyDetails;
-  const publicKeyAlgorithm = key.asymmetricKeyType === 'ec'
-    ? `EC ${JOSE_CURVE_OF_OPENSSL[String(details?.namedCurve)] ?? details?.namedCurve}`
-    : `${key.asymmetricKeyType?.toUpperCase()}${details?.modulusLength ? ` ${details.modulusLength}` : ''}`;
-  return {
-    der, base64: der.toString('base64'),
-    subject: cert.subject, issuer: cert.issuer, serialNumber: cert.serialNumber,
-    notBefore: new Date(cert.validFrom).toISOString(), notAfter: new Date(cert.validTo).toISOString(),
-    publicKeyAlgorithm,
-  };
+  return readUserCertificate(der, canonical);
 }
 
 /**

@@ -3,8 +3,9 @@
  * a payload that is not a Buffer, a session that does not exist. Each gives a clear error with the core's code (what
  * a Catch node routes on), none crashes the runtime or leaves an unhandled rejection.
  */
-import { execFileSync } from 'node:child_process';
-import { catchNode, configNodes, getNode, helper, keys, nextError, nextMessage, positioned, signNodes } from './helper';
+import { catchNode, configNodes, documentDir, getNode, helper, keys, nextError, nextMessage, positioned, rootPem, signNodes } from './helper';
+
+const DOCUMENTS = documentDir();
 
 const unhandled: unknown[] = [];
 const onUnhandled = (e: unknown) => unhandled.push(e);
@@ -16,15 +17,14 @@ afterEach(async () => {
 });
 
 const SECRET = 'x'.repeat(40);
-/** A root CA certificate for the client's "Trusted roots" (made by OpenSSL; nothing is ever chained to it here). */
-const ROOT_PEM = execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=Test Root', '-days', '1', '-keyout', '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+const ROOT_PEM = rootPem();
 
 function flow(start: Record<string, unknown> = {}) {
   return positioned([
     { id: 'secretNode', type: 'singpass-notification-secret', name: 'webhook secret' },
     {
       id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1',
-      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: ROOT_PEM,
+      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: ROOT_PEM, documentDir: DOCUMENTS,
     },
     { id: 'f1', type: 'tab' },
     { id: 'start', z: 'f1', type: 'singpass-sign-start', client: 'client', level: 'B-LTA', wires: [['out']], ...start },

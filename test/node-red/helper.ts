@@ -2,7 +2,11 @@
  * node-red-node-test-helper set up for this package's nodes (loaded from the TypeScript sources) plus the core
  * catch node, so tests see what a flow's Catch node would get.
  */
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 export const helper = require('node-red-node-test-helper');
@@ -61,4 +65,19 @@ export async function nextError(node: TestNode, ms = 20_000): Promise<unknown> {
 /** Node-RED 4 treats a node without x/y as a config node: give flow nodes (those with `z`) a position. */
 export function positioned<T extends Record<string, unknown>>(flow: T[]): T[] {
   return flow.map((n) => (n.z ? { x: 100, y: 100, ...n } : n));
+}
+
+/** A root CA certificate for a client's "Trusted roots" (made by OpenSSL; nothing is ever chained to it here). */
+export function rootPem(): string {
+  return execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=Test Root', '-days', '1', '-keyout', '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+/**
+ * A temp folder for the PDFs waiting for a signature (the client's "Document folder"): the test helper has no userDir,
+ * so the default would be the working directory. Removed after the file's tests.
+ */
+export function documentDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-docs-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }

@@ -16,6 +16,7 @@ import { samplePdf } from './ltv-helpers';
 let server: RunningPkiServer;
 beforeAll(async () => { server = await startPkiServer(); });
 afterAll(async () => { await server?.close(); });
+afterEach(() => jest.restoreAllMocks()); // a failed test must not leave its responder spy for the next one
 
 /** Serial numbers (lower-case hex, no leading zeros) the responder was asked about, sorted. */
 function askedSerials(calls: unknown[][]): string[] {
@@ -32,8 +33,10 @@ it('B-LTA: the second validation-data step asks only about the document timestam
   const trustedRoots = [pki.root.certDer];
   const respond = jest.spyOn(server.service.ocsp, 'respond');
 
-  const { documentHash, state } = await prepareSignature(await samplePdf(), { certificate: pki.users.p256.certDer, chain: [pki.intermediate.certDer] });
-  const bt = await finalizeSignature(await samplePdf(), state, signDigest(Buffer.from(documentHash, 'hex'), pki.users.p256.privateKey), { timestamp: timestampSignature(tsaUrl) });
+  // One PDF for prepare and finalize: pdf-lib stamps the creation time, so two calls a second apart differ.
+  const pdf = await samplePdf();
+  const { documentHash, state } = await prepareSignature(pdf, { certificate: pki.users.p256.certDer, chain: [pki.intermediate.certDer] });
+  const bt = await finalizeSignature(pdf, state, signDigest(Buffer.from(documentHash, 'hex'), pki.users.p256.privateKey), { timestamp: timestampSignature(tsaUrl) });
   const lt = await addValidationDataWithSummary(bt, { trustedRoots });
   expect(askedSerials(respond.mock.calls)).toEqual(norm([pki.users.p256.serialHex, pki.intermediate.serialHex, pki.tsa.serialHex]));
   expect(lt.summary).toMatchObject({ ocspFetched: 3, ocspReused: 0, ocspResponses: 3 });
@@ -66,8 +69,9 @@ it('a signer revoked after the B-LT step: its stored good answer (after the sign
   const { pki } = server;
   const tsaUrl = `${server.baseUrl}/ca/tsa`;
   const user = await pki.issueUserCertificate({ curve: 'P-256', commonName: 'Reuse Then Revoked' });
-  const { documentHash, state } = await prepareSignature(await samplePdf(), { certificate: user.certDer, chain: [pki.intermediate.certDer] });
-  const bt = await finalizeSignature(await samplePdf(), state, signDigest(Buffer.from(documentHash, 'hex'), user.privateKey), { timestamp: timestampSignature(tsaUrl) });
+  const pdf = await samplePdf();
+  const { documentHash, state } = await prepareSignature(pdf, { certificate: user.certDer, chain: [pki.intermediate.certDer] });
+  const bt = await finalizeSignature(pdf, state, signDigest(Buffer.from(documentHash, 'hex'), user.privateKey), { timestamp: timestampSignature(tsaUrl) });
   const lt = await addValidationDataWithSummary(bt, { trustedRoots: [pki.root.certDer] });
   pki.revoke(user.serialHex, 'keyCompromise');
   const respond = jest.spyOn(server.service.ocsp, 'respond');

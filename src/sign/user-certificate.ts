@@ -1,0 +1,170 @@
+import { SingpassFlowsError } from '../errors';
+import { JOSE_CURVE_OF_OPENSSL } from '../keys';
+import { children, contentOf, decodeOid, readTlv, type Tlv } from '../pades/der';
+
+/** The user's signing certificate as delivered by the certificate notification. Keep it only for the session. */
+export interface UserCertificate {
+  der: Buffer;
+  base64: string;
+  /** Distinguished name, one attribute per line (`C=SG\nCN=…`), as node:crypto's `X509Certificate#subject`. */
+  subject: string;
+  issuer: string;
+  /** Upper-case hex, as `X509Certificate#serialNumber`. */
+  serialNumber: string;
+  /** ISO 8601. */
+  notBefore: string;
+  notAfter: string;
+  /** e.g. `EC P-256`, `RSA 2048`. */
+  publicKeyAlgorithm: string;
+}
+
+/**
+ * Read the certificate a certificate notification carries, in plain JavaScript. This is a summary for display and
+ * for the session record, not a trust decision: the certificate is checked (chain, validity, revocation) before its
+ * hash is submitted, and its key when the signature arrives. node:crypto's X509Certificate would cost more than
+ * verifying the notification's own ES256 signature (OpenSSL 3 decodes the public key eagerly), so the webhook path
+ * reads the DER itself — strictly: one DER SEQUENCE of TBSCertificate, algorithm and BIT STRING with no trailing
+ * bytes, each TBSCertificate field of the right type.
+ */
+export function readUserCertificate(der: Buffer, base64 = der.toString('base64')): UserCertificate {
+  try {
+    const cert = readTlv(der);
+    if (cert.tag !== 0x30 || cert.end !== der.length) throw new Error('not one DER SEQUENCE');
+    const [tbs, sigAlg, sigValue, extra] = children(der, cert);
+    expect(tbs, 0x30);
+    expect(sigAlg, 0x30);
+    expect(sigValue, 0x03);
+    if (extra) throw new Error('trailing certificate member');
+    const fields = children(der, tbs);
+    const version = fields[0]?.tag === 0xa0 ? fields.shift() : undefined;
+    if (version) expect(children(der, version)[0], 0x02);
+    const [serial, signature, issuer, validity, subject, spki] = fields;
+    expect(serial, 0x02);
+    expect(signature, 0x30);
+    const [from, to] = children(der, expect(validity, 0x30));
+    return {
+      der, base64,
+      subject: formatName(der, expect(subject, 0x30)),
+      issuer: formatName(der, expect(issuer, 0x30)),
+      serialNumber: serialHex(contentOf(der, serial!)),
+      notBefore: readTime(der, from).toISOString(),
+      notAfter: readTime(der, to).toISOString(),
+      publicKeyAlgorithm: keyAlgorithm(der, expect(spki, 0x30)),
+    };
+  } catch (e) {
+    if (e instanceof SingpassFlowsError) throw e;
+    throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries data that is not an X.509 certificate ("user_cert")', { field: 'user_cert' }, { cause: e });
+  }
+}
+
+function expect(t: Tlv | undefined, tag: number): Tlv {
+  if (!t || t.tag !== tag) throw new Error(`expected DER tag 0x${tag.toString(16)}`);
+  return t;
+}
+
+/** Dotted OIDs by their DER content in hex: the names in a certificate repeat a handful of OIDs. */
+const DOTTED = new Map<string, string>();
+function oidOf(der: Buffer, t: Tlv | undefined): string {
+  const content = contentOf(der, expect(t, 0x06));
+  const hex = content.toString('hex');
+  let dotted = DOTTED.get(hex);
+  if (dotted === undefined) {
+    dotted = decodeOid(content);
+    if (DOTTED.size < 256) DOTTED.set(hex, dotted);
+  }
+  return dotted;
+}
+
+/** OpenSSL's short names (node:crypto prints names with them); others print as the dotted OID, as OpenSSL does. */
+const SHORT_NAMES: Record<string, string> = {
+  '2.5.4.3': 'CN', '2.5.4.4': 'SN', '2.5.4.5': 'serialNumber', '2.5.4.6': 'C', '2.5.4.7': 'L', '2.5.4.8': 'ST',
+  '2.5.4.9': 'street', '2.5.4.10': 'O', '2.5.4.11': 'OU', '2.5.4.12': 'title', '2.5.4.17': 'postalCode',
+  '2.5.4.42': 'GN', '2.5.4.43': 'initials', '2.5.4.44': 'generationQualifier', '2.5.4.46': 'dnQualifier',
+  '2.5.4.65': 'pseudonym', '2.5.4.97': 'organizationIdentifier', '2.5.4.15': 'businessCategory',
+  '1.2.840.113549.1.9.1': 'emailAddress', '0.9.2342.19200300.100.1.25': 'DC', '0.9.2342.19200300.100.1.1': 'UID',
+};
+
+/** node:crypto's multi-line form: one RDN per line, `+` between the values of a multi-valued RDN, RFC 2253 escapes. */
+function formatName(der: Buffer, name: Tlv): string {
+  return children(der, name).map((rdn) => {
+    expect(rdn, 0x31);
+    return children(der, rdn).map((atv) => {
+      const [type, value] = children(der, expect(atv, 0x30));
+      const oid = oidOf(der, type);
+      if (!value) throw new Error('attribute without value');
+      const text = stringValue(der, value);
+      // values of other ASN.1 types print as # and their DER in hex (RFC 2253)
+      return `${SHORT_NAMES[oid] ?? oid}=${text === undefined ? `#${der.subarray(value.start, value.end).toString('hex').toUpperCase()}` : escapeValue(text)}`;
+    }).join(' + ');
+  }).join('\n');
+}
+
+function stringValue(der: Buffer, t: Tlv): string | undefined {
+  const c = contentOf(der, t);
+  switch (t.tag) {
+    case 0x0c: return c.toString('utf8'); // UTF8String
+    case 0x12: case 0x13: case 0x16: case 0x1a: case 0x14: return c.toString('latin1'); // Numeric, Printable, IA5, Visible, Teletex
+    case 0x1e: return Buffer.from(c).swap16().toString('utf16le'); // BMPString (UTF-16BE)
+    case 0x1c: return String.fromCodePoint(...Array.from({ length: c.length >> 2 }, (_, i) => c.readUInt32BE(i * 4))); // UniversalString
+    default: return undefined;
+  }
+}
+
+/** RFC 2253 escapes, and control characters as \XX (OpenSSL's ESC_2253 | ESC_CTRL). */
+function escapeValue(v: string): string {
+  return v.replace(/[,+"\\<>;]/g, '\\$&')
+    .replace(/[\x00-\x1f\x7f]/g, (c) => `\\${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+    .replace(/^[# ]/, '\\$&')
+    .replace(/ $/, '\\ ');
+}
+
+function serialHex(content: Buffer): string {
+  let i = 0;
+  while (i < content.length - 1 && content[i] === 0) i++;
+  return content.subarray(i).toString('hex').toUpperCase();
+}
+
+function readTime(der: Buffer, t: Tlv | undefined): Date {
+  const s = t ? contentOf(der, t).toString('latin1') : '';
+  const m = t?.tag === 0x17 ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(s)
+    : t?.tag === 0x18 ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.\d+)?Z$/.exec(s) : null;
+  if (!m) throw new Error('bad validity time');
+  const year = t!.tag === 0x17 ? (Number(m[1]) < 50 ? 2000 : 1900) + Number(m[1]) : Number(m[1]);
+  const date = new Date(Date.UTC(year, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])));
+  if (Number.isNaN(date.getTime())) throw new Error('bad validity time');
+  return date;
+}
+
+const CURVE_NAMES: Record<string, string> = {
+  '1.2.840.10045.3.1.7': 'prime256v1', '1.3.132.0.34': 'secp384r1', '1.3.132.0.35': 'secp521r1',
+  '1.2.840.10045.3.1.1': 'prime192v1', '1.3.132.0.10': 'secp256k1', '1.3.132.0.33': 'secp224r1',
+};
+
+const MIN_RSA_BITS = 2048;
+
+/** `EC P-256`, `RSA 2048`, … from the SubjectPublicKeyInfo, as the summary has always named them. */
+function keyAlgorithm(der: Buffer, spki: Tlv): string {
+  const [alg, key] = children(der, spki);
+  const [algOid, params] = children(der, expect(alg, 0x30));
+  const oid = oidOf(der, algOid);
+  const bits = contentOf(der, expect(key, 0x03));
+  if (bits.length < 2 || bits[0] !== 0) throw new Error('bad public key BIT STRING');
+  if (oid === '1.2.840.10045.2.1') {
+    const curveOid = oidOf(der, params);
+    const openssl = CURVE_NAMES[curveOid] ?? curveOid;
+    return `EC ${JOSE_CURVE_OF_OPENSSL[openssl] ?? openssl}`;
+  }
+  if (oid === '1.2.840.113549.1.1.1' || oid === '1.2.840.113549.1.1.10') {
+    const rsaKey = bits.subarray(1);
+    const [modulus] = children(rsaKey, expect(readTlv(rsaKey), 0x30));
+    let m = contentOf(rsaKey, expect(modulus, 0x02));
+    while (m.length > 1 && m[0] === 0) m = m.subarray(1);
+    const length = (m.length - 1) * 8 + (32 - Math.clz32(m[0]!));
+    if (length < MIN_RSA_BITS) {
+      // A signature under such a key can be forged; no qualified CA issues one, so it is not the service talking.
+      throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The certificate notification carries a certificate with a ${length}-bit RSA key ("user_cert"); at least ${MIN_RSA_BITS} bits are required`, { field: 'user_cert' });
+    }
+    return `${oid.endsWith('.10') ? 'RSA-PSS' : 'RSA'} ${length}`;
+  }
+  return ({ '1.3.101.112': 'ED25519', '1.3.101.113': 'ED448' } as Record<string, string>)[oid] ?? oid;
+}
