@@ -68,8 +68,15 @@ export function sessionError(record: SessionRecord): SingpassFlowsError | undefi
   return new SingpassFlowsError(record.error.code as ErrorCode, record.error.message, { signRef: record.state.signRef });
 }
 
-export function statusReporter(node: Node): (step: SessionStep) => void {
-  return (step) => node.status(stepStatus(step));
+/**
+ * Node status per step. Given the session, the text starts with its short sign_ref, so concurrent sessions are told
+ * apart in the editor and a Status node can follow one session (the demo's signing page does).
+ */
+export function statusReporter(node: Node, signRef?: string): (step: SessionStep) => void {
+  return (step) => {
+    const status = stepStatus(step);
+    node.status(signRef && step.step !== 'created' ? { ...status, text: `${short(signRef)} ${status.text}` } : status);
+  };
 }
 
 /** A session that ended keeps its record (small, without the certificate) but not the PDF nor the deliveries. */
