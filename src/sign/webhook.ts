@@ -197,9 +197,14 @@ export function readBearer(headers: WebhookRequest['headers']): string | undefin
   let value: string | string[] | null | undefined;
   if (typeof (headers as Headers)?.get === 'function') value = (headers as Headers).get('authorization');
   else {
-    const entries = Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() === 'authorization');
-    // Authorization under two spellings is as ambiguous as two Authorization headers
-    value = entries.length === 1 ? entries[0]![1] : entries.length > 1 ? [] : undefined;
+    // Authorization under two spellings is as ambiguous as two Authorization headers (one pass, no arrays built:
+    // this runs on every delivery)
+    let found = 0;
+    for (const k in headers ?? {}) {
+      if (k.length !== 13 || !Object.hasOwn(headers, k) || k.toLowerCase() !== 'authorization') continue;
+      found++;
+      value = found === 1 ? (headers as Record<string, string | string[] | undefined>)[k] : [];
+    }
   }
   if (Array.isArray(value)) {
     if (value.length !== 1) return undefined; // two Authorization headers: ambiguous, refuse
