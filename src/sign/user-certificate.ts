@@ -24,10 +24,7 @@ export interface UserCertificate {
  * hash is submitted, and its key when the signature arrives. node:crypto's X509Certificate would cost more than
  * verifying the notification's own ES256 signature (OpenSSL 3 decodes the public key eagerly), so the webhook path
  * reads the DER itself — strictly: one DER SEQUENCE of TBSCertificate, algorithm and BIT STRING with no trailing
- * bytes, each TBSCertificate field of the right type, every name attribute and validity time readable, the key's
- * algorithm known. All of that is checked on arrival; the display strings (names, serial, times) are only formatted
- * when first read, since most deliveries are acknowledged without anyone reading them. Formatting cannot fail once
- * the checks passed, so reading a field never throws.
+ * bytes, each TBSCertificate field of the right type.
  */
 export function readUserCertificate(der: Buffer, base64 = der.toString('base64')): UserCertificate {
   try {
@@ -45,32 +42,19 @@ export function readUserCertificate(der: Buffer, base64 = der.toString('base64')
     expect(serial, 0x02);
     expect(signature, 0x30);
     const [from, to] = children(der, expect(validity, 0x30));
-    const subjectName = readName(der, expect(subject, 0x30));
-    const issuerName = readName(der, expect(issuer, 0x30));
-    const notBefore = readTime(der, from);
-    const notAfter = readTime(der, to);
-    const summary = { der, base64 } as UserCertificate;
-    lazyField(summary, 'subject', () => formatName(der, subjectName));
-    lazyField(summary, 'issuer', () => formatName(der, issuerName));
-    lazyField(summary, 'serialNumber', () => serialHex(contentOf(der, serial!)));
-    lazyField(summary, 'notBefore', () => notBefore.toISOString());
-    lazyField(summary, 'notAfter', () => notAfter.toISOString());
-    summary.publicKeyAlgorithm = keyAlgorithm(der, expect(spki, 0x30));
-    return summary;
+    return {
+      der, base64,
+      subject: formatName(der, expect(subject, 0x30)),
+      issuer: formatName(der, expect(issuer, 0x30)),
+      serialNumber: serialHex(contentOf(der, serial!)),
+      notBefore: readTime(der, from).toISOString(),
+      notAfter: readTime(der, to).toISOString(),
+      publicKeyAlgorithm: keyAlgorithm(der, expect(spki, 0x30)),
+    };
   } catch (e) {
     if (e instanceof SingpassFlowsError) throw e;
     throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The certificate notification carries data that is not an X.509 certificate ("user_cert")', { field: 'user_cert' }, { cause: e });
   }
-}
-
-/** An own enumerable property computed on first read (so spreading, JSON and toEqual see a plain value), writable. */
-function lazyField(target: UserCertificate, name: 'subject' | 'issuer' | 'serialNumber' | 'notBefore' | 'notAfter', compute: () => string): void {
-  let value: string | undefined;
-  Object.defineProperty(target, name, {
-    enumerable: true, configurable: true,
-    get: () => (value ??= compute()),
-    set: (v: string) => { value = v; },
-  });
 }
 
 function expect(t: Tlv | undefined, tag: number): Tlv {
@@ -100,30 +84,19 @@ const SHORT_NAMES: Record<string, string> = {
   '1.2.840.113549.1.9.1': 'emailAddress', '0.9.2342.19200300.100.1.25': 'DC', '0.9.2342.19200300.100.1.1': 'UID',
 };
 
-/** One attribute of a name: its type and value, checked readable by {@link readName}. */
-interface NameAttribute { oid: string; value: Tlv }
-
-/** A Name's RDNs, each a SET of type-and-value SEQUENCEs, every value one {@link stringValue} can print. */
-function readName(der: Buffer, name: Tlv): NameAttribute[][] {
+/** node:crypto's multi-line form: one RDN per line, `+` between the values of a multi-valued RDN, RFC 2253 escapes. */
+function formatName(der: Buffer, name: Tlv): string {
   return children(der, name).map((rdn) => {
     expect(rdn, 0x31);
     return children(der, rdn).map((atv) => {
       const [type, value] = children(der, expect(atv, 0x30));
       const oid = oidOf(der, type);
       if (!value) throw new Error('attribute without value');
-      if (value.tag === 0x1e || value.tag === 0x1c) stringValue(der, value); // the two decodings that can throw: try now
-      return { oid, value };
-    });
-  });
-}
-
-/** node:crypto's multi-line form: one RDN per line, `+` between the values of a multi-valued RDN, RFC 2253 escapes. */
-function formatName(der: Buffer, rdns: NameAttribute[][]): string {
-  return rdns.map((rdn) => rdn.map(({ oid, value }) => {
-    const text = stringValue(der, value);
-    // values of other ASN.1 types print as # and their DER in hex (RFC 2253)
-    return `${SHORT_NAMES[oid] ?? oid}=${text === undefined ? `#${der.subarray(value.start, value.end).toString('hex').toUpperCase()}` : escapeValue(text)}`;
-  }).join(' + ')).join('\n');
+      const text = stringValue(der, value);
+      // values of other ASN.1 types print as # and their DER in hex (RFC 2253)
+      return `${SHORT_NAMES[oid] ?? oid}=${text === undefined ? `#${der.subarray(value.start, value.end).toString('hex').toUpperCase()}` : escapeValue(text)}`;
+    }).join(' + ');
+  }).join('\n');
 }
 
 function stringValue(der: Buffer, t: Tlv): string | undefined {
