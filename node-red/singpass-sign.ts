@@ -80,7 +80,9 @@ export = function register(RED: NodeAPI): void {
       if (stored.applied) return duplicate(node, signRef, type);
       if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node) }));
+      // No claim: a Node-RED killed before the save point leaves the record waiting for the scan and the kept delivery
+      // redoes the whole step (no hash was sent yet); killed after it, the replay resubmits the saved hash.
+      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), save }));
       await client.store.markApplied(signRef, type);
       if (result.duplicate) return duplicate(node, signRef, type);
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record) };
@@ -106,7 +108,7 @@ export = function register(RED: NodeAPI): void {
       const { signRef, pdf } = await loadSession(client, msg.signRef);
       if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder (already finished?)`);
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record) => engine.finish(record, pdf, { onStep: statusReporter(node) }));
+      const result = await runStep(client, signRef, (record) => engine.finish(record, pdf, { onStep: statusReporter(node, signRef) }));
       await endSession(client, signRef);
       const out: NodeMessage = {
         ...msg, signRef, session: recordForMessage(result.record), verification: result.report,

@@ -185,7 +185,9 @@ def write(name, flow):
         f.write('\n')
 
 
-write('singpass-document-signing.json', signing())
+from node_red_signing_page import add_signing_page  # the page's live progress, samples, download, report (issue 11)
+
+write('singpass-document-signing.json', add_signing_page(signing()))
 write('corppass-login-with-roles.json', login('corppass'))
 write('singpass-login.json', login('singpass'))
 write('key-set-endpoint.json', key_set())

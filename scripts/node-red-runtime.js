@@ -93,7 +93,22 @@ function parse(argv) {
   return o;
 }
 
+/**
+ * Test hook (never set in production): SINGPASS_TEST_SIGKILL_AFTER_HASH=1 kills this process (SIGKILL, nothing
+ * flushed) the moment the signing service answered a hash submission with success — before the flow sees the
+ * answer, so before it can write the session record: the crash window the engine's save point covers.
+ */
+function killAfterHashSubmission() {
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (url, init) => {
+    const res = await realFetch(url, init);
+    if (String(url).endsWith('/hash') && res.ok) process.kill(process.pid, 'SIGKILL');
+    return res;
+  };
+}
+
 if (require.main === module) {
+  if (process.env.SINGPASS_TEST_SIGKILL_AFTER_HASH === '1') killAfterHashSubmission();
   startNodeRed(parse(process.argv.slice(2))).then(
     (nr) => {
       process.stdout.write(JSON.stringify({ ready: true, url: nr.url, version: nr.version }) + '\n');

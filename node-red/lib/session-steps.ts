@@ -4,7 +4,7 @@
  * Every protocol rule (token binding, OCSP before the hash, state machine, levels) is the engine's.
  */
 import { SingpassFlowsError, type ErrorCode } from '../../src/errors';
-import type { SessionRecord, SessionStep, StepResult } from '../../src/session';
+import { stepSaver, type SessionRecord, type SessionStep, type StepResult } from '../../src/session';
 import type { SignClientNode } from './sign-client';
 import type { Node, NodeStatus } from './types';
 
@@ -50,14 +50,17 @@ export async function loadSession(client: SignClientNode, signRef: unknown): Pro
 /**
  * Run a step and save its record; when another message changed the session meanwhile (compare-and-set lost), the
  * step runs again on the fresh record — the engine then recognises an already applied event as a duplicate.
+ * `save` is for the engine's save point (StepOptions.save: the prepared record, persisted before the hash call, so a
+ * Node-RED killed right after it resubmits the same hash when the kept delivery is replayed).
  */
-export async function runStep<R extends StepResult>(client: SignClientNode, signRef: string, step: (record: SessionRecord) => Promise<R>): Promise<R> {
+export async function runStep<R extends StepResult>(client: SignClientNode, signRef: string, step: (record: SessionRecord, save: (record: SessionRecord) => Promise<boolean>) => Promise<R>): Promise<R> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const record = await client.store.get(signRef);
     if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `The signing session ${signRef} disappeared from the context store`);
-    const result = await step(record);
+    const saver = stepSaver(client.store, record);
+    const result = await step(record, saver.save);
     if (result.duplicate || result.record === record) return result;
-    if (await client.store.put(result.record, record.revision)) return result;
+    if (await saver.save(result.record)) return result;
   }
   throw new SingpassFlowsError('WEBHOOK_HANDLER_FAILED', `The signing session ${signRef} kept changing while this step ran; try again`, { retryable: true });
 }
@@ -68,8 +71,15 @@ export function sessionError(record: SessionRecord): SingpassFlowsError | undefi
   return new SingpassFlowsError(record.error.code as ErrorCode, record.error.message, { signRef: record.state.signRef });
 }
 
-export function statusReporter(node: Node): (step: SessionStep) => void {
-  return (step) => node.status(stepStatus(step));
+/**
+ * Node status per step. Given the session, the text starts with its short sign_ref, so concurrent sessions are told
+ * apart in the editor and a Status node can follow one session (the demo's signing page does).
+ */
+export function statusReporter(node: Node, signRef?: string): (step: SessionStep) => void {
+  return (step) => {
+    const status = stepStatus(step);
+    node.status(signRef && step.step !== 'created' ? { ...status, text: `${short(signRef)} ${status.text}` } : status);
+  };
 }
 
 /** A session that ended keeps its record (small, without the certificate) but not the PDF nor the deliveries. */

@@ -47,7 +47,8 @@ export interface Phone extends SandboxService {
 }
 
 /**
- * Phone simulator with HTTP routes (prefix `/phone`): `GET /phone` (HTML page listing sessions with buttons),
+ * Phone simulator with HTTP routes (prefix `/phone`): `GET /phone` (HTML page listing sessions with buttons; it
+ * refreshes itself from `GET /phone/sessions`, the same list as JSON),
  * `POST /phone/scan {sign_ref | qr, user?}`, `POST /phone/approve {sign_ref}`, `POST /phone/reject {sign_ref}`
  * (JSON or HTML form bodies; JSON answers `{result}`).
  */
@@ -110,6 +111,7 @@ export function createPhone(opts: PhoneOptions): Phone {
     async handle(req, res, url) {
       const sub = url.pathname.slice(prefix.length) || '/';
       if (req.method === 'GET' && sub === '/') return sendBytes(res, 200, page(sign.sessions(), userNames, prefix, url.searchParams.get('msg')), 'text/html; charset=utf-8');
+      if (req.method === 'GET' && sub === '/sessions') return sendJson(res, 200, sessionCards(sign.sessions()));
       const action = /^\/(scan|approve|reject)$/.exec(sub)?.[1];
       if (req.method !== 'POST' || !action) return sendJson(res, 404, { error: 'NOT_FOUND', error_description: `no phone route ${url.pathname}` });
       const isForm = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
@@ -159,24 +161,56 @@ async function formOrJson(req: http.IncomingMessage): Promise<Record<string, str
 
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/** What the phone shows per session (also `GET /phone/sessions` as JSON: the page polls it to refresh itself). */
+function sessionCards(sessions: SessionView[]): { sign_ref: string; state: string; expires_at: number; document_name?: string; domain_name?: string; challenge_code?: string }[] {
+  return [...sessions]
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .map((s) => ({ sign_ref: s.signRef, state: s.state, expires_at: s.expiresAt, document_name: s.docName, domain_name: s.domainName, challenge_code: s.challengeCode }));
+}
+
+const STATE_TEXT: Record<string, string> = {
+  created: 'Waiting for you to scan the QR code',
+  cert_sent: 'Scanned — waiting for the document',
+  hash_submitted: 'Asks for your signature',
+  signed: 'Signed',
+  error: 'Ended without a signature',
+};
+
+const PAGE_STYLE = `body{font-family:system-ui,sans-serif;background:#e9ecef;margin:0}
+.phone{max-width:380px;margin:16px auto;background:#fff;border-radius:28px;border:10px solid #222;min-height:640px;padding:0 0 16px}
+.bar{background:#b0163a;color:#fff;padding:14px 18px;border-radius:16px 16px 0 0;font-weight:600}.bar small{display:block;font-weight:400;opacity:.85}
+.msg{margin:10px 14px;padding:8px;background:#fff3cd;border-radius:6px;font-size:.9em}
+.card{margin:12px 14px;padding:12px;border:1px solid #ddd;border-radius:12px}.card.hash_submitted{border:2px solid #b0163a}
+.state{font-size:.85em;color:#555}.doc{font-size:1.1em;margin:8px 0 2px}.domain{color:#333;font-size:.9em}
+.code{font-size:2.2em;letter-spacing:.25em;font-weight:700;text-align:center;margin:10px 0;font-family:monospace}
+.hint{font-size:.8em;color:#666}.ref{font-size:.7em;color:#888;word-break:break-all}
+button{font-size:1em;padding:10px 16px;border-radius:8px;border:0;cursor:pointer;margin:4px 4px 0 0}
+.approve{background:#1a7f37;color:#fff}.reject{background:#d0d7de}.scan{background:#0b5cad;color:#fff}
+.empty{margin:30px 14px;color:#666;text-align:center}`;
+
 function page(sessions: SessionView[], users: string[], prefix: string, msg: string | null): string {
-  const userSelect = `<select name="user">${users.map((u) => `<option>${esc(u)}</option>`).join('')}</select>`;
-  const rows = sessions
+  const userSelect = `<label class="hint">as test user <select name="user">${users.map((u) => `<option>${esc(u)}</option>`).join('')}</select></label><br>`;
+  const cards = sessionCards(sessions)
     .map((s) => {
-      const left = Math.max(0, Math.round((s.expiresAt - Date.now()) / 1000));
+      const left = Math.max(0, Math.round((s.expires_at - Date.now()) / 1000));
       const form = (action: string, label: string, extra = ''): string =>
-        `<form method="post" action="${prefix}/${action}" style="display:inline"><input type="hidden" name="sign_ref" value="${esc(s.signRef)}">${extra}<button>${label}</button></form>`;
-      let actions = '';
-      if (s.state === 'created') actions = form('scan', 'Scan QR', userSelect);
-      if (s.state === 'hash_submitted') actions = form('approve', 'Approve') + ' ' + form('reject', 'Reject');
-      const doc = s.docName
-        ? `<div>Document <b>${esc(s.docName)}</b> from <b>${esc(s.domainName ?? '')}</b> — challenge code <b style="font-size:1.4em">${esc(s.challengeCode ?? '')}</b></div>`
-        : '';
-      return `<tr><td><code>${esc(s.signRef)}</code><br><small>${esc(s.clientId)} / ${esc(s.tenantId)}</small></td><td>${esc(s.state)}</td><td>${left}s</td><td>${doc}${actions}</td></tr>`;
+        `<form method="post" action="${prefix}/${action}" style="display:inline"><input type="hidden" name="sign_ref" value="${esc(s.sign_ref)}">${extra}<button class="${action}">${label}</button></form>`;
+      let body = '';
+      if (s.state === 'created') body = form('scan', 'Scan QR code', userSelect);
+      if (s.document_name) {
+        body += `<div class="doc">Document <b class="doc-name">${esc(s.document_name)}</b></div><div class="domain">from <b class="domain-name">${esc(s.domain_name ?? '')}</b></div>`;
+      }
+      if (s.state === 'hash_submitted') {
+        body += `<div class="code challenge-code">${esc(s.challenge_code ?? '')}</div><div class="hint">Approve only if the signing page shows the same challenge code.</div>`
+          + form('approve', 'Approve and sign') + form('reject', 'Reject');
+      }
+      return `<div class="card ${esc(s.state)}" data-sign-ref="${esc(s.sign_ref)}" data-state="${esc(s.state)}"><div class="state">${esc(STATE_TEXT[s.state] ?? s.state)}${s.state === 'signed' || s.state === 'error' ? '' : ` · expires in ${left}s`}</div>${body}<div class="ref">${esc(s.sign_ref)}</div></div>`;
     })
     .join('');
-  return `<!doctype html><html><head><meta charset="utf-8"><title>Sandbox phone</title><meta http-equiv="refresh" content="5"></head>
-<body style="font-family:sans-serif"><h1>Sandbox Singpass app</h1>${msg ? `<p><i>${esc(msg)}</i></p>` : ''}
-<p>Signing sessions waiting for the user. Check that the challenge code matches the one on the document page before approving.</p>
-<table border="1" cellpadding="6"><tr><th>sign_ref</th><th>state</th><th>expires in</th><th>action</th></tr>${rows || '<tr><td colspan="4">no sessions</td></tr>'}</table></body></html>`;
+  const fingerprint = sessionCards(sessions).map((s) => `${s.sign_ref}:${s.state}`).join(',');
+  // No meta refresh (it would reload under a click): poll the JSON and reload only when a session changed.
+  const script = `<script>var seen=${JSON.stringify(fingerprint)};setInterval(function(){fetch('${prefix}/sessions').then(function(r){return r.json()}).then(function(l){var f=l.map(function(s){return s.sign_ref+':'+s.state}).join(',');if(f!==seen)location.replace('${prefix}')}).catch(function(){})},1000);</script>`;
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sandbox Singpass app</title><style>${PAGE_STYLE}</style></head>
+<body><div class="phone"><div class="bar">Singpass app <small>sandbox phone simulator · TEST ONLY</small></div>${msg ? `<div class="msg">${esc(msg)}</div>` : ''}
+${cards || '<div class="empty">No signing sessions yet. Start one on the signing page.</div>'}</div>${script}</body></html>`;
 }

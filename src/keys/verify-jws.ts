@@ -38,34 +38,47 @@ export interface VerifyJwsOptions {
 export async function verifyJwsWithKeySet(token: string, keySet: KeySource, options: VerifyJwsOptions): Promise<{ payload: JWTPayload; protectedHeader: JWSHeaderParameters }> {
   const fail = (message: string, cause?: unknown, code: ErrorCode = options.errorCode, field?: string) =>
     new SingpassFlowsError(code, `The ${options.what} ${message}`, field ? { field } : {}, cause ? { cause } : undefined);
-  if (typeof token !== 'string' || token.split('.').length !== 3) throw fail('is not a signed JWT (expected three dot-separated parts)');
-  let header: JWSHeaderParameters;
-  try {
-    header = decodeProtectedHeader(token) as JWSHeaderParameters;
-  } catch (e) {
-    throw fail('has an unreadable header', e);
-  }
   const allowed = options.algorithms.filter((a) => a !== 'none' && !a.startsWith('HS'));
-  if (!header.alg || !allowed.includes(header.alg)) throw fail(`uses algorithm "${header.alg}", which is not accepted (allowed: ${allowed.join(', ')})`);
-  for (const member of ['jwk', 'jku', 'x5u', 'x5c'] as const) {
-    if (member in header) throw fail(`carries its own key ("${member}" header); keys are only taken from the published key set`);
-  }
-  if (options.typ && header.typ?.toLowerCase() !== options.typ.toLowerCase()) throw fail(`has typ "${header.typ}", expected "${options.typ}"`);
+  /** The header rules, in the order their messages name them; run on the header jose has already parsed. */
+  const checkHeader = (header: JWSHeaderParameters) => {
+    if (!header.alg || !allowed.includes(header.alg)) throw fail(`uses algorithm "${header.alg}", which is not accepted (allowed: ${allowed.join(', ')})`);
+    for (const member of ['jwk', 'jku', 'x5u', 'x5c'] as const) {
+      if (member in header) throw fail(`carries its own key ("${member}" header); keys are only taken from the published key set`);
+    }
+    if (options.typ && header.typ?.toLowerCase() !== options.typ.toLowerCase()) throw fail(`has typ "${header.typ}", expected "${options.typ}"`);
+  };
+  /** Why jose refused the token before asking for a key, in our words (the header decoded again: only on failure). */
+  const explainEarlyRefusal = () => {
+    if (typeof token !== 'string' || token.split('.').length !== 3) throw fail('is not a signed JWT (expected three dot-separated parts)');
+    let header: JWSHeaderParameters;
+    try {
+      header = decodeProtectedHeader(token) as JWSHeaderParameters;
+    } catch (e) {
+      throw fail('has an unreadable header', e);
+    }
+    checkHeader(header);
+  };
+  if (typeof token !== 'string') explainEarlyRefusal();
 
   const clock = options.clock ?? systemClock;
   const tolerance = options.clockToleranceSeconds ?? 30;
-  const attempt = async () => {
-    const key = await keySet.getKey(header);
-    return jwtVerify(token, key, {
-      algorithms: allowed,
-      issuer: options.issuer,
-      audience: options.audience,
-      clockTolerance: tolerance,
-      currentDate: new Date(clock()),
-      maxTokenAge: options.maxAgeSeconds,
-      requiredClaims: [...(options.expOptional ? [] : ['exp']), 'iat', ...(options.requiredClaims ?? [])],
-    });
+  let keyAsked = false;
+  // The key is chosen inside jwtVerify, from the header jose parsed (strictly, once): the algorithm allow-list is
+  // checked by jose before it asks, the header-key and typ rules here before any key lookup.
+  const resolveKey = (header: JWSHeaderParameters) => {
+    keyAsked = true;
+    checkHeader(header);
+    return keySet.getKey(header);
   };
+  const attempt = () => jwtVerify(token, resolveKey, {
+    algorithms: allowed,
+    issuer: options.issuer,
+    audience: options.audience,
+    clockTolerance: tolerance,
+    currentDate: new Date(clock()),
+    maxTokenAge: options.maxAgeSeconds,
+    requiredClaims: [...(options.expOptional ? [] : ['exp']), 'iat', ...(options.requiredClaims ?? [])],
+  });
   let result;
   try {
     try {
@@ -75,6 +88,7 @@ export async function verifyJwsWithKeySet(token: string, keySet: KeySource, opti
       result = await attempt();
     }
   } catch (e) {
+    if (!keyAsked && !(e instanceof SingpassFlowsError)) explainEarlyRefusal();
     if (e instanceof SingpassFlowsError) {
       if (e.code === 'KEY_NOT_FOUND') throw fail(`is signed with a key that is not in the published key set (${e.message})`, e);
       throw e;

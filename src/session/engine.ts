@@ -78,6 +78,14 @@ export interface SigningEngine {
    */
   acceptCertificate(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
 
+  /**
+   * Continue a record saved at the certificate step's save point (`record.submitting`: prepared, hash maybe sent,
+   * then the process died): resubmit exactly the saved hash; a refusal as "already submitted" means the first call
+   * got through, so the session waits for the signature. Never prepares a new hash. Returns the record in
+   * `hash_submitted` (or ended). The replayed certificate event does the same through `applyDelivery`.
+   */
+  resumeSubmission(record: SessionRecord, options?: StepOptions): Promise<StepResult>;
+
   /** The user signed: record the signature (checked against the submitted hash). Then call {@link finish}. */
   acceptSignature(record: SessionRecord, delivery: VerifiedDelivery, options?: StepOptions): Promise<StepResult>;
 
@@ -136,7 +144,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   /** The session ends without (or short of) its PDF: the certificate and prepared state go with it. */
   const ended = (record: SessionRecord, e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord => {
     const error = errorOf(e);
-    const { prepared: _dropped, ...rest } = next(record, patch);
+    const rest = withoutSessionData(next(record, patch));
     return { ...rest, state: failSigningSession(record.state, error, clock), error };
   };
   const say = async (options: StepOptions | undefined, step: SessionStep): Promise<void> => {
@@ -166,10 +174,38 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   function alreadyApplied(record: SessionRecord, delivery: VerifiedDelivery): boolean {
     const e = delivery.event;
     const s = record.state;
-    if (e.type === 'certificate') return s.status !== 'waiting_for_scan' && s.nonce !== undefined && constantTimeEqual(e.nonce, s.nonce);
+    if (e.type === 'certificate') return s.status !== 'waiting_for_scan' && !isAtSavePoint(record) && s.nonce !== undefined && constantTimeEqual(e.nonce, s.nonce);
     if (e.type === 'signature') return s.signature !== undefined && e.signature === s.signature && e.documentHash === s.documentHash;
     return s.status === 'failed' && s.error?.correlationId === e.correlationId && s.error.code === e.errorCode;
   }
+
+  /** The hash call of a record at the save point (`submitting`); `resubmission`: it may have been sent before. */
+  async function submit(record: SessionRecord, resubmission: boolean, stepOptions: StepOptions | undefined): Promise<StepResult> {
+    const { documentHash } = record.submitting!;
+    try {
+      await config.client.submitDocumentHash(record.state.signRef, {
+        documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: record.state.nonce!, domainName: config.domainName,
+      }, { resubmission });
+    } catch (e) {
+      // An attempt that got no answer (timeout, dropped connection, a process that died) and a later one the service
+      // refused ("a hash was already submitted"): the first one most likely got through. Failing now would lose a
+      // session the user is about to approve; wait for the signature webhook instead (the deadline ends it if none comes).
+      if (!(isSingpassFlowsError(e) && e.details.possiblyAccepted === true)) {
+        const out = ended(record, e);
+        await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
+        return { record: out };
+      }
+    }
+    const out = hashSubmitted(record);
+    await say(stepOptions, { step: 'submitted', documentName: record.request.documentName, challengeCode: record.state.challengeCode });
+    return { record: out };
+  }
+
+  /** The save point's record once its hash is with the service (the prepared state is the saved one). */
+  const hashSubmitted = (record: SessionRecord): SessionRecord => {
+    const { submitting, ...rest } = next(record, {});
+    return { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, clock) };
+  };
 
   const engine: SigningEngine = {
     config,
@@ -219,7 +255,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
       const state = applySigningEvent(record.state, e, clock);
       const error = { code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${e.errorCode}${e.message ? ` ${e.message}` : ''}` };
-      const { prepared: _dropped, ...rest } = next(record, {});
+      const rest = withoutSessionData(next(record, {}));
       const out = { ...rest, state, error };
       await say(stepOptions, { step: 'ended', status: state.status, error });
       return { record: out };
@@ -231,6 +267,8 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const event = delivery.event as CertificateEvent;
       if (event.type !== 'certificate') throw new SingpassFlowsError('STATE_INVALID', `Expected a certificate event, got ${event.type}`, { retryable: false });
       checkDocument(record, pdf);
+      // Replayed after a crash past the save point: the hash may be with the user already; send the same one again.
+      if (isAtSavePoint(record) && record.state.nonce !== undefined && constantTimeEqual(event.nonce, record.state.nonce)) return submit(record, true, stepOptions);
       // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
       let current = next(record, { state: applySigningEvent(record.state, event, clock) });
       if (stepOptions?.claim && !(await stepOptions.claim(current))) return { record, duplicate: true };
@@ -247,30 +285,24 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         return finishWith(e); // revoked, unknown, expired, untrusted…: no hash is ever submitted
       }
       await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
-      let documentHash: string;
       try {
         const prepared = await prepareSignature(pdf, {
           certificate: event.certificate.der, chain: chain.slice(1, -1), reason: record.request.reason, location: record.request.location, clock,
         });
-        documentHash = prepared.documentHash;
-        current = { ...current, prepared: prepared.state };
-        await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash });
+        // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
+        current = next(current, { prepared: prepared.state, submitting: { documentHash: prepared.documentHash } });
+        await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
       } catch (e) {
         return finishWith(e);
       }
-      try {
-        await config.client.submitDocumentHash(record.state.signRef, {
-          documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: event.nonce, domainName: config.domainName,
-        });
-      } catch (e) {
-        // An attempt that got no answer (timeout, dropped connection) and a retry the service refused ("a hash was
-        // already submitted"): the first one most likely got through. Failing now would lose a session the user is
-        // about to approve; wait for the signature webhook instead (the deadline ends it if none comes).
-        if (!(isSingpassFlowsError(e) && e.details.possiblyAccepted === true)) return finishWith(e);
-      }
-      current = next(current, { state: markHashSubmitted(current.state, documentHash, clock) });
-      await say(stepOptions, { step: 'submitted', documentName: record.request.documentName, challengeCode: record.state.challengeCode });
-      return { record: current };
+      if (stepOptions?.save && !(await stepOptions.save(current))) return { record, duplicate: true };
+      return submit(current, false, stepOptions);
+    },
+
+    async resumeSubmission(record, stepOptions) {
+      checkRecord(record);
+      if (!isAtSavePoint(record)) throw new SingpassFlowsError('STATE_INVALID', `No hash submission to resume: the session is ${record.state.status}`, { retryable: false });
+      return submit(record, true, stepOptions);
     },
 
     async acceptSignature(record, delivery, stepOptions) {
@@ -278,8 +310,10 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (alreadyApplied(record, delivery)) return { record, duplicate: true };
       const event = delivery.event as SignatureEvent;
       if (event.type !== 'signature') throw new SingpassFlowsError('STATE_INVALID', `Expected a signature event, got ${event.type}`, { retryable: false });
+      // A signature over the save point's hash proves the hash got through (a process died before recording it).
+      const base = isAtSavePoint(record) && event.documentHash === record.submitting!.documentHash ? hashSubmitted(record) : record;
       // Refuses a signature before a hash, or over another hash (record untouched).
-      const out = next(record, { state: applySigningEvent(record.state, event, clock) });
+      const out = next(base, { state: applySigningEvent(base.state, event, clock) });
       await say(stepOptions, { step: 'signature', event });
       return { record: out };
     },
@@ -339,7 +373,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         best = undefined; // never hand out a PDF whose own signature does not verify at the level asked for
         return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${level}`), report);
       }
-      const { prepared: _dropped, ...rest } = next(record, { result: { level: ours.level, valid: true } });
+      const rest = withoutSessionData(next(record, { result: { level: ours.level, valid: true } }));
       const done: SessionRecord = { ...rest, state: completeSigningSession(record.state, clock) };
       await say(stepOptions, { step: 'ended', status: done.state.status });
       return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
@@ -349,7 +383,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       checkRecord(record);
       const state = expireSigningSession(record.state, clock, { scanExtensionSeconds });
       if (state === record.state) return { record };
-      const { prepared: _dropped, ...rest } = next(record, {});
+      const rest = withoutSessionData(next(record, {}));
       return {
         record: {
           ...rest, state,
@@ -364,6 +398,17 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     },
   };
   return engine;
+}
+
+/** Prepared, hash maybe sent, not yet recorded as submitted: the certificate step's save point. */
+export function isAtSavePoint(record: SessionRecord): boolean {
+  return record.state.status === 'certificate_received' && record.submitting !== undefined && record.prepared !== undefined;
+}
+
+/** An ended session keeps neither the prepared signature state nor the save point. */
+function withoutSessionData(record: SessionRecord): SessionRecord {
+  const { prepared: _prepared, submitting: _submitting, ...rest } = record;
+  return rest;
 }
 
 /** True once the session has ended (completed, failed, expired). */

@@ -3,8 +3,8 @@ import type { WebhookRequest, WebhookResponse } from '../sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
-import { isSessionEnded, type SigningEngine } from './engine';
-import { MemorySessionStore, type SessionStore } from './store';
+import { isAtSavePoint, isSessionEnded, type SigningEngine } from './engine';
+import { MemorySessionStore, stepSaver, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
 
 /** How a session run by the runner ended. */
@@ -52,7 +52,10 @@ export interface SessionRunner {
    * call for 60 s after the end (or take it from `onEnded`); later calls get the stored record only.
    */
   outcome(signRef: string): Promise<SessionOutcome>;
-  /** Pick up unfinished sessions from the store (after a restart): re-arm their expiry. */
+  /**
+   * Pick up unfinished sessions from the store (after a restart): re-arm their expiry, finish the signed ones, and
+   * resubmit the saved hash of those a crash left at the save point before the hash call (never a new hash).
+   */
   resume(): Promise<number>;
   /** Stop timers (sessions stay in the store). */
   close(): Promise<void>;
@@ -219,23 +222,29 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (!record) return;
     const pdf = await store.getDocument(signRef);
     if (!pdf && delivery.event.type === 'certificate') return;
-    let expected = record.revision;
-    const r = await engine.applyDelivery(record, delivery, pdf ?? Buffer.alloc(0), {
-      ...stepOptions(signRef),
-      claim: async (claimed) => {
-        const ok = await save(claimed, expected);
-        if (ok) expected = claimed.revision;
-        return ok;
-      },
-    });
+    // Saved when claimed, at the save point before the hash call, and after the step.
+    const saver = stepSaver(store, record);
+    const r = await engine.applyDelivery(record, delivery, pdf ?? Buffer.alloc(0), { ...stepOptions(signRef), claim: saver.save, save: saver.save });
     if (r.duplicate) return;
-    if (!(await save(r.record, expected))) {
-      refused({ signRef, code: 'STATE_INVALID', message: 'the session record changed meanwhile (another process); event dropped', status: 200 });
+    return saved(r.record, saver);
+  };
+
+  const saved = async (record: SessionRecord, saver: ReturnType<typeof stepSaver>): Promise<void> => {
+    if (!(await saver.save(record))) {
+      refused({ signRef: record.state.signRef, code: 'STATE_INVALID', message: 'the session record changed meanwhile (another process); event dropped', status: 200 });
       return;
     }
-    if (r.record.state.status === 'signed') return finishNow(r.record);
-    if (isSessionEnded(r.record)) return settle(r.record);
-    arm(r.record);
+    if (record.state.status === 'signed') return finishNow(record);
+    if (isSessionEnded(record)) return settle(record);
+    arm(record);
+  };
+
+  /** A record left at the save point by a process that died around the hash call: send the same hash again. */
+  const resubmit = async (signRef: string): Promise<void> => {
+    const record = await store.get(signRef);
+    if (!record || !isAtSavePoint(record)) return;
+    const r = await engine.resumeSubmission(record, stepOptions(signRef));
+    return saved(r.record, stepSaver(store, record));
   };
 
   return {
@@ -293,6 +302,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         n++;
         waiter(signRef);
         if (record.state.status === 'signed') void enqueue(signRef, () => finishNow(record));
+        else if (isAtSavePoint(record)) void enqueue(signRef, () => resubmit(signRef));
         else arm(record);
       }
       return n;

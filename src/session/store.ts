@@ -20,6 +20,25 @@ export interface SessionStore {
   deleteDocument(signRef: string): Promise<void> | void;
 }
 
+/**
+ * Compare-and-set saves for one step that persists more than once (the claim, the save point before the hash call,
+ * then its result): each save is checked against the revision the previous one wrote. Pass `save` as the step's
+ * `claim` and `save` options, then save the step's result with `save` too.
+ */
+export function stepSaver(store: Pick<SessionStore, 'put'>, loaded: SessionRecord): { save: (record: SessionRecord) => Promise<boolean>; readonly expected: number } {
+  let expected = loaded.revision;
+  return {
+    async save(record) {
+      const ok = await store.put(record, expected);
+      if (ok) expected = record.revision;
+      return ok;
+    },
+    get expected() {
+      return expected;
+    },
+  };
+}
+
 /** The default {@link SessionStore}: process memory (JSON copies, so it behaves like a persistent store). */
 export class MemorySessionStore implements SessionStore {
   private readonly records = new Map<string, string>();

@@ -30,6 +30,12 @@ export interface SessionRecord {
   document: { length: number; sha256: string };
   /** Everything finalize needs (JSON, small), from the certificate step until the session ends. */
   prepared?: PreparedSignature;
+  /**
+   * The save point of the certificate step: set (with `prepared`) BEFORE the hash call, removed once it returned.
+   * A record still carrying it may have had its hash submitted by a process that then died: the next step resubmits
+   * exactly this hash (`resumeSubmission`, or the replayed certificate event) and never prepares a new one.
+   */
+  submitting?: { documentHash: string };
   /** Set when the session ended: the level reached and whether OUR signature verified. */
   result?: { level: PadesLevel | null; valid: boolean };
   /** Why the session ended without a signed PDF at the requested level (stable code, user-readable message). */
@@ -137,4 +143,11 @@ export interface StepOptions {
    * what makes concurrent duplicate deliveries safe across processes (never a second hash).
    */
   claim?: (record: SessionRecord) => boolean | Promise<boolean>;
+  /**
+   * The save point before the hash call: called with the prepared record (`submitting` set) BEFORE the hash is
+   * submitted. Save it with compare-and-set (after a `claim`, against the claimed revision) and resolve false if
+   * another execution changed the record (then nothing is submitted). Without it, a crash between the hash call and
+   * the caller's save loses the session: the replayed event would prepare a new hash, which the service refuses.
+   */
+  save?: (record: SessionRecord) => boolean | Promise<boolean>;
 }

@@ -135,8 +135,12 @@ export class SigningApiClient {
     return parseSession(res);
   }
 
-  /** Send the hash for the user to sign; call it right after the certificate webhook (the user is waiting). */
-  async submitDocumentHash(signRef: string, input: DocumentHashInput): Promise<void> {
+  /**
+   * Send the hash for the user to sign; call it right after the certificate webhook (the user is waiting).
+   * `resubmission`: this exact hash may already have reached the service (sent before a crash or restart), so a
+   * refusal ("already submitted") is reported as `possiblyAccepted`, like a retry after a lost answer.
+   */
+  async submitDocumentHash(signRef: string, input: DocumentHashInput, options: { resubmission?: boolean } = {}): Promise<void> {
     const ref = checkSignRef(signRef);
     const body: Record<string, string> = {
       [HASH_FIELDS.documentName]: checkDocumentName(input?.documentName),
@@ -147,10 +151,11 @@ export class SigningApiClient {
     };
     const appLink = checkAppLink(input?.appLink);
     if (appLink) body[HASH_FIELDS.appLink] = appLink;
-    await this.call(hashPath(ref), body, true, 'submit the document hash');
+    await this.call(hashPath(ref), body, true, 'submit the document hash', options.resubmission === true);
   }
 
-  private async call(path: string, body: Record<string, string>, retryable: boolean, what: string): Promise<HttpResponse> {
+  /** `sentBefore`: an earlier attempt (e.g. by a process that died) may have been processed already. */
+  private async call(path: string, body: Record<string, string>, retryable: boolean, what: string, sentBefore = false): Promise<HttpResponse> {
     const attempts = retryable ? Math.max(1, this.config.retry?.attempts ?? 2) : 1;
     const sleep = this.config.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     let last: SingpassFlowsError | undefined;
@@ -167,7 +172,7 @@ export class SigningApiClient {
         continue;
       }
       if (res.status >= 200 && res.status < 300) return res;
-      const ambiguous = last !== undefined; // an earlier attempt may have been processed before its answer was lost
+      const ambiguous = sentBefore || last !== undefined; // an earlier attempt may have been processed before its answer was lost
       last = serviceError(res, what);
       if (!RETRYABLE_STATUS.has(res.status)) {
         if (ambiguous && last.code === 'SIGN_REQUEST_REJECTED') {

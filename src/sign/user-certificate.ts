@@ -65,11 +65,12 @@ function expect(t: Tlv | undefined, tag: number): Tlv {
 /** Dotted OIDs by their DER content in hex: the names in a certificate repeat a handful of OIDs. */
 const DOTTED = new Map<string, string>();
 function oidOf(der: Buffer, t: Tlv | undefined): string {
-  const content = contentOf(der, expect(t, 0x06));
-  const hex = content.toString('hex');
+  const oid = expect(t, 0x06);
+  // toString(…, start, end) rather than a subarray: no Buffer allocated per attribute on this hot path
+  const hex = der.toString('hex', oid.contentStart, oid.end);
   let dotted = DOTTED.get(hex);
   if (dotted === undefined) {
-    dotted = decodeOid(content);
+    dotted = decodeOid(contentOf(der, oid));
     if (DOTTED.size < 256) DOTTED.set(hex, dotted);
   }
   return dotted;
@@ -100,12 +101,14 @@ function formatName(der: Buffer, name: Tlv): string {
 }
 
 function stringValue(der: Buffer, t: Tlv): string | undefined {
-  const c = contentOf(der, t);
   switch (t.tag) {
-    case 0x0c: return c.toString('utf8'); // UTF8String
-    case 0x12: case 0x13: case 0x16: case 0x1a: case 0x14: return c.toString('latin1'); // Numeric, Printable, IA5, Visible, Teletex
-    case 0x1e: return Buffer.from(c).swap16().toString('utf16le'); // BMPString (UTF-16BE)
-    case 0x1c: return String.fromCodePoint(...Array.from({ length: c.length >> 2 }, (_, i) => c.readUInt32BE(i * 4))); // UniversalString
+    case 0x0c: return der.toString('utf8', t.contentStart, t.end); // UTF8String
+    case 0x12: case 0x13: case 0x16: case 0x1a: case 0x14: return der.toString('latin1', t.contentStart, t.end); // Numeric, Printable, IA5, Visible, Teletex
+    case 0x1e: return Buffer.from(contentOf(der, t)).swap16().toString('utf16le'); // BMPString (UTF-16BE)
+    case 0x1c: { // UniversalString
+      const c = contentOf(der, t);
+      return String.fromCodePoint(...Array.from({ length: c.length >> 2 }, (_, i) => c.readUInt32BE(i * 4)));
+    }
     default: return undefined;
   }
 }
@@ -125,7 +128,7 @@ function serialHex(content: Buffer): string {
 }
 
 function readTime(der: Buffer, t: Tlv | undefined): Date {
-  const s = t ? contentOf(der, t).toString('latin1') : '';
+  const s = t ? der.toString('latin1', t.contentStart, t.end) : '';
   const m = t?.tag === 0x17 ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(s)
     : t?.tag === 0x18 ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.\d+)?Z$/.exec(s) : null;
   if (!m) throw new Error('bad validity time');

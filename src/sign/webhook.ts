@@ -1,5 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { decodeJwt, type JWTPayload } from 'jose';
+import { hash, randomUUID } from 'node:crypto';
+import type { JWTPayload } from 'jose';
 import { constantTimeEqual } from '../secrets';
 import { SingpassFlowsError, invalidInput, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { checkNumberSetting } from '../settings';
@@ -131,9 +131,10 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
     try {
       const token = readToken(request.body);
       const presented = readBearer(request.headers);
-      const expected = typeof request.expectedToken === 'function'
-        ? await request.expectedToken(unverifiedSignRef(token))
-        : request.expectedToken;
+      const lookedUp = typeof request.expectedToken === 'function' ? unverifiedSignRef(token) : undefined;
+      const expected = lookedUp !== undefined && typeof request.expectedToken === 'function'
+        ? await request.expectedToken(lookedUp)
+        : request.expectedToken as string;
       if (typeof request.expectedToken === 'function' && expected === undefined) {
         throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', 'The webhook names a signing session that is unknown or finished', { retryable: false });
       }
@@ -154,6 +155,10 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
         throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The webhook token is valid for more than ${MAX_TOKEN_LIFETIME_S} s ("exp" - "iat"); refusing it`, { field: 'exp' });
       }
       const event = toEvent(payload);
+      // the Bearer was chosen by the unverified sign_ref: it must be the one the service signed
+      if (lookedUp !== undefined && event.signRef !== lookedUp) {
+        throw new SingpassFlowsError('WEBHOOK_UNAUTHORIZED', 'The webhook token\'s signed sign_ref is not the one its Bearer token was looked up by', { retryable: false });
+      }
       const log = request.seen ?? defaultLog;
       const first = await log.remember(deliveryKey(event), clock() + windowMs);
       return { response: { status: 200 }, event, duplicate: !first };
@@ -192,9 +197,14 @@ export function readBearer(headers: WebhookRequest['headers']): string | undefin
   let value: string | string[] | null | undefined;
   if (typeof (headers as Headers)?.get === 'function') value = (headers as Headers).get('authorization');
   else {
-    const entries = Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() === 'authorization');
-    // Authorization under two spellings is as ambiguous as two Authorization headers
-    value = entries.length === 1 ? entries[0]![1] : entries.length > 1 ? [] : undefined;
+    // Authorization under two spellings is as ambiguous as two Authorization headers (one pass, no arrays built:
+    // this runs on every delivery)
+    let found = 0;
+    for (const k in headers ?? {}) {
+      if (k.length !== 13 || !Object.hasOwn(headers, k) || k.toLowerCase() !== 'authorization') continue;
+      found++;
+      value = found === 1 ? (headers as Record<string, string | string[] | undefined>)[k] : [];
+    }
   }
   if (Array.isArray(value)) {
     if (value.length !== 1) return undefined; // two Authorization headers: ambiguous, refuse
@@ -207,14 +217,21 @@ export function readBearer(headers: WebhookRequest['headers']): string | undefin
   return token ? token : undefined;
 }
 
-/** sign_ref read WITHOUT verification, only to find the session's expected Bearer token. */
+/**
+ * sign_ref read WITHOUT verification, only to find the session's expected Bearer token. Buffer's base64url decoding
+ * (several times cheaper than jose's decodeJwt) is lenient, but jose decodes the same part strictly when it verifies,
+ * and handle() then requires the verified sign_ref to be this one.
+ */
 function unverifiedSignRef(token: string): string {
-  let payload: JWTPayload;
+  let payload: unknown;
   try {
-    payload = decodeJwt(token);
+    const parts = token.split('.');
+    if (parts.length !== 3) throw new Error('not three parts');
+    payload = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
   } catch {
     throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The webhook token is not a readable JWT');
   }
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The webhook token is not a readable JWT');
   const ref = pickString(payload as Record<string, unknown>, WEBHOOK_CLAIMS.signRef);
   if (!ref) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The webhook token has no sign_ref');
   return ref;
@@ -274,7 +291,8 @@ function parseCertificate(base64: string): UserCertificate {
  */
 function deliveryKey(event: SigningEvent): string {
   const distinct = event.type === 'certificate' ? event.nonce : event.type === 'signature' ? `${event.documentHash}:${event.signature}` : `${event.errorCode}:${event.correlationId}`;
-  return createHash('sha256').update(`${event.type}\n${event.signRef}\n${distinct}`).digest('base64url');
+  // SHA-256 (one-shot): a shared store gets short keys of one length, and no two events share one
+  return hash('sha256', `${event.type}\n${event.signRef}\n${distinct}`, 'base64url');
 }
 
 const WEBHOOK_CODE_FOR: Partial<Record<ErrorCode, string>> = {

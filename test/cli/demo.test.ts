@@ -23,17 +23,18 @@ async function runDemo(argv: string[]) {
 const dir = mkdtempSync(join(tmpdir(), 'demo-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('singpass-flows demo', () => {
+describe('singpass-flows demo --cli (the scripted round trip)', () => {
   it('is registered and has --help', async () => {
     expect(commands.map((c) => c.name)).toContain('demo');
     const r = await runDemo(['--help']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/--level B-B\|B-T\|B-LT\|B-LTA/);
+    expect(r.out).toMatch(/--auto/);
   });
 
   it('B-LTA (default): every step printed, final OK, the written PDF is the verified one', async () => {
     const file = join(dir, 'signed.pdf');
-    const r = await runDemo(['--out', file, '--no-qr']);
+    const r = await runDemo(['--cli', '--out', file, '--no-qr']);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     for (const step of ['sandbox up', 'session', 'scanned', 'webhook: certificate', 'prepareSignature', 'hash submitted', 'approved', 'verifies with node:crypto', 'document timestamp', 'verified: valid=true, level B-LTA']) {
@@ -47,7 +48,7 @@ describe('singpass-flows demo', () => {
   });
 
   it('B-B with the P-384 user and a terminal QR code', async () => {
-    const r = await runDemo(['--level', 'b-b', '--user', 'p384']);
+    const r = await runDemo(['--cli', '--level', 'b-b', '--user', 'p384']);
     expect(r.code).toBe(0);
     expect(r.out).toContain('EC P-384');
     expect(r.out).toContain('level B-B');
@@ -55,15 +56,17 @@ describe('singpass-flows demo', () => {
   });
 
   it('exits 1 with the error code when a step fails (revoked user at B-LT: OCSP refuses)', async () => {
-    const r = await runDemo(['--level', 'B-LT', '--user', 'revoked', '--no-qr']);
+    const r = await runDemo(['--cli', '--level', 'B-LT', '--user', 'revoked', '--no-qr']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^FAILED: OCSP_REVOKED/);
     expect(r.out).not.toMatch(/^OK/m);
   });
 
   it('exits 2 on bad options', async () => {
-    expect((await runDemo(['--level', 'B-X'])).code).toBe(2);
-    expect((await runDemo(['--user', 'nobody'])).code).toBe(2);
+    expect((await runDemo(['--cli', '--level', 'B-X'])).code).toBe(2);
+    expect((await runDemo(['--cli', '--user', 'nobody'])).code).toBe(2);
+    expect((await runDemo(['--cli', '--bogus'])).code).toBe(2);
     expect((await runDemo(['--bogus'])).code).toBe(2);
+    expect((await runDemo(['--node-red-port', '70000'])).code).toBe(2);
   });
 });

@@ -76,12 +76,22 @@ export async function deploy(url: string, flow: unknown[]): Promise<void> {
   if (res.status !== 204 && res.status !== 200) throw new Error(`deploy failed: HTTP ${res.status} ${await res.text()}`);
 }
 
+/**
+ * Poll `probe` until it gives a value. A probe that throws is asked again until the deadline: the files it reads are
+ * written by Node-RED's file nodes at the same time, so a read can see half a line.
+ */
 export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 60_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    let v: T | undefined;
+    let failure: unknown;
+    try {
+      v = await probe();
+    } catch (e) {
+      failure = e;
+    }
+    if (failure === undefined && v !== undefined && v !== false) return v as T;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}${failure ? `: ${(failure as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -106,16 +106,68 @@ export async function signExampleWithRestart(o: SigningScenario): Promise<void> 
   o.running(nr);
 
   await sb.phone.approve(signRef);
+  await expectSignedExample(o, nr, { signRef, input, userDir, signedDir });
+}
+
+/**
+ * Node-RED is KILLED the moment the service accepted the hash, before the flow saw the answer (the test runtime's
+ * SINGPASS_TEST_SIGKILL_AFTER_HASH hook), so the record on disk is the one from the engine's save point. Restarted,
+ * the kept certificate delivery is replayed: the same hash goes out again (refused as already submitted: the first
+ * got through), never a new one, and the user's approval of the first hash completes the session.
+ */
+export async function signExampleKilledAfterHash(o: SigningScenario): Promise<void> {
+  const { sb } = o;
+  fs.mkdirSync(o.tmp, { recursive: true });
+  const userDir = path.join(o.tmp, 'userDir');
+  const signedDir = path.join(o.tmp, 'signed');
+  const port = await freePort();
+  const start = (env: Record<string, string> = {}) => startNodeRedProcess({ userDir, port, env: { SINGPASS_SIGNED_DIR: signedDir, ...env }, node: o.node, nodeRedDir: o.nodeRedDir, packageDir: o.packageDir });
+  let nr = await start({ SINGPASS_TEST_SIGKILL_AFTER_HASH: '1' });
+  o.running(nr);
+  await deploySigningExample(nr, sb, o.packageDir ? path.join(o.packageDir, 'examples', 'singpass-document-signing.json') : EXAMPLE);
+  const input = await fixture('classic');
+  const { signRef } = await startSigning(nr, input, 'Killed.pdf');
+  let hashCalls = 0;
+  const countHash = (v: { signRef: string }) => void (v.signRef === signRef && hashCalls++);
+  sb.sign.events.on('hash', countHash);
+  try {
+    await sb.phone.scan(signRef, { user: 'p256' });
+    const killed = nr;
+    await waitFor('Node-RED killed after the hash call', () => killed.child.signalCode === 'SIGKILL' || undefined, 30_000);
+    expect(sb.sign.session(signRef)?.state).toBe('hash_submitted');
+    // What the crash left on disk: the save point (prepared state + the exact hash), not a "hash_submitted" record.
+    const left = storedRecord(userDir, signRef);
+    expect(left?.state?.status).toBe('certificate_received');
+    expect(left?.submitting?.documentHash).toBe(sb.sign.session(signRef)?.docHash);
+
+    nr = await start();
+    o.running(nr);
+    await waitFor('the resubmitted session in the context store', () => storedRecord(userDir, signRef)?.state?.status === 'hash_submitted' || undefined, 30_000)
+      .catch((e: Error) => { throw new Error(`${e.message}
+${nr.log()}
+errors: ${readIfExists(path.join(signedDir, 'errors.jsonl'))}`); });
+    expect(storedRecord(userDir, signRef)?.state?.documentHash).toBe(left?.submitting?.documentHash);
+    await sb.phone.approve(signRef);
+    await expectSignedExample(o, nr, { signRef, input, userDir, signedDir });
+    expect(hashCalls).toBe(1); // the service accepted one hash: the one the user approved
+  } finally {
+    sb.sign.events.off('hash', countHash);
+  }
+}
+
+/** The flow wrote the signed PDF and its result line; pdfsig and qpdf agree; the session's PDF copy is gone. */
+async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess, s: { signRef: string; input: Buffer; userDir: string; signedDir: string }): Promise<void> {
+  const { signRef, input, userDir, signedDir } = s;
   const signedFile = path.join(signedDir, `${signRef}.pdf`);
   const results = path.join(signedDir, 'results.jsonl');
   const line = await waitFor('the result line', () => (fs.existsSync(results) ? fs.readFileSync(results, 'utf8').trim() : undefined), 60_000)
-    .catch((e: Error) => { throw new Error(`${e.message}\n${nr.log()}\nerrors: ${fs.existsSync(path.join(signedDir, 'errors.jsonl')) ? fs.readFileSync(path.join(signedDir, 'errors.jsonl'), 'utf8') : '-'}`); });
+    .catch((e: Error) => { throw new Error(`${e.message}\n${nr.log()}\nerrors: ${readIfExists(path.join(signedDir, 'errors.jsonl'))}`); });
   expect(JSON.parse(line)).toMatchObject({ signRef, status: 'completed', level: 'B-LTA', valid: true, file: signedFile });
   expect(fs.existsSync(path.join(signedDir, 'errors.jsonl'))).toBe(false);
 
   // Independent checks of the written PDF.
   await run('qpdf', ['--check', signedFile]);
-  const nss = await makeNssDb(path.join(o.tmp, 'nss'), sb.pki.root.certPem);
+  const nss = await makeNssDb(path.join(o.tmp, 'nss'), o.sb.pki.root.certPem);
   let report: string;
   try {
     report = (await run('pdfsig', ['-nssdir', `sql:${nss}`, signedFile])).stdout;
@@ -135,10 +187,21 @@ export async function signExampleWithRestart(o: SigningScenario): Promise<void> 
 
 /** The session's status as Node-RED's localfilesystem context store holds it on disk (global scope). */
 function storedStatus(userDir: string, signRef: string): string | undefined {
+  return storedRecord(userDir, signRef)?.state?.status;
+}
+
+type StoredRecord = { state?: { signRef?: string; status?: string; documentHash?: string }; submitting?: { documentHash?: string } };
+
+/** The session record as Node-RED's localfilesystem context store holds it on disk (global scope). */
+function storedRecord(userDir: string, signRef: string): StoredRecord | undefined {
   try {
-    const global = JSON.parse(fs.readFileSync(path.join(userDir, 'context', 'global', 'global.json'), 'utf8')) as Record<string, { state?: { signRef?: string; status?: string } }>;
-    return Object.values(global).find((v) => v?.state?.signRef === signRef)?.state?.status;
+    const global = JSON.parse(fs.readFileSync(path.join(userDir, 'context', 'global', 'global.json'), 'utf8')) as Record<string, StoredRecord>;
+    return Object.values(global).find((v) => v?.state?.signRef === signRef);
   } catch {
     return undefined; // not written yet, or caught mid-write
   }
+}
+
+function readIfExists(file: string): string {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '-';
 }

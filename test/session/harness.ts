@@ -26,6 +26,8 @@ export interface SessionHarness {
   newEngine(overrides?: Partial<SigningEngineOptions>): SigningEngine;
   tokens: NotificationTokens;
   runner: SessionRunner;
+  /** A "restarted process": close the runner and serve the webhook URL with a new one (same hooks), e.g. over a store that survived. */
+  restartRunner(options: Partial<SessionRunnerOptions>): Promise<SessionRunner>;
   store: MemorySessionStore;
   dsap: RunningServer;
   webhookUrl: string;
@@ -64,12 +66,13 @@ export async function startSessionHarness(o: {
   const store = new MemorySessionStore();
   const steps: SessionHarness['steps'] = [];
   const refused: SessionHarness['refused'] = [];
-  const runner = createSessionRunner({
+  const newRunner = (options: Partial<SessionRunnerOptions>): SessionRunner => createSessionRunner({
     engine, store,
     onStep: (signRef, step) => void steps.push({ signRef, step }),
     onRefused: (r) => void refused.push({ signRef: r.signRef, code: r.code, status: r.status }),
-    ...o.runner,
+    ...options,
   });
+  let runner = newRunner(o.runner ?? {});
   const hashes = new Map<string, number>();
   sandbox.sign.events.on('hash', (s: { signRef: string }) => hashes.set(s.signRef, (hashes.get(s.signRef) ?? 0) + 1));
   const raw: RawDelivery[] = [];
@@ -92,7 +95,15 @@ export async function startSessionHarness(o: {
   });
   sandbox.sign.registerClient({ clientId: 'session-dsap', jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
   return {
-    sandbox, engine, tokens, runner, store, dsap, webhookUrl: `${dsap.baseUrl}/webhook`, raw, steps, refused, hashes,
+    sandbox, engine, tokens, store, dsap,
+    get runner() {
+      return runner;
+    },
+    async restartRunner(options) {
+      await runner.close();
+      runner = newRunner(options);
+      return runner;
+    }, webhookUrl: `${dsap.baseUrl}/webhook`, raw, steps, refused, hashes,
     newEngine: (overrides = {}) => createSigningEngine({ ...config(), ...overrides }),
     async close() {
       sandbox.phone.auto(false);

@@ -1,10 +1,11 @@
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, generateKeyPairSync } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { JOSE_CURVE_OF_OPENSSL } from '../../src/keys';
 import { readUserCertificate } from '../../src/sign/user-certificate';
+import { oid, seq, set, smallInteger, tlv } from '../../src/pades/der';
 
 /** Certificates made by openssl (an independent encoder) with names that need escaping, UTF-8, multi-valued RDNs. */
 function opensslCertificate(key: string[], subject: string, extra: string[] = []): Buffer {
@@ -51,4 +52,33 @@ describe('readUserCertificate agrees with node:crypto X509Certificate', () => {
       expect(() => readUserCertificate(bad)).toThrow(expect.objectContaining({ code: 'WEBHOOK_TOKEN_INVALID', details: expect.objectContaining({ field: 'user_cert' }) }));
     }
   });
+
+  it('checks name values on arrival although it formats them only when read (odd-length BMPString, code point past U+10FFFF)', () => {
+    for (const [tag, value] of [[0x1e, Buffer.from([0x00, 0x41, 0x00])], [0x1c, Buffer.from([0x00, 0x11, 0x00, 0x00])]] as const) {
+      expect(() => readUserCertificate(certificateWithSubjectValue(tag, value))).toThrow(expect.objectContaining({ code: 'WEBHOOK_TOKEN_INVALID', details: expect.objectContaining({ field: 'user_cert' }) }));
+    }
+    // the same structure with a readable BMPString is accepted, and its subject reads as node:crypto prints it
+    const good = certificateWithSubjectValue(0x1e, Buffer.from([0x00, 0x41, 0x00, 0x42]));
+    expect(readUserCertificate(good).subject).toBe(new X509Certificate(good).subject);
+  });
+
+  it('the summary is a plain object to its readers: spread and JSON carry the formatted fields', () => {
+    const der = opensslCertificate(EC('P-256'), '/CN=Plain/O=Org');
+    const summary = readUserCertificate(der);
+    const { der: _der, ...rest } = { ...summary };
+    expect(JSON.parse(JSON.stringify(rest))).toEqual({ base64: der.toString('base64'), ...reference(der) });
+    summary.subject = 'CN=Changed';
+    expect(summary.subject).toBe('CN=Changed');
+  });
 });
+
+/** A certificate (made here, signature not valid: the reader does not check it) whose subject CN has this value. */
+function certificateWithSubjectValue(tag: number, value: Buffer): Buffer {
+  const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const ecdsaSha256 = seq(oid('1.2.840.10045.4.3.2'));
+  const name = (v: Buffer) => seq(set(seq(oid('2.5.4.3'), v)));
+  const time = (s: string) => tlv(0x17, Buffer.from(s, 'latin1'));
+  const tbs = seq(tlv(0xa0, smallInteger(2)), smallInteger(1), ecdsaSha256, name(tlv(0x0c, Buffer.from('Issuer'))),
+    seq(time('260101000000Z'), time('270101000000Z')), name(tlv(tag, value)), publicKey.export({ type: 'spki', format: 'der' }) as Buffer);
+  return seq(tbs, ecdsaSha256, tlv(0x03, Buffer.from([0x00, 0x30, 0x00])));
+}

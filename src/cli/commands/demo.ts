@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import QRCode from 'qrcode';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
@@ -10,19 +11,39 @@ import type { PadesLevel } from '../../pades/verify';
 import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionStep } from '../signing-session';
 // The CLI (not the core) may use the sandbox: the demo runs against a local stand-in of the services.
 import { startSandbox, type Sandbox } from '../../../sandbox';
+import { signSampleUnattended } from '../demo/auto';
+import { DEMO_PORTS, startDemo, type RunningDemo } from '../demo/launcher';
+import { formatReport } from './verify';
+import { untilSignal } from '../../../sandbox/server';
 
-const HELP = `Usage: singpass-flows demo [--level B-B|B-T|B-LT|B-LTA] [--user p256|p384|revoked|expired|notyetvalid|untrusted]
-                           [--out <file.pdf>] [--no-qr]
+const DEFAULT_SIGNED_DIR = join(tmpdir(), 'singpass-flows-demo', 'signed');
+/** The sample the --auto run signs (assets/samples). */
+export const AUTO_SAMPLE = 'tenancy-agreement.pdf';
 
-Runs ONE complete Singpass document signing round trip on this machine, against the local sandbox (a stand-in
-of the signing API, the national test CA with OCSP and TSA, and a simulated phone). Nothing leaves 127.0.0.1.
+const HELP = `Usage: singpass-flows demo [--auto] [--sandbox-port <n>] [--node-red-port <n>] [--signed-dir <dir>]
+       singpass-flows demo --cli [--level B-B|B-T|B-LT|B-LTA] [--user p256|p384|revoked|expired|notyetvalid|untrusted]
+                                 [--out <file.pdf>] [--no-qr]
 
-Steps: generate the DSAP's keys, serve its key set and webhook, register with the sandbox, create a session and
-show its QR code, the phone scans, the certificate arrives on the webhook, a small PDF is prepared and its hash
-submitted, the phone approves, the signature arrives on the webhook, it is verified with node:crypto, embedded in
-the PDF (PAdES), extended to the chosen level and the result verified. Prints each step; exits 1 on any failure.
+Shows Singpass document signing the way your users will see it, all on 127.0.0.1: the local sandbox (signing API,
+test CA with OCSP and TSA, login providers, a phone simulator) and an embedded Node-RED running this package's
+nodes with the signing example flow deployed against the sandbox. Prints three URLs:
+  - the Node-RED editor (the flow that does the work),
+  - the signing page the flow serves (pick a sample PDF or upload one, see the QR and challenge code, follow the
+    session, download the signed PDF and read its verification report),
+  - the phone page (the simulated Singpass app: scan, compare the challenge code, approve or reject).
+Runs until Ctrl-C, which stops everything it started (the Node-RED user folder is temporary).
 
 Options:
+  --auto                 sign one sample document unattended (the phone approves by itself), print the signed
+                         PDF's path and its verification summary, stop, exit 0 (1 on any failure)
+  --sandbox-port <n>     sandbox port (default ${DEMO_PORTS.sandbox}; 0 picks a free one)
+  --node-red-port <n>    Node-RED port (default ${DEMO_PORTS.nodeRed}; 0 picks a free one)
+  --signed-dir <dir>     where the flow writes signed PDFs, results.jsonl and errors.jsonl
+                         (default ${DEFAULT_SIGNED_DIR})
+  --cli                  instead: the scripted command-line round trip (no Node-RED), printing every protocol step
+  -h, --help             show this help
+
+Options of --cli:
   --level <l>   PAdES level to reach: B-B, B-T (signature timestamp), B-LT (+ OCSP in the DSS),
                 B-LTA (+ document timestamp). Default B-LTA.
   --user <u>    sandbox test user the phone signs as: p256 (default), p384, or one the DSAP refuses when the
@@ -30,10 +51,11 @@ Options:
                 notyetvalid, untrusted (the sandbox delivers the last three unchecked on purpose)
   --out <file>  write the signed PDF there
   --no-qr       do not draw the QR code in the terminal
-  -h, --help    show this help
 
-Example:
-  singpass-flows demo --level B-LT --out signed.pdf`;
+Examples:
+  singpass-flows demo
+  singpass-flows demo --auto --signed-dir ./signed
+  singpass-flows demo --cli --level B-LT --out signed.pdf`;
 
 export interface DemoOptions {
   level: PadesLevel;
@@ -122,40 +144,108 @@ async function samplePdf(): Promise<Buffer> {
 
 export const demoCommand: CliCommand = {
   name: 'demo',
-  summary: 'run one complete document signing round trip against the local sandbox and print each step',
+  summary: 'the signing demo: sandbox + Node-RED with the signing example flow, a signing page and a phone page (--cli: the scripted round trip)',
   help: HELP,
   async run(argv) {
     if (wantsHelp(argv)) {
       console.log(HELP);
       return 0;
     }
-    let values: { level?: string; user?: string; out?: string; 'no-qr'?: boolean };
+    if (argv.includes('--cli')) return runCliDemo(argv.filter((a) => a !== '--cli'));
+    let values: { auto?: boolean; 'sandbox-port'?: string; 'node-red-port'?: string; 'signed-dir'?: string };
     try {
-      ({ values } = parseArgs({ args: argv, options: { level: { type: 'string' }, user: { type: 'string' }, out: { type: 'string' }, 'no-qr': { type: 'boolean' } }, strict: true, allowPositionals: false }));
+      ({ values } = parseArgs({ args: argv, options: { auto: { type: 'boolean' }, 'sandbox-port': { type: 'string' }, 'node-red-port': { type: 'string' }, 'signed-dir': { type: 'string' } }, strict: true, allowPositionals: false }));
     } catch (e) {
       console.error(`${(e as Error).message}\n\n${HELP}`);
       return 2;
     }
-    const level = (values.level ?? 'B-LTA').toUpperCase() as PadesLevel;
-    if (!LEVELS.includes(level)) {
-      console.error(`--level must be one of ${LEVELS.join(', ')}`);
-      return 2;
+    const ports: number[] = [];
+    for (const [opt, def] of [['sandbox-port', DEMO_PORTS.sandbox], ['node-red-port', DEMO_PORTS.nodeRed]] as const) {
+      const v = values[opt];
+      const n = v === undefined ? def : Number(v);
+      if (v !== undefined && (!/^\d+$/.test(v) || n > 65535)) {
+        console.error(`--${opt} must be a whole number from 0 to 65535`);
+        return 2;
+      }
+      ports.push(n);
     }
-    const user = values.user ?? 'p256';
-    if (!SANDBOX_USERS.includes(user)) {
-      console.error(`--user must be one of ${SANDBOX_USERS.join(', ')}`);
-      return 2;
-    }
-    const started = Date.now();
-    try {
-      if (values.out) checkWritableFile(values.out, '--out');
-      const result = await runSigningDemo({ level, user, out: values.out, qr: !values['no-qr'], log: (l) => console.log(l) });
-      console.log(`OK: session ${result.signRef} signed at PAdES ${result.level} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      return 0;
-    } catch (e) {
-      const code = isSingpassFlowsError(e) ? `${e.code}: ` : '';
-      console.error(`FAILED: ${code}${(e as Error)?.message ?? e}`);
-      return 1;
-    }
+    return runNodeRedDemo({ sandboxPort: ports[0]!, nodeRedPort: ports[1]!, signedDir: resolve(values['signed-dir'] ?? DEFAULT_SIGNED_DIR), auto: values.auto === true });
   },
 };
+
+/** The Node-RED demo; resolves with the exit code once stopped (Ctrl-C, or the end of the --auto run). */
+export async function runNodeRedDemo(o: { sandboxPort: number; nodeRedPort: number; signedDir: string; auto: boolean; log?: (l: string) => void; stop?: (demo: RunningDemo) => Promise<unknown> }): Promise<number> {
+  const log = o.log ?? ((l: string) => console.log(l));
+  let demo: RunningDemo;
+  try {
+    demo = await startDemo({ sandboxPort: o.sandboxPort, nodeRedPort: o.nodeRedPort, signedDir: o.signedDir, autoPhone: o.auto });
+  } catch (e) {
+    console.error(`FAILED to start the demo: ${isSingpassFlowsError(e) ? `${e.code}: ` : ''}${(e as Error)?.message ?? e}`);
+    return 1;
+  }
+  try {
+    if (o.auto) {
+      log(`Sandbox ${demo.urls.sandbox} and Node-RED ${demo.nodeRedVersion} ${demo.urls.editor} running the signing example flow.`);
+      const r = await signSampleUnattended(demo, { sample: AUTO_SAMPLE, log });
+      log(formatReport(r.report));
+      log(`Signed PDF: ${r.file}`);
+      log(`Check it again later: npx singpass-flows verify ${r.file} --root ${demo.rootCertPath}`);
+      if (!r.report.valid) {
+        console.error('FAILED: the signed PDF does not verify');
+        return 1;
+      }
+      log(`OK: ${AUTO_SAMPLE} signed at PAdES ${r.report.level} (session ${r.signRef})`);
+      return 0;
+    }
+    log([
+      `Singpass signing demo (TEST ONLY, everything on 127.0.0.1; Node-RED ${demo.nodeRedVersion})`,
+      '',
+      `  Signing page     ${demo.urls.signingPage}     <- start here: pick a sample PDF, sign it`,
+      `  Phone page       ${demo.urls.phone}     <- the simulated Singpass app: scan, compare the code, approve`,
+      `  Node-RED editor  ${demo.urls.editor}     <- the flow behind the signing page`,
+      `  Sandbox          ${demo.urls.sandbox}`,
+      '',
+      `Signed PDFs go to ${demo.signedDir} (this run's test root CA: ${demo.rootCertPath})`,
+      'Press Ctrl-C to stop.',
+    ].join('\n'));
+    await (o.stop ? o.stop(demo) : untilSignal());
+    return 0;
+  } catch (e) {
+    console.error(`FAILED: ${isSingpassFlowsError(e) ? `${e.code}: ` : ''}${(e as Error)?.message ?? e}`);
+    return 1;
+  } finally {
+    await demo.stop();
+    log('Demo stopped.');
+  }
+}
+
+async function runCliDemo(argv: string[]): Promise<number> {
+  let values: { level?: string; user?: string; out?: string; 'no-qr'?: boolean };
+  try {
+    ({ values } = parseArgs({ args: argv, options: { level: { type: 'string' }, user: { type: 'string' }, out: { type: 'string' }, 'no-qr': { type: 'boolean' } }, strict: true, allowPositionals: false }));
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  const level = (values.level ?? 'B-LTA').toUpperCase() as PadesLevel;
+  if (!LEVELS.includes(level)) {
+    console.error(`--level must be one of ${LEVELS.join(', ')}`);
+    return 2;
+  }
+  const user = values.user ?? 'p256';
+  if (!SANDBOX_USERS.includes(user)) {
+    console.error(`--user must be one of ${SANDBOX_USERS.join(', ')}`);
+    return 2;
+  }
+  const started = Date.now();
+  try {
+    if (values.out) checkWritableFile(values.out, '--out');
+    const result = await runSigningDemo({ level, user, out: values.out, qr: !values['no-qr'], log: (l) => console.log(l) });
+    console.log(`OK: session ${result.signRef} signed at PAdES ${result.level} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return 0;
+  } catch (e) {
+    const code = isSingpassFlowsError(e) ? `${e.code}: ` : '';
+    console.error(`FAILED: ${code}${(e as Error)?.message ?? e}`);
+    return 1;
+  }
+}

@@ -550,6 +550,9 @@ describe('phone simulator', () => {
     const [cert] = await dsap.waitFor(1, ref);
     await dsap.call(hashPath(ref), hashBody(cert.claims.nonce as string));
     expect(await (await fetch(`${server.baseUrl}/phone`)).text()).toContain('4821');
+    // the list the phone page polls: document, domain and challenge code of the session waiting for approval
+    const listed = (await (await fetch(`${server.baseUrl}/phone/sessions`)).json()) as Record<string, unknown>[];
+    expect(listed.find((s) => s.sign_ref === ref)).toMatchObject({ state: 'hash_submitted', document_name: 'Tenancy agreement.pdf', domain_name: 'dsap.example.sg', challenge_code: '4821' });
     const form = await fetch(`${server.baseUrl}/phone/approve`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `sign_ref=${encodeURIComponent(ref)}` });
     expect(form.status).toBe(303);
     expect((await dsap.waitFor(2, ref))[1].claims.request_type).toBe('signed_doc_hash');
