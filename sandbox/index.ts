@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { listen, mount, sendBytes, type Handler, type SandboxService } from './http';
 import { createPhone, type AutoOptions, type Phone, type PhoneUserKey } from './phone';
-import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type CorppassFapiProvider, type CorppassProvider, type SingpassProvider } from './login';
+import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type ClientRegistration, type CorppassFapiProvider, type CorppassProvider, type SingpassProvider } from './login';
 import { createPkiService, createTestPki, derToPem, type PkiService, type TestPki } from './pki';
 import { createSignService, signWire, type DsapClient, type SignService } from './sign';
 
@@ -42,6 +42,8 @@ export interface SandboxOptions {
   autoPhone?: boolean | AutoOptions;
   /** DSAPs to register with the signing service at start. */
   signClients?: DsapClient[];
+  /** Login clients (relying parties) to register at start with all three login providers (Corppass legacy and FAPI 2.0, Singpass). */
+  loginClients?: ClientRegistration[];
   /** Create the optional RSA-2048 test user (slower start). Default false. */
   rsaUser?: boolean;
   /**
@@ -88,6 +90,8 @@ export interface Sandbox {
   corppass: CorppassProvider;
   corppassFapi: CorppassFapiProvider;
   singpass: SingpassProvider;
+  /** Login clients registered at start (`loginClients`). */
+  loginClientIds: string[];
   close(): Promise<void>;
 }
 
@@ -132,6 +136,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     const corppass = createCorppassProvider({ baseUrl, issParameter: opts.corppassIssParameter });
     const corppassFapi = createCorppassFapiProvider({ baseUrl, issParameter: opts.corppassIssParameter });
     const singpass = createSingpassProvider({ baseUrl });
+    for (const c of opts.loginClients ?? []) for (const p of [corppass, corppassFapi, singpass]) p.registerClient(c);
     const services: SandboxService[] = [sign, phone, ca, corppass, corppassFapi, singpass];
 
     let rootCertPath: string | undefined;
@@ -170,6 +175,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       corppass,
       corppassFapi,
       singpass,
+      loginClientIds: (opts.loginClients ?? []).map((c) => c.clientId),
       async close() {
         await server.close();
         for (const c of closers.reverse()) await c().catch(() => undefined);

@@ -25,6 +25,7 @@ export function describeSandbox(sb: Sandbox): string {
   }
   const clients = sb.sign.clients();
   if (clients.length) lines.push('', `Registered DSAPs: ${clients.map((c) => c.clientId).join(', ')}`);
+  if (sb.loginClientIds.length) lines.push(`Registered login clients (Corppass, Corppass FAPI 2.0, Singpass): ${sb.loginClientIds.join(', ')}`);
   return lines.join('\n');
 }
 

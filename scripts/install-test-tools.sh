@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the independent verifiers the tests check our PDFs and PKI with (Debian/Ubuntu):
-# qpdf, pdfsig (poppler-utils), certutil (libnss3-tools), openssl. Does nothing when they are all present.
+# Installs the independent verifiers the tests check our PDFs and PKI with (Debian/Ubuntu): qpdf, pdfsig
+# (poppler-utils), certutil (libnss3-tools), openssl, and chromium for the editor and demo browser tests.
+# Does nothing when they are all present.
 set -euo pipefail
 need=()
 command -v qpdf >/dev/null || need+=(qpdf)

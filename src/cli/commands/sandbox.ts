@@ -22,6 +22,10 @@ Options:
   --webhook-url <url>        The DSAP's webhook (receives the signed notifications)
   --session-ttl <seconds>    Signing session lifetime (default 120)
   --webhook-retry-delay-ms <n>  Delay between webhook attempts (default 2000)
+  --login-client-id <id>     Register a login client (relying party) with Corppass, Corppass FAPI 2.0 and Singpass
+                             at start (with --login-jwks-url and one or more --login-redirect-uri)
+  --login-jwks-url <url>     The login client's public key set URL (client assertions, ID-token encryption key)
+  --login-redirect-uri <url> A redirect URI of the login client (repeat for several)
   --corppass-iss             Corppass (legacy and FAPI 2.0) login redirects carry "iss" and discovery advertises it
                              (default off, like the real Corppass today)
   -h, --help                 Show this help
@@ -47,6 +51,9 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
       'webhook-url': { type: 'string' },
       'session-ttl': { type: 'string' },
       'webhook-retry-delay-ms': { type: 'string' },
+      'login-client-id': { type: 'string' },
+      'login-jwks-url': { type: 'string' },
+      'login-redirect-uri': { type: 'string', multiple: true },
       'corppass-iss': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -81,6 +88,15 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
   if (clientId || jwksUrl || webhookUrl) {
     if (!clientId || !webhookUrl) throw invalidInput('client-id', 'registering a DSAP needs --client-id and --webhook-url (and --jwks-url for assertions)');
     opts.signClients = [{ clientId, jwksUrl, notificationUrl: webhookUrl }];
+  }
+  const loginClientId = values['login-client-id'];
+  const loginJwksUrl = url('login-jwks-url', values['login-jwks-url']);
+  const redirectUris = (values['login-redirect-uri'] ?? []).map((v) => url('login-redirect-uri', v)!);
+  if (loginClientId || loginJwksUrl || redirectUris.length) {
+    if (!loginClientId || !loginJwksUrl || !redirectUris.length) {
+      throw invalidInput('login-client-id', 'registering a login client needs --login-client-id, --login-jwks-url and at least one --login-redirect-uri');
+    }
+    opts.loginClients = [{ clientId: loginClientId, jwksUrl: loginJwksUrl, redirectUris }];
   }
   return opts;
 }

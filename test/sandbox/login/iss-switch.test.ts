@@ -23,3 +23,41 @@ it.each([[undefined, false], [true, true]] as const)('startSandbox({ corppassIss
     await sb.close();
   }
 });
+
+describe('login clients registered at start (--login-client-id, startSandbox({ loginClients }))', () => {
+  const argv = ['--no-persist', '--login-client-id', 'rp-1', '--login-jwks-url', 'http://127.0.0.1:1880/jwks',
+    '--login-redirect-uri', 'http://127.0.0.1:1880/corppass/callback', '--login-redirect-uri', 'http://127.0.0.1:1880/singpass/callback'];
+
+  it('the options become one registration with every redirect URI; a partial set names what is missing', () => {
+    expect(parseSandboxArgs(argv).loginClients).toEqual([{
+      clientId: 'rp-1', jwksUrl: 'http://127.0.0.1:1880/jwks',
+      redirectUris: ['http://127.0.0.1:1880/corppass/callback', 'http://127.0.0.1:1880/singpass/callback'],
+    }]);
+    expect(parseSandboxArgs(['--no-persist']).loginClients).toBeUndefined();
+    expect(() => parseSandboxArgs(['--login-client-id', 'rp-1'])).toThrow(/--login-jwks-url.*--login-redirect-uri/);
+    expect(() => parseSandboxArgs([...argv, '--login-redirect-uri', 'javascript:alert(1)'])).toThrow(/--login-redirect-uri must be an http\(s\) URL/);
+  });
+
+  it('each provider knows the registered client over HTTP and still refuses an unknown one', async () => {
+    const sb = await startSandbox({ ...parseSandboxArgs(argv), port: 0 });
+    try {
+      // A token request with a malformed client assertion: an unknown client_id is refused as unknown; a registered
+      // one gets as far as the assertion's header.
+      const tokenError = async (endpoint: string, clientId: string) => {
+        const body = new URLSearchParams({
+          grant_type: 'authorization_code', code: 'x', client_id: clientId,
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'e30.e30.c2ln',
+        });
+        const r = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+        return ((await r.json()) as { error_description?: string }).error_description ?? '';
+      };
+      for (const p of [sb.corppass, sb.corppassFapi, sb.singpass]) {
+        expect(await tokenError(p.tokenEndpoint, 'someone-else')).toMatch(/unknown client_id/);
+        expect(await tokenError(p.tokenEndpoint, 'rp-1')).toMatch(/client assertion rejected: header typ/);
+      }
+      expect(sb.loginClientIds).toEqual(['rp-1']);
+    } finally {
+      await sb.close();
+    }
+  });
+});
