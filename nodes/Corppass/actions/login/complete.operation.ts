@@ -11,14 +11,14 @@ export const description: INodeProperties[] = forOperation('login', 'completeLog
     name: 'fetchAuthorizationInfo',
     type: 'boolean',
     default: true,
-    description: 'Legacy profile: whether to also fetch the user\'s roles (AuthInfo / TPAuthInfo) at once, so the access token never leaves this node. FAPI 2.0 ignores it: the roles come with the login when the scope has "authinfo"',
+    description: 'Whether to also fetch the user\'s roles (AuthInfo / TPAuthInfo) at once, so the access token never leaves this node (legacy profile; FAPI 2.0 ignores it: the roles come with the login when the scope has "authinfo")',
   },
   {
     displayName: 'Include Access Token',
     name: 'includeAccessToken',
     type: 'boolean',
     default: false,
-    description: 'Legacy profile: whether to output the access token (a secret) for a later Get Authorization Info; n8n stores execution data, so leave off unless needed. FAPI 2.0 never outputs it',
+    description: 'Whether to output the access token (a secret) for a later Get Authorization Info; n8n stores execution data, so leave off unless needed (legacy profile; FAPI 2.0 never outputs it)',
   },
 ]);
 
