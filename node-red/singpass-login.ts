@@ -73,12 +73,13 @@ export = function register(RED: NodeAPI): void {
           }
           node.status({ fill: 'green', shape: 'dot', text: 'logged in' });
         } else {
-          const client = corppassLoginClient(options, config.corppassProfile);
-          if (client.profile === 'fapi') throw fapiRolesRefusal(`${TITLE[provider]}, action "roles"`);
+          if (config.corppassProfile.profile === 'fapi') throw fapiRolesRefusal(`${TITLE[provider]}, action "roles"`);
           const accessToken = text(msg.accessToken);
           const subject = text(msg.subject) ?? text((msg.payload as { subject?: { raw?: unknown } } | undefined)?.subject?.raw);
           if (!accessToken) throw new SingpassFlowsError('INVALID_INPUT', 'msg.accessToken: set it (a "complete login" node with "keep the access token" on puts it there)', { field: 'msg.accessToken' });
           if (!subject) throw new SingpassFlowsError('INVALID_INPUT', 'msg.subject: the "sub" of the user who logged in (msg.payload.subject.raw of "complete login")', { field: 'msg.subject' });
+          const client = corppassLoginClient(options, config.corppassProfile);
+          if (client.profile === 'fapi') throw fapiRolesRefusal(`${TITLE[provider]}, action "roles"`);
           const info = await client.getAuthorizationInfo({ accessToken, expectedSub: subject });
           const on = text(msg.activeOn);
           out = { ...msg, payload: { ...info, activeRoles: on ? activeRoles(info, on) : activeRoles(info) } };

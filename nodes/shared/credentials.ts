@@ -114,7 +114,16 @@ export interface CorppassProfileSettings { profile?: unknown; appType?: unknown 
  */
 export function corppassLoginClient(options: LoginClientOptions, s: CorppassProfileSettings): CorppassClient | CorppassFapiClient {
   const profile = text(s.profile).trim() || 'legacy';
-  if (profile !== 'fapi') return inCredential(CREDENTIAL.corppass, 'Profile', () => createCorppassClient({ ...options, profile: profile as 'legacy' }));
-  const appType = (text(s.appType).trim() || 'login') as CorppassAppType;
-  return inCredential(CREDENTIAL.corppass, 'App Type', () => createCorppassClient({ ...options, profile: 'fapi', appType }));
+  try {
+    return profile === 'fapi'
+      ? createCorppassClient({ ...options, profile: 'fapi', appType: (text(s.appType).trim() || 'login') as CorppassAppType })
+      : createCorppassClient({ ...options, profile: profile as 'legacy' });
+  } catch (e) {
+    const field = isSingpassFlowsError(e) ? PROFILE_FIELDS[String(e.details?.field)] : undefined;
+    if (!field) throw e; // other settings' errors keep their own names
+    return inCredential(CREDENTIAL.corppass, field, () => { throw e; });
+  }
 }
+
+/** The core's option names → the Corppass credential / config node fields. */
+const PROFILE_FIELDS: Record<string, string> = { profile: 'Profile', appType: 'App Type' };

@@ -116,6 +116,11 @@ describe('Corppass node with Profile "FAPI 2.0" against the sandbox FAPI provide
       .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/field "Profile".*"legacy".*"fapi"/) });
     await expect(run({ resource: 'login', operation: 'startLogin', scope: 'openid' }, { appType: 'mib' }))
       .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/field "App Type"/) });
+    // another setting's error is not blamed on the profile
+    await expect(run({ resource: 'login', operation: 'startLogin', scope: 'openid' }, { environment: 'custom', issuer: 'http://cp.example.sg' }))
+      .rejects.toMatchObject({ message: expect.not.stringMatching(/Profile|App Type/) });
+    await expect(run({ resource: 'login', operation: 'startLogin', scope: 'openid' }, { environment: 'custom', issuer: 'http://cp.example.sg' }))
+      .rejects.toMatchObject({ message: expect.stringMatching(/issuer: must use https/) });
   });
 
   it('the credential test discovers the issuer of the chosen profile', async () => {
