@@ -47,7 +47,12 @@ export = function register(RED: NodeAPI): void {
       RED.nodes.createNode(this, def);
       this.name = text(def.name);
       this.provider = provider;
-      const settings = { environment: text(def.environment) || 'staging', sandboxUrl: text(def.sandboxUrl), issuer: text(def.issuer), clientId: text(def.clientId), redirectUri: text(def.redirectUri) };
+      const settings = {
+        environment: text(def.environment) || 'staging', sandboxUrl: text(def.sandboxUrl), issuer: text(def.issuer), clientId: text(def.clientId), redirectUri: text(def.redirectUri),
+        // Corppass only; a config saved before these fields existed has none and stays legacy (nodes/shared/credentials).
+        ...(provider === 'corppass' ? { profile: text(def.profile), appType: text(def.appType) } : {}),
+      };
+      this.corppassProfile = { profile: settings.profile, appType: settings.appType };
       const creds = () => ({ ...settings, ...this.credentials });
       let options: Promise<LoginClientOptions & { transactionSecret: string }> | undefined;
       this.options = () => {

@@ -4,14 +4,16 @@
  *               transaction SEALED (AES-GCM under the client's transaction secret) in an HttpOnly cookie on
  *               `msg.cookies`, so an "http response" node redirects the browser and the callback is bound to it;
  *   complete  — the callback (query from the "http in" node, cookie from the request): code redeemed, identity
- *               verified; Corppass also fetches the authorization info (roles) at once;
- *   roles     — Corppass only: the authorization info for `msg.accessToken` (when complete kept it).
+ *               verified; Corppass legacy also fetches the authorization info (roles) at once, Corppass FAPI 2.0
+ *               gives the core's result (user, entity, roles from userinfo with scope authinfo);
+ *   roles     — Corppass legacy only: the authorization info for `msg.accessToken` (when complete kept it).
  * The login rules (PKCE, state/nonce, DPoP, token and claim checks, roles) are the core's (src/login).
  */
 import { SingpassFlowsError } from '../src/errors';
-import { activeRoles, createCorppassClient, createSingpassClient, type LoginTransaction } from '../src/login';
+import { activeRoles, createSingpassClient, type LoginTransaction } from '../src/login';
+import { corppassLoginClient } from '../nodes/shared/credentials';
 import type { LoginProvider } from '../nodes/shared/environments';
-import { LOGIN_COOKIE, readCallback, readTransaction, startLoginOutput } from '../nodes/shared/login';
+import { LOGIN_COOKIE, corppassFapiOutput, fapiRolesRefusal, readCallback, readTransaction, startCorppassLogin, startLoginOutput } from '../nodes/shared/login';
 import { loginClientOf } from './lib/login-client';
 import { onInput } from './lib/run';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
@@ -40,19 +42,22 @@ export = function register(RED: NodeAPI): void {
         let out: NodeMessage;
         if (action === 'start') {
           const scope = text(msg.scope) ?? text(def.scope) ?? (provider === 'corppass' ? 'openid' : 'openid user.identity name');
+          const context = { authenticationContextType: text(def.authenticationContextType), authenticationContextMessage: text(def.authenticationContextMessage) };
           const { url, transaction } = provider === 'corppass'
-            ? await createCorppassClient(options).startLogin({ scope })
-            : await createSingpassClient(options).startLogin({
-              scope, acrValues: text(def.acrValues), authenticationContextType: text(def.authenticationContextType),
-              authenticationContextMessage: text(def.authenticationContextMessage),
-            });
+            ? await startCorppassLogin(corppassLoginClient(options, config.corppassProfile), { scope, ...context })
+            : await createSingpassClient(options).startLogin({ scope, acrValues: text(def.acrValues), ...context });
           out = startMessage(msg, url, transaction, transactionSecret);
           node.status({ fill: 'yellow', shape: 'ring', text: 'redirected to log in' });
         } else if (action === 'complete') {
           const transaction = readTransaction(transactionOf(msg), transactionSecret);
           const callback = readCallback(callbackOf(msg));
           if (provider === 'corppass') {
-            const client = createCorppassClient(options);
+            const client = corppassLoginClient(options, config.corppassProfile);
+            if (client.profile === 'fapi') {
+              out = completedMessage(msg, corppassFapiOutput(await client.completeLogin({ transaction, callback })), undefined);
+              node.status({ fill: 'green', shape: 'dot', text: 'logged in' });
+              return out;
+            }
             const login = await client.completeLogin({ transaction, callback });
             const payload: Record<string, unknown> = { subject: login.subject, userInfo: login.userInfo, entityInfo: login.entityInfo, idTokenClaims: login.idTokenClaims, scope: login.scope };
             if (def.fetchRoles !== false) {
@@ -68,11 +73,14 @@ export = function register(RED: NodeAPI): void {
           }
           node.status({ fill: 'green', shape: 'dot', text: 'logged in' });
         } else {
+          if (config.corppassProfile.profile === 'fapi') throw fapiRolesRefusal(`${TITLE[provider]}, action "roles"`);
           const accessToken = text(msg.accessToken);
           const subject = text(msg.subject) ?? text((msg.payload as { subject?: { raw?: unknown } } | undefined)?.subject?.raw);
           if (!accessToken) throw new SingpassFlowsError('INVALID_INPUT', 'msg.accessToken: set it (a "complete login" node with "keep the access token" on puts it there)', { field: 'msg.accessToken' });
           if (!subject) throw new SingpassFlowsError('INVALID_INPUT', 'msg.subject: the "sub" of the user who logged in (msg.payload.subject.raw of "complete login")', { field: 'msg.subject' });
-          const info = await createCorppassClient(options).getAuthorizationInfo({ accessToken, expectedSub: subject });
+          const client = corppassLoginClient(options, config.corppassProfile);
+          if (client.profile === 'fapi') throw fapiRolesRefusal(`${TITLE[provider]}, action "roles"`);
+          const info = await client.getAuthorizationInfo({ accessToken, expectedSub: subject });
           const on = text(msg.activeOn);
           out = { ...msg, payload: { ...info, activeRoles: on ? activeRoles(info, on) : activeRoles(info) } };
           node.status({ fill: 'green', shape: 'dot', text: 'roles fetched' });

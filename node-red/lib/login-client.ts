@@ -1,5 +1,6 @@
 /** What the Corppass / Singpass login client config nodes give the login and key-set nodes. */
 import { SingpassFlowsError } from '../../src/errors';
+import type { CorppassProfileSettings } from '../../nodes/shared/credentials';
 import type { LoginProvider } from '../../nodes/shared/environments';
 import type { LoadedKey } from '../../src/keys';
 import type { LoginClientOptions } from '../../src/login';
@@ -12,6 +13,8 @@ export interface LoginClientNode extends Node<{ signingKey?: string; encryptionK
   /** Checked client options (keys loaded); rejects naming the field to fix. */
   options(): Promise<LoginClientOptions & { transactionSecret: string }>;
   publicKeys(): Promise<LoadedKey[]>;
+  /** Corppass: the chosen profile ("legacy" | "fapi") and app type, as entered (checked when a client is made). */
+  corppassProfile: CorppassProfileSettings;
 }
 
 /** The login client config node a node points at, or a clear error when it is missing. */

@@ -6,7 +6,10 @@ import * as getAuthorizationInfo from './actions/authorization/getInfo.operation
 import * as completeLogin from './actions/login/complete.operation';
 import * as startLogin from './actions/login/start.operation';
 
-/** Corppass login (authorization code + PKCE + private_key_jwt, encrypted ID token) and authorization info (roles). */
+/**
+ * Corppass login (authorization code + PKCE + private_key_jwt, encrypted ID token) and authorization info (roles), with
+ * the credential's Profile: FAPI 2.0 (PAR + DPoP, roles with the login) or legacy (until 31 March 2027).
+ */
 export class Corppass implements INodeType {
   description: INodeTypeDescription = {
     displayName: 'Corppass',
@@ -41,7 +44,7 @@ export class Corppass implements INodeType {
         displayOptions: { show: { resource: ['login'] } },
         options: [
           { name: 'Start Login', value: 'startLogin', action: 'Start a corppass login', description: 'Get the Corppass URL to send the user to, and the sealed transaction to keep until the callback' },
-          { name: 'Complete Login', value: 'completeLogin', action: 'Complete a corppass login', description: 'Check the callback and return the verified identity (and roles)' },
+          { name: 'Complete Login', value: 'completeLogin', action: 'Complete a corppass login', description: 'Check the callback and return the verified identity and roles (FAPI 2.0: user, entity, roles, authorizationInfo as the core returns them)' },
         ],
         default: 'startLogin',
       },
@@ -52,7 +55,7 @@ export class Corppass implements INodeType {
         noDataExpression: true,
         displayOptions: { show: { resource: ['authorization'] } },
         options: [
-          { name: 'Get Authorization Info', value: 'getAuthorizationInfo', action: 'Get a user s roles', description: 'The user\'s roles (AuthInfo, TPAuthInfo) and a flat list of roles active on a date' },
+          { name: 'Get Authorization Info', value: 'getAuthorizationInfo', action: 'Get a user s roles', description: 'Legacy profile only (under FAPI 2.0 the roles come with Complete Login): the user\'s roles (AuthInfo, TPAuthInfo) and a flat list of roles active on a date' },
         ],
         default: 'getAuthorizationInfo',
       },

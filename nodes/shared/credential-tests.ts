@@ -1,9 +1,9 @@
 import type { ICredentialsDecrypted, ICredentialTestFunctions, INodeCredentialTestResult } from 'n8n-workflow';
 import { isSingpassFlowsError } from '../../src/errors';
 import { RemoteKeySet } from '../../src/keys';
-import { createCorppassClient, createSingpassClient } from '../../src/login';
+import { createSingpassClient } from '../../src/login';
 import { createNotificationTokens } from '../../src/sign/notification-token';
-import { loginOptions, signSetup } from './credentials';
+import { corppassLoginClient, loginOptions, signSetup } from './credentials';
 import type { LoginProvider } from './environments';
 
 /**
@@ -31,7 +31,7 @@ function testLogin(provider: LoginProvider) {
   return async function (this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
     return run(async () => {
       const o = await loginOptions(provider, credential.data ?? {});
-      const client = provider === 'corppass' ? createCorppassClient(o) : createSingpassClient(o);
+      const client = provider === 'corppass' ? corppassLoginClient(o, credential.data ?? {}) : createSingpassClient(o);
       const md = await client.metadata();
       return `Keys ${o.signingKey.kid} and ${o.decryptionKeys[0].kid} loaded; ${md.issuer} discovered`;
     });

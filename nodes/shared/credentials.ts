@@ -2,7 +2,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { SingpassFlowsError, isSingpassFlowsError } from '../../src/errors';
 import { httpRequest } from '../../src/http';
 import { loadEncryptionKey, loadSigningKey, type EcSigningAlg, type LoadedKey } from '../../src/keys';
-import type { LoginClientOptions } from '../../src/login';
+import { createCorppassClient, type CorppassAppType, type CorppassClient, type CorppassFapiClient, type LoginClientOptions } from '../../src/login';
 import { certsFromPemOrDer } from '../../src/pki';
 import { SigningApiClient } from '../../src/sign/client';
 import { loginIssuer, signEndpoints, type LoginProvider, type SignEndpoints } from './environments';
@@ -104,3 +104,26 @@ export async function loginPublicKeys(provider: LoginProvider, c: ICredentialDat
   const o = await loginOptions(provider, c);
   return [o.signingKey, ...o.decryptionKeys];
 }
+
+/** The Corppass profile settings of a credential / config node ("Profile", "App Type"). */
+export interface CorppassProfileSettings { profile?: unknown; appType?: unknown }
+
+/**
+ * The Corppass client for the chosen profile. No profile (credentials and config nodes saved before the field
+ * existed) stays legacy; the core checks the values, and the error names the credential field to fix.
+ */
+export function corppassLoginClient(options: LoginClientOptions, s: CorppassProfileSettings): CorppassClient | CorppassFapiClient {
+  const profile = text(s.profile).trim() || 'legacy';
+  try {
+    return profile === 'fapi'
+      ? createCorppassClient({ ...options, profile: 'fapi', appType: (text(s.appType).trim() || 'login') as CorppassAppType })
+      : createCorppassClient({ ...options, profile: profile as 'legacy' });
+  } catch (e) {
+    const field = isSingpassFlowsError(e) ? PROFILE_FIELDS[String(e.details?.field)] : undefined;
+    if (!field) throw e; // other settings' errors keep their own names
+    return inCredential(CREDENTIAL.corppass, field, () => { throw e; });
+  }
+}
+
+/** The core's option names → the Corppass credential / config node fields. */
+const PROFILE_FIELDS: Record<string, string> = { profile: 'Profile', appType: 'App Type' };

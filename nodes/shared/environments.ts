@@ -45,16 +45,19 @@ const LOGIN_ISSUERS: Record<LoginProvider, { staging: string; production: string
   corppass: { staging: 'https://stg-id.corppass.gov.sg', production: 'https://id.corppass.gov.sg', sandboxPath: '/corppass' },
   singpass: { staging: 'https://stg-id.singpass.gov.sg/fapi', production: 'https://id.singpass.gov.sg/fapi', sandboxPath: '/singpass/fapi' },
 };
+/** Corppass FAPI 2.0 shares the legacy hosts (corppass-fapi.md §2); only the sandbox mounts it apart. */
+const CORPPASS_FAPI_SANDBOX_PATH = '/corppass-fapi';
 
-export function loginIssuer(provider: LoginProvider, c: { environment?: unknown; sandboxUrl?: unknown; issuer?: unknown }): { issuer: string; loopback: boolean } {
+export function loginIssuer(provider: LoginProvider, c: { environment?: unknown; sandboxUrl?: unknown; issuer?: unknown; profile?: unknown }): { issuer: string; loopback: boolean } {
   const table = LOGIN_ISSUERS[provider];
+  const sandboxPath = provider === 'corppass' && c.profile === 'fapi' ? CORPPASS_FAPI_SANDBOX_PATH : table.sandboxPath;
   switch (c.environment) {
     case 'staging':
     case 'production':
       return { issuer: table[c.environment], loopback: false };
     case 'sandbox':
       if (typeof c.sandboxUrl !== 'string' || !c.sandboxUrl.trim()) throw invalidInput('Sandbox URL', 'is required for the sandbox environment (e.g. http://127.0.0.1:5156)');
-      return { issuer: `${trimSlash(c.sandboxUrl)}${table.sandboxPath}`, loopback: true };
+      return { issuer: `${trimSlash(c.sandboxUrl)}${sandboxPath}`, loopback: true };
     case 'custom':
       if (typeof c.issuer !== 'string' || !c.issuer.trim()) throw invalidInput('Issuer', 'is required for a custom environment (exactly as the provider publishes it)');
       return { issuer: c.issuer.trim(), loopback: false };

@@ -1,6 +1,6 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
-import { invalidInput } from '../../src/errors';
-import { openTransaction, sealTransaction, type CallbackInput, type LoginTransaction } from '../../src/login';
+import { SingpassFlowsError, invalidInput } from '../../src/errors';
+import { openTransaction, sealTransaction, type CallbackInput, type CorppassClient, type CorppassFapiClient, type CorppassFapiLoginResult, type LoginTransaction } from '../../src/login';
 
 /**
  * What Start Login and Complete Login share across Corppass and Singpass: the login transaction travels SEALED
@@ -68,3 +68,29 @@ export const completeLoginFields: INodeProperties[] = [
     description: 'The query parameters the provider sent to your redirect URI (code, state, iss), or the full callback URL',
   },
 ];
+
+/**
+ * Corppass, both adapters: start with the chosen profile. The authentication context (what the user approves) exists
+ * only in FAPI 2.0; a value set under legacy is refused rather than silently dropped. The core checks the values.
+ */
+export async function startCorppassLogin(
+  client: CorppassClient | CorppassFapiClient,
+  o: { scope: string; authenticationContextType?: string; authenticationContextMessage?: string },
+): Promise<{ url: string; transaction: LoginTransaction }> {
+  const { scope, authenticationContextType, authenticationContextMessage } = o;
+  if (client.profile === 'fapi') return client.startLogin({ scope, authenticationContextType, authenticationContextMessage });
+  for (const [field, v] of [['Authentication Context Type', authenticationContextType], ['Authentication Context Message', authenticationContextMessage]] as const) {
+    if (v) throw invalidInput(field, 'only Corppass FAPI 2.0 Login apps send an authentication context; choose Profile "FAPI 2.0" in the Corppass client, or leave it empty');
+  }
+  return client.startLogin({ scope });
+}
+
+/** Corppass FAPI 2.0 has no separate authorization-info call: the roles come with Complete Login (scope authinfo). */
+export function fapiRolesRefusal(what: string): SingpassFlowsError {
+  return new SingpassFlowsError('INVALID_INPUT', `${what}: under Corppass FAPI 2.0 the roles come with "complete" login (add "authinfo" / "tpauthinfo" to the scope and read roles / authorizationInfo); there is no separate roles call`, { field: 'profile', retryable: false });
+}
+
+/** The FAPI 2.0 login result as the core returns it (user, entity, roles, authorizationInfo, …), as plain JSON. */
+export function corppassFapiOutput(login: CorppassFapiLoginResult): IDataObject {
+  return JSON.parse(JSON.stringify(login)) as IDataObject;
+}

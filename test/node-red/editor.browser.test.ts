@@ -33,7 +33,9 @@ beforeAll(async () => {
   sb = await startSandbox({ port: 0 });
   nr = await startNodeRedProcess({ userDir: path.join(tmp, 'userDir'), port: await freePort() });
   const keys = await generateClientKeys();
-  await deploy(nr.url, exampleFlow(sb, keys.signing));
+  // plus a Corppass client saved before the Profile setting existed (no credentials: only its editor dialog is used)
+  const oldCorppassClient = { id: 'old-cp', type: 'corppass-client', name: 'saved before Profile', environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId: 'old', redirectUri: 'http://127.0.0.1:1880/cb' };
+  await deploy(nr.url, [...exampleFlow(sb, keys.signing), oldCorppassClient]);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -88,4 +90,22 @@ test('the palette shows the Singpass nodes and the editor draws the signing exam
   fs.mkdirSync(path.dirname(out), { recursive: true });
   await page.screenshot({ path: out });
   expect(fs.statSync(out).size).toBeGreaterThan(10_000);
+}, 300_000);
+
+test('Corppass client dialog: a new client starts on Profile FAPI 2.0, one saved without the setting shows legacy', async () => {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  await page.goto(nr.url);
+  await page.locator('.red-ui-palette-node[data-palette-type="corppass-login"]').waitFor({ timeout: 120_000 });
+  type Red = { RED: { editor: { editConfig(name: string, type: string, id: string): void }; tray: { close(): void } } };
+  const profileIn = async (id: string) => {
+    await page.evaluate((configId) => (window as unknown as Red).RED.editor.editConfig('', 'corppass-client', configId), id);
+    const select = page.locator('#node-config-input-profile');
+    await select.waitFor({ state: 'visible', timeout: 30_000 });
+    const out = { profile: await select.inputValue(), appTypeShown: await page.locator('#node-config-input-appType').isVisible() };
+    await page.evaluate(() => (window as unknown as Red).RED.tray.close());
+    await select.waitFor({ state: 'detached', timeout: 30_000 });
+    return out;
+  };
+  expect(await profileIn('_ADD_')).toEqual({ profile: 'fapi', appTypeShown: true });
+  expect(await profileIn('old-cp')).toEqual({ profile: 'legacy', appTypeShown: false });
 }, 300_000);

@@ -5,7 +5,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { generateClientKeys } from '../../src/keys';
 import { listen, mount, type RunningServer } from '../../sandbox/http';
-import { createCorppassProvider, createSingpassProvider, type CorppassProvider, type SingpassProvider } from '../../sandbox/login';
+import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type CorppassFapiProvider, type CorppassProvider, type SingpassProvider } from '../../sandbox/login';
 import { SingpassKeySet } from '../../nodes/SingpassKeySet/SingpassKeySet.node';
 import { executeContext } from './context';
 
@@ -13,6 +13,8 @@ export interface LoginSandbox {
   credentials: { corppassApi: ICredentialDataDecryptedObject; singpassLoginApi: ICredentialDataDecryptedObject };
   redirectUri: string;
   cp: CorppassProvider;
+  /** Corppass FAPI 2.0 (issuer `${sandboxUrl}/corppass-fapi`): use the Corppass credential with `profile: 'fapi'`. */
+  cpFapi: CorppassFapiProvider;
   sp: SingpassProvider;
   close(): Promise<void>;
 }
@@ -31,8 +33,9 @@ export async function startLoginSandbox(): Promise<LoginSandbox> {
   const ctx = executeContext({ params: { sources: 'corppass' }, credentials });
   const [[jwks]] = await new SingpassKeySet().execute.call(ctx);
   const cp = createCorppassProvider({ baseUrl: server.baseUrl });
+  const cpFapi = createCorppassFapiProvider({ baseUrl: server.baseUrl });
   const sp = createSingpassProvider({ baseUrl: server.baseUrl });
-  const providers = mount([cp, sp]);
+  const providers = mount([cp, cpFapi, sp]);
   handler = (req, res, url) => {
     if (url.pathname === '/rp/jwks') {
       res.writeHead(jwks.json.statusCode as number, jwks.json.headers as Record<string, string>).end(jwks.json.body as string);
@@ -40,8 +43,8 @@ export async function startLoginSandbox(): Promise<LoginSandbox> {
     }
     return providers(req, res, url);
   };
-  for (const p of [cp, sp]) p.registerClient({ clientId: 'n8n-rp', jwksUrl: `${server.baseUrl}/rp/jwks`, redirectUris: [redirectUri] });
-  return { credentials, redirectUri, cp, sp, close: () => server.close() };
+  for (const p of [cp, cpFapi, sp]) p.registerClient({ clientId: 'n8n-rp', jwksUrl: `${server.baseUrl}/rp/jwks`, redirectUris: [redirectUri] });
+  return { credentials, redirectUri, cp, cpFapi, sp, close: () => server.close() };
 }
 
 /** What a browser does with Start Login's output: go to loginUrl, come back with the redirect (not followed). */

@@ -73,3 +73,60 @@ describe('Corppass node against the sandbox provider (real HTTP on 127.0.0.1)', 
       .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/Callback Parameters/) });
   });
 });
+
+describe('Corppass node with Profile "FAPI 2.0" against the sandbox FAPI provider (real HTTP on 127.0.0.1)', () => {
+  let sb: LoginSandbox;
+  beforeAll(async () => {
+    sb = await startLoginSandbox();
+  });
+  afterAll(() => sb.close());
+
+  const run = (params: Record<string, unknown>, corppassApi: Record<string, unknown> = {}) => new Corppass().execute.call(executeContext({
+    params, items: [{ json: {} }], credentials: { ...sb.credentials, corppassApi: { ...sb.credentials.corppassApi, profile: 'fapi', appType: 'login', ...corppassApi } },
+  }));
+
+  it('start (PAR) → authorize → complete gives the entity, the user uuid and the roles active today', async () => {
+    const [[started]] = await run({ resource: 'login', operation: 'startLogin', scope: 'openid authinfo tpauthinfo', authenticationContextMessage: 'Submit GST return' });
+    expect(started.json.loginUrl).toEqual(expect.stringContaining('/corppass-fapi/'));
+    const callbackUrl = await authorizeAs(started.json.loginUrl as string, 'cp-admin');
+    const [[done]] = await run({ resource: 'login', operation: 'completeLogin', transaction: started.json.transaction, callback: callbackUrl, fetchAuthorizationInfo: true, includeAccessToken: true });
+    expect(done.json.entity).toMatchObject({ id: '201500001A' });
+    expect(done.json.user).toMatchObject({ uuid: '3f1c2a7e-9b4d-4c1e-8a2f-5d6e7f809a1b' });
+    const roles = done.json.roles as Array<Record<string, unknown>>;
+    expect(roles.map((r) => `${r.source}:${r.eserviceId}:${r.role}`).sort()).toEqual([
+      'AuthInfo:SD-CPF2FA:CPF2FAR1', 'AuthInfo:SD-GSTFILE:Preparer', 'AuthInfo:SD-PERMITS:Viewer',
+      'TPAuthInfo:SD-GSTFILE:Preparer', 'TPAuthInfo:SD-GSTFILE:Preparer',
+    ]);
+    expect(done.json.authorizationInfo).toMatchObject({ sub: '3f1c2a7e-9b4d-4c1e-8a2f-5d6e7f809a1b' });
+    expect(done.json.accessToken).toBeUndefined(); // FAPI never outputs the (DPoP-bound) access token
+  });
+
+  it('Get Authorization Info is refused: the roles come with Complete Login', async () => {
+    await expect(run({ resource: 'authorization', operation: 'getAuthorizationInfo', accessToken: 'x', subject: 'y', activeOn: '' }))
+      .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/FAPI 2\.0.*roles come with "complete" login.*authinfo/) });
+  });
+
+  it('an authentication context under the legacy profile is refused, naming the field', async () => {
+    await expect(run({ resource: 'login', operation: 'startLogin', scope: 'openid', authenticationContextMessage: 'Submit GST return' }, { profile: 'legacy' }))
+      .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/Authentication Context Message.*FAPI 2\.0/) });
+  });
+
+  it('an unknown profile or app type is refused, naming the credential field', async () => {
+    await expect(run({ resource: 'login', operation: 'startLogin', scope: 'openid' }, { profile: 'fapi2' }))
+      .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/field "Profile".*"legacy".*"fapi"/) });
+    await expect(run({ resource: 'login', operation: 'startLogin', scope: 'openid' }, { appType: 'mib' }))
+      .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: expect.stringMatching(/field "App Type"/) });
+    // another setting's error is not blamed on the profile
+    await expect(run({ resource: 'login', operation: 'startLogin', scope: 'openid' }, { environment: 'custom', issuer: 'http://cp.example.sg' }))
+      .rejects.toMatchObject({ message: expect.not.stringMatching(/Profile|App Type/) });
+    await expect(run({ resource: 'login', operation: 'startLogin', scope: 'openid' }, { environment: 'custom', issuer: 'http://cp.example.sg' }))
+      .rejects.toMatchObject({ message: expect.stringMatching(/issuer: must use https/) });
+  });
+
+  it('the credential test discovers the issuer of the chosen profile', async () => {
+    const test = (profile: string) => new Corppass().methods.credentialTest.corppassApiTest.call({} as never, { id: '1', name: 'cp', type: 'corppassApi', data: { ...sb.credentials.corppassApi, profile } } as never);
+    expect(await test('fapi')).toMatchObject({ status: 'OK', message: expect.stringMatching(/\/corppass-fapi discovered$/) });
+    expect(await test('legacy')).toMatchObject({ status: 'OK', message: expect.stringMatching(/\/corppass discovered$/) });
+    expect(await test('nope')).toMatchObject({ status: 'Error', message: expect.stringMatching(/Profile/) });
+  });
+});

@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { activeRoles } from '../../../../src/login';
+import { fapiRolesRefusal } from '../../../shared/login';
 import { forOperation } from '../../../shared/router';
 import { corppassClient } from '../client';
 
@@ -31,9 +32,10 @@ export const description: INodeProperties[] = forOperation('authorization', 'get
   },
 ]);
 
-/** The user's roles, signature and claims verified: typed AuthInfo / TPAuthInfo and the flat list active on a date. */
+/** Legacy profile only (under FAPI 2.0 the roles come with Complete Login). The user's roles, signature and claims verified: typed AuthInfo / TPAuthInfo and the flat list active on a date. */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const { client } = await corppassClient(this);
+  if (client.profile === 'fapi') throw fapiRolesRefusal('Get Authorization Info');
   const info = await client.getAuthorizationInfo({
     accessToken: this.getNodeParameter('accessToken', i) as string,
     expectedSub: this.getNodeParameter('subject', i) as string,
