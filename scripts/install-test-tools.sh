@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the independent verifiers the tests check our PDFs and PKI with (Debian/Ubuntu): qpdf, pdfsig
-# (poppler-utils), certutil (libnss3-tools), openssl, and chromium for the editor and demo browser tests.
-# Does nothing when they are all present.
+# (poppler-utils), certutil (libnss3-tools), openssl, chromium for the editor and demo browser tests, and a real
+# n8n (scripts/install-n8n.sh, cached in ~/.cache/singpass-flows). Does nothing when they are all present.
 set -euo pipefail
 need=()
 command -v qpdf >/dev/null || need+=(qpdf)
@@ -9,9 +9,14 @@ command -v pdfsig >/dev/null || need+=(poppler-utils)
 command -v certutil >/dev/null || need+=(libnss3-tools)
 command -v openssl >/dev/null || need+=(openssl)
 command -v chromium >/dev/null || need+=(chromium)
-[ ${#need[@]} -eq 0 ] && { echo "test tools present"; exit 0; }
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
-echo "installing: ${need[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+if [ ${#need[@]} -eq 0 ]; then
+  echo "test tools present"
+else
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "installing: ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+fi
+# A real n8n 2.41 on its own Node 24 for test/n8n, cached outside the repo (minutes once per machine, then instant).
+bash "$(dirname "$0")/install-n8n.sh" >/dev/null
