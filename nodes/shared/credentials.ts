@@ -119,10 +119,15 @@ export function corppassLoginClient(options: LoginClientOptions, s: CorppassProf
       ? createCorppassClient({ ...options, profile: 'fapi', appType: (text(s.appType).trim() || 'login') as CorppassAppType })
       : createCorppassClient({ ...options, profile: profile as 'legacy' });
   } catch (e) {
-    const field = isSingpassFlowsError(e) ? PROFILE_FIELDS[String(e.details?.field)] : undefined;
-    if (!field) throw e; // other settings' errors keep their own names
-    return inCredential(CREDENTIAL.corppass, field, () => { throw e; });
+    return namingProfileField(e);
   }
+}
+
+/** A profile error names the credential field to fix; other settings' errors keep their own names. */
+function namingProfileField(e: unknown): never {
+  const field = isSingpassFlowsError(e) ? PROFILE_FIELDS[String(e.details?.field)] : undefined;
+  if (!field) throw e;
+  return inCredential(CREDENTIAL.corppass, field, () => { throw e; });
 }
 
 /** The core's option names → the Corppass credential / config node fields. */
