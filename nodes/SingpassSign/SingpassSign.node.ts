@@ -48,7 +48,9 @@ export class SingpassSign implements INodeType {
         displayOptions: { show: { resource: ['session'] } },
         options: [
           { name: 'Create Session', value: 'createSession', action: 'Create a signing session', description: 'Open a session for a PDF: QR code (PNG), challenge code and expiry for the user\'s page' },
-          { name: 'Apply Webhook Event', value: 'applyEvent', action: 'Apply a webhook event', description: 'Certificate event: check the certificate (OCSP), prepare the PDF and submit its hash. Signature event: record the signature.' },
+          { name: 'Prepare PDF Signature', value: 'preparePdfSignature', action: 'Prepare the PDF signature', description: 'Certificate event: check the certificate (OCSP) and prepare the PDF; nothing is sent yet. Store the record, then Submit Document Hash.' },
+          { name: 'Submit Document Hash', value: 'submitDocumentHash', action: 'Submit the document hash', description: 'Send the hash of a record Prepare PDF Signature output (the same hash again if run twice); store the record' },
+          { name: 'Apply Webhook Event', value: 'applyEvent', action: 'Apply a webhook event', description: 'Signature or error event: record it. Certificate event (one-step variant): check, prepare and submit in one call; Prepare + Submit survive a crash in between.' },
           { name: 'Finalize Signature', value: 'finalizeSignature', action: 'Finalize the signature', description: 'Embed the signature (B-B), timestamp it (B-T) and reach the chosen level; outputs the signed PDF' },
           { name: 'Expire Session', value: 'expireSession', action: 'Expire a session', description: 'End a session no event can reach any more (for a schedule)' },
         ],
