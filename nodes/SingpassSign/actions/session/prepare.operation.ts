@@ -24,7 +24,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const record = readRecord(this.getNodeParameter('record', i));
   const delivery = readDelivery(this.getNodeParameter('delivery', i));
   if (delivery.event.type !== 'certificate') {
-    throw new SingpassFlowsError('STATE_INVALID', `Prepare PDF Signature takes the trigger's certificate event, got a ${delivery.event.type} event (use Apply Webhook Event for it)`, { retryable: false, field: 'Webhook Delivery' });
+    throw new SingpassFlowsError('STATE_INVALID', `Prepare PDF Signature takes the trigger's certificate event, got the "${delivery.event.type}" event (use Apply Webhook Event for it)`, { retryable: false, field: 'Webhook Delivery' });
   }
   const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
   const { engine } = await signingEngine(this);
