@@ -74,7 +74,8 @@ export interface SigningEngine {
   /**
    * The user scanned: chain the certificate to the trusted roots and check OCSP (revoked / unknown / expired /
    * not-yet-valid / untrusted → the session ends with that typed error and NO hash is submitted), prepare the PDF,
-   * submit the hash. Returns the record in `hash_submitted` (or ended).
+   * submit the hash. Returns the record in `hash_submitted` (or ended). With `stopAtSavePoint` it returns the save
+   * point's record instead (prepared, nothing sent): store it, then {@link resumeSubmission}.
    */
   acceptCertificate(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
 
@@ -268,7 +269,8 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (event.type !== 'certificate') throw new SingpassFlowsError('STATE_INVALID', `Expected a certificate event, got ${event.type}`, { retryable: false });
       checkDocument(record, pdf);
       // Replayed after a crash past the save point: the hash may be with the user already; send the same one again.
-      if (isAtSavePoint(record) && record.state.nonce !== undefined && constantTimeEqual(event.nonce, record.state.nonce)) return submit(record, true, stepOptions);
+      // (With stopAtSavePoint the saved record is the answer: the caller's next step resubmits it.)
+      if (isAtSavePoint(record) && record.state.nonce !== undefined && constantTimeEqual(event.nonce, record.state.nonce)) return stepOptions?.stopAtSavePoint ? { record } : submit(record, true, stepOptions);
       // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
       let current = next(record, { state: applySigningEvent(record.state, event, clock) });
       if (stepOptions?.claim && !(await stepOptions.claim(current))) return { record, duplicate: true };
@@ -296,6 +298,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         return finishWith(e);
       }
       if (stepOptions?.save && !(await stepOptions.save(current))) return { record, duplicate: true };
+      if (stepOptions?.stopAtSavePoint) return { record: current };
       return submit(current, false, stepOptions);
     },
 

@@ -150,4 +150,10 @@ export interface StepOptions {
    * the caller's save loses the session: the replayed event would prepare a new hash, which the service refuses.
    */
   save?: (record: SessionRecord) => boolean | Promise<boolean>;
+  /**
+   * Certificate events only: check the certificate and prepare, then return the save point's record (`submitting`
+   * set, nothing sent to the service). For engines that cannot save inside one step (n8n: the record is stored by the
+   * workflow after the node): store the returned record, then call `resumeSubmission(record)` in a later step.
+   */
+  stopAtSavePoint?: boolean;
 }

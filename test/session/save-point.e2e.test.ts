@@ -89,6 +89,40 @@ describe('step functions: the process dies after the hash call, the certificate 
   });
 });
 
+describe('step functions: stopAtSavePoint (the record is saved by the caller between two steps, as in n8n)', () => {
+  let h: SessionHarness;
+  const counter = countingFetch();
+  beforeAll(async () => { h = await startSessionHarness({ mode: 'steps', clientFetch: counter.fetch }); });
+  afterAll(() => h.close());
+
+  it('the certificate step stops at the save point with no hash call; resumeSubmission sends it; a replay of either sends no new hash', async () => {
+    const engine = h.newEngine();
+    const started = await engine.start(pdf, { documentName: 'Split.pdf', level: 'B-B' });
+    const n = h.raw.length;
+    await h.sandbox.phone.scan(started.signRef, { user: 'p256' });
+    await until(() => h.raw.length > n, 'the certificate webhook');
+    const delivery = (await engine.checkDelivery({ headers: h.raw[n]!.headers, body: h.raw[n]!.body })).delivery!;
+
+    const prepared = await engine.applyDelivery(started.record, delivery, pdf, { stopAtSavePoint: true });
+    expect(isAtSavePoint(prepared.record)).toBe(true);
+    expect(prepared.record.prepared).toBeDefined();
+    expect(counter.hashPosts()).toBe(0);
+    // the certificate event replayed on the saved record: the same save point, still nothing sent
+    const again = await h.newEngine().applyDelivery(prepared.record, delivery, pdf, { stopAtSavePoint: true });
+    expect(again.record.submitting).toEqual(prepared.record.submitting);
+    expect(counter.hashPosts()).toBe(0);
+
+    const submitted = await h.newEngine().resumeSubmission(prepared.record);
+    expect(submitted.record.state.status).toBe('hash_submitted');
+    expect(submitted.record.state.documentHash).toBe(prepared.record.submitting!.documentHash);
+    // the stored save point resumed again (the process died after the call): refused as already submitted → waits
+    const replayed = await h.newEngine().resumeSubmission(prepared.record);
+    expect(replayed.record.state.status).toBe('hash_submitted');
+    expect(counter.hashPosts()).toBe(2);
+    expect(h.hashes.get(started.signRef)).toBe(1);
+  });
+});
+
 /** A persistent store whose write of the hash_submitted record is never made: the process died just before it. */
 class DiesBeforeRecordingTheHash extends MemorySessionStore {
   crashes = 0;

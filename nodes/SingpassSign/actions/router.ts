@@ -7,9 +7,11 @@ import * as applyEvent from './session/applyEvent.operation';
 import * as createSession from './session/create.operation';
 import * as expireSession from './session/expire.operation';
 import * as finalizeSignature from './session/finalize.operation';
+import * as preparePdfSignature from './session/prepare.operation';
+import * as submitDocumentHash from './session/submitHash.operation';
 
 export const operations: OperationTable = {
-  session: { createSession, applyEvent, finalizeSignature, expireSession },
+  session: { createSession, preparePdfSignature, submitDocumentHash, applyEvent, finalizeSignature, expireSession },
   document: { addValidationData, addDocumentTimestamp, verifySignedPdf },
   certificate: { checkCertificateStatus },
 };

@@ -12,7 +12,9 @@ export const description: INodeProperties[] = forOperation('session', 'applyEven
 ]);
 
 /**
- * Apply a trigger delivery to its session. A certificate event checks the user's certificate (chain to your trusted
+ * Apply a trigger delivery to its session. For a certificate event this is the one-step variant of Prepare PDF
+ * Signature + Submit Document Hash (kept for existing workflows): if n8n dies between the hash call and the workflow
+ * storing the record, the session is lost; the two-step pair survives that. A certificate event checks the user's certificate (chain to your trusted
  * roots, OCSP "good", valid today) BEFORE anything is signed, prepares the PDF signature and submits the document
  * hash; a revoked or untrusted certificate ends the session with no hash sent. A signature event records the
  * signature (checked against the submitted hash). An event already applied changes nothing (duplicate: true): a

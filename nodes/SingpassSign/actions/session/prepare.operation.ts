@@ -1,0 +1,33 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { SingpassFlowsError } from '../../../../src/errors';
+import { isAtSavePoint } from '../../../../src/session';
+import { readPdf } from '../../../shared/binary';
+import { signingEngine } from '../../../shared/engine';
+import { forOperation } from '../../../shared/router';
+import { readDelivery, readRecord, recordSummary } from '../../../shared/session-data';
+import { deliveryInput, pdfInput, recordInput } from '../fields';
+
+export const description: INodeProperties[] = forOperation('session', 'preparePdfSignature', [
+  recordInput,
+  { ...deliveryInput, hint: 'The certificate event of the Singpass Sign Trigger' },
+  { ...pdfInput, hint: 'The PDF being signed' },
+]);
+
+/**
+ * The certificate event's first half: check the user's certificate (chain to your trusted roots, OCSP "good", valid
+ * today) BEFORE anything is signed, and prepare the PDF signature. Nothing is sent to the service: the output record
+ * holds the prepared state and the exact hash (the save point). Store it, then run Submit Document Hash on it, so an
+ * n8n that dies in between resubmits the same hash instead of losing the session. A revoked or untrusted certificate
+ * ends the session here (status "failed", no hash). A certificate event already applied changes nothing.
+ */
+export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
+  const record = readRecord(this.getNodeParameter('record', i));
+  const delivery = readDelivery(this.getNodeParameter('delivery', i));
+  if (delivery.event.type !== 'certificate') {
+    throw new SingpassFlowsError('STATE_INVALID', `Prepare PDF Signature takes the trigger's certificate event, got the "${delivery.event.type}" event (use Apply Webhook Event for it)`, { retryable: false, field: 'Webhook Delivery' });
+  }
+  const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  const { engine } = await signingEngine(this);
+  const r = await engine.applyDelivery(record, delivery, pdf, { stopAtSavePoint: true });
+  return { json: { ...recordSummary(r.record), readyToSubmit: isAtSavePoint(r.record), duplicate: r.duplicate === true }, binary: item.binary };
+}
