@@ -19,6 +19,9 @@ export interface RemoteKeySetOptions {
   field?: string;
 }
 
+/** alg (from the allow-list, so never containing a space) and kid; a missing kid is not the kid "undefined". */
+const importedKey = (header: JWSHeaderParameters): string => header.kid === undefined ? String(header.alg) : `${header.alg} ${header.kid}`;
+
 const SIGNING_KTY: Record<string, { kty: string; crv?: string }> = {
   ES256: { kty: 'EC', crv: 'P-256' },
   ES384: { kty: 'EC', crv: 'P-384' },
@@ -65,9 +68,15 @@ export class RemoteKeySet {
   }
 
   /** The key to verify a JWS with this protected header; refetches once (rate-limited) when the kid is unknown. */
-  async getKey(header: JWSHeaderParameters): Promise<KeyObject> {
+  getKey(header: JWSHeaderParameters): KeyObject | Promise<KeyObject> {
+    // Every webhook delivery comes here: a fresh set and a key already imported are answered without a promise.
+    const cached = this.keys && this.opts.clock() < this.expiresAt ? this.imported.get(importedKey(header)) : undefined;
+    return cached ?? this.findKey(header);
+  }
+
+  private async findKey(header: JWSHeaderParameters): Promise<KeyObject> {
     await this.ensureFresh();
-    const cacheKey = JSON.stringify([header.alg, header.kid]);
+    const cacheKey = importedKey(header);
     const cached = this.imported.get(cacheKey);
     if (cached) return cached;
     let jwk = this.select(header);

@@ -113,8 +113,12 @@ function stringValue(der: Buffer, t: Tlv): string | undefined {
   }
 }
 
+/** Anything {@link escapeValue} would change: most names have nothing to escape, and this is one test instead of four. */
+const NEEDS_ESCAPE = /[,+"\\<>;\x00-\x1f\x7f]|^[# ]| $/;
+
 /** RFC 2253 escapes, and control characters as \XX (OpenSSL's ESC_2253 | ESC_CTRL). */
 function escapeValue(v: string): string {
+  if (!NEEDS_ESCAPE.test(v)) return v;
   return v.replace(/[,+"\\<>;]/g, '\\$&')
     .replace(/[\x00-\x1f\x7f]/g, (c) => `\\${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
     .replace(/^[# ]/, '\\$&')
@@ -127,13 +131,30 @@ function serialHex(content: Buffer): string {
   return content.subarray(i).toString('hex').toUpperCase();
 }
 
+/** UTCTime `YYMMDDHHMMSSZ` or GeneralizedTime `YYYYMMDDHHMMSS[.f]Z`, digits read in place (no regex, no substring). */
 function readTime(der: Buffer, t: Tlv | undefined): Date {
-  const s = t ? der.toString('latin1', t.contentStart, t.end) : '';
-  const m = t?.tag === 0x17 ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/.exec(s)
-    : t?.tag === 0x18 ? /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.\d+)?Z$/.exec(s) : null;
-  if (!m) throw new Error('bad validity time');
-  const year = t!.tag === 0x17 ? (Number(m[1]) < 50 ? 2000 : 1900) + Number(m[1]) : Number(m[1]);
-  const date = new Date(Date.UTC(year, Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])));
+  const generalized = t?.tag === 0x18;
+  if (!t || (t.tag !== 0x17 && !generalized)) throw new Error('bad validity time');
+  let pos = t.contentStart;
+  const digits = (n: number): number => {
+    let v = 0;
+    for (const stop = pos + n; pos < stop; pos++) {
+      const d = (der[pos] ?? 0) - 0x30;
+      if (pos >= t.end || d < 0 || d > 9) throw new Error('bad validity time');
+      v = v * 10 + d;
+    }
+    return v;
+  };
+  const yy = digits(generalized ? 4 : 2);
+  const year = generalized ? yy : (yy < 50 ? 2000 : 1900) + yy;
+  const [month, day, hour, minute, second] = [digits(2), digits(2), digits(2), digits(2), digits(2)];
+  if (generalized && der[pos] === 0x2e) { // fraction of a second: digits, at least one
+    const from = ++pos;
+    while (pos < t.end && der[pos]! >= 0x30 && der[pos]! <= 0x39) pos++;
+    if (pos === from) throw new Error('bad validity time');
+  }
+  if (der[pos] !== 0x5a || pos + 1 !== t.end) throw new Error('bad validity time');
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
   if (Number.isNaN(date.getTime())) throw new Error('bad validity time');
   return date;
 }

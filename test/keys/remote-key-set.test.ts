@@ -46,6 +46,21 @@ describe('RemoteKeySet', () => {
     expect(srv.state.hits).toBe(2);
   });
 
+  test('a key already imported from a fresh set is answered without a promise; an expired set is fetched again', async () => {
+    srv.state.keys = [ecKey('a').jwk];
+    let now = 1_700_000_000_000;
+    const set = new RemoteKeySet(srv.url, { clock: () => now });
+    const first = set.getKey({ alg: 'ES256', kid: 'a' });
+    expect(first).toBeInstanceOf(Promise); // nothing loaded yet
+    const key = await first;
+    expect(set.getKey({ alg: 'ES256', kid: 'a' })).toBe(key); // the same KeyObject, synchronously
+    now += 61 * 60 * 1000;
+    const again = set.getKey({ alg: 'ES256', kid: 'a' });
+    expect(again).toBeInstanceOf(Promise);
+    await again;
+    expect(srv.state.hits).toBe(2);
+  });
+
   test('honours a longer Cache-Control max-age', async () => {
     srv.state.keys = [ecKey('a').jwk];
     srv.state.cacheControl = 'public, max-age=7200';
@@ -137,7 +152,7 @@ describe('RemoteKeySet', () => {
     srv.state.status = 503;
     now += 60_000;
     await expect(set.getKey({ alg: 'ES256', kid: 'unknown' })).rejects.toMatchObject({ code: 'KEY_NOT_FOUND' });
-    await expect(set.getKey({ alg: 'ES256', kid: 'a' })).resolves.toBeDefined();
+    await expect(Promise.resolve(set.getKey({ alg: 'ES256', kid: 'a' }))).resolves.toBeDefined();
   });
 });
 

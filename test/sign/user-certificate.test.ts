@@ -62,6 +62,18 @@ describe('readUserCertificate agrees with node:crypto X509Certificate', () => {
     expect(readUserCertificate(good).subject).toBe(new X509Certificate(good).subject);
   });
 
+  it('reads validity times as RFC 5280 writes them (UTCTime 50-99 is 19xx, GeneralizedTime with a fraction) and refuses malformed ones', () => {
+    const cn = Buffer.from('T');
+    const read = (validity: [Buffer, Buffer]) => readUserCertificate(certificateWithSubjectValue(0x0c, cn, validity));
+    expect(read([utcTime('491231235959Z'), utcTime('500101000000Z')])).toMatchObject({ notBefore: '2049-12-31T23:59:59.000Z', notAfter: '1950-01-01T00:00:00.000Z' });
+    expect(read([generalizedTime('20500101120000Z'), generalizedTime('20991231235959.25Z')])).toMatchObject({ notBefore: '2050-01-01T12:00:00.000Z', notAfter: '2099-12-31T23:59:59.000Z' });
+    const bad = [utcTime('2601010000Z'), utcTime('260101000000'), utcTime('26010100000aZ'), utcTime('260101000000Z0'), utcTime('26-101000000Z'),
+      generalizedTime('20260101000000.Z'), generalizedTime('260101000000Z'), generalizedTime('20260101000000.5'), tlv(0x04, Buffer.from('260101000000Z'))];
+    for (const time of bad) {
+      expect(() => read([time, utcTime('270101000000Z')])).toThrow(expect.objectContaining({ code: 'WEBHOOK_TOKEN_INVALID' }));
+    }
+  });
+
   it('the summary is a plain object to its readers: spread and JSON carry the formatted fields', () => {
     const der = opensslCertificate(EC('P-256'), '/CN=Plain/O=Org');
     const summary = readUserCertificate(der);
@@ -72,13 +84,15 @@ describe('readUserCertificate agrees with node:crypto X509Certificate', () => {
   });
 });
 
+const utcTime = (s: string) => tlv(0x17, Buffer.from(s, 'latin1'));
+const generalizedTime = (s: string) => tlv(0x18, Buffer.from(s, 'latin1'));
+
 /** A certificate (made here, signature not valid: the reader does not check it) whose subject CN has this value. */
-function certificateWithSubjectValue(tag: number, value: Buffer): Buffer {
+function certificateWithSubjectValue(tag: number, value: Buffer, validity: [Buffer, Buffer] = [utcTime('260101000000Z'), utcTime('270101000000Z')]): Buffer {
   const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const ecdsaSha256 = seq(oid('1.2.840.10045.4.3.2'));
   const name = (v: Buffer) => seq(set(seq(oid('2.5.4.3'), v)));
-  const time = (s: string) => tlv(0x17, Buffer.from(s, 'latin1'));
   const tbs = seq(tlv(0xa0, smallInteger(2)), smallInteger(1), ecdsaSha256, name(tlv(0x0c, Buffer.from('Issuer'))),
-    seq(time('260101000000Z'), time('270101000000Z')), name(tlv(tag, value)), publicKey.export({ type: 'spki', format: 'der' }) as Buffer);
+    seq(...validity), name(tlv(tag, value)), publicKey.export({ type: 'spki', format: 'der' }) as Buffer);
   return seq(tbs, ecdsaSha256, tlv(0x03, Buffer.from([0x00, 0x30, 0x00])));
 }
