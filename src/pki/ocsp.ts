@@ -109,13 +109,15 @@ export function checkOcspResponse(
     throw new SingpassFlowsError('OCSP_FAILED', `The OCSP responder refused the request (${RESPONSE_STATUS[respStatus] ?? respStatus})`, { ocspStatus: RESPONSE_STATUS[respStatus] ?? respStatus, retryable: respStatus === 3 || respStatus === 2 });
   }
   if (!ocspResponse.responseBytes || ocspResponse.responseBytes.responseType !== OID.ocspBasic) throw fail('it is not a basic OCSP response');
+  let basicAsn: asn1js.AsnType;
   try {
-    basic = new pkijs.BasicOCSPResponse({ schema: parseAsn1(Buffer.from(ocspResponse.responseBytes.response.valueBlock.valueHexView), 'OCSP_FAILED', 'BasicOCSPResponse') });
+    basicAsn = parseAsn1(Buffer.from(ocspResponse.responseBytes.response.valueBlock.valueHexView), 'OCSP_FAILED', 'BasicOCSPResponse');
+    basic = new pkijs.BasicOCSPResponse({ schema: basicAsn });
   } catch {
     throw fail('the BasicOCSPResponse could not be parsed');
   }
   const now = new Date((opts.clock ?? systemClock)());
-  const embedded = basic.certs ?? [];
+  const embedded = embeddedCertificates(basicAsn, basic);
 
   // Our certificate's entry, matched with whatever hash algorithm the responder used in its CertID.
   const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
@@ -183,6 +185,19 @@ export function checkOcspResponse(
     },
     nonce: nonceExt ? Buffer.from(nonceExt.extnValue.valueBlock.valueHexView) : undefined,
   };
+}
+
+/**
+ * The certificates a BasicOCSPResponse carries (`certs [0]`), taken through the certificate cache by their own DER
+ * bytes: a responder signs every answer with the same delegated certificate, so its parse, its re-encoding and the
+ * check that the CA issued it are done once, not once per response (most of a check's cost otherwise).
+ */
+function embeddedCertificates(basicAsn: asn1js.AsnType, basic: pkijs.BasicOCSPResponse): pkijs.Certificate[] {
+  const members = basicAsn instanceof asn1js.Sequence ? basicAsn.valueBlock.value : [];
+  const certsField = members.find((m) => m.idBlock.tagClass === 3 && m.idBlock.tagNumber === 0) as asn1js.Constructed | undefined;
+  const list = certsField?.valueBlock.value[0];
+  if (!(list instanceof asn1js.Sequence) || list.valueBlock.value.length !== (basic.certs?.length ?? 0)) return basic.certs ?? [];
+  return list.valueBlock.value.map((c) => parseCertificate(c.valueBeforeDecodeView, 'OCSP_FAILED'));
 }
 
 /**

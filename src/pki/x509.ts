@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, verify as cryptoVerify, X509Certificate } from 'node:crypto';
+import { createHash, createPublicKey, verify as cryptoVerify, X509Certificate, type KeyObject } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { SingpassFlowsError, type ErrorCode } from '../errors';
@@ -143,13 +143,18 @@ export function publicKeyBits(cert: pkijs.Certificate): Buffer {
  * when the algorithm OID does not (CMS `rsaEncryption` / `id-ecPublicKey`). ECDSA signatures are DER here (X.509,
  * OCSP and CMS all encode them so).
  */
+/** Imported keys by SPKI Buffer: {@link spkiDer} hands out one Buffer per (cached) certificate, so a CA's or an OCSP
+ * responder's key is imported once, not on every signature it made. */
+const KEY_OF_SPKI = new WeakMap<Buffer, KeyObject>();
+
 export function verifySignature(algorithmOid: string, data: Uint8Array, signature: Uint8Array, signerSpki: Buffer, digestOid?: string): boolean {
   const alg = SIG_ALGS[algorithmOid];
   if (!alg) return false;
   const hash = alg.hash ?? (digestOid ? hashNameOf(digestOid) : undefined);
   if (!hash) return false;
   try {
-    const key = createPublicKey({ key: signerSpki, format: 'der', type: 'spki' });
+    let key = KEY_OF_SPKI.get(signerSpki);
+    if (!key) KEY_OF_SPKI.set(signerSpki, (key = createPublicKey({ key: signerSpki, format: 'der', type: 'spki' })));
     if (alg.kind === 'ec' && key.asymmetricKeyType !== 'ec') return false;
     if (alg.kind === 'rsa' && key.asymmetricKeyType !== 'rsa') return false;
     return cryptoVerify(hash, data, alg.kind === 'ec' ? { key, dsaEncoding: 'der' } : key, signature);

@@ -23,7 +23,9 @@ export interface OpensslCa {
   ocspSigner: { pem: string; der: Buffer };
   tsa: { pem: string; der: Buffer };
   users: Record<'good' | 'revoked' | 'unknown' | 'noaia', { pem: string; key: string; der: Buffer; serial: string }>;
-  faults: { ocspDown: boolean; tsaDown: boolean; ocspGarbage: boolean };
+  /** `ocspSigner`: who signs the intermediate's OCSP answers — its delegated responder (default), the TSA (issued by
+   * the CA but not for OCSP signing), or a look-alike responder the CA never issued. */
+  faults: { ocspDown: boolean; tsaDown: boolean; ocspGarbage: boolean; ocspSigner: 'responder' | 'tsa' | 'look-alike' };
   requests: { ocsp: number; tsa: number; certs: number };
   close(): Promise<void>;
 }
@@ -44,7 +46,7 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 
 export async function startOpensslCa(): Promise<OpensslCa> {
   const dir = mkdtempSync(join(tmpdir(), 'ltv-ossl-'));
-  const faults = { ocspDown: false, tsaDown: false, ocspGarbage: false };
+  const faults: OpensslCa['faults'] = { ocspDown: false, tsaDown: false, ocspGarbage: false, ocspSigner: 'responder' };
   const requests = { ocsp: 0, tsa: 0, certs: 0 };
   let seq = 0;
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -65,7 +67,8 @@ export async function startOpensslCa(): Promise<OpensslCa> {
         if (faults.ocspGarbage) return reply(200, 'application/ocsp-response', Buffer.from('not der'));
         const n = ++seq;
         writeFileSync(join(dir, `req${n}.der`), data);
-        const signer = url === '/ocsp' ? ['-CA', 'int.crt', '-index', 'index-int.txt', '-rsigner', 'ocsp.crt', '-rkey', 'ocsp.key'] : ['-CA', 'root.crt', '-index', 'index-root.txt', '-rsigner', 'root.crt', '-rkey', 'root.key'];
+        const rsigner = { responder: 'ocsp', tsa: 'tsa', 'look-alike': 'lookalike' }[faults.ocspSigner];
+        const signer = url === '/ocsp' ? ['-CA', 'int.crt', '-index', 'index-int.txt', '-rsigner', `${rsigner}.crt`, '-rkey', `${rsigner}.key`] : ['-CA', 'root.crt', '-index', 'index-root.txt', '-rsigner', 'root.crt', '-rkey', 'root.key'];
         await run('openssl', ['ocsp', ...signer, '-reqin', `req${n}.der`, '-respout', `resp${n}.der`, '-nmin', '60', '-rother', 'int.crt'], { cwd: dir });
         return reply(200, 'application/ocsp-response', readFileSync(join(dir, `resp${n}.der`)));
       }
@@ -145,6 +148,9 @@ ess_cert_id_alg = sha256
   key('int'); issue('int', '/CN=LTV Test Intermediate/O=Independent OpenSSL CA/C=SG', 'root', 'v3_int');
   key('ocsp'); issue('ocsp', '/CN=LTV Test OCSP Responder/C=SG', 'int', 'v3_ocsp');
   key('tsa'); issue('tsa', '/CN=LTV Test TSA/C=SG', 'int', 'v3_tsa');
+  // same subject and EKU as the real responder, self-signed: only its issuer's signature tells them apart
+  key('lookalike');
+  ossl(dir, ['req', '-x509', '-new', '-key', 'lookalike.key', '-subj', '/CN=LTV Test OCSP Responder/C=SG', '-days', '365', '-sha256', '-addext', 'extendedKeyUsage=OCSPSigning', '-out', 'lookalike.crt']);
   for (const u of ['good', 'revoked', 'unknown', 'noaia'] as const) {
     key(u);
     issue(u, `/CN=User ${u}/serialNumber=S1234567${u.length}/C=SG`, 'int', u === 'noaia' ? 'v3_noaia' : 'v3_user');

@@ -87,6 +87,23 @@ describe('fetchOcspResponse (against openssl ocsp)', () => {
     expect(text).toContain(`Serial Number: ${ca.users.good.serial}`);
   });
 
+  it('an answer signed by a certificate the CA did not authorise for OCSP is refused, every time (the responder cache does not remember a refusal as trust)', async () => {
+    try {
+      for (const [signer, why] of [['tsa', /is not authorised for OCSP signing/], ['look-alike', /was not issued by the certificate's CA/]] as const) {
+        ca.faults.ocspSigner = signer;
+        for (let i = 0; i < 2; i++) {
+          await expect(fetchOcspResponse(ca.users.good.der, ca.intermediate.der)).rejects.toMatchObject({ code: 'OCSP_FAILED', message: expect.stringMatching(why) });
+        }
+      }
+      ca.faults.ocspSigner = 'responder';
+      expect((await fetchOcspResponse(ca.users.good.der, ca.intermediate.der)).status).toBe('good');
+      ca.faults.ocspSigner = 'look-alike';
+      await expect(fetchOcspResponse(ca.users.good.der, ca.intermediate.der)).rejects.toMatchObject({ code: 'OCSP_FAILED' });
+    } finally {
+      ca.faults.ocspSigner = 'responder';
+    }
+  });
+
   it('revoked with revocation time; unknown for a serial the CA never issued', async () => {
     const r = await fetchOcspResponse(ca.users.revoked.der, ca.intermediate.der);
     expect(r.status).toBe('revoked');
