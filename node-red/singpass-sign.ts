@@ -1,6 +1,7 @@
 /**
  * Signing nodes. A session runs through the engine's steps, one node each, so the flow reads like the process:
  *   start signing  →  (webhook)  →  apply event [certificate: status check → prepare → submit hash]
+ *                                   (or the same in two nodes: prepare signature → [store, review] → submit hash)
  *                  →  (webhook)  →  apply event [signature]  →  finish [embed → validation data → timestamp → verify]
  * plus PDF tools usable on their own: certificate status (OCSP), add validation data, add document timestamp, verify.
  * `msg.payload` is the PDF (Buffer); `msg.session` the session record (plain JSON); the record itself lives in the
@@ -12,7 +13,7 @@ import { addDocumentTimestamp } from '../src/pades/doc-timestamp';
 import { verifyPdfSignatures, type PadesLevel } from '../src/pades/verify';
 import { buildChain, fetchOcspResponse } from '../src/pki';
 import { renderQr } from '../src/sign/qr';
-import { isSessionEnded } from '../src/session';
+import { isAtSavePoint, isSessionEnded } from '../src/session';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
 import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
@@ -98,6 +99,74 @@ export = function register(RED: NodeAPI): void {
     }, 'applying event');
   }
   RED.nodes.registerType('singpass-sign-apply', Apply as never);
+
+  /**
+   * The certificate event's first half, for flows that store or review the session between the two halves: the
+   * user's certificate is checked (chain + OCSP) and the PDF prepared; the record with the exact hash is saved (the
+   * engine's save point) and nothing is sent. `msg.readyToSubmit` is false when the certificate was refused (the
+   * session then ends and goes to a Catch node) or the event was a repeat. The delivery stays "not applied" until
+   * submit hash ran, so after a restart the kept event is replayed and prepare hands on the same saved record.
+   */
+  function Prepare(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    onInput(node, async (msg) => {
+      const client = signClientOf(RED, def.client, 'prepare signature');
+      if ((msg.event as { type?: string } | undefined)?.type !== 'certificate') {
+        throw new SingpassFlowsError('INVALID_INPUT', 'msg.event.type: prepare signature takes the signing webhook node\'s certificate output (use apply event for the others)', { field: 'msg.event' });
+      }
+      const { signRef, pdf } = await loadSession(client, msg.signRef);
+      const stored = await client.store.getDelivery(signRef, 'certificate');
+      if (!stored) throw new SingpassFlowsError('STATE_INVALID', `No certificate delivery was received for session ${signRef}`);
+      if (stored.applied) return duplicate(node, signRef, 'certificate');
+      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
+      const engine = await client.engine();
+      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), save, stopAtSavePoint: true }));
+      if (result.duplicate) return duplicate(node, signRef, 'certificate');
+      const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), readyToSubmit: isAtSavePoint(result.record) };
+      const err = sessionError(result.record);
+      if (err) {
+        await client.store.markApplied(signRef, 'certificate');
+        await endSession(client, signRef);
+        node.error(err, out);
+        return;
+      }
+      node.status({ fill: 'blue', shape: 'ring', text: `${short(signRef)} prepared, hash not sent yet` });
+      return out;
+    }, 'preparing');
+  }
+  RED.nodes.registerType('singpass-sign-prepare', Prepare as never);
+
+  /**
+   * Send the hash of a session prepare signature saved (`msg.signRef`). Only such a session is accepted, so no hash
+   * leaves without the certificate check. Sent again after a crash, the service's "already submitted" means the first
+   * call got through: the session waits for the signature.
+   */
+  function Submit(this: Node, def: Def) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    onInput(node, async (msg) => {
+      const client = signClientOf(RED, def.client, 'submit hash');
+      const { signRef } = await loadSession(client, msg.signRef);
+      const engine = await client.engine();
+      const result = await runStep(client, signRef, (record) => {
+        if (!isAtSavePoint(record)) {
+          throw new SingpassFlowsError('STATE_INVALID', `submit hash takes a session prepare signature saved (certificate checked, PDF prepared); session ${signRef} is ${record.state.status}`, { retryable: false });
+        }
+        return engine.resumeSubmission(record, { onStep: statusReporter(node, signRef) });
+      });
+      await client.store.markApplied(signRef, 'certificate');
+      const out: NodeMessage = { ...msg, signRef, session: recordForMessage(result.record) };
+      const err = sessionError(result.record);
+      if (err) {
+        await endSession(client, signRef);
+        node.error(err, out);
+        return;
+      }
+      return out;
+    }, 'submitting the hash');
+  }
+  RED.nodes.registerType('singpass-sign-submit', Submit as never);
 
   /** After the signature event: embed, extend to the session's level, verify. `msg.payload` becomes the signed PDF. */
   function Finish(this: Node, def: Def) {

@@ -31,6 +31,8 @@ function flow(start: Record<string, unknown> = {}) {
     { id: 'apply', z: 'f1', type: 'singpass-sign-apply', client: 'client', wires: [['out']] },
     { id: 'verify', z: 'f1', type: 'singpass-pdf-verify', client: 'client', wires: [['out']] },
     { id: 'finish', z: 'f1', type: 'singpass-sign-finish', client: 'client', wires: [['out']] },
+    { id: 'prepare', z: 'f1', type: 'singpass-sign-prepare', client: 'client', wires: [['out']] },
+    { id: 'submit', z: 'f1', type: 'singpass-sign-submit', client: 'client', wires: [['out']] },
     { id: 'certStatus', z: 'f1', type: 'singpass-cert-status', client: 'client', wires: [['out']] },
     { id: 'ltv', z: 'f1', type: 'singpass-pdf-validation-data', client: 'client', wires: [['out']] },
     { id: 'docTs', z: 'f1', type: 'singpass-pdf-timestamp', client: 'client', wires: [['out']] },
@@ -117,6 +119,35 @@ describe('signing nodes refuse bad input', () => {
     expect((await caught('apply', { payload: 1 })).error.message).toMatch(/msg.event.type: connect this node to a signing webhook/);
     const m = await caught('apply', { signRef: 'nope', event: { type: 'certificate' } });
     expect(m.error.code).toBe('SIGN_REF_NOT_FOUND');
+  });
+
+  test('prepare signature: only the certificate event, of a known session with a received delivery', async () => {
+    await load(keys().jwk);
+    expect((await caught('prepare', { signRef: 's1', event: { type: 'signature' } })).error.message).toMatch(/takes the signing webhook node's certificate output/);
+    expect((await caught('prepare', { payload: 1 })).error.code).toBe('INVALID_INPUT');
+    expect((await caught('prepare', { signRef: 'nope', event: { type: 'certificate' } })).error.code).toBe('SIGN_REF_NOT_FOUND');
+    const client = helper.getNode('client') as unknown as { store: { put(r: unknown, rev: undefined): Promise<boolean> } };
+    await client.store.put({
+      format: 'singpass-flows/signing-session@1', revision: 1, request: { documentName: 'a.pdf', level: 'B-B' }, document: { length: 1, sha256: '' },
+      state: { signRef: 's2', status: 'waiting_for_scan' },
+    }, undefined);
+    const m = await caught('prepare', { signRef: 's2', event: { type: 'certificate' } });
+    expect(m.error).toMatchObject({ code: 'STATE_INVALID', message: expect.stringMatching(/No certificate delivery was received for session s2/) });
+  });
+
+  test('submit hash: an unknown session, and one prepare signature did not save (no hash can leave unchecked)', async () => {
+    await load(keys().jwk);
+    expect((await caught('submit', { signRef: 'nope' })).error.code).toBe('SIGN_REF_NOT_FOUND');
+    const client = helper.getNode('client') as unknown as { store: { put(r: unknown, rev: undefined): Promise<boolean> } };
+    for (const status of ['waiting_for_scan', 'hash_submitted']) {
+      const signRef = `s-${status}`;
+      await client.store.put({
+        format: 'singpass-flows/signing-session@1', revision: 1, request: { documentName: 'a.pdf', level: 'B-B' }, document: { length: 1, sha256: '' },
+        state: { signRef, status },
+      }, undefined);
+      const m = await caught('submit', { signRef });
+      expect(m.error).toMatchObject({ code: 'STATE_INVALID', message: expect.stringMatching(new RegExp(`takes a session prepare signature saved.*is ${status}`)) });
+    }
   });
 
   test('finish signing: an unknown session, and a session that is not signed yet (wrong state)', async () => {

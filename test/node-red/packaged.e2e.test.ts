@@ -16,7 +16,7 @@ import { signExampleWithRestart } from './signing-scenario';
 
 const NODE_TYPES = [
   'singpass-sign-client', 'singpass-notification-secret', 'corppass-client', 'singpass-login-client',
-  'singpass-sign-start', 'singpass-sign-apply', 'singpass-sign-finish', 'singpass-cert-status', 'singpass-pdf-validation-data',
+  'singpass-sign-start', 'singpass-sign-apply', 'singpass-sign-prepare', 'singpass-sign-submit', 'singpass-sign-finish', 'singpass-cert-status', 'singpass-pdf-validation-data',
   'singpass-pdf-timestamp', 'singpass-pdf-verify', 'singpass-sign-webhook', 'singpass-keyset', 'corppass-login', 'singpass-login',
 ];
 const EXAMPLES = ['corppass-login-with-roles.json', 'key-set-endpoint.json', 'singpass-document-signing.json', 'singpass-login.json'];

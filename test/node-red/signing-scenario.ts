@@ -46,9 +46,9 @@ export interface SigningScenario {
  * Deploy the example as a user would (fresh keys and secret pasted in; the example shipped in the installed package
  * when there is one — what Import ▸ Examples shows) and register this Node-RED as the DSAP with the sandbox.
  */
-export async function deploySigningExample(nr: NodeRedProcess, sb: Sandbox, file = EXAMPLE): Promise<void> {
-  const keys = await generateClientKeys();
-  await deploy(nr.url, exampleFlow(sb, keys.signing, file));
+export async function deploySigningExample(nr: NodeRedProcess, sb: Sandbox, file = EXAMPLE, change: (flow: Record<string, unknown>[]) => Record<string, unknown>[] = (f) => f, signingJwk?: unknown): Promise<void> {
+  const keys = signingJwk ? { signing: signingJwk } : await generateClientKeys();
+  await deploy(nr.url, change(exampleFlow(sb, keys.signing, file)));
   const jwks = await waitFor('the key-set endpoint', async () => {
     const r = await fetch(`${nr.url}/singpass/jwks`);
     return r.status === 200 ? ((await r.json()) as { keys: Record<string, unknown>[] }) : undefined;
