@@ -117,6 +117,15 @@ describeN8n('sample workflows in a real n8n', () => {
     expect(JSON.stringify(record)).not.toMatch(/"certificate"|"prepared"/);
   }
 
+  let manualPhone = false;
+  /** The same sandbox (port, CA, keys, registered DSAP) with the phone driven by hand, over its HTTP routes. */
+  async function phoneByHand(): Promise<void> {
+    if (manualPhone) return;
+    await signing.stop();
+    signing = await startCliSandbox(installed, signingPort, signingDir, signingArgs);
+    manualPhone = true;
+  }
+
   const signedAndStored = (signRef: string) => () =>
     (fs.existsSync(path.join(n8n.filesDir, `${signRef}-signed.pdf`)) && readRecord(signRef)?.state.status === 'completed' ? true : undefined);
 
@@ -135,9 +144,7 @@ describeN8n('sample workflows in a real n8n', () => {
   }, 300_000);
 
   it('completes a session with n8n RESTARTED between the certificate and the signature events', async () => {
-    // the same sandbox (port, CA, keys, registered DSAP) with the phone driven by hand, over its HTTP routes
-    await signing.stop();
-    signing = await startCliSandbox(installed, signingPort, signingDir, signingArgs);
+    await phoneByHand();
     const s = await startSession();
     await signing.phone('scan', { sign_ref: s.signRef, user: 'p256' });
     await waitFor('hash_submitted in the stored record', n8n, () => (readRecord(s.signRef)?.state.status === 'hash_submitted' ? true : undefined), 120_000);
@@ -147,6 +154,32 @@ describeN8n('sample workflows in a real n8n', () => {
     await waitFor('the signed PDF after the restart', n8n, signedAndStored(s.signRef), 120_000);
     checkSignedPdf(s.signRef);
   }, 600_000);
+
+  it('a revoked certificate ends the session at Prepare: the stored record says why, no hash is sent, the run does not fail', async () => {
+    const workflowId = (JSON.parse(fs.readFileSync(path.join(__dirname, '../../flows/n8n/document-signing.json'), 'utf8')) as { id: string }).id;
+    await phoneByHand();
+    const earlier = new Set((await n8n.executions(workflowId)).map((e) => e.id));
+    const s = await startSession();
+    await signing.phone('scan', { sign_ref: s.signRef, user: 'revoked' });
+    const record = await waitFor('the failed record', n8n, () => {
+      const r = readRecord(s.signRef) as ({ error?: { code: string; message: string } } & ReturnType<typeof readRecord>) | undefined;
+      return r?.state.status === 'failed' ? r : undefined;
+    }, 120_000);
+    expect(record.error).toMatchObject({ code: 'OCSP_REVOKED', message: expect.stringMatching(/revoked.*nothing was sent for signing/) });
+    expect(JSON.stringify(record)).not.toMatch(/"certificate"|"prepared"|"submitting"/);
+    const attempts = (await signing.deliveries()).filter((d) => d.signRef === s.signRef);
+    expect(attempts.map(({ requestType, status }) => ({ requestType, status }))).toEqual([{ requestType: 'user_cert', status: 200 }]);
+    // The IF node stops at "not ready to submit", so the certificate event's run succeeds. The sample keeps failed
+    // runs only (saveDataSuccessExecution: none); without the IF, Submit refuses the record and n8n stores that
+    // failed run within a second of the record write.
+    let stored: Array<{ id: number; status: string }> = [];
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && stored.length === 0;) {
+      await new Promise((r) => setTimeout(r, 500));
+      // a run in progress is in the table too (the upload's, until it succeeds and is dropped)
+      stored = (await n8n.executions(workflowId)).filter((e) => !earlier.has(e.id) && !['new', 'running', 'waiting', 'success'].includes(e.status));
+    }
+    expect(stored).toEqual([]);
+  }, 300_000);
 
   async function browserLogin(prefix: string, user: string): Promise<Record<string, unknown>> {
     const start = await fetch(`${n8n.baseUrl}/webhook/${prefix}/login`, { method: 'POST', redirect: 'manual' });

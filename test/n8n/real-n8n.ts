@@ -53,6 +53,8 @@ export interface N8n {
   webhooks: Array<{ path: string; method: string }>;
   log(): string;
   cli(args: string[]): Promise<string>;
+  /** Production runs of a workflow as n8n recorded them (its SQLite database, read with Node 24's node:sqlite). */
+  executions(workflowId: string): Promise<Array<{ id: number; status: string }>>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -101,6 +103,13 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
     webhooks: [],
     log: () => output,
     cli,
+    async executions(workflowId) {
+      const query = `const { DatabaseSync } = require('node:sqlite');
+        const db = new DatabaseSync(process.argv[1], { readOnly: true });
+        console.log(JSON.stringify(db.prepare('SELECT id, status FROM execution_entity WHERE workflowId = ? ORDER BY id').all(process.argv[2])));`;
+      const { stdout } = await run(path.join(nodeBin, 'node'), ['-e', query, path.join(userFolder, '.n8n', 'database.sqlite'), workflowId], { env: { PATH: env.PATH } });
+      return JSON.parse(stdout) as Array<{ id: number; status: string }>;
+    },
     async start() {
       child = spawn(n8nBin, ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout!.on('data', (d) => { output += d; });
