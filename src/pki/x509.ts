@@ -71,7 +71,9 @@ export function parseAsn1(der: Uint8Array, code: ErrorCode, what: string): asn1j
 }
 
 // pkijs parsing and re-encoding are slow (tens of ms per certificate on a busy machine) and verification touches
-// the same few certificates many times: cache parsed certificates (treated as immutable) and their encodings.
+// the same few certificates many times: cache parsed certificates (treated as immutable) and their encodings — but
+// only the service's own: CAs, OCSP responders and TSAs. A user's signing certificate is personal data and is not
+// kept beyond its session; it is parsed again where it is needed.
 const PARSED = new Map<string, pkijs.Certificate>();
 const PARSED_MAX = 512;
 const DER_OF = new WeakMap<object, Buffer>();
@@ -82,14 +84,22 @@ export function parseCertificate(der: Uint8Array, code: ErrorCode = 'CHAIN_INCOM
   if (hit) return hit;
   try {
     const cert = new pkijs.Certificate({ schema: parseAsn1(der, code, 'Certificate') });
+    DER_OF.set(cert, Buffer.from(der));
+    if (!isServiceCertificate(cert)) return cert;
     if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
     PARSED.set(key, cert);
-    DER_OF.set(cert, Buffer.from(der));
     return cert;
   } catch (e) {
     if (e instanceof SingpassFlowsError) throw e;
     throw new SingpassFlowsError(code, 'A certificate could not be parsed', {}, { cause: e });
   }
+}
+
+/** A CA, OCSP responder or TSA certificate: what may stay in the parse cache (a user's certificate may not). */
+function isServiceCertificate(cert: pkijs.Certificate): boolean {
+  if (isCa(cert)) return true;
+  const eku = extendedKeyUsages(cert);
+  return eku.includes(OID.kpOcspSigning) || eku.includes(OID.kpTimeStamping);
 }
 
 export function certDer(cert: pkijs.Certificate): Buffer {

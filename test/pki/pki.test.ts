@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildChain, caIssuersUrlOf, checkTimestampToken, fetchOcspResponse, ocspUrlOf, requestTimestamp } from '../../src/pki';
+import { certDer, parseCertificate } from '../../src/pki/x509';
 import { isSingpassFlowsError } from '../../src/errors';
 import type { Fetch } from '../../src/http';
 import { startOpensslCa, type OpensslCa } from './openssl-ca';
@@ -72,6 +73,15 @@ describe('requestTimestamp (against openssl ts -reply)', () => {
     const idx = token.indexOf(Buffer.alloc(32, 9));
     const bad = Buffer.from(token); bad[idx] ^= 1;
     expect(() => checkTimestampToken(bad)).toThrow(expect.objectContaining({ code: 'TSA_FAILED' }));
+  });
+});
+
+describe('parseCertificate keeps only the services\' certificates', () => {
+  it('CA, OCSP responder and TSA certificates are parsed once and reused; a user\'s certificate is parsed afresh every time (personal data, not kept beyond its session)', () => {
+    for (const c of [ca.root, ca.intermediate, ca.ocspSigner, ca.tsa]) expect(parseCertificate(c.der)).toBe(parseCertificate(c.der));
+    const user = parseCertificate(ca.users.good.der);
+    expect(parseCertificate(ca.users.good.der)).not.toBe(user);
+    expect(certDer(user)).toEqual(ca.users.good.der); // its encoding is still known without re-encoding
   });
 });
 
