@@ -17,7 +17,8 @@ import { isAtSavePoint, isSessionEnded } from '../src/session';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
 import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
-import { signClientOf } from './lib/sign-client';
+import { signClientOf, type SignClientNode } from './lib/sign-client';
+import type { StoredDelivery } from './lib/session-store';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
 const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -75,11 +76,9 @@ export = function register(RED: NodeAPI): void {
         return { ...msg, signRef, session: recordForMessage(record) };
       }
       if (!EVENT_TYPES.includes(type)) throw new SingpassFlowsError('INVALID_INPUT', 'msg.event.type: connect this node to a signing webhook node output', { field: 'msg.event' });
-      const { signRef, pdf } = await loadSession(client, msg.signRef);
-      const stored = await client.store.getDelivery(signRef, type);
-      if (!stored) throw new SingpassFlowsError('STATE_INVALID', `No ${type} delivery was received for session ${signRef}`);
-      if (stored.applied) return duplicate(node, signRef, type);
-      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
+      const pending = await pendingDelivery(client, msg.signRef, type);
+      if (!pending.stored) return duplicate(node, pending.signRef, type);
+      const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
       // No claim: a Node-RED killed before the save point leaves the record waiting for the scan and the kept delivery
       // redoes the whole step (no hash was sent yet); killed after it, the replay resubmits the saved hash.
@@ -103,9 +102,9 @@ export = function register(RED: NodeAPI): void {
   /**
    * The certificate event's first half, for flows that store or review the session between the two halves: the
    * user's certificate is checked (chain + OCSP) and the PDF prepared; the record with the exact hash is saved (the
-   * engine's save point) and nothing is sent. `msg.readyToSubmit` is false when the certificate was refused (the
-   * session then ends and goes to a Catch node) or the event was a repeat. The delivery stays "not applied" until
-   * submit hash ran, so after a restart the kept event is replayed and prepare hands on the same saved record.
+   * engine's save point) and nothing is sent; `msg.readyToSubmit` says the session waits for submit hash. A refused
+   * certificate ends the session and goes to a Catch node; a repeat sends nothing. The delivery stays "not applied"
+   * until submit hash ran, so after a restart the kept event is replayed and prepare hands on the same saved record.
    */
   function Prepare(this: Node, def: Def) {
     RED.nodes.createNode(this, def);
@@ -115,11 +114,9 @@ export = function register(RED: NodeAPI): void {
       if ((msg.event as { type?: string } | undefined)?.type !== 'certificate') {
         throw new SingpassFlowsError('INVALID_INPUT', 'msg.event.type: prepare signature takes the signing webhook node\'s certificate output (use apply event for the others)', { field: 'msg.event' });
       }
-      const { signRef, pdf } = await loadSession(client, msg.signRef);
-      const stored = await client.store.getDelivery(signRef, 'certificate');
-      if (!stored) throw new SingpassFlowsError('STATE_INVALID', `No certificate delivery was received for session ${signRef}`);
-      if (stored.applied) return duplicate(node, signRef, 'certificate');
-      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
+      const pending = await pendingDelivery(client, msg.signRef, 'certificate');
+      if (!pending.stored) return duplicate(node, pending.signRef, 'certificate');
+      const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
       const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), save, stopAtSavePoint: true }));
       if (result.duplicate) return duplicate(node, signRef, 'certificate');
@@ -263,6 +260,19 @@ export = function register(RED: NodeAPI): void {
   }
   RED.nodes.registerType('singpass-pdf-verify', Verify as never);
 };
+
+/**
+ * The session a webhook event names, its PDF and the kept delivery not applied yet; without `stored` when that
+ * delivery was already applied (a repeat, to be dropped).
+ */
+async function pendingDelivery(client: SignClientNode, signRefIn: unknown, type: SigningEvent['type']): Promise<{ signRef: string; pdf: Buffer; stored: StoredDelivery } | { signRef: string; stored?: undefined }> {
+  const { signRef, pdf } = await loadSession(client, signRefIn);
+  const stored = await client.store.getDelivery(signRef, type);
+  if (!stored) throw new SingpassFlowsError('STATE_INVALID', `No ${type} delivery was received for session ${signRef}`);
+  if (stored.applied) return { signRef };
+  if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
+  return { signRef, pdf, stored };
+}
 
 function duplicate(node: Node, signRef: string, type: string): void {
   node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)}: repeated ${type} event ignored` });
