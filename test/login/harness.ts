@@ -1,6 +1,7 @@
 /** Test harness: sandbox providers + an RP key-set endpoint on one 127.0.0.1 server (port 0), and client factories. */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SingpassFlowsError, type ErrorCode } from '../../src/errors';
 import { listen, mount, sendBytes, sendJson, readBody, type RunningServer, type SandboxService } from '../../sandbox/http';
 import { createCorppassFapiProvider, createCorppassProvider, createSingpassProvider, type CorppassFapiProvider, type CorppassProvider, type ProviderOptions, type SingpassProvider } from '../../sandbox/login';
 import { generateClientKeys, loadEncryptionKey, loadSigningKey, type LoadedKey, type EcSigningAlg } from '../../src/keys';
@@ -109,6 +110,38 @@ function decodeHtml(s: string): string {
 /** Endpoints called since `from` (sequence number), in order. */
 export function endpointsSince(p: { requests(): Array<{ seq: number; endpoint: string }> }, from: number): string[] {
   return p.requests().filter((r) => r.seq > from).map((r) => r.endpoint);
+}
+
+/**
+ * What every "reject" conformance case checks: `run` fails with a SingpassFlowsError whose code is one of `codes`;
+ * no endpoint in `forbidden` was called after `from` (the failing step itself may be, from item 21 on, where the
+ * refusal comes after the call); no redirect was followed; and the message and details a workflow would log carry
+ * none of `secrets()` (asked after the run, which fills in the transaction).
+ */
+export async function expectCleanRefusal(run: Promise<unknown>, o: {
+  provider: { requests(): Array<{ seq: number; endpoint: string }> };
+  from: number;
+  item: number;
+  codes: ErrorCode[];
+  forbidden: string[];
+  secrets: () => Array<string | undefined>;
+}): Promise<void> {
+  const err = await run.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(SingpassFlowsError);
+  const e = err as SingpassFlowsError;
+  if (!o.codes.includes(e.code)) throw new Error(`got ${e.code}: ${e.message}`);
+  const called = endpointsSince(o.provider, o.from);
+  // The failing step is the last protocol step reached: nothing beyond it.
+  const failedAt = called.length ? called[called.length - 1] : 'none';
+  for (const ep of o.forbidden) {
+    if (ep !== failedAt || o.item < 21) expect({ failedAt, called, forbidden: ep, present: called.includes(ep) }).toMatchObject({ present: false });
+  }
+  expect(called).not.toContain('redirectSink');
+  // Nothing secret in the error a workflow would log.
+  const logged = JSON.stringify({ m: e.message, d: e.details });
+  for (const secret of o.secrets()) {
+    if (secret) expect(logged).not.toContain(secret);
+  }
 }
 
 export function lastSeq(p: { requests(): Array<{ seq: number }> }): number {
