@@ -9,10 +9,10 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, requireChromium } from '../helpers/chromium';
 import { ARTIFACTS, ROOT, pdfsigTrusting, requireBuild, startInteractiveDemo, type InteractiveDemo } from './helpers';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const work = mkdtempSync(path.join(tmpdir(), 'demo-browser-'));
 const signedDir = path.join(work, 'signed');
 let demo: InteractiveDemo;
@@ -20,14 +20,10 @@ let browser: Browser;
 
 beforeAll(async () => {
   requireBuild();
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  requireChromium();
   mkdirSync(ARTIFACTS, { recursive: true });
   demo = await startInteractiveDemo(signedDir);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {

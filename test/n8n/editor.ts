@@ -3,10 +3,9 @@
  * set up through n8n's REST API, a workflow is opened on the canvas and the node panel searched, so a test can check
  * what a user sees — our nodes, with their icons loaded — and save a screenshot.
  */
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium';
 import type { N8n } from './real-n8n';
-
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const OWNER = { email: 'owner@example.sg', firstName: 'Sandbox', lastName: 'Owner', password: 'Sandbox-Owner-2026' };
 // n8n's elements carry data-test-id (not playwright's default data-testid)
@@ -20,11 +19,7 @@ export interface Editor {
 /** Launch Chromium, create n8n's owner (first start only) and sign in. */
 export async function openEditor(n8n: N8n): Promise<Editor> {
   // playwright gives every launch a fresh temporary profile
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
+  const browser: Browser = await launchChromium();
   try {
     const context = await browser.newContext({ viewport: { width: 1440, height: 860 }, deviceScaleFactor: 1 });
     const setup = await context.request.post(`${n8n.baseUrl}/rest/owner/setup`, { data: OWNER });

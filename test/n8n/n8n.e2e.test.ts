@@ -12,7 +12,8 @@ import * as path from 'node:path';
 import { generateClientKeys } from '../../src/keys';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
-import { CHROMIUM, canvasNodes, openEditor, searchNodePanel, showWorkflow } from './editor';
+import { CHROMIUM } from '../helpers/chromium';
+import { canvasNodes, openEditor, searchNodePanel, showWorkflow } from './editor';
 import { createN8n, freePort, startCliSandbox, type CliSandbox, importSamples, installCommunityPackage, n8nInstallDir, packTarball, waitFor, type N8n } from './real-n8n';
 
 const installDir = n8nInstallDir();

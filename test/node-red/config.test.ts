@@ -3,7 +3,7 @@
  * a payload that is not a Buffer, a session that does not exist. Each gives a clear error with the core's code (what
  * a Catch node routes on), none crashes the runtime or leaves an unhandled rejection.
  */
-import { catchNode, configNodes, documentDir, getNode, helper, keys, nextError, nextMessage, positioned, rootPem, signNodes } from './helper';
+import { caught, catchNode, configNodes, documentDir, getNode, helper, keys, nextError, positioned, rootPem, signNodes } from './helper';
 
 const DOCUMENTS = documentDir();
 
@@ -44,13 +44,6 @@ function flow(start: Record<string, unknown> = {}) {
 
 async function load(signingKey: string, start?: Record<string, unknown>) {
   await helper.load([configNodes, signNodes, catchNode], flow(start), { client: { signingKey }, secretNode: { secret: SECRET } });
-}
-
-/** Send `msg` to `nodeId`; resolve with what the Catch node got. */
-async function caught(nodeId: string, msg: Record<string, unknown>) {
-  const c = nextMessage(getNode('caught'));
-  getNode(nodeId).receive(msg);
-  return c;
 }
 
 describe('Singpass Sign API client config node', () => {

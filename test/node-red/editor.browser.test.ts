@@ -7,13 +7,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium, requireChromium } from '../helpers/chromium';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
 import { REPO_ROOT, deploy, freePort, startNodeRedProcess, type NodeRedProcess } from './embedded';
 import { exampleFlow } from './signing-scenario';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PALETTE = {
   'singpass-sign-start': 'start signing', 'singpass-sign-apply': 'apply event', 'singpass-sign-prepare': 'prepare signature', 'singpass-sign-submit': 'submit hash', 'singpass-sign-finish': 'finish signing',
   'singpass-sign-webhook': 'signing webhook', 'singpass-cert-status': 'certificate status', 'singpass-pdf-validation-data': 'add validation data',
@@ -27,7 +27,7 @@ let nr: NodeRedProcess;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  requireChromium();
   if (!fs.existsSync(path.join(REPO_ROOT, 'dist', 'node-red', 'singpass-sign.js'))) throw new Error('run `npm run build` first (npm test does)');
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-editor-'));
   sb = await startSandbox({ port: 0 });
@@ -36,11 +36,7 @@ beforeAll(async () => {
   // plus a Corppass client saved before the Profile setting existed (no credentials: only its editor dialog is used)
   const oldCorppassClient = { id: 'old-cp', type: 'corppass-client', name: 'saved before Profile', environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId: 'old', redirectUri: 'http://127.0.0.1:1880/cb' };
   await deploy(nr.url, [...exampleFlow(sb, keys.signing), oldCorppassClient]);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {

@@ -52,6 +52,13 @@ export function nextMessage(node: TestNode, ms = 20_000): Promise<Record<string,
   });
 }
 
+/** Send `msg` to `nodeId`; resolve with what the flow's Catch node (wired to a helper node `caught`) got. */
+export function caught(nodeId: string, msg: Record<string, unknown>): Promise<Record<string, any>> {
+  const c = nextMessage(getNode('caught'));
+  getNode(nodeId).receive(msg);
+  return c;
+}
+
 /** Wait until `node.error` was called (Node-RED reports config-node problems this way). */
 export async function nextError(node: TestNode, ms = 20_000): Promise<unknown> {
   const until = Date.now() + ms;

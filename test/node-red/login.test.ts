@@ -4,7 +4,7 @@
  * on the Catch node, never a crash or an unhandled rejection. (The happy paths run against the sandbox providers in
  * login.e2e.test.ts.)
  */
-import { catchNode, configNodes, getNode, helper, keys, nextError, nextMessage, positioned } from './helper';
+import { caught, catchNode, configNodes, getNode, helper, keys, nextError, positioned } from './helper';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 const loginNodes = require('../../node-red/singpass-login');
@@ -35,12 +35,6 @@ async function load(o: { signingKey?: string; encryptionKey?: string; transactio
     { id: 'out', z: 'f1', type: 'helper' },
     { id: 'caught', z: 'f1', type: 'helper' },
   ]), { cpClient: creds, spClient: creds });
-}
-
-async function caught(nodeId: string, msg: Record<string, unknown>) {
-  const c = nextMessage(getNode('caught'));
-  getNode(nodeId).receive(msg);
-  return c;
 }
 
 describe('login client config nodes', () => {
