@@ -148,15 +148,15 @@ export function publicKeyBits(cert: pkijs.Certificate): Buffer {
   return Buffer.from(cert.subjectPublicKeyInfo.subjectPublicKey.valueBlock.valueHexView);
 }
 
+/** Imported keys by SPKI Buffer: {@link spkiDer} hands out one Buffer per (cached) certificate, so a CA's or an OCSP
+ * responder's key is imported once, not on every signature it made. */
+const KEY_OF_SPKI = new WeakMap<Buffer, KeyObject>();
+
 /**
  * Verifies a signature with node:crypto. `algorithmOid` is the signatureAlgorithm; `digestOid` supplies the hash
  * when the algorithm OID does not (CMS `rsaEncryption` / `id-ecPublicKey`). ECDSA signatures are DER here (X.509,
  * OCSP and CMS all encode them so).
  */
-/** Imported keys by SPKI Buffer: {@link spkiDer} hands out one Buffer per (cached) certificate, so a CA's or an OCSP
- * responder's key is imported once, not on every signature it made. */
-const KEY_OF_SPKI = new WeakMap<Buffer, KeyObject>();
-
 export function verifySignature(algorithmOid: string, data: Uint8Array, signature: Uint8Array, signerSpki: Buffer, digestOid?: string): boolean {
   const alg = SIG_ALGS[algorithmOid];
   if (!alg) return false;
