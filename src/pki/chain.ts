@@ -3,7 +3,7 @@ import * as asn1js from 'asn1js';
 import { invalidInput, SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import { parseSignedData } from './cms';
-import { caIssuersUrlOf, certDer, certsFromPemOrDer, isIssuedBy, isSelfSigned, parseCertificate, subjectString, toArrayBuffer, toDer } from './x509';
+import { BER_OPTIONS, caIssuersUrlOf, certDer, certsFromPemOrDer, isIssuedBy, isSelfSigned, parseCertificate, subjectString, toArrayBuffer, toDer } from './x509';
 
 export interface BuildChainOptions {
   /** Candidate intermediate certificates (DER, PEM or base64). */
@@ -97,7 +97,7 @@ function readLeaf(cert: unknown): pkijs.Certificate {
   if (typeof cert !== 'string' && !(cert instanceof Uint8Array)) throw invalidInput('certificate', 'expected a certificate as DER bytes, base64 DER or PEM');
   const der = toDer(cert);
   // One DER element and nothing after it: asn1js stops at the first element's end and would ignore trailing bytes.
-  if (der.length === 0 || asn1js.fromBER(toArrayBuffer(der)).offset !== der.length) {
+  if (der.length === 0 || asn1js.fromBER(toArrayBuffer(der), BER_OPTIONS).offset !== der.length) {
     throw invalidInput('certificate', 'not a valid X.509 certificate (expected DER bytes, base64 DER or PEM)');
   }
   try {

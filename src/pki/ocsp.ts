@@ -109,15 +109,21 @@ export function checkOcspResponse(
     throw new SingpassFlowsError('OCSP_FAILED', `The OCSP responder refused the request (${RESPONSE_STATUS[respStatus] ?? respStatus})`, { ocspStatus: RESPONSE_STATUS[respStatus] ?? respStatus, retryable: respStatus === 3 || respStatus === 2 });
   }
   if (!ocspResponse.responseBytes || ocspResponse.responseBytes.responseType !== OID.ocspBasic) throw fail('it is not a basic OCSP response');
-  let basicAsn: asn1js.AsnType;
+  let certificateDers: Uint8Array[];
   try {
-    basicAsn = parseAsn1(Buffer.from(ocspResponse.responseBytes.response.valueBlock.valueHexView), 'OCSP_FAILED', 'BasicOCSPResponse');
-    basic = new pkijs.BasicOCSPResponse({ schema: basicAsn });
+    const split = splitCertificates(parseAsn1(Buffer.from(ocspResponse.responseBytes.response.valueBlock.valueHexView), 'OCSP_FAILED', 'BasicOCSPResponse'));
+    certificateDers = split.certificates;
+    basic = new pkijs.BasicOCSPResponse({ schema: split.rest });
   } catch {
     throw fail('the BasicOCSPResponse could not be parsed');
   }
+  let embedded: pkijs.Certificate[];
+  try {
+    embedded = certificateDers.map((c) => parseCertificate(c, 'OCSP_FAILED'));
+  } catch {
+    throw fail('a certificate it carries could not be parsed');
+  }
   const now = new Date((opts.clock ?? systemClock)());
-  const embedded = embeddedCertificates(basicAsn, basic);
 
   // Our certificate's entry, matched with whatever hash algorithm the responder used in its CertID.
   const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
@@ -188,16 +194,21 @@ export function checkOcspResponse(
 }
 
 /**
- * The certificates a BasicOCSPResponse carries (`certs [0]`), taken through the certificate cache by their own DER
- * bytes: a responder signs every answer with the same delegated certificate, so its parse, its re-encoding and the
- * check that the CA issued it are done once, not once per response (most of a check's cost otherwise).
+ * A BasicOCSPResponse's `certs [0]` (DER, each) apart from the rest, which is what pkijs gets: pkijs would decode the
+ * responder's certificate in every answer afresh, while a responder signs every answer with the same delegated
+ * certificate — taken through the certificate cache by its own bytes, its parse, re-encoding and the check that the
+ * CA issued it happen once (most of a check's cost otherwise). The shape pkijs's schema would demand is enforced here
+ * for the part it no longer sees: at most one more member, `[0]` holding a SEQUENCE OF certificates.
  */
-function embeddedCertificates(basicAsn: asn1js.AsnType, basic: pkijs.BasicOCSPResponse): pkijs.Certificate[] {
-  const members = basicAsn instanceof asn1js.Sequence ? basicAsn.valueBlock.value : [];
-  const certsField = members.find((m) => m.idBlock.tagClass === 3 && m.idBlock.tagNumber === 0) as asn1js.Constructed | undefined;
-  const list = certsField?.valueBlock.value[0];
-  if (!(list instanceof asn1js.Sequence) || list.valueBlock.value.length !== (basic.certs?.length ?? 0)) return basic.certs ?? [];
-  return list.valueBlock.value.map((c) => parseCertificate(c.valueBeforeDecodeView, 'OCSP_FAILED'));
+function splitCertificates(basicAsn: asn1js.AsnType): { rest: asn1js.Sequence; certificates: Uint8Array[] } {
+  if (!(basicAsn instanceof asn1js.Sequence)) throw new Error('not a SEQUENCE');
+  const members = basicAsn.valueBlock.value;
+  if (members.length === 3) return { rest: basicAsn, certificates: [] };
+  const field = members[3];
+  const list = field instanceof asn1js.Constructed && field.idBlock.tagClass === 3 && field.idBlock.tagNumber === 0 && field.valueBlock.value.length === 1
+    ? field.valueBlock.value[0] : undefined;
+  if (members.length !== 4 || !(list instanceof asn1js.Sequence)) throw new Error('unexpected members after the signature');
+  return { rest: new asn1js.Sequence({ value: members.slice(0, 3) }), certificates: list.valueBlock.value.map((c) => c.valueBeforeDecodeView) };
 }
 
 /**

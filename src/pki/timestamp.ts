@@ -4,7 +4,7 @@ import * as pkijs from 'pkijs';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import { checkSignerInfo, parseSignedData, tstInfoOf } from './cms';
-import { OID, digest, extendedKeyUsages, hashNameOf, parseAsn1, positiveNonce, subjectString, toArrayBuffer, type HashName } from './x509';
+import { BER_OPTIONS, OID, digest, extendedKeyUsages, hashNameOf, parseAsn1, positiveNonce, subjectString, toArrayBuffer, type HashName } from './x509';
 
 export type TimestampHashAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
 
@@ -140,7 +140,7 @@ export function checkTimestampToken(token: Buffer, expected?: { digest: Buffer; 
  * is re-checked afterwards anyway. Everything else keeps the TSA's bytes.
  */
 function derEncapsulatedContent(token: Buffer): Buffer {
-  const asn = asn1js.fromBER(toArrayBuffer(token));
+  const asn = asn1js.fromBER(toArrayBuffer(token), BER_OPTIONS);
   if (asn.offset === -1) return token;
   try {
     const ci = asn.result as asn1js.Sequence;

@@ -63,9 +63,17 @@ export function toArrayBuffer(b: Uint8Array): ArrayBuffer {
   return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 }
 
+/**
+ * asn1js by default also tries to decode the contents of every OCTET STRING and BIT STRING as BER, in case they hide
+ * a structure: an OCSP response's whole BasicOCSPResponse, each extension value, each signature. pkijs and this code
+ * decode those contents where they need them, so the speculative pass only doubles the work (an OCSP response: 0.9
+ * → 0.05 ms without it).
+ */
+export const BER_OPTIONS = { parseEmbedded: false } as const;
+
 /** Parses DER with asn1js and fails with `code` (a stable, caller-chosen error) instead of a parser exception. */
 export function parseAsn1(der: Uint8Array, code: ErrorCode, what: string): asn1js.AsnType {
-  const asn = asn1js.fromBER(toArrayBuffer(der));
+  const asn = asn1js.fromBER(toArrayBuffer(der), BER_OPTIONS);
   if (asn.offset === -1) throw new SingpassFlowsError(code, `${what} is not valid DER`);
   return asn.result;
 }

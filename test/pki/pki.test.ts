@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import * as asn1js from 'asn1js';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -147,6 +148,33 @@ describe('fetchOcspResponse (against openssl ocsp)', () => {
     await expect(fetchOcspResponse(ca.users.noaia.der, ca.intermediate.der, { fetch: replay, url: `${ca.baseUrl}/ocsp` })).rejects.toMatchObject({ code: 'OCSP_FAILED', message: expect.stringContaining('different certificate') });
     const later = () => Date.now() + 3 * 3600_000; // -nmin 60: nextUpdate passed
     await expect(fetchOcspResponse(ca.users.good.der, ca.intermediate.der, { clock: later })).rejects.toMatchObject({ code: 'OCSP_FAILED', message: expect.stringContaining('stale') });
+  });
+
+  it('a BasicOCSPResponse with a malformed certs field, or members after it, is refused before anything is trusted', async () => {
+    const realFetch = globalThis.fetch as Fetch;
+    /** The live answer (our nonce), its BasicOCSPResponse rebuilt by `edit` (members: tbs, alg, signature, [0] certs). */
+    const tampered = (edit: (members: asn1js.AsnType[]) => asn1js.AsnType[]): Fetch => async (url, init) => {
+      const der = Buffer.from(await (await realFetch(url, init)).arrayBuffer());
+      const outer = asn1js.fromBER(new Uint8Array(der)).result as asn1js.Sequence;
+      const bytes = (outer.valueBlock.value[1] as asn1js.Constructed).valueBlock.value[0] as asn1js.Sequence;
+      const octet = bytes.valueBlock.value[1] as asn1js.OctetString;
+      const basic = asn1js.fromBER(octet.valueBlock.valueHexView.slice()).result as asn1js.Sequence;
+      const rebuilt = new asn1js.Sequence({ value: edit(basic.valueBlock.value) }).toBER();
+      const out = new asn1js.Sequence({ value: [outer.valueBlock.value[0]!, new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 0 }, value: [
+        new asn1js.Sequence({ value: [bytes.valueBlock.value[0]!, new asn1js.OctetString({ valueHex: rebuilt })] }),
+      ] })] }).toBER();
+      return new Response(new Uint8Array(out), { status: 200 });
+    };
+    const certsField = (value: asn1js.AsnType[]) => new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 0 }, value });
+    const unchanged = tampered((m) => m);
+    expect((await fetchOcspResponse(ca.users.good.der, ca.intermediate.der, { fetch: unchanged })).status).toBe('good');
+    for (const [edit, why] of [
+      [(m: asn1js.AsnType[]) => [...m, new asn1js.Integer({ value: 1 })], /BasicOCSPResponse could not be parsed/],
+      [(m: asn1js.AsnType[]) => [...m.slice(0, 3), certsField([new asn1js.Integer({ value: 1 })])], /BasicOCSPResponse could not be parsed/],
+      [(m: asn1js.AsnType[]) => [...m.slice(0, 3), certsField([new asn1js.Sequence({ value: [new asn1js.Integer({ value: 1 })] })])], /a certificate it carries could not be parsed/],
+    ] as const) {
+      await expect(fetchOcspResponse(ca.users.good.der, ca.intermediate.der, { fetch: tampered(edit) })).rejects.toMatchObject({ code: 'OCSP_FAILED', message: expect.stringMatching(why) });
+    }
   });
 
   it('refuses an answer signed by a responder the issuer did not authorise', async () => {
