@@ -1,7 +1,7 @@
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { SingpassFlowsError, type ErrorCode } from '../errors';
-import { OID, certDer, digest, hashNameOf, nameDer, parseAsn1, spkiDer, verifySignature, type HashName } from './x509';
+import { OID, certDer, digest, hashNameOf, nameDer, parseAsn1, parseCertificate, spkiDer, verifySignature, type HashName } from './x509';
 
 /** A parsed CMS SignedData with its certificates, as both pkijs objects and DER. */
 export interface ParsedSignedData {
@@ -9,18 +9,45 @@ export interface ParsedSignedData {
   certificates: pkijs.Certificate[];
 }
 
-/** Parses a ContentInfo(SignedData) DER (a PDF /Contents or a TimeStampToken). Trailing bytes (padding) are ignored. */
+/**
+ * Parses a ContentInfo(SignedData) DER (a PDF /Contents or a TimeStampToken). Trailing bytes (padding) are ignored.
+ * The certificates go through the certificate cache by their own bytes, not through pkijs's SignedData: the CA and
+ * TSA certificates every signature and timestamp carry are then parsed once per process (and never re-encoded),
+ * a user's certificate afresh each time (see `parseCertificate`).
+ */
 export function parseSignedData(der: Uint8Array, code: ErrorCode, what: string): ParsedSignedData {
+  let split: { rest: asn1js.Sequence; certificates: Uint8Array[] };
+  let signedData: pkijs.SignedData;
   try {
     const contentInfo = new pkijs.ContentInfo({ schema: parseAsn1(der, code, what) });
     if (contentInfo.contentType !== OID.signedData) throw new SingpassFlowsError(code, `${what} is not a CMS SignedData`);
-    const signedData = new pkijs.SignedData({ schema: contentInfo.content });
-    const certificates = (signedData.certificates ?? []).filter((c): c is pkijs.Certificate => c instanceof pkijs.Certificate);
-    return { signedData, certificates };
+    split = splitCertificateSet(contentInfo.content);
+    signedData = new pkijs.SignedData({ schema: split.rest });
   } catch (e) {
     if (e instanceof SingpassFlowsError) throw e;
     throw new SingpassFlowsError(code, `${what} could not be parsed as CMS`, {}, { cause: e });
   }
+  try {
+    return { signedData, certificates: split.certificates.map((c) => parseCertificate(c, code)) };
+  } catch (e) {
+    throw new SingpassFlowsError(code, `${what} carries a certificate that could not be parsed`, {}, { cause: e });
+  }
+}
+
+/**
+ * A SignedData's `certificates [0] IMPLICIT CertificateSet` (the X.509 ones, DER each) apart from the rest, which
+ * is what pkijs gets. Other CertificateChoices (attribute certificates and the like) are left out, as they always
+ * were: nothing here uses them.
+ */
+function splitCertificateSet(signedData: unknown): { rest: asn1js.Sequence; certificates: Uint8Array[] } {
+  if (!(signedData instanceof asn1js.Sequence)) throw new Error('SignedData is not a SEQUENCE');
+  const members = signedData.valueBlock.value;
+  const at = members.findIndex((m, i) => i >= 3 && m.idBlock.tagClass === 3 && m.idBlock.tagNumber === 0);
+  if (at < 0) return { rest: signedData, certificates: [] };
+  const set = members[at]!;
+  if (!(set instanceof asn1js.Constructed)) throw new Error('certificates is not constructed');
+  const certificates = set.valueBlock.value.filter((c) => c instanceof asn1js.Sequence).map((c) => c.valueBeforeDecodeView);
+  return { rest: new asn1js.Sequence({ value: members.filter((_, i) => i !== at) }), certificates };
 }
 
 export function attributeValue(signerInfo: pkijs.SignerInfo, oid: string, unsigned = false): asn1js.AsnType | undefined {

@@ -4,7 +4,7 @@ import * as pkijs from 'pkijs';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import { checkSignerInfo, parseSignedData, tstInfoOf } from './cms';
-import { BER_OPTIONS, OID, digest, extendedKeyUsages, hashNameOf, parseAsn1, positiveNonce, subjectString, toArrayBuffer, type HashName } from './x509';
+import { BER_OPTIONS, OID, certDer, digest, extendedKeyUsages, hashNameOf, parseAsn1, positiveNonce, subjectString, toArrayBuffer, type HashName } from './x509';
 
 export type TimestampHashAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
 
@@ -118,9 +118,9 @@ export function checkTimestampToken(token: Buffer, expected?: { digest: Buffer; 
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp token signature does not verify (${check.problems.join(', ') || 'content type'})`);
   }
   if (!extendedKeyUsages(check.signerCertificate).includes(OID.kpTimeStamping)) {
-    throw new SingpassFlowsError('TSA_FAILED', `The certificate that signed the timestamp (${subjectString(Buffer.from(check.signerCertificate.toSchema().toBER(false)))}) is not a timestamping certificate`);
+    throw new SingpassFlowsError('TSA_FAILED', `The certificate that signed the timestamp (${subjectString(check.signerCertificate)}) is not a timestamping certificate`);
   }
-  const certificates = parsed.certificates.map((c) => Buffer.from(c.toSchema().toBER(false)));
+  const certificates = parsed.certificates.map(certDer);
   return {
     genTime: tstInfo.genTime,
     policy: tstInfo.policy,
@@ -128,7 +128,7 @@ export function checkTimestampToken(token: Buffer, expected?: { digest: Buffer; 
     hashAlgorithm,
     hashedMessage,
     nonce: tstInfo.nonce ? Buffer.from(tstInfo.nonce.valueBlock.valueHexView) : undefined,
-    tsaCertificate: Buffer.from(check.signerCertificate.toSchema().toBER(false)),
+    tsaCertificate: certDer(check.signerCertificate),
     certificates,
   };
 }

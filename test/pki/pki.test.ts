@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildChain, caIssuersUrlOf, checkTimestampToken, fetchOcspResponse, ocspUrlOf, requestTimestamp } from '../../src/pki';
 import { certDer, parseCertificate } from '../../src/pki/x509';
+import { parseSignedData } from '../../src/pki/cms';
 import { isSingpassFlowsError } from '../../src/errors';
 import type { Fetch } from '../../src/http';
 import { startOpensslCa, type OpensslCa } from './openssl-ca';
@@ -184,6 +185,41 @@ describe('fetchOcspResponse (against openssl ocsp)', () => {
 
   it('rejects an issuer that did not issue the certificate', async () => {
     expect(await code(fetchOcspResponse(ca.users.good.der, ca.root.der))).toBe('INVALID_INPUT');
+  });
+});
+
+describe('parseSignedData (a CMS made by openssl cms)', () => {
+  /** A detached CMS signed by the "good" user, carrying its certificate and the intermediate's. */
+  const opensslCms = (): Buffer => {
+    writeFileSync(join(ca.dir, 'cms-content.txt'), 'content');
+    return execFileSync('openssl', ['cms', '-sign', '-binary', '-in', 'cms-content.txt', '-signer', ca.users.good.pem, '-inkey', ca.users.good.key,
+      '-certfile', ca.intermediate.pem, '-outform', 'DER'], { cwd: ca.dir });
+  };
+
+  it('returns the certificates as the exact bytes the CMS carries; the CA\'s is parsed once, the user\'s afresh', () => {
+    const cms = opensslCms();
+    const first = parseSignedData(cms, 'PDF_INVALID', 'The signature');
+    const second = parseSignedData(cms, 'PDF_INVALID', 'The signature');
+    expect(first.certificates.map(certDer).sort(Buffer.compare)).toEqual([ca.users.good.der, ca.intermediate.der].sort(Buffer.compare));
+    const pick = (p: typeof first, d: Buffer) => p.certificates.find((c) => certDer(c).equals(d));
+    expect(pick(second, ca.intermediate.der)).toBe(pick(first, ca.intermediate.der));
+    expect(pick(second, ca.users.good.der)).not.toBe(pick(first, ca.users.good.der));
+    expect(first.signedData.signerInfos).toHaveLength(1);
+  });
+
+  it('a CMS carrying a malformed certificate is refused with the caller\'s code, naming what was parsed', () => {
+    const cms = opensslCms();
+    const contentInfo = asn1js.fromBER(new Uint8Array(cms)).result as asn1js.Sequence;
+    const signedData = (contentInfo.valueBlock.value[1] as asn1js.Constructed).valueBlock.value[0] as asn1js.Sequence;
+    const members = signedData.valueBlock.value.map((m) => m.idBlock.tagClass === 3 && m.idBlock.tagNumber === 0
+      ? new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 0 }, value: [new asn1js.Sequence({ value: [new asn1js.Integer({ value: 1 })] })] })
+      : m);
+    const broken = Buffer.from(new asn1js.Sequence({ value: [contentInfo.valueBlock.value[0]!, new asn1js.Constructed({ idBlock: { tagClass: 3, tagNumber: 0 }, value: [
+      new asn1js.Sequence({ value: members }),
+    ] })] }).toBER());
+    expect(() => parseSignedData(broken, 'PDF_INVALID', 'The signature "Signature1"')).toThrow(expect.objectContaining({
+      code: 'PDF_INVALID', message: 'The signature "Signature1" carries a certificate that could not be parsed',
+    }));
   });
 });
 
