@@ -53,6 +53,8 @@ interface RoundFigures {
   webhook503: number;
   failures: Record<string, number>;
   breakdown: Record<string, number[]>;
+  /** CPU time of this (the DSAP's) process over the round, per session: less sensitive to other load than wall time. */
+  cpuMsPerSession: number;
 }
 
 type Pacing = { kind: 'sequential' } | { kind: 'burst' } | { kind: 'spread'; seconds: number };
@@ -146,6 +148,7 @@ async function main(): Promise<void> {
       if (out.record.state.status !== 'completed') fail(out.record.error?.code ?? out.record.state.status, out.record.error?.message);
     };
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     if (pacing.kind === 'sequential') {
       for (let i = 0; i < count; i++) {
         const signRef = await open(i);
@@ -171,6 +174,7 @@ async function main(): Promise<void> {
       await Promise.all(opened.filter((r): r is string => r !== undefined).map(end));
     }
     const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     const certToHash = refs.filter((r) => certReceived.has(r) && hashSubmitted.has(r)).map((r) => hashSubmitted.get(r)! - certReceived.get(r)!);
     const total = refs.filter((r) => endedAt.has(r)).map((r) => endedAt.get(r)! - startedAt.get(r)!);
     const completed = count - Object.values(failures).reduce((a, b) => a + b, 0);
@@ -187,7 +191,7 @@ async function main(): Promise<void> {
       lost: count - refs.filter((r) => endedAt.has(r)).length, // never ended (or never started)
       duplicatedHashes: refs.reduce((a, r) => a + Math.max(0, (hashes.get(r) ?? 0) - 1), 0),
       webhook503: webhook503 - before503,
-      failures, breakdown,
+      failures, breakdown, cpuMsPerSession: (cpu.user + cpu.system) / 1000 / count,
     };
   };
 
@@ -208,12 +212,12 @@ async function main(): Promise<void> {
   const la = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
   console.log(`Signing sessions through the runner (node ${process.version}, ${os.cpus().length} CPUs, load average before ${la(loadBefore)}, after ${la(loadAfter)})`);
   console.log(`PDF ${(pdf.length / 1024 / 1024).toFixed(2)} MB, level ${level}, sandbox (${inline ? 'in this process' : 'own process'}), certificateConcurrency ${certificateConcurrency}, phone approves 20 ms after the hash, service-like webhook retries (3 × 2 s)`);
-  console.log('round | sessions | completed | sessions/s | cert→hash p50 | p99 | max | session p50 | p99 | webhook answer p99 | lost | duplicated hashes | webhook 503s | failures');
+  console.log('round | sessions | completed | sessions/s | cert→hash p50 | p99 | max | session p50 | p99 | webhook answer p99 | lost | duplicated hashes | webhook 503s | DSAP CPU per session | failures');
   for (const r of rounds) {
     console.log([
       r.label, r.sessions, r.completed, (r.completed / (r.wallMs / 1000)).toFixed(1),
       ms(pct(r.certToHash, 50)), ms(pct(r.certToHash, 99)), ms(Math.max(...r.certToHash)),
-      ms(pct(r.total, 50)), ms(pct(r.total, 99)), ms(pct(r.webhookAnswer, 99)), r.lost, r.duplicatedHashes, r.webhook503, JSON.stringify(r.failures),
+      ms(pct(r.total, 50)), ms(pct(r.total, 99)), ms(pct(r.webhookAnswer, 99)), r.lost, r.duplicatedHashes, r.webhook503, ms(r.cpuMsPerSession), JSON.stringify(r.failures),
     ].join(' | '));
   }
   for (const r of rounds) {

@@ -123,7 +123,9 @@ export function certDer(cert: pkijs.Certificate): Buffer {
 export function nameDer(name: pkijs.RelativeDistinguishedNames): Buffer {
   let der = DER_OF.get(name);
   if (!der) {
-    der = Buffer.from(name.toSchema().toBER(false));
+    // A parsed name keeps the bytes it was decoded from (what the CA signed): pkijs's toSchema would decode them
+    // again only for toBER to re-encode them.
+    der = Buffer.from(name.valueBeforeDecode.byteLength > 0 ? name.valueBeforeDecode : name.toSchema().toBER(false));
     DER_OF.set(name, der);
   }
   return der;
