@@ -12,7 +12,7 @@ export function describeSandbox(sb: Sandbox): string {
     `  service key set     ${u.signKeys}`,
     `  register a DSAP     POST ${u.signBase}/sandbox/clients {"client_id","jwks_url","notification_url"}`,
     `  phone simulator     ${u.phone}`,
-    `  fault switches      POST ${u.signBase}/sandbox/faults   (deliveries: GET ${u.signBase}/sandbox/deliveries)`,
+    `  fault switches      POST ${u.signBase}/sandbox/faults   (deliveries: GET ${u.signBase}/sandbox/deliveries, hash calls: GET ${u.signBase}/sandbox/hashes)`,
     '',
     'Test CA',
     `  root certificate    ${u.rootCert}${sb.rootCertPath ? `   (file: ${sb.rootCertPath})` : ''}`,

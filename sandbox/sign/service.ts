@@ -81,6 +81,16 @@ interface Session extends SessionView {
   userCert?: crypto.X509Certificate;
 }
 
+/** One call of the hash route as the service answered it (`service.hashCalls()`, `GET <prefix>/sandbox/hashes`). */
+export interface HashCall {
+  signRef: string;
+  /** `doc_hash` of the body (first 64 characters), when the call got that far (not for a fault or an unknown sign_ref). */
+  docHash?: string;
+  /** HTTP status of the answer: 200 = the hash was accepted (once per session at most). */
+  status: number;
+  at: number;
+}
+
 /** Fault switches: make the service (or its webhook calls) misbehave so a DSAP's error handling can be tested. */
 export interface SignFaults {
   /** The next `n` API calls answer `status` (default 500) `SERVER_SIDE_ERROR`. */
@@ -123,6 +133,8 @@ export interface SignService extends SandboxService {
   publishedKeys(): { keys: JWK[] };
   /** Every webhook delivery attempt so far, oldest first. */
   deliveries(): DeliveryAttempt[];
+  /** Every call of the hash route so far (accepted or refused), oldest first. */
+  hashCalls(): HashCall[];
   /** Live (unexpired) sessions. */
   sessions(): SessionView[];
   session(signRef: string): SessionView | undefined;
@@ -152,7 +164,8 @@ export class PhoneFlowError extends Error {}
  * `POST /sandbox/clients` (register a DSAP: `{client_id, jwks_url, notification_url, basic_secret?}`),
  * `POST /sandbox/faults` (`{service_error?: n, service_error_status?, rate_limit?: n, fail_deliveries?: n,
  * delivery_failure?: 'connection'|'timeout'|status, deliver_twice?: bool, skip_user_certificate_checks?: bool, expire_session?: sign_ref,
- * rotate_keys?: true, retire_old_keys?: true, reset?: true}`) and `GET /sandbox/deliveries`.
+ * rotate_keys?: true, retire_old_keys?: true, reset?: true}`), `GET /sandbox/deliveries` and `GET /sandbox/hashes` (every
+ * hash call and its answer's status: how many hashes a session got, from another process).
  *
  * @example
  * const sign = createSignService({ baseUrl: 'http://127.0.0.1:5156' });
@@ -176,6 +189,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
   const keys = new ServiceKeyRing(clock, (opts.keyGraceSeconds ?? 3600) * 1000, saved?.keys);
   const sessions = new Map<string, Session>();
   const attempts: DeliveryAttempt[] = [];
+  const hashCalls: HashCall[] = [];
   const security: { at: number; clientId: string; kind: 'unknown_sign_ref' }[] = [];
   const pending = new Set<Promise<unknown>>();
   const events = new EventEmitter();
@@ -291,16 +305,17 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
     events.emit('created', view(s));
   }
 
-  async function submitHash(req: http.IncomingMessage, res: http.ServerResponse, signRef: string): Promise<void> {
+  async function submitHash(req: http.IncomingMessage, res: http.ServerResponse, signRef: string, call: HashCall): Promise<void> {
     const client = await auth.authenticate(req);
     const s = live(signRef);
     if (!s || s.clientId !== client.clientId) {
       security.push({ at: clock(), clientId: client.clientId, kind: 'unknown_sign_ref' });
       throw new ApiError(400, API_ERRORS.signRefNotFound, 'sign_ref is unknown or expired');
     }
+    const body = await jsonBody(req);
+    if (typeof body[HASH_FIELDS.docHash[0]] === 'string') call.docHash = String(body[HASH_FIELDS.docHash[0]]).slice(0, 64);
     if (s.state === 'created') throw argError('the user certificate has not been delivered yet: wait for the user_cert notification');
     if (s.state !== 'cert_sent') throw argError(`a hash was already submitted for this sign_ref (state ${s.state})`);
-    const body = await jsonBody(req);
     const pick = (names: readonly string[]): unknown => {
       for (const n of names) if (body[n] !== undefined) return body[n];
       return undefined;
@@ -388,10 +403,17 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
         }
         if (sub === '/sandbox/faults' && req.method === 'POST') return sendJson(res, 200, applyFaults(await jsonBody(req)));
         if (sub === '/sandbox/deliveries' && req.method === 'GET') return sendJson(res, 200, { deliveries: service.deliveries() });
+        if (sub === '/sandbox/hashes' && req.method === 'GET') return sendJson(res, 200, { hashes: service.hashCalls() });
         // `<SESSIONS_PATH>` (create) or `<SESSIONS_PATH>/<sign_ref>/hash`
         const hashRef = sub.startsWith(SESSIONS_PATH + '/') ? /^\/([^/]+)\/hash$/.exec(sub.slice(SESSIONS_PATH.length))?.[1] : undefined;
         if (sub !== SESSIONS_PATH && hashRef === undefined) throw new ApiError(404, API_ERRORS.notFound, `no route ${url.pathname}`);
         if (req.method !== 'POST') throw new ApiError(405, API_ERRORS.clientSideError, 'use POST');
+        // every hash call is logged with its answer's status (faults included)
+        const call: HashCall | undefined = hashRef === undefined ? undefined : { signRef: decodeURIComponent(hashRef), status: 0, at: clock() };
+        if (call) {
+          hashCalls.push(call);
+          res.once('finish', () => { call.status = res.statusCode; });
+        }
         if (fault.rateLimited > 0) {
           fault.rateLimited--;
           throw new ApiError(429, API_ERRORS.tooManyRequests, 'too many requests (sandbox fault)');
@@ -400,8 +422,8 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
           fault.serviceErrors--;
           throw new ApiError(fault.serviceErrorStatus, API_ERRORS.serverSideError, 'internal error (sandbox fault)');
         }
-        if (hashRef === undefined) return await createSession(req, res);
-        return await submitHash(req, res, decodeURIComponent(hashRef));
+        if (!call) return await createSession(req, res);
+        return await submitHash(req, res, call.signRef, call);
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
         sendJson(res, e.status, {
@@ -434,6 +456,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
     currentKid: () => keys.current().kid,
     publishedKeys: () => ({ keys: keys.published() }),
     deliveries: () => attempts.map((a) => ({ ...a })),
+    hashCalls: () => hashCalls.map((c) => ({ ...c })),
     sessions: () => [...sessions.keys()].map(live).filter((s): s is Session => !!s).map(view),
     session(signRef) {
       const s = live(signRef);

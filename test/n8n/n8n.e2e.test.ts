@@ -23,6 +23,8 @@ const hasChromium = fs.existsSync(CHROMIUM);
 if (!hasChromium && process.env.CI) throw new Error(`no Chromium at ${CHROMIUM}: run scripts/install-n8n.sh (it installs Debian's chromium)`);
 const itWithBrowser = hasChromium ? it : it.skip;
 const PKG = '@singpass-flows/n8n-nodes-singpass';
+const RESUME_INTERVAL_S = 2;
+const RESUME_GRACE_S = 5;
 
 describeN8n('sample workflows in a real n8n', () => {
   let sb: Sandbox; // in process: the login providers (their clients are registered in code)
@@ -64,7 +66,10 @@ describeN8n('sample workflows in a real n8n', () => {
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       login('corppassApi', 'spflCorppass0001', 'Corppass (sandbox)', 'corppass'),
       login('singpassLoginApi', 'spflSgLogin00001', 'Singpass Login (sandbox)', 'singpass'),
-    ]);
+    ], {
+      // the resume schedule runs every 2 s (not 30) and takes records left at the save point for 5 s (not 45)
+      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`], ['Math.floor($now.toSeconds()) - 45', `Math.floor($now.toSeconds()) - ${RESUME_GRACE_S}`]],
+    });
     await n8n.start();
     expect(n8n.log()).not.toMatch(/Error loading package|Unrecognized node type/);
     for (const [provider, prefix] of [[sb.corppass, 'corppass'], [sb.singpass, 'singpass']] as const) {
@@ -81,10 +86,21 @@ describeN8n('sample workflows in a real n8n', () => {
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
 
+  type StoredRecord = { state: { status: string }; result?: { level: string; valid: boolean }; prepared?: unknown; submitting?: { documentHash: string } };
   const readRecord = (signRef: string) => {
     const f = path.join(n8n.filesDir, `${signRef}.json`);
-    return fs.existsSync(f) ? (JSON.parse(fs.readFileSync(f, 'utf8')) as { state: { status: string }; result?: { level: string; valid: boolean }; prepared?: unknown }) : undefined;
+    return fs.existsSync(f) ? (JSON.parse(fs.readFileSync(f, 'utf8')) as StoredRecord) : undefined;
   };
+  /** The same, while n8n may be writing the file (a half-written record reads as not there yet). */
+  const pollRecord = (signRef: string) => {
+    try {
+      return readRecord(signRef);
+    } catch {
+      return undefined;
+    }
+  };
+  /** Sessions signed and stored by the tests: the resume schedule must leave their records alone. */
+  const completed: string[] = [];
 
   async function startSession(): Promise<{ signRef: string; challengeCode: string; html: string }> {
     const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
@@ -136,6 +152,7 @@ describeN8n('sample workflows in a real n8n', () => {
     expect(s.html).toContain(`<b id=challenge>${s.challengeCode}</b>`);
     await waitFor('the signed PDF', n8n, signedAndStored(s.signRef), 120_000);
     checkSignedPdf(s.signRef);
+    completed.push(s.signRef);
     // each event was delivered once and acknowledged with 200 at the first attempt
     const attempts = (await signing.deliveries()).filter((d) => d.signRef === s.signRef);
     expect(attempts.map(({ requestType, attempt, status }) => ({ requestType, attempt, status }))).toEqual([
@@ -154,6 +171,7 @@ describeN8n('sample workflows in a real n8n', () => {
     await signing.phone('approve', { sign_ref: s.signRef });
     await waitFor('the signed PDF after the restart', n8n, signedAndStored(s.signRef), 120_000);
     checkSignedPdf(s.signRef);
+    completed.push(s.signRef);
   }, 600_000);
 
   it('a revoked certificate ends the session at Prepare: the stored record says why, no hash is sent, the run does not fail', async () => {
@@ -181,6 +199,51 @@ describeN8n('sample workflows in a real n8n', () => {
     }
     expect(stored).toEqual([]);
   }, 300_000);
+
+  it('a session stuck at the save point (the service refused the hash with 503, then n8n was SIGKILLed) is resumed by the schedule after the restart: the same hash accepted once, signed, stored; completed sessions left alone', async () => {
+    await phoneByHand();
+    const s = await startSession();
+    // The service takes no hash for now: every Submit (the live one, the schedule's) gets 503 and keeps the record at
+    // the save point, so the record on disk is the save point whenever n8n dies.
+    await signing.faults({ service_error: 1000, service_error_status: 503 });
+    let saved: StoredRecord;
+    try {
+      await signing.phone('scan', { sign_ref: s.signRef, user: 'p256' });
+      saved = await waitFor('the save point in the stored record', n8n, () => {
+        const r = pollRecord(s.signRef);
+        return r?.state.status === 'certificate_received' && r.submitting ? r : undefined;
+      }, 120_000);
+      await n8n.kill();
+    } finally {
+      await signing.faults({ reset: true });
+    }
+    const hash = saved.submitting!.documentHash;
+    expect(readRecord(s.signRef)).toMatchObject({ state: { status: 'certificate_received' }, submitting: { documentHash: hash } });
+    expect((await signing.hashes(s.signRef)).filter((h) => h.status !== 503)).toEqual([]); // nothing got through
+
+    await n8n.start();
+    // nothing else sends it: the certificate event was answered long ago, the user waits at the phone
+    await waitFor('the resumed hash in the stored record', n8n, () => (pollRecord(s.signRef)?.state.status === 'hash_submitted' ? true : undefined), 120_000);
+    const calls = await signing.hashes(s.signRef);
+    expect(calls.filter((h) => h.status === 200)).toEqual([{ docHash: hash, status: 200 }]); // accepted once: the saved hash
+    expect(calls.filter((h) => h.docHash !== undefined && h.docHash !== hash)).toEqual([]); // never another hash
+    await signing.phone('approve', { sign_ref: s.signRef });
+    await waitFor('the signed PDF after the resumed submission', n8n, signedAndStored(s.signRef), 120_000);
+    checkSignedPdf(s.signRef);
+    completed.push(s.signRef);
+
+    // Completed sessions (this one and the earlier tests') are read by every round of the schedule and left alone.
+    const before = completed.map((ref) => ({ ref, text: fs.readFileSync(path.join(n8n.filesDir, `${ref}.json`), 'utf8') }));
+    const hashCalls = await Promise.all(completed.map((ref) => signing.hashes(ref)));
+    await new Promise((r) => setTimeout(r, (RESUME_GRACE_S + 3 * RESUME_INTERVAL_S) * 1000));
+    // (the sandbox logs every call of the hash route, even for a sign_ref it does not know: the first test's session
+    // is from the sandbox process before phoneByHand, whose log is gone)
+    for (const [i, { ref, text }] of before.entries()) {
+      expect(fs.readFileSync(path.join(n8n.filesDir, `${ref}.json`), 'utf8')).toBe(text);
+      expect(await signing.hashes(ref)).toEqual(hashCalls[i]);
+    }
+    expect(completed.length).toBeGreaterThanOrEqual(2);
+  }, 600_000);
 
   async function browserLogin(prefix: string, user: string): Promise<Record<string, unknown>> {
     const start = await fetch(`${n8n.baseUrl}/webhook/${prefix}/login`, { method: 'POST', redirect: 'manual' });

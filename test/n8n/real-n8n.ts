@@ -57,6 +57,8 @@ export interface N8n {
   executions(workflowId: string): Promise<Array<{ id: number; status: string }>>;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGKILL: n8n dies on the spot (no graceful shutdown, running executions cut off). */
+  kill(): Promise<void>;
 }
 
 export const SAMPLE_FILES_DIR = '/home/node/.n8n-files/singpass';
@@ -122,17 +124,19 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
         await new Promise((r) => setTimeout(r, 1000));
       }
     },
-    async stop() {
-      const c = child;
-      child = undefined;
-      if (!c || c.exitCode !== null) return;
-      const exited = new Promise<void>((r) => c.once('exit', () => r()));
-      c.kill('SIGTERM');
-      const timer = setTimeout(() => c.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => end('SIGTERM'),
+    kill: () => end('SIGKILL'),
   };
+  async function end(signal: NodeJS.Signals): Promise<void> {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise<void>((r) => c.once('exit', () => r()));
+    c.kill(signal);
+    const timer = setTimeout(() => c.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+  }
   async function answers(urlPath: string, method: string, headers?: Record<string, string>): Promise<boolean> {
     try {
       return (await fetch(`${self.baseUrl}${urlPath}`, { method, headers })).ok;
@@ -162,14 +166,21 @@ export async function installCommunityPackage(n8n: N8n, tarball: string): Promis
   return path.join(nodesDir, 'node_modules', '@singpass-flows', 'n8n-nodes-singpass');
 }
 
-/** Import the sample workflows (their file paths pointed at `filesDir`) and credentials, and publish the workflows. */
-export async function importSamples(n8n: N8n, workflows: string[], credentials: unknown[]): Promise<void> {
+/**
+ * Import the sample workflows (their file paths pointed at `filesDir`) and credentials, and publish the workflows.
+ * `edits`: exact text replacements per sample file (e.g. shorter timings), each of which must match once.
+ */
+export async function importSamples(n8n: N8n, workflows: string[], credentials: unknown[], edits: Record<string, Array<[string, string]>> = {}): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
   fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify(credentials));
   await n8n.cli(['import:credentials', `--input=${path.join(dir, 'credentials.json')}`]);
   const ids: string[] = [];
   for (const wf of workflows) {
-    const text = fs.readFileSync(path.join(ROOT, 'flows', 'n8n', wf), 'utf8').split(SAMPLE_FILES_DIR).join(n8n.filesDir);
+    let text = fs.readFileSync(path.join(ROOT, 'flows', 'n8n', wf), 'utf8').split(SAMPLE_FILES_DIR).join(n8n.filesDir);
+    for (const [from, to] of edits[wf] ?? []) {
+      if (text.split(from).length !== 2) throw new Error(`${wf}: "${from}" does not occur exactly once`);
+      text = text.replace(from, to);
+    }
     const file = path.join(dir, wf);
     fs.writeFileSync(file, text);
     await n8n.cli(['import:workflow', `--input=${file}`]);
@@ -201,6 +212,10 @@ export interface CliSandbox {
   phone(action: 'scan' | 'approve' | 'reject', body: Record<string, string>): Promise<void>;
   /** The signing service's webhook attempts (`GET /sign/sandbox/deliveries`). */
   deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number }>>;
+  /** Every hash call the signing service answered, with the answer's status (`GET /sign/sandbox/hashes`). */
+  hashes(signRef: string): Promise<Array<{ docHash?: string; status: number }>>;
+  /** Switch the signing service's faults (`POST /sign/sandbox/faults`, e.g. `{ service_error: 5, service_error_status: 503 }`). */
+  faults(body: Record<string, unknown>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -229,6 +244,14 @@ export async function startCliSandbox(packageDir: string, port: number, dir: str
     },
     async deliveries() {
       return ((await (await fetch(`${baseUrl}/sign/sandbox/deliveries`)).json()) as { deliveries: Awaited<ReturnType<CliSandbox['deliveries']>> }).deliveries;
+    },
+    async hashes(signRef) {
+      const { hashes } = (await (await fetch(`${baseUrl}/sign/sandbox/hashes`)).json()) as { hashes: Array<{ signRef: string; docHash?: string; status: number }> };
+      return hashes.filter((h) => h.signRef === signRef).map(({ docHash, status }) => ({ docHash, status }));
+    },
+    async faults(body) {
+      const res = await fetch(`${baseUrl}/sign/sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`sandbox faults answered ${res.status}: ${await res.text()}`);
     },
     async stop() {
       if (child.exitCode !== null) return;

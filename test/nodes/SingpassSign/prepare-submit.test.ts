@@ -71,6 +71,27 @@ describe('Singpass Sign node: Prepare PDF Signature → Submit Document Hash', (
     expect((again.json.record as { submitting: unknown }).submitting).toEqual((prepared.json.record as { submitting: unknown }).submitting);
   }, 120_000);
 
+  it('a hash call the service cannot take now (503): ends the session by default; with Keep Record on Temporary Failure the record stays at the save point and a later run submits the same hash', async () => {
+    const input = await fixture('classic');
+    const s = await scanned(input);
+    const [[prepared]] = await prepare(s.record, s.delivery, input);
+    const saved = prepared.json.record as { submitting: { documentHash: string } };
+    env.sb.sign.faults.serviceError(2, 503); // both attempts of the client
+    const [[kept]] = await run({ resource: 'session', operation: 'submitDocumentHash', record: saved, keepOnTemporaryFailure: true });
+    expect(kept.json).toMatchObject({ status: 'certificate_received', readyToSubmit: true, retryLater: true, error: { code: 'SIGN_SERVICE_ERROR' } });
+    expect(kept.json.record).toEqual(saved); // unchanged: the same hash goes next time
+    expect(env.sb.sign.session(s.signRef)?.docHash).toBeUndefined();
+    const [[later]] = await run({ resource: 'session', operation: 'submitDocumentHash', record: kept.json.record, keepOnTemporaryFailure: true });
+    expect(later.json).toMatchObject({ status: 'hash_submitted', readyToSubmit: false, retryLater: false });
+    expect(env.sb.sign.session(s.signRef)?.docHash).toBe(saved.submitting.documentHash);
+
+    const other = await scanned(input);
+    const [[prepared2]] = await prepare(other.record, other.delivery, input);
+    env.sb.sign.faults.serviceError(2, 503);
+    const [[ended]] = await submit(prepared2.json.record);
+    expect(ended.json).toMatchObject({ status: 'failed', retryLater: false, error: { code: 'SIGN_SERVICE_ERROR' } });
+  }, 120_000);
+
   it('submit refuses a record that is not at the save point (no hash without the certificate check)', async () => {
     const input = await fixture('classic');
     const s = await scanned(input);

@@ -194,6 +194,19 @@ describe('hash-call validation', () => {
     expect((await dsap.call(hashPath(ref), hashBody(nonce))).status).toBe(200);
     expect((await dsap.call(hashPath(ref), hashBody(nonce))).status).toBe(400);
   });
+
+  it('GET /sign/sandbox/hashes lists every hash call with its answer (a fault, the accepted one, the refused repeat)', async () => {
+    const { ref, nonce } = await scanned();
+    sign.faults.serviceError(1, 503);
+    expect((await dsap.call(hashPath(ref), hashBody(nonce))).status).toBe(503);
+    expect((await dsap.call(hashPath(ref), hashBody(nonce))).status).toBe(200);
+    expect((await dsap.call(hashPath(ref), hashBody(nonce))).status).toBe(400);
+    const res = await fetch(`${server.baseUrl}/sign/sandbox/hashes`);
+    const { hashes } = (await res.json()) as { hashes: Array<{ signRef: string; docHash?: string; status: number }> };
+    expect(hashes.filter((h) => h.signRef === ref).map(({ docHash: d, status }) => ({ docHash: d, status }))).toEqual([
+      { docHash: undefined, status: 503 }, { docHash, status: 200 }, { docHash, status: 400 },
+    ]);
+  });
 });
 
 describe('API routes', () => {
