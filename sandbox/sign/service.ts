@@ -154,6 +154,14 @@ export interface SignService extends SandboxService {
 /** Thrown by the phone-side methods (scan an expired session, sign before a hash, …). */
 export class PhoneFlowError extends Error {}
 
+/** The delivery and hash-call logs keep the newest entries only: a sandbox left running for days must not grow. */
+const LOG_LIMIT = 10_000;
+function keepLast<T>(log: T[], entry: T): void {
+  log.push(entry);
+  if (log.length > LOG_LIMIT) log.splice(0, log.length - LOG_LIMIT);
+}
+
+
 /**
  * The sandbox's stand-in for the Singpass document signing API (sign-api.md), as a peer of our client: its own wire
  * table (`./wire`), assertion checks, session state machine, signed webhooks with retries, key rotation and faults.
@@ -246,7 +254,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
         policy,
         fetch: doFetch,
         clock,
-        record: (a: DeliveryAttempt) => void attempts.push(a),
+        record: (a: DeliveryAttempt) => keepLast(attempts, a),
         takeFailure: () => fault.deliveryFailures.shift(),
       };
       const result = await deliverNotification({ ...common, duplicate: false });
@@ -411,7 +419,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
         // every hash call is logged with its answer's status (faults included)
         const call: HashCall | undefined = hashRef === undefined ? undefined : { signRef: decodeURIComponent(hashRef), status: 0, at: clock() };
         if (call) {
-          hashCalls.push(call);
+          keepLast(hashCalls, call);
           res.once('finish', () => { call.status = res.statusCode; });
         }
         if (fault.rateLimited > 0) {
