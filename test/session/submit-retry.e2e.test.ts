@@ -17,58 +17,66 @@ beforeAll(async () => {
 /** Every hash call of one session as the sandbox answered it (faults included). */
 const callsOf = (h: SessionHarness, signRef: string) => h.sandbox.sign.hashCalls().filter((c) => c.signRef === signRef);
 
+/** A runner session whose user scans while the service has `fault` switched on. */
+async function scanWith(h: SessionHarness, documentName: string, fault: () => void): Promise<string> {
+  const s = await h.runner.start(pdf, { documentName, level: 'B-B' });
+  fault();
+  await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
+  return s.signRef;
+}
+
+/** The session ended with `code`; the certificate's prepared state and the save point are gone. */
+function expectEnded(record: SessionRecord, status: string, code: string): void {
+  expect(record.state.status).toBe(status);
+  expect(record.error).toMatchObject({ code });
+  expect(record.submitting).toBeUndefined();
+  expect(record.prepared).toBeUndefined();
+  expect(record.lastSubmitFailure).toBeUndefined();
+}
+
 describe('runner: the hash call fails temporarily, then the service recovers', () => {
   let h: SessionHarness;
   beforeAll(async () => { h = await startSessionHarness(); });
   afterAll(() => h.close());
 
   it('503 several times (each attempt after the client\'s own retry), then up: the same hash is resubmitted with backoff, accepted once, the session completes', async () => {
-    const s = await h.runner.start(pdf, { documentName: 'Retry.pdf', level: 'B-B' });
-    h.sandbox.sign.faults.serviceError(4, 503); // two deferred submissions (2 HTTP attempts each), the third goes through
-    await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
-    await until(() => h.sandbox.sign.session(s.signRef)?.state === 'hash_submitted', 'the hash to go through', 20_000);
-    const deferred = h.steps.filter((x) => x.signRef === s.signRef && x.step.step === 'submitDeferred').map((x) => x.step);
+    const signRef = await scanWith(h, 'Retry.pdf', () => h.sandbox.sign.faults.serviceError(4, 503)); // two deferred submissions (2 HTTP attempts each), the third goes through
+    await until(() => h.sandbox.sign.session(signRef)?.state === 'hash_submitted', 'the hash to go through', 20_000);
+    const deferred = h.steps.filter((x) => x.signRef === signRef && x.step.step === 'submitDeferred').map((x) => x.step);
     expect(deferred).toEqual([
       expect.objectContaining({ step: 'submitDeferred', code: 'SIGN_SERVICE_ERROR', attempts: 1 }),
       expect.objectContaining({ step: 'submitDeferred', code: 'SIGN_SERVICE_ERROR', attempts: 2 }),
     ]);
-    expect(h.steps.some((x) => x.signRef === s.signRef && x.step.step === 'ended')).toBe(false); // never failed
-    const calls = callsOf(h, s.signRef);
+    expect(h.steps.some((x) => x.signRef === signRef && x.step.step === 'ended')).toBe(false); // never failed
+    const calls = callsOf(h, signRef);
     expect(calls.map((c) => c.status)).toEqual([503, 503, 503, 503, 200]);
     // backoff: the second deferred submission came ≥ 1 s after the first, the accepted one ≥ 2 s after that
     expect(calls[2]!.at - calls[1]!.at).toBeGreaterThanOrEqual(900);
     expect(calls[4]!.at - calls[3]!.at).toBeGreaterThanOrEqual(1900);
 
-    await h.sandbox.phone.approve(s.signRef);
-    const out = await h.runner.outcome(s.signRef);
+    await h.sandbox.phone.approve(signRef);
+    const out = await h.runner.outcome(signRef);
     expect(out.record.error).toBeUndefined();
     expect(out.record.result).toEqual({ level: 'B-B', valid: true });
     expect(out.record.lastSubmitFailure).toBeUndefined();
-    expect(out.record.state.documentHash).toBe(h.sandbox.sign.session(s.signRef)!.docHash);
-    expect(h.hashes.get(s.signRef)).toBe(1);
-    expect(callsOf(h, s.signRef).filter((c) => c.status === 200)).toHaveLength(1);
+    expect(out.record.state.documentHash).toBe(h.sandbox.sign.session(signRef)!.docHash);
+    expect(h.hashes.get(signRef)).toBe(1);
+    expect(callsOf(h, signRef).filter((c) => c.status === 200)).toHaveLength(1);
   }, 60_000);
 
   it('429 (rate-limited) is temporary too', async () => {
-    const s = await h.runner.start(pdf, { documentName: 'Rate.pdf', level: 'B-B' });
-    h.sandbox.sign.faults.rateLimit(1);
-    await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
-    await until(() => h.sandbox.sign.session(s.signRef)?.state === 'hash_submitted', 'the hash to go through', 20_000);
-    expect(h.steps.find((x) => x.signRef === s.signRef && x.step.step === 'submitDeferred')?.step).toMatchObject({ code: 'SIGN_RATE_LIMITED' });
-    expect(callsOf(h, s.signRef).map((c) => c.status)).toEqual([429, 200]);
+    const signRef = await scanWith(h, 'Rate.pdf', () => h.sandbox.sign.faults.rateLimit(1));
+    await until(() => h.sandbox.sign.session(signRef)?.state === 'hash_submitted', 'the hash to go through', 20_000);
+    expect(h.steps.find((x) => x.signRef === signRef && x.step.step === 'submitDeferred')?.step).toMatchObject({ code: 'SIGN_RATE_LIMITED' });
+    expect(callsOf(h, signRef).map((c) => c.status)).toEqual([429, 200]);
   }, 60_000);
 
   it('a refusal for good (HTTP 501, not retryable) still fails the session at once, no resubmission', async () => {
-    const s = await h.runner.start(pdf, { documentName: 'Refused.pdf', level: 'B-B' });
-    h.sandbox.sign.faults.serviceError(1, 501);
-    await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
-    const out = await h.runner.outcome(s.signRef);
-    expect(out.record.state.status).toBe('failed');
-    expect(out.record.error).toMatchObject({ code: 'SIGN_SERVICE_ERROR' });
-    expect(out.record.submitting).toBeUndefined();
-    expect(out.record.prepared).toBeUndefined();
+    const signRef = await scanWith(h, 'Refused.pdf', () => h.sandbox.sign.faults.serviceError(1, 501));
+    const out = await h.runner.outcome(signRef);
+    expectEnded(out.record, 'failed', 'SIGN_SERVICE_ERROR');
     await new Promise((r) => setTimeout(r, 1500));
-    expect(callsOf(h, s.signRef).map((c) => c.status)).toEqual([501]);
+    expect(callsOf(h, signRef).map((c) => c.status)).toEqual([501]);
   }, 60_000);
 });
 
@@ -79,26 +87,24 @@ describe('runner: stopped while the service was down, restarted', () => {
   afterAll(() => h.close());
 
   it('close() stops the retries; resume() picks the deferred record up and sends the same hash once', async () => {
-    const s = await h.runner.start(pdf, { documentName: 'Restart.pdf', level: 'B-B' });
-    h.sandbox.sign.faults.serviceError(1000, 503);
-    await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
-    await until(() => isSubmitDeferred(store.get(s.signRef)!), 'the deferred submission');
+    const signRef = await scanWith(h, 'Restart.pdf', () => h.sandbox.sign.faults.serviceError(1000, 503));
+    await until(() => isSubmitDeferred(store.get(signRef)!), 'the deferred submission');
     await h.runner.close();
-    const left = store.get(s.signRef)!;
-    const before = callsOf(h, s.signRef).length;
+    const left = store.get(signRef)!;
+    const before = callsOf(h, signRef).length;
     await new Promise((r) => setTimeout(r, 2500));
-    expect(callsOf(h, s.signRef)).toHaveLength(before); // no timer of the closed runner fires
-    expect(store.get(s.signRef)!.revision).toBe(left.revision);
+    expect(callsOf(h, signRef)).toHaveLength(before); // no timer of the closed runner fires
+    expect(store.get(signRef)!.revision).toBe(left.revision);
 
     h.sandbox.sign.faults.reset();
     const runner = await h.restartRunner({ engine: h.newEngine(), store });
     expect(await runner.resume()).toBe(1);
-    await until(() => h.sandbox.sign.session(s.signRef)?.state === 'hash_submitted', 'the hash after the restart');
-    await h.sandbox.phone.approve(s.signRef);
-    const out = await runner.outcome(s.signRef);
+    await until(() => h.sandbox.sign.session(signRef)?.state === 'hash_submitted', 'the hash after the restart');
+    await h.sandbox.phone.approve(signRef);
+    const out = await runner.outcome(signRef);
     expect(out.record.result).toEqual({ level: 'B-B', valid: true });
     expect(out.record.state.documentHash).toBe(left.submitting!.documentHash);
-    expect(callsOf(h, s.signRef).filter((c) => c.status === 200)).toHaveLength(1);
+    expect(callsOf(h, signRef).filter((c) => c.status === 200)).toHaveLength(1);
   }, 60_000);
 });
 
@@ -109,21 +115,16 @@ describe('the service stays down past the deadline', () => {
   afterAll(() => h.close());
 
   it('the session expires (SESSION_EXPIRED), never failed, and no hash call is made after the deadline', async () => {
-    const s = await h.runner.start(pdf, { documentName: 'Down.pdf', level: 'B-B' });
-    h.sandbox.sign.faults.serviceError(1000, 503);
-    await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
-    const out = await h.runner.outcome(s.signRef);
-    expect(out.record.state.status).toBe('expired');
-    expect(out.record.error).toMatchObject({ code: 'SESSION_EXPIRED' });
-    expect(out.record.submitting).toBeUndefined();
-    expect(out.record.lastSubmitFailure).toBeUndefined();
+    const signRef = await scanWith(h, 'Down.pdf', () => h.sandbox.sign.faults.serviceError(1000, 503));
+    const out = await h.runner.outcome(signRef);
+    expectEnded(out.record, 'expired', 'SESSION_EXPIRED');
     const deadline = h.engine.deadline({ ...out.record, state: { ...out.record.state, status: 'certificate_received' } });
-    const calls = callsOf(h, s.signRef);
+    const calls = callsOf(h, signRef);
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls.every((c) => c.status === 503 && c.at <= deadline + 500)).toBe(true);
     await new Promise((r) => setTimeout(r, 3000));
-    expect(callsOf(h, s.signRef)).toHaveLength(calls.length);
-    expect(h.steps.some((x) => x.signRef === s.signRef && x.step.step === 'ended' && x.step.status === 'failed')).toBe(false);
+    expect(callsOf(h, signRef)).toHaveLength(calls.length);
+    expect(h.steps.some((x) => x.signRef === signRef && x.step.step === 'ended' && x.step.status === 'failed')).toBe(false);
   }, 60_000);
 });
 
