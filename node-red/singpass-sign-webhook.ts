@@ -11,8 +11,8 @@ import { SingpassFlowsError } from '../src/errors';
 import type { SigningEvent } from '../src/sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../src/sign/wire';
 import { asError } from './lib/run';
-import { isSessionEnded } from '../src/session';
-import { endSession, recordForMessage, short } from './lib/session-steps';
+import { isSessionEnded, isSubmitDeferred, type SessionRecord, type SigningEngine } from '../src/session';
+import { endSession, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
@@ -169,15 +169,42 @@ async function sweep(node: Node, client: SignClientNode): Promise<void> {
       if (Date.now() - record.state.updatedAt * 1000 > KEEP_ENDED_MS) await client.store.delete(signRef);
       continue;
     }
+    if (isSubmitDeferred(record) && Date.now() >= record.lastSubmitFailure!.retryAt) {
+      await resubmit(node, client, engine, record);
+      continue;
+    }
     if (record.state.status === 'signed' || Date.now() <= engine.deadline(record)) continue;
     const { record: expired } = engine.expire(record);
     if (expired === record || !(await client.store.put(expired, record.revision))) continue; // changed meanwhile: next round
     await endSession(client, signRef);
-    const outputs: (NodeMessage | null)[] = [null, null, null];
-    outputs[OUTPUT.error] = { payload: { type: 'expired', signRef }, signRef, event: { type: 'expired', signRef }, session: recordForMessage(expired) };
-    node.status({ fill: 'yellow', shape: 'ring', text: `${short(signRef)} expired` });
-    node.send(outputs);
+    sendExpired(node, expired);
   }
+}
+
+/** An expired session out on the error output (`msg.event.type` "expired"). */
+function sendExpired(node: Node, expired: SessionRecord): void {
+  const { signRef } = expired.state;
+  const outputs: (NodeMessage | null)[] = [null, null, null];
+  outputs[OUTPUT.error] = { payload: { type: 'expired', signRef }, signRef, event: { type: 'expired', signRef }, session: recordForMessage(expired) };
+  node.status({ fill: 'yellow', shape: 'ring', text: `${short(signRef)} expired` });
+  node.send(outputs);
+}
+
+/**
+ * A session whose hash call failed temporarily (service unreachable, timeout, 5xx, 429): the SAME saved hash goes out
+ * again (the engine's backoff in `retryAt`, checked every sweep). Through: the session waits for the signature as
+ * usual. Refused for good: the session ends, to a Catch node. Past the deadline: expired (error output).
+ */
+async function resubmit(node: Node, client: SignClientNode, engine: SigningEngine, record: SessionRecord): Promise<void> {
+  const { signRef } = record.state;
+  const r = await engine.resumeSubmission(record, { onStep: statusReporter(node, signRef) });
+  if (!(await client.store.put(r.record, record.revision))) return; // another node moved the session on meanwhile
+  if (isSubmitDeferred(r.record)) return;
+  await client.store.markApplied(signRef, 'certificate');
+  if (!isSessionEnded(r.record)) return;
+  await endSession(client, signRef);
+  if (r.record.state.status === 'expired') return sendExpired(node, r.record);
+  node.error(sessionError(r.record)!, { payload: { type: r.record.state.status, signRef }, signRef, session: recordForMessage(r.record) });
 }
 
 /** Deliveries acknowledged but not applied before the last stop go out again (the apply node drops repeats). */

@@ -13,7 +13,7 @@ import { addDocumentTimestamp } from '../src/pades/doc-timestamp';
 import { verifyPdfSignatures, type PadesLevel } from '../src/pades/verify';
 import { buildChain, fetchOcspResponse } from '../src/pki';
 import { renderQr } from '../src/sign/qr';
-import { isAtSavePoint, isSessionEnded } from '../src/session';
+import { isAtSavePoint, isSessionEnded, isSubmitDeferred } from '../src/session';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
 import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
@@ -83,9 +83,12 @@ export = function register(RED: NodeAPI): void {
       // No claim: a Node-RED killed before the save point leaves the record waiting for the scan and the kept delivery
       // redoes the whole step (no hash was sent yet); killed after it, the replay resubmits the saved hash.
       const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), save }));
-      await client.store.markApplied(signRef, type);
+      // A hash call that failed temporarily leaves the session at the save point: not applied yet (the webhook
+      // node resubmits the same hash; after a restart the kept event is replayed and does the same).
+      const deferred = isSubmitDeferred(result.record);
+      if (!deferred) await client.store.markApplied(signRef, type);
       if (result.duplicate) return duplicate(node, signRef, type);
-      const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record) };
+      const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), ...(deferred ? { readyToSubmit: true, retryLater: true } : {}) };
       // 'signed' is not the end for the PDF: the finish node still needs it
       if (isSessionEnded(result.record) && result.record.state.status !== 'signed') await endSession(client, signRef);
       const err = type !== 'error' ? sessionError(result.record) : undefined;
@@ -152,8 +155,11 @@ export = function register(RED: NodeAPI): void {
         }
         return engine.resumeSubmission(record, { onStep: statusReporter(node, signRef) });
       });
-      await client.store.markApplied(signRef, 'certificate');
-      const out: NodeMessage = { ...msg, signRef, session: recordForMessage(result.record) };
+      // The service could not take the hash just now (unreachable, timeout, 5xx, 429): the session is still at the
+      // save point, not failed; the signing webhook node sends the same hash again (status: "will retry").
+      const deferred = isSubmitDeferred(result.record);
+      if (!deferred) await client.store.markApplied(signRef, 'certificate');
+      const out: NodeMessage = { ...msg, signRef, session: recordForMessage(result.record), readyToSubmit: deferred, retryLater: deferred };
       const err = sessionError(result.record);
       if (err) {
         await endSession(client, signRef);

@@ -17,6 +17,7 @@ export function stepStatus(step: SessionStep): NodeStatus {
       case 'certificateChecked': return 'certificate status: good';
       case 'prepared': return 'PDF prepared';
       case 'submitted': return `hash submitted, waiting for approval (${step.challengeCode})`;
+      case 'submitDeferred': return `service unavailable (${step.code}), will retry`;
       case 'signature': return 'signature received';
       case 'embedded': return step.timestamped ? 'signature embedded + timestamp' : 'signature embedded';
       case 'validationData': return 'validation data added';
@@ -25,7 +26,7 @@ export function stepStatus(step: SessionStep): NodeStatus {
       case 'ended': return `session ${step.status}${step.error ? `: ${step.error.code}` : ''}`;
     }
   })();
-  const fill = step.step === 'ended' && step.status !== 'signed' ? 'red' : step.step === 'verified' || step.step === 'ended' ? 'green' : 'blue';
+  const fill = step.step === 'ended' && step.status !== 'signed' ? 'red' : step.step === 'submitDeferred' ? 'yellow' : step.step === 'verified' || step.step === 'ended' ? 'green' : 'blue';
   return { fill, shape: 'dot', text };
 }
 

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
-import type { SessionRecord, VerifiedDelivery } from '../../src/session';
+import { isSubmitDeferred, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 
 /**
  * The session record and verified deliveries as they travel through n8n: plain JSON in items, in a Data Table or a
@@ -49,6 +49,16 @@ export function readDelivery(value: unknown): VerifiedDelivery {
 }
 
 /** What every session step outputs: the record to store (under signRef) and where the session stands. */
+/**
+ * After a hash call: `retryLater` (and `readyToSubmit`) when the engine kept the save point because the service could
+ * not take the hash just now, with that failure as `error`; run Submit Document Hash on the stored record again.
+ */
+export function submissionSummary(record: SessionRecord): IDataObject {
+  const retryLater = isSubmitDeferred(record);
+  const failure = record.lastSubmitFailure;
+  return { readyToSubmit: retryLater, retryLater, ...(failure ? { error: { code: failure.code, message: failure.message } } : {}) };
+}
+
 export function recordSummary(record: SessionRecord): IDataObject {
   return {
     signRef: record.state.signRef,

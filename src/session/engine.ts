@@ -14,8 +14,26 @@ import {
 import { checkDocumentName } from '../sign/validate';
 import { UserCertificateChecker } from './user-certificate';
 import type {
-  FinishResult, SessionRecord, SessionStarted, SessionStep, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, VerifiedDelivery,
+  FinishResult, SessionRecord, SessionStarted, SessionStep, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, SubmitFailure, VerifiedDelivery,
 } from './types';
+
+/**
+ * THE rule for a failed hash call (the only copy; every front end goes through the engine): these codes say nothing
+ * about the session (service unreachable, no answer in time, 5xx, rate-limited, after the HTTP client's own retry),
+ * so the service still waits for the hash until the deadline and the same call later can succeed. Anything else
+ * (the hash or sign_ref refused, credentials refused, a 501…) fails the session.
+ */
+const TEMPORARY_SUBMIT_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['HTTP_TIMEOUT', 'HTTP_NETWORK', 'SIGN_SERVICE_ERROR', 'SIGN_RATE_LIMITED']);
+
+/** True for a hash-call failure after which the record stays at the save point (the code is temporary and the core did not mark it `retryable: false`). */
+export function isTemporarySubmitFailure(e: unknown): e is SingpassFlowsError {
+  return isSingpassFlowsError(e) && TEMPORARY_SUBMIT_FAILURES.has(e.code) && e.details.retryable !== false;
+}
+
+/** Backoff between resubmissions after a temporary failure: 1, 2, 4, 8, then every 15 s. */
+export function submitRetryDelayMs(attempts: number): number {
+  return Math.min(15_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
 
 /** The PAdES baseline levels, lowest first. */
 export const PADES_LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -75,7 +93,9 @@ export interface SigningEngine {
    * The user scanned: chain the certificate to the trusted roots and check OCSP (revoked / unknown / expired /
    * not-yet-valid / untrusted → the session ends with that typed error and NO hash is submitted), prepare the PDF,
    * submit the hash. Returns the record in `hash_submitted` (or ended). With `stopAtSavePoint` it returns the save
-   * point's record instead (prepared, nothing sent): store it, then {@link resumeSubmission}.
+   * point's record instead (prepared, nothing sent): store it, then {@link resumeSubmission}. A temporary failure
+   * of the hash call (`isTemporarySubmitFailure`) also returns the save point's record, with `lastSubmitFailure`
+   * (step `submitDeferred`): not failed; resubmit from `lastSubmitFailure.retryAt` on with {@link resumeSubmission}.
    */
   acceptCertificate(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
 
@@ -83,7 +103,9 @@ export interface SigningEngine {
    * Continue a record saved at the certificate step's save point (`record.submitting`: prepared, hash maybe sent,
    * then the process died): resubmit exactly the saved hash; a refusal as "already submitted" means the first call
    * got through, so the session waits for the signature. Never prepares a new hash. Returns the record in
-   * `hash_submitted` (or ended). The replayed certificate event does the same through `applyDelivery`.
+   * `hash_submitted` (or ended). The replayed certificate event does the same through `applyDelivery`. A temporary
+   * failure keeps the save point (`lastSubmitFailure` updated, backoff in `retryAt`); past the deadline the session
+   * expires and nothing is sent.
    */
   resumeSubmission(record: SessionRecord, options?: StepOptions): Promise<StepResult>;
 
@@ -192,7 +214,11 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       // refused ("a hash was already submitted"): the first one most likely got through. Failing now would lose a
       // session the user is about to approve; wait for the signature webhook instead (the deadline ends it if none comes).
       if (!(isSingpassFlowsError(e) && e.details.possiblyAccepted === true)) {
-        const out = ended(record, e);
+        // A temporary fault: the service still waits for this hash; keep the save point (never `failed`) for a
+        // resubmission of the same hash — unless no event can come any more (past the deadline: expired).
+        const expired = isTemporarySubmitFailure(e) ? engine.expire(record).record : undefined;
+        if (expired === record) return deferred(record, e as SingpassFlowsError, stepOptions);
+        const out = expired ?? ended(record, e);
         await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
         return { record: out };
       }
@@ -202,9 +228,21 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     return { record: out };
   }
 
+  /** The save point kept after a temporary failure of the hash call, with the failure and when to resubmit. */
+  async function deferred(record: SessionRecord, e: SingpassFlowsError, stepOptions: StepOptions | undefined): Promise<StepResult> {
+    const at = clock();
+    const attempts = (record.lastSubmitFailure?.attempts ?? 0) + 1;
+    const retryAt = Math.min(at + submitRetryDelayMs(attempts), engine.deadline(record));
+    const lastSubmitFailure: SubmitFailure = {
+      code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt,
+    };
+    await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
+    return { record: next(record, { lastSubmitFailure }) };
+  }
+
   /** The save point's record once its hash is with the service (the prepared state is the saved one). */
   const hashSubmitted = (record: SessionRecord): SessionRecord => {
-    const { submitting, ...rest } = next(record, {});
+    const { submitting, lastSubmitFailure: _failure, ...rest } = next(record, {});
     return { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, clock) };
   };
 
@@ -305,6 +343,12 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     async resumeSubmission(record, stepOptions) {
       checkRecord(record);
       if (!isAtSavePoint(record)) throw new SingpassFlowsError('STATE_INVALID', `No hash submission to resume: the session is ${record.state.status}`, { retryable: false });
+      // Past the deadline no event can come any more: the session expires, nothing is sent.
+      const expired = engine.expire(record);
+      if (expired.record !== record) {
+        await say(stepOptions, { step: 'ended', status: expired.record.state.status, error: expired.record.error });
+        return expired;
+      }
       return submit(record, true, stepOptions);
     },
 
@@ -408,9 +452,14 @@ export function isAtSavePoint(record: SessionRecord): boolean {
   return record.state.status === 'certificate_received' && record.submitting !== undefined && record.prepared !== undefined;
 }
 
+/** At the save point because the hash call failed temporarily (`lastSubmitFailure`): resubmit, do not fail. */
+export function isSubmitDeferred(record: SessionRecord): boolean {
+  return isAtSavePoint(record) && record.lastSubmitFailure !== undefined;
+}
+
 /** An ended session keeps neither the prepared signature state nor the save point. */
 function withoutSessionData(record: SessionRecord): SessionRecord {
-  const { prepared: _prepared, submitting: _submitting, ...rest } = record;
+  const { prepared: _prepared, submitting: _submitting, lastSubmitFailure: _failure, ...rest } = record;
   return rest;
 }
 

@@ -3,7 +3,7 @@ import type { WebhookRequest, WebhookResponse } from '../sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
-import { isAtSavePoint, isSessionEnded, type SigningEngine } from './engine';
+import { isAtSavePoint, isSessionEnded, isSubmitDeferred, type SigningEngine } from './engine';
 import { MemorySessionStore, stepSaver, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
 
@@ -54,7 +54,8 @@ export interface SessionRunner {
   outcome(signRef: string): Promise<SessionOutcome>;
   /**
    * Pick up unfinished sessions from the store (after a restart): re-arm their expiry, finish the signed ones, and
-   * resubmit the saved hash of those a crash left at the save point before the hash call (never a new hash).
+   * resubmit the saved hash of those a crash (or a temporary failure of the hash call) left at the save point before
+   * the hash call (never a new hash; a temporary failure again is retried with backoff until the deadline).
    */
   resume(): Promise<number>;
   /** Stop timers (sessions stay in the store). */
@@ -113,6 +114,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     }
   };
   const timers = new Map<string, NodeJS.Timeout>();
+  /** Resubmissions of the saved hash after a temporary failure of the hash call, by sign_ref. */
+  const retries = new Map<string, NodeJS.Timeout>();
   const waiting = new Map<string, { promise: Promise<SessionOutcome>; resolve: (o: SessionOutcome) => void }>();
   let closed = false;
 
@@ -162,6 +165,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     const signRef = record.state.signRef;
     clearTimeout(timers.get(signRef));
     timers.delete(signRef);
+    clearTimeout(retries.get(signRef));
+    retries.delete(signRef);
     await store.deleteDocument(signRef); // the input PDF is not kept once the session ended
     const outcome = { record, ...extra };
     waiter(signRef).resolve(outcome);
@@ -237,9 +242,26 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (record.state.status === 'signed') return finishNow(record);
     if (isSessionEnded(record)) return settle(record);
     arm(record);
+    if (isSubmitDeferred(record)) retryLater(record);
   };
 
-  /** A record left at the save point by a process that died around the hash call: send the same hash again. */
+  /** The hash call failed temporarily: resubmit the SAME saved hash at `retryAt` (the engine's backoff). */
+  const retryLater = (record: SessionRecord): void => {
+    const signRef = record.state.signRef;
+    clearTimeout(retries.get(signRef));
+    if (closed) return;
+    const t = setTimeout(() => {
+      retries.delete(signRef);
+      void enqueue(signRef, () => resubmit(signRef));
+    }, Math.max(0, record.lastSubmitFailure!.retryAt - Date.now()));
+    t.unref?.();
+    retries.set(signRef, t);
+  };
+
+  /**
+   * A record left at the save point (a process died around the hash call, or the call failed temporarily): send the
+   * same hash again. Loaded fresh and saved with compare-and-set, so a record another process moved on is left alone.
+   */
   const resubmit = async (signRef: string): Promise<void> => {
     const record = await store.get(signRef);
     if (!record || !isAtSavePoint(record)) return;
@@ -310,8 +332,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
 
     async close() {
       closed = true;
-      for (const t of timers.values()) clearTimeout(t);
+      for (const t of [...timers.values(), ...retries.values()]) clearTimeout(t);
       timers.clear();
+      retries.clear();
       await Promise.allSettled([...queues.values()]);
     },
   };

@@ -36,12 +36,34 @@ export interface SessionRecord {
    * exactly this hash (`resumeSubmission`, or the replayed certificate event) and never prepares a new one.
    */
   submitting?: { documentHash: string };
+  /**
+   * Set while the record is at the save point after a hash call failed TEMPORARILY (service unreachable, timed out,
+   * 5xx, rate-limited: `isTemporarySubmitFailure`): the session is NOT failed, the service still waits for this hash
+   * until the deadline. Resubmit the SAME hash (`resumeSubmission`) from `retryAt` on; the runner does so by itself.
+   * Removed once the hash got through or the session ended.
+   */
+  lastSubmitFailure?: SubmitFailure;
   /** Set when the session ended: the level reached and whether OUR signature verified. */
   result?: { level: PadesLevel | null; valid: boolean };
   /** Why the session ended without a signed PDF at the requested level (stable code, user-readable message). */
   error?: { code: ErrorCode | string; message: string };
   /** Bumped by every change: stores shared by several processes use it for compare-and-set. */
   revision: number;
+}
+
+/** The last temporary failure of the hash call of a record at the save point (see `SessionRecord.lastSubmitFailure`). */
+export interface SubmitFailure {
+  /** Stable code, e.g. `SIGN_SERVICE_ERROR`, `SIGN_RATE_LIMITED`, `HTTP_TIMEOUT`, `HTTP_NETWORK`. */
+  code: ErrorCode | string;
+  message: string;
+  /** HTTP status of the service's answer, when there was one. */
+  status?: number;
+  /** UNIX ms of this failure. */
+  at: number;
+  /** Hash calls that failed temporarily in a row (each after the HTTP client's own retries). */
+  attempts: number;
+  /** UNIX ms from which to resubmit (backoff 1, 2, 4, 8, then every 15 s; never past the session's deadline). */
+  retryAt: number;
 }
 
 /** Where the engine runs: one per DSAP and environment, built from the adapter's credentials (holds no session). */
@@ -127,6 +149,11 @@ export type SessionStep =
   | { step: 'certificateChecked'; chain: string[]; ocsp: 'good' }
   | { step: 'prepared'; inputBytes: number; documentHash: string }
   | { step: 'submitted'; documentName: string; challengeCode: string }
+  /**
+   * The hash call failed temporarily: the record stays at the save point (not failed) with `lastSubmitFailure`;
+   * resubmit the same hash from `retryAt` (UNIX ms) on.
+   */
+  | { step: 'submitDeferred'; code: string; message: string; attempts: number; retryAt: number }
   | { step: 'signature'; event: SignatureEvent }
   | { step: 'embedded'; timestamped: boolean }
   | { step: 'validationData'; summary: ValidationDataSummary }

@@ -53,9 +53,10 @@ describe('flows/n8n sample workflows', () => {
       'set:', 'singpassSign:submitDocumentHash', 'convertToFile:toText', 'readWriteFile:write']);
     const filter = JSON.stringify(byName.get(order[3])!.parameters);
     for (const part of ['certificate_received', 'record?.submitting?.documentHash', 'record?.state?.updatedAt', '$now.toSeconds()) - 45']) expect(filter).toContain(part);
-    // both Submits keep the save point when the service cannot take the hash just now, for the schedule to resubmit
+    // both Submits keep the save point when the service cannot take the hash just now (the engine's rule, no option
+    // any more), for the schedule to resubmit
     const submits = wf.nodes.filter((n) => n.parameters.operation === 'submitDocumentHash');
     expect(submits).toHaveLength(2);
-    for (const n of submits) expect(n.parameters.keepOnTemporaryFailure).toBe(true);
+    for (const n of submits) expect(n.parameters).not.toHaveProperty('keepOnTemporaryFailure');
   });
 });

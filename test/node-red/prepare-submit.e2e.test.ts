@@ -2,7 +2,9 @@
  * The certificate step in two nodes — prepare signature, then submit hash — in the signing example, in an embedded
  * Node-RED 4 against the sandbox over real HTTP on 127.0.0.1: a session signs end to end; a revoked certificate ends
  * at prepare with OCSP_REVOKED and no hash; and a flow that stopped between the two nodes (here: deployed without
- * submit hash, then Node-RED killed and started with the complete flow) sends exactly the hash prepare saved.
+ * submit hash, then Node-RED killed and started with the complete flow) sends exactly the hash prepare saved; a
+ * hash call the service answers 503 leaves the session at the save point (output with retryLater, no error) and the
+ * webhook node's sweep sends the same hash again once the service is back.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -30,7 +32,9 @@ function twoStep(withSubmit: boolean, preparedLog: string) {
     if (n.id === 'sf-on-cert') {
       return [
         { ...n, id: 'sf-prepare', type: 'singpass-sign-prepare', name: 'check certificate, prepare (nothing sent)', wires: [[...(withSubmit ? ['sf-submit'] : []), 'sf-prepared-line', 'sf-p-record']] },
-        { ...n, id: 'sf-submit', type: 'singpass-sign-submit', name: 'submit hash', y: (n.y as number) + 40, wires: [['sf-p-record']] },
+        { ...n, id: 'sf-submit', type: 'singpass-sign-submit', name: 'submit hash', y: (n.y as number) + 40, wires: [['sf-p-record', 'sf-submitted-line']] },
+        { id: 'sf-submitted-line', z: n.z, type: 'change', name: '', x: 700, y: 300, rules: [{ t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "status": session.state.status, "retryLater": retryLater, "code": session.lastSubmitFailure.code, "hash": session.submitting.documentHash})', tot: 'jsonata' }], wires: [['sf-submitted-file']] },
+        { id: 'sf-submitted-file', z: n.z, type: 'file', name: '', x: 900, y: 300, filename: path.join(path.dirname(preparedLog), 'submitted.jsonl'), filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', wires: [[]] },
         { id: 'sf-prepared-line', z: n.z, type: 'change', name: '', x: 700, y: 260, rules: [{ t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "ready": readyToSubmit, "hash": session.submitting.documentHash})', tot: 'jsonata' }], wires: [['sf-prepared-file']] },
         { id: 'sf-prepared-file', z: n.z, type: 'file', name: '', x: 900, y: 260, filename: preparedLog, filenameType: 'str', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', wires: [[]] },
       ];
@@ -101,4 +105,22 @@ test('stopped between prepare and submit (killed, started again): the hash prepa
   await sb.phone.approve(s.signRef);
   const result = await waitFor('the result line', () => lines(path.join(signedDir, 'results.jsonl')).find((l) => l.signRef === s.signRef), 60_000);
   expect(result).toMatchObject({ status: 'completed', valid: true, level: 'B-LTA' });
+}, 180_000);
+
+test('the service answers the hash call 503 for a while: submit hash outputs the save point (retryLater, no error), the same hash goes out again later, the session completes', async () => {
+  await nr?.stop();
+  await startNodeRed(true);
+  const s = await startSigning(nr!, await fixture('classic'));
+  sb.sign.faults.serviceError(4, 503); // submit hash (2 HTTP attempts), the first resubmission (2), then up
+  await sb.phone.scan(s.signRef, { user: 'p256' });
+  const submitted = await waitFor('the submit hash output', () => lines(path.join(signedDir, 'submitted.jsonl')).find((l) => l.signRef === s.signRef), 30_000);
+  expect(submitted).toMatchObject({ status: 'certificate_received', retryLater: true, code: 'SIGN_SERVICE_ERROR', hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  expect(lines(path.join(signedDir, 'errors.jsonl')).find((l) => l.signRef === s.signRef)).toBeUndefined();
+  await waitFor('the hash once the service is back', () => (sb.sign.session(s.signRef)?.state === 'hash_submitted' || undefined), 30_000);
+  expect(hashes.get(s.signRef)).toEqual([submitted.hash]);
+  expect(sb.sign.hashCalls().filter((c) => c.signRef === s.signRef).map((c) => c.status)).toEqual([503, 503, 503, 503, 200]);
+  await sb.phone.approve(s.signRef);
+  const result = await waitFor('the result line', () => lines(path.join(signedDir, 'results.jsonl')).find((l) => l.signRef === s.signRef), 60_000);
+  expect(result).toMatchObject({ status: 'completed', valid: true, level: 'B-LTA' });
+  expect(lines(path.join(signedDir, 'errors.jsonl')).find((l) => l.signRef === s.signRef)).toBeUndefined();
 }, 180_000);

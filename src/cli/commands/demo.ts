@@ -103,6 +103,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
         case 'prepared':
           return say(`PDF (${s.inputBytes} bytes) prepared with prepareSignature; document hash = SHA-256 of the CMS SignedAttributes = ${s.documentHash}`);
         case 'submitted': return say('hash submitted (user now compares the challenge code in the app)');
+        case 'submitDeferred': return say(`hash call failed temporarily (${s.code}, attempt ${s.attempts}): the session stays at the save point; the same hash is sent again at ${new Date(s.retryAt).toISOString()}`);
         case 'approved': return say(`phone approved and signed the hash; signature notification ${s.delivery}`);
         case 'embedded':
           // finalizeSignature verified it (node:crypto, over the SignedAttributes, with the user certificate) before embedding

@@ -95,6 +95,7 @@ function signNarrator(o: SignCommandOptions, mode: 'sandbox' | 'config'): Sessio
       case 'prepared': return say(`3/8 PDF prepared (${s.inputBytes} bytes); document hash ${s.documentHash}`);
       case 'submitted':
         return say(`4/8 hash submitted as "${s.documentName}"; challenge code ${s.challengeCode}${mode === 'sandbox' ? '' : ' (check it matches the one in the app, then approve)'}`);
+      case 'submitDeferred': return say(`4/8 the signing service cannot take the hash just now (${s.code}); the same hash is sent again at ${new Date(s.retryAt).toISOString()}`);
       case 'signature': return say('5/8 approved; signature webhook received');
       case 'embedded': return say(`6/8 signature checked and embedded${s.timestamped ? ' with a signature timestamp (B-T)' : ''}`);
       case 'validationData': {

@@ -71,25 +71,31 @@ describe('Singpass Sign node: Prepare PDF Signature → Submit Document Hash', (
     expect((again.json.record as { submitting: unknown }).submitting).toEqual((prepared.json.record as { submitting: unknown }).submitting);
   }, 120_000);
 
-  it('a hash call the service cannot take now (503): ends the session by default; with Keep Record on Temporary Failure the record stays at the save point and a later run submits the same hash', async () => {
+  it('a hash call the service cannot take now (503): the record stays at the save point (the engine\'s rule, no option) and a later run submits the same hash; a permanent refusal fails the session', async () => {
     const input = await fixture('classic');
     const s = await scanned(input);
     const [[prepared]] = await prepare(s.record, s.delivery, input);
-    const saved = prepared.json.record as { submitting: { documentHash: string } };
+    const saved = prepared.json.record as { submitting: { documentHash: string }; prepared: unknown; revision: number };
     env.sb.sign.faults.serviceError(2, 503); // both attempts of the client
-    const [[kept]] = await run({ resource: 'session', operation: 'submitDocumentHash', record: saved, keepOnTemporaryFailure: true });
+    const [[kept]] = await submit(saved);
     expect(kept.json).toMatchObject({ status: 'certificate_received', readyToSubmit: true, retryLater: true, error: { code: 'SIGN_SERVICE_ERROR' } });
-    expect(kept.json.record).toEqual(saved); // unchanged: the same hash goes next time
+    const keptRecord = kept.json.record as typeof saved & { lastSubmitFailure?: { code: string; attempts: number; retryAt: number } };
+    expect(keptRecord.submitting).toEqual(saved.submitting); // the same hash goes next time
+    expect(keptRecord.prepared).toEqual(saved.prepared);
+    expect(keptRecord.lastSubmitFailure).toMatchObject({ code: 'SIGN_SERVICE_ERROR', status: 503, attempts: 1 });
     expect(env.sb.sign.session(s.signRef)?.docHash).toBeUndefined();
-    const [[later]] = await run({ resource: 'session', operation: 'submitDocumentHash', record: kept.json.record, keepOnTemporaryFailure: true });
+    const [[later]] = await submit(kept.json.record);
     expect(later.json).toMatchObject({ status: 'hash_submitted', readyToSubmit: false, retryLater: false });
+    expect(later.json).not.toHaveProperty('error');
+    expect(later.json.record).not.toHaveProperty('lastSubmitFailure');
     expect(env.sb.sign.session(s.signRef)?.docHash).toBe(saved.submitting.documentHash);
 
+    // the service no longer knows the session (SIGN_REF_NOT_FOUND): a refusal for good, the session fails
     const other = await scanned(input);
     const [[prepared2]] = await prepare(other.record, other.delivery, input);
-    env.sb.sign.faults.serviceError(2, 503);
+    env.sb.sign.faults.expireSession(other.signRef);
     const [[ended]] = await submit(prepared2.json.record);
-    expect(ended.json).toMatchObject({ status: 'failed', retryLater: false, error: { code: 'SIGN_SERVICE_ERROR' } });
+    expect(ended.json).toMatchObject({ status: 'failed', readyToSubmit: false, retryLater: false, error: { code: 'SIGN_REF_NOT_FOUND' } });
   }, 120_000);
 
   it('submit refuses a record that is not at the save point (no hash without the certificate check)', async () => {

@@ -2,7 +2,8 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
-import { readDelivery, readRecord, recordSummary } from '../../../shared/session-data';
+import { readDelivery, readRecord, recordSummary, submissionSummary } from '../../../shared/session-data';
+import { isSubmitDeferred } from '../../../../src/session';
 import { deliveryInput, pdfInput, recordInput } from '../fields';
 
 export const description: INodeProperties[] = forOperation('session', 'applyEvent', [
@@ -18,7 +19,8 @@ export const description: INodeProperties[] = forOperation('session', 'applyEven
  * roots, OCSP "good", valid today) BEFORE anything is signed, prepares the PDF signature and submits the document
  * hash; a revoked or untrusted certificate ends the session with no hash sent. A signature event records the
  * signature (checked against the submitted hash). An event already applied changes nothing (duplicate: true): a
- * retried webhook can never submit a second hash.
+ * retried webhook can never submit a second hash. A hash call the service cannot take just now (unreachable, timeout,
+ * 5xx, 429) leaves the record at the save point (`retryLater: true`): store it and run Submit Document Hash on it later.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const record = readRecord(this.getNodeParameter('record', i));
@@ -29,5 +31,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
     : Buffer.alloc(0);
   const { engine } = await signingEngine(this);
   const r = await engine.applyDelivery(record, delivery, pdf);
-  return { json: { ...recordSummary(r.record), event: delivery.event.type, duplicate: r.duplicate === true }, binary: item.binary };
+  // A certificate event whose hash call failed temporarily: the save point, for Submit Document Hash to resubmit.
+  const deferred = isSubmitDeferred(r.record) ? submissionSummary(r.record) : {};
+  return { json: { ...recordSummary(r.record), ...deferred, event: delivery.event.type, duplicate: r.duplicate === true }, binary: item.binary };
 }
