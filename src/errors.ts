@@ -42,6 +42,9 @@ export type ErrorCode =
   | 'OCSP_FAILED'
   | 'OCSP_REVOKED'
   | 'OCSP_UNKNOWN'
+  // a CRL that cannot be fetched or trusted (or is of a kind not supported: delta, indirect, partitioned); a certificate a CRL lists as revoked
+  | 'CRL_FAILED'
+  | 'CRL_REVOKED'
   | 'TSA_FAILED'
   | 'CHAIN_INCOMPLETE'
   // login

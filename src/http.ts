@@ -10,6 +10,8 @@ export interface HttpOptions {
   fetch?: Fetch;
   /** Per-request timeout in milliseconds (default 10 s). */
   timeoutMs?: number;
+  /** Refuse a body larger than this many bytes (HTTP_UNEXPECTED_RESPONSE), without reading the rest. Default: no cap. */
+  maxBytes?: number;
 }
 
 export interface HttpResponse {
@@ -42,8 +44,31 @@ export async function httpRequest(url: string, init: RequestInit = {}, options: 
   if (response.status >= 300 && response.status < 400) {
     throw new SingpassFlowsError('HTTP_REDIRECT_REFUSED', `${target} answered with a redirect (${response.status}); redirects are not followed on back-channel calls`, { url: target, status: response.status, retryable: false });
   }
-  const body = Buffer.from(await response.arrayBuffer());
+  const body = options.maxBytes === undefined ? Buffer.from(await response.arrayBuffer()) : await readCapped(response, options.maxBytes, target);
   return { status: response.status, headers: response.headers, body };
+}
+
+async function readCapped(response: Response, maxBytes: number, target: string): Promise<Buffer> {
+  const tooLarge = (): SingpassFlowsError => new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', `${target} sent more than ${maxBytes} bytes; the answer was refused`, { url: target, status: response.status, maxBytes, retryable: false });
+  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (!response.body) return Buffer.from(await response.arrayBuffer());
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Parse a JSON body or fail with a stable code; `what` names the document for the message. */

@@ -240,6 +240,27 @@ export function ocspUrlOf(cert: Buffer | pkijs.Certificate): string | undefined 
   return aiaUrl(Buffer.isBuffer(cert) ? parseCertificate(cert) : cert, OID.adOcsp);
 }
 
+/**
+ * The http(s) URLs of the certificate's CRL Distribution Points, in order. Distribution points naming a separate CRL
+ * issuer (indirect CRLs) or only a name relative to the issuer are skipped, as are LDAP and other schemes.
+ */
+export function crlUrlsOf(cert: Buffer | pkijs.Certificate): string[] {
+  const parsed = extensionOf(Buffer.isBuffer(cert) ? parseCertificate(cert) : cert, OID.crlDistributionPoints)?.parsedValue as pkijs.CRLDistributionPoints | undefined;
+  const urls: string[] = [];
+  for (const dp of parsed?.distributionPoints ?? []) {
+    if (dp.cRLIssuer || !Array.isArray(dp.distributionPoint)) continue;
+    for (const n of dp.distributionPoint) {
+      if (n.type === 6 && /^https?:\/\//i.test(String(n.value))) urls.push(String(n.value));
+    }
+  }
+  return urls;
+}
+
+/** The first http(s) CRL Distribution Point URL, if any (see {@link crlUrlsOf}). */
+export function crlUrlOf(cert: Buffer | pkijs.Certificate): string | undefined {
+  return crlUrlsOf(cert)[0];
+}
+
 /** The issuing CA certificate URL (AIA caIssuers), if any. */
 export function caIssuersUrlOf(cert: Buffer | pkijs.Certificate): string | undefined {
   return aiaUrl(Buffer.isBuffer(cert) ? parseCertificate(cert) : cert, OID.adCaIssuers);
