@@ -2,6 +2,8 @@
  * An independent test PKI built with the OpenSSL CLI (not our code, not the sandbox's): root -> intermediate ->
  * users/TSA, a real `openssl ocsp` responder (delegated responder cert for the intermediate's certs, root-signed
  * answers for the intermediate) and `openssl ts -reply` as TSA, behind a loopback HTTP wrapper on an ephemeral port.
+ * The intermediate also publishes a CRL (`openssl ca -gencrl` over the same index) at `/int.crl`, named by the users
+ * `crlonly` and `crlrevoked`, whose certificates have a CRL Distribution Point and no OCSP URL.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,11 +24,15 @@ export interface OpensslCa {
   intermediate: { pem: string; der: Buffer };
   ocspSigner: { pem: string; der: Buffer };
   tsa: { pem: string; der: Buffer };
-  users: Record<'good' | 'revoked' | 'unknown' | 'noaia', { pem: string; key: string; der: Buffer; serial: string }>;
+  users: Record<'good' | 'revoked' | 'unknown' | 'noaia' | 'crlonly' | 'crlrevoked', { pem: string; key: string; der: Buffer; serial: string }>;
+  /** Where the intermediate's CRL is served (what `crlonly`/`crlrevoked` name in their CRL Distribution Points). */
+  crlUrl: string;
   /** `ocspSigner`: who signs the intermediate's OCSP answers — its delegated responder (default), the TSA (issued by
    * the CA but not for OCSP signing), or a look-alike responder the CA never issued. */
-  faults: { ocspDown: boolean; tsaDown: boolean; ocspGarbage: boolean; ocspSigner: 'responder' | 'tsa' | 'look-alike' };
-  requests: { ocsp: number; tsa: number; certs: number };
+  /** `crl`: what `/int.crl` serves — the intermediate's CRL (default), one signed by a look-alike CA (same name,
+   * another key), the root's CRL (another issuer), garbage, or HTTP 404; valid one day. `crlPem`: served as PEM. */
+  faults: { ocspDown: boolean; tsaDown: boolean; ocspGarbage: boolean; ocspSigner: 'responder' | 'tsa' | 'look-alike'; crl: 'ok' | 'look-alike' | 'root' | 'garbage' | '404'; crlPem: boolean };
+  requests: { ocsp: number; tsa: number; certs: number; crl: number };
   close(): Promise<void>;
 }
 
@@ -46,8 +52,8 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 
 export async function startOpensslCa(): Promise<OpensslCa> {
   const dir = mkdtempSync(join(tmpdir(), 'ltv-ossl-'));
-  const faults: OpensslCa['faults'] = { ocspDown: false, tsaDown: false, ocspGarbage: false, ocspSigner: 'responder' };
-  const requests = { ocsp: 0, tsa: 0, certs: 0 };
+  const faults: OpensslCa['faults'] = { ocspDown: false, tsaDown: false, ocspGarbage: false, ocspSigner: 'responder', crl: 'ok', crlPem: false };
+  const requests = { ocsp: 0, tsa: 0, certs: 0, crl: 0 };
   let seq = 0;
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = req.url ?? '/';
@@ -71,6 +77,16 @@ export async function startOpensslCa(): Promise<OpensslCa> {
         const signer = url === '/ocsp' ? ['-CA', 'int.crt', '-index', 'index-int.txt', '-rsigner', `${rsigner}.crt`, '-rkey', `${rsigner}.key`] : ['-CA', 'root.crt', '-index', 'index-root.txt', '-rsigner', 'root.crt', '-rkey', 'root.key'];
         await run('openssl', ['ocsp', ...signer, '-reqin', `req${n}.der`, '-respout', `resp${n}.der`, '-nmin', '60', '-rother', 'int.crt'], { cwd: dir });
         return reply(200, 'application/ocsp-response', readFileSync(join(dir, `resp${n}.der`)));
+      }
+      if (req.method === 'GET' && url === '/int.crl') {
+        requests.crl++;
+        if (faults.crl === '404') return reply(404, 'text/plain', Buffer.from('no such CRL'));
+        if (faults.crl === 'garbage') return reply(200, 'application/pkix-crl', Buffer.from('this is not a CRL'));
+        const n = ++seq;
+        const ca = { ok: ['-name', 'int_ca', '-cert', 'int.crt', '-keyfile', 'int.key'], 'look-alike': ['-name', 'int_ca', '-cert', 'lookalike-int.crt', '-keyfile', 'lookalike-int.key'], root: ['-name', 'root_ca', '-cert', 'root.crt', '-keyfile', 'root.key'] }[faults.crl];
+        await run('openssl', ['ca', '-gencrl', '-config', 'ca.cnf', ...ca, '-crldays', '1', '-out', `crl${n}.pem`], { cwd: dir });
+        const crl = faults.crlPem ? readFileSync(join(dir, `crl${n}.pem`)) : (await run('openssl', ['crl', '-in', `crl${n}.pem`, '-outform', 'DER'], { cwd: dir, encoding: 'buffer' })).stdout;
+        return reply(200, 'application/pkix-crl', crl);
       }
       if (req.method === 'POST' && url === '/tsa') {
         requests.tsa++;
@@ -104,6 +120,11 @@ authorityInfoAccess=caIssuers;URI:${baseUrl}/root.crt,OCSP;URI:${baseUrl}/ocsp-r
 basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,nonRepudiation
 authorityInfoAccess=caIssuers;URI:${baseUrl}/int.crt,OCSP;URI:${baseUrl}/ocsp
+[v3_crl]
+basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,nonRepudiation
+authorityInfoAccess=caIssuers;URI:${baseUrl}/int.crt
+crlDistributionPoints=URI:${baseUrl}/int.crl
 [v3_noaia]
 basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,nonRepudiation
@@ -134,6 +155,15 @@ ess_cert_id_chain = no
 ess_cert_id_alg = sha256
 `);
   writeFileSync(join(dir, 'tsaserial'), '01\n');
+  // `openssl ca -gencrl` reads the same index files as the OCSP responder.
+  writeFileSync(join(dir, 'ca.cnf'), `
+[int_ca]
+database = ${dir}/index-int.txt
+default_md = sha256
+[root_ca]
+database = ${dir}/index-root.txt
+default_md = sha384
+`);
   const key = (name: string, curve = 'P-256'): void => { ossl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', `ec_paramgen_curve:${curve}`, '-out', `${name}.key`]); };
   const serials: Record<string, string> = {};
   const issue = (name: string, subj: string, ca: string, ext: string): void => {
@@ -151,13 +181,18 @@ ess_cert_id_alg = sha256
   // same subject and EKU as the real responder, self-signed: only its issuer's signature tells them apart
   key('lookalike');
   ossl(dir, ['req', '-x509', '-new', '-key', 'lookalike.key', '-subj', '/CN=LTV Test OCSP Responder/C=SG', '-days', '365', '-sha256', '-addext', 'extendedKeyUsage=OCSPSigning', '-out', 'lookalike.crt']);
-  for (const u of ['good', 'revoked', 'unknown', 'noaia'] as const) {
+  // a CA with the intermediate's name and another key: what signs a forged CRL
+  key('lookalike-int');
+  ossl(dir, ['req', '-x509', '-new', '-key', 'lookalike-int.key', '-subj', '/CN=LTV Test Intermediate/O=Independent OpenSSL CA/C=SG', '-days', '365', '-sha256',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', 'lookalike-int.crt']);
+  const extOf = { good: 'v3_user', revoked: 'v3_user', unknown: 'v3_user', noaia: 'v3_noaia', crlonly: 'v3_crl', crlrevoked: 'v3_crl' } as const;
+  for (const u of ['good', 'revoked', 'unknown', 'noaia', 'crlonly', 'crlrevoked'] as const) {
     key(u);
-    issue(u, `/CN=User ${u}/serialNumber=S1234567${u.length}/C=SG`, 'int', u === 'noaia' ? 'v3_noaia' : 'v3_user');
+    issue(u, `/CN=User ${u}/serialNumber=S1234567${u.length}/C=SG`, 'int', extOf[u]);
   }
   const line = (status: 'V' | 'R', name: string): string => `${status}\t301231000000Z\t${status === 'R' ? '240101000000Z,keyCompromise' : ''}\t${serials[name]}\tunknown\t/CN=${name}\n`;
   // "unknown" is deliberately absent from the index: the responder must answer unknown for it.
-  writeFileSync(join(dir, 'index-int.txt'), line('V', 'good') + line('R', 'revoked') + line('V', 'tsa') + line('V', 'ocsp') + line('V', 'noaia'));
+  writeFileSync(join(dir, 'index-int.txt'), line('V', 'good') + line('R', 'revoked') + line('V', 'tsa') + line('V', 'ocsp') + line('V', 'noaia') + line('V', 'crlonly') + line('R', 'crlrevoked'));
   writeFileSync(join(dir, 'index-root.txt'), line('V', 'int'));
 
   const load = (n: string): { pem: string; der: Buffer } => ({ pem: join(dir, `${n}.crt`), der: der(dir, `${n}.crt`) });
@@ -165,7 +200,8 @@ ess_cert_id_alg = sha256
   return {
     dir, baseUrl, faults, requests,
     root: load('root'), intermediate: load('int'), ocspSigner: load('ocsp'), tsa: load('tsa'),
-    users: { good: user('good'), revoked: user('revoked'), unknown: user('unknown'), noaia: user('noaia') },
+    users: { good: user('good'), revoked: user('revoked'), unknown: user('unknown'), noaia: user('noaia'), crlonly: user('crlonly'), crlrevoked: user('crlrevoked') },
+    crlUrl: `${baseUrl}/int.crl`,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
