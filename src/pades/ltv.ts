@@ -1,7 +1,8 @@
 /**
  * PAdES B-LT: gathers the validation data a verifier needs years later (every certificate of every signer and TSA
  * chain, a fresh OCSP response for every non-anchor certificate, the OCSP responder certificates) and stores it in
- * the document security store (/DSS) with one incremental update.
+ * the document security store (/DSS) with one incremental update. A certificate whose CA runs no OCSP responder but
+ * publishes a CRL (CRL Distribution Points) gets the CRL instead, checked before it is stored.
  *
  * Documents are often signed by others first, with other tools and other CAs. Only the signatures the caller names
  * (by default: the newest one and the document timestamps after it, i.e. what we just added) must end complete;
@@ -11,9 +12,9 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import type { Fetch } from '../http';
-import { buildChainPartial, checkTimestampToken, fetchOcspResponse, matchingOcspResponses, type OcspResult } from '../pki';
+import { buildChainPartial, checkTimestampToken, fetchCrlStatus, fetchOcspResponse, matchingCrls, matchingOcspResponses, type CrlResult, type OcspResult } from '../pki';
 import { attributeValue, findSignerCertificate, parseSignedData } from '../pki/cms';
-import { OID, certDer, ocspUrlOf, parseCertificate, subjectString } from '../pki/x509';
+import { OID, certDer, crlUrlOf, ocspUrlOf, parseCertificate, subjectString } from '../pki/x509';
 import { appendDss, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
 
 /**
@@ -35,7 +36,8 @@ export interface AddValidationDataOptions {
   /**
    * Which signatures MUST end with complete validation data. For those the call refuses, writing nothing, as it
    * always did: `CHAIN_INCOMPLETE` (no path to a trusted root), `OCSP_REVOKED`, `OCSP_UNKNOWN`, `OCSP_FAILED`
-   * (responder unreachable or untrustworthy). Every other signature gets what can be obtained; what could not is
+   * (responder unreachable or untrustworthy); for a certificate whose CA has no OCSP responder but a CRL,
+   * `CRL_REVOKED` or `CRL_FAILED`. Every other signature gets what can be obtained; what could not is
    * listed in the summary's `perSignature[].missing` with a stable code, and never fails the call.
    *
    * - `'newest'` (default, what a signing flow needs): the newest signature, i.e. the one just added, with its
@@ -69,8 +71,18 @@ export type MissingValidationDataCode =
   | 'CHAIN_INCOMPLETE'
   /** The path ends at a root that is not one of `trustedRoots` (e.g. a self-signed signer from another tool). */
   | 'CHAIN_UNTRUSTED'
-  /** The certificate names no OCSP responder (no AIA OCSP URL); CRLs are not fetched. */
+  /**
+   * The certificate names no OCSP responder (no AIA OCSP URL) and no http(s) CRL distribution point. (A certificate
+   * with a CRL distribution point but no OCSP responder gets its CRL instead: see `CRL_FAILED`, `CRL_REVOKED`.)
+   */
   | 'OCSP_NO_RESPONDER'
+  /**
+   * The certificate names no OCSP responder and its CRL could not be used: not downloadable (HTTP error, timeout, too
+   * large), not signed by the issuer, stale, or of a kind not supported (delta, indirect or partitioned CRLs).
+   */
+  | 'CRL_FAILED'
+  /** The certificate is listed as revoked in its CA's CRL (the CRL is still stored: it is the evidence). */
+  | 'CRL_REVOKED'
   /** The OCSP responder is unreachable, refused, or answered something that cannot be trusted. */
   | 'OCSP_FAILED'
   /** The certificate is revoked (the signed OCSP answer is still stored: it is the evidence). */
@@ -92,7 +104,7 @@ export interface SignatureValidationData {
   type: 'signature' | 'docTimestamp';
   /** It had to be complete (see `requireComplete`); a required signature is always complete in a returned summary. */
   required: boolean;
-  /** Its whole chain (and its signature timestamp's TSA chain) reaches a trusted root with a good OCSP answer for each non-anchor certificate. */
+  /** Its whole chain (and its signature timestamp's TSA chain) reaches a trusted root with a good OCSP answer (or, for a CA without OCSP responder, a good CRL status) for each non-anchor certificate. */
   complete: boolean;
   missing: MissingValidationData[];
 }
@@ -107,6 +119,12 @@ export interface ValidationDataSummary {
   ocspFetched: number;
   /** OCSP responses already in the /DSS that were still suitable, so not fetched again. */
   ocspReused: number;
+  /** CRLs this update refers to (for certificates whose CA runs no OCSP responder). */
+  crls: number;
+  /** Certificates whose status came from a CRL obtained in this call (downloaded, or from the in-memory CRL cache). */
+  crlFetched: number;
+  /** Certificates whose status came from a CRL already in the /DSS. */
+  crlReused: number;
   /** Every signature and document timestamp, in file order. */
   perSignature: SignatureValidationData[];
   /** Every signature got complete validation data. */
@@ -131,7 +149,7 @@ interface Need {
   notBefore?: Date;
   /** A signature that must be complete relies on it. */
   required: boolean;
-  outcome?: { result: OcspResult; reused: boolean } | { code: 'OCSP_NO_RESPONDER' | 'OCSP_FAILED'; error: SingpassFlowsError };
+  outcome?: { result: OcspResult; reused: boolean } | { crl: CrlResult; reused: boolean } | { code: 'OCSP_NO_RESPONDER' | 'OCSP_FAILED' | 'CRL_FAILED'; error: SingpassFlowsError };
 }
 
 /**
@@ -184,17 +202,18 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
   }
   for (const need of needs.values()) {
     if (!need.required) continue;
-    need.outcome = await resolveStatus(need, existing.ocsps, options);
+    need.outcome = await resolveStatus(need, existing, options);
     const refused = refusalOf(need);
     if (refused) throw refused.error;
   }
-  await Promise.all([...needs.values()].filter((n) => !n.required).map(async (n) => { n.outcome = await resolveStatus(n, existing.ocsps, options); }));
+  await Promise.all([...needs.values()].filter((n) => !n.required).map(async (n) => { n.outcome = await resolveStatus(n, existing, options); }));
 
   const certs: Buffer[] = [];
   const ocsps: Buffer[] = [];
-  const vri: Record<string, { certs: Buffer[]; ocsps: Buffer[] }> = {};
+  const crls: Buffer[] = [];
+  const vri: Record<string, { certs: Buffer[]; ocsps: Buffer[]; crls: Buffer[] }> = {};
   for (const m of materials) {
-    const mine = { certs: [] as Buffer[], ocsps: [] as Buffer[] };
+    const mine = { certs: [] as Buffer[], ocsps: [] as Buffer[], crls: [] as Buffer[] };
     const miss = missingFor(m);
     for (const chain of m.chains) {
       for (let i = 0; i < chain.length; i++) {
@@ -204,8 +223,9 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
         const need = needs.get(linkKey(cert, chain[i + 1]!))!;
         const refused = refusalOf(need);
         if (refused) miss(refused.code, refused.error, cert);
+        // Good, or revoked for a signature that need not be complete: the signed answer (or CRL) is the evidence either way.
+        if (need.outcome && 'crl' in need.outcome) pushUnique(mine.crls, need.outcome.crl.der);
         if (!need.outcome || !('result' in need.outcome) || need.outcome.result.status === 'unknown') continue; // nothing that proves anything
-        // Good, or revoked for a signature that need not be complete: the signed answer is the evidence either way.
         const r = need.outcome.result;
         pushUnique(mine.ocsps, r.der);
         for (const c of [r.responderCertificate, ...r.certificates]) pushUnique(mine.certs, c);
@@ -213,10 +233,11 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
     }
     for (const c of mine.certs) pushUnique(certs, c);
     for (const o of mine.ocsps) pushUnique(ocsps, o);
+    for (const c of mine.crls) pushUnique(crls, c);
     vri[m.vriKey] = mine;
   }
 
-  const out = await appendDss(pdf, { certs, ocsps, ...(options.vri ? { vri } : {}) });
+  const out = await appendDss(pdf, { certs, ocsps, ...(crls.length ? { crls } : {}), ...(options.vri ? { vri } : {}) });
   const outcomes = [...needs.values()].map((n) => n.outcome!);
   const perSignature = materials.map((m) => m.info);
   return {
@@ -227,6 +248,9 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
       ocspResponses: ocsps.length,
       ocspFetched: outcomes.filter((o) => 'result' in o && !o.reused).length,
       ocspReused: outcomes.filter((o) => 'result' in o && o.reused).length,
+      crls: crls.length,
+      crlFetched: outcomes.filter((o) => 'crl' in o && !o.reused).length,
+      crlReused: outcomes.filter((o) => 'crl' in o && o.reused).length,
       perSignature,
       complete: perSignature.every((s) => s.complete),
     },
@@ -327,16 +351,29 @@ async function materialOf(sig: PdfSignatureInfo, required: boolean, dssCerts: Bu
 
 /**
  * The status of one certificate: an answer already in the /DSS when it still does the job (about this certificate,
- * verifying, good, not stale now, and not older than the newest time it vouches for), else a fresh one.
+ * verifying, good, not stale now, and not older than the newest time it vouches for), else a fresh one. A certificate
+ * naming no OCSP responder but a CRL distribution point gets its status from the CRL (one in the /DSS under the same
+ * rules, else the CA's current one) — ours as well as others' (Singpass certificates name an OCSP responder).
  */
-async function resolveStatus(need: Need, dssOcsps: Buffer[], options: AddValidationDataOptions): Promise<NonNullable<Need['outcome']>> {
+async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] }, options: AddValidationDataOptions): Promise<NonNullable<Need['outcome']>> {
   const cert = parseCertificate(need.cert);
   const issuer = parseCertificate(need.issuer);
-  // Times are compared in whole seconds: OCSP and TSA times usually carry no fraction.
+  // Times are compared in whole seconds: OCSP, CRL and TSA times usually carry no fraction.
   const notBefore = need.notBefore ? Math.floor(need.notBefore.getTime() / 1000) * 1000 : -Infinity;
-  const reusable = matchingOcspResponses(dssOcsps, cert, issuer, { clock: options.clock })
+  const reusable = matchingOcspResponses(dss.ocsps, cert, issuer, { clock: options.clock })
     .find((r) => r.status === 'good' && r.thisUpdate.getTime() >= notBefore);
   if (reusable) return { result: reusable, reused: true };
+  if (!ocspUrlOf(cert) && crlUrlOf(cert)) {
+    const stored = matchingCrls(dss.crls, cert, issuer, { clock: options.clock })
+      .find((r) => r.status === 'good' && r.thisUpdate.getTime() >= notBefore);
+    if (stored) return { crl: stored, reused: true };
+    try {
+      return { crl: await fetchCrlStatus(need.cert, need.issuer, { fetch: options.fetch, timeoutMs: options.timeoutMs, clock: options.clock }), reused: false };
+    } catch (e) {
+      if (!(e instanceof SingpassFlowsError)) throw e;
+      return { code: 'CRL_FAILED', error: e };
+    }
+  }
   try {
     return { result: await fetchOcspResponse(need.cert, need.issuer, { fetch: options.fetch, timeoutMs: options.timeoutMs, clock: options.clock }), reused: false };
   } catch (e) {
@@ -345,13 +382,18 @@ async function resolveStatus(need: Need, dssOcsps: Buffer[], options: AddValidat
   }
 }
 
-/** Why a certificate's status does not make it long-term valid (unreachable, no responder, revoked, unknown), if it does not. */
+/** Why a certificate's status does not make it long-term valid (unreachable, no responder, unusable CRL, revoked, unknown), if it does not. */
 function refusalOf(need: Need): { code: MissingValidationDataCode; error: SingpassFlowsError } | undefined {
   const o = need.outcome;
   if (!o) return undefined;
+  const subject = subjectString(need.cert);
+  if ('crl' in o) {
+    const { status, revokedAt, reason } = o.crl;
+    if (status !== 'revoked') return undefined;
+    return { code: 'CRL_REVOKED', error: new SingpassFlowsError('CRL_REVOKED', `The certificate "${subject}" is revoked according to its CA's CRL${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}${reason ? ` (${reason})` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
+  }
   if (!('result' in o)) return o;
   const { status, revokedAt } = o.result;
-  const subject = subjectString(need.cert);
   if (status === 'revoked') {
     return { code: 'OCSP_REVOKED', error: new SingpassFlowsError('OCSP_REVOKED', `The certificate "${subject}" is revoked${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
   }

@@ -7,7 +7,7 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { systemClock, type Clock } from '../clock';
 import { invalidInput } from '../errors';
-import { buildChainPartial, checkTimestampToken, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
+import { buildChainPartial, checkTimestampToken, matchingCrls, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
 import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
 import { byteRangeDigest, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
@@ -55,7 +55,7 @@ export interface SignatureVerification {
   /** Certification path leaf..anchor (subjects); `trusted` only when trust anchors were given and it ends at one. */
   chain: { subjects: string[]; trusted: boolean };
   timestamp?: { valid: boolean; time?: string; tsa?: string };
-  /** Every non-anchor certificate of the signer and TSA chains has a verifying, good OCSP response in the DSS. */
+  /** Every non-anchor certificate of the signer and TSA chains has a verifying, good OCSP response or CRL status in the DSS. */
   revocationDataComplete: boolean;
   /** The PAdES baseline level this signature reaches on its own (null for document timestamps and broken signatures). */
   level: PadesLevel | null;
@@ -141,7 +141,7 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
     const r = results[i]!;
     const sig = sigs[i]!;
     const chains = chainsBySig[i]!;
-    const rev = revocationStatus(chains, dss.ocsps, ctx);
+    const rev = revocationStatus(chains, dss, ctx);
     r.revocationDataComplete = chains.length > 0 && rev.complete;
     if (rev.revoked) r.problems.push('CERT_REVOKED');
     if (sig.type !== 'signature') continue;
@@ -154,7 +154,7 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
       if (end <= sigEnd) return false;
       // The DSS as it was when the document timestamp was taken (its own revision ends at `end`).
       const covered = readDss(pdf.subarray(0, end));
-      return revocationStatus(chains, covered.ocsps, ctx).complete;
+      return revocationStatus(chains, covered, ctx).complete;
     });
     if (lta) r.level = 'B-LTA';
   }
@@ -307,15 +307,16 @@ async function offlineChain(leaf: Buffer, pool: Buffer[], ctx: Ctx): Promise<{ c
   return { chain: [leaf], trusted: false, problem: 'CHAIN_INCOMPLETE' };
 }
 
-/** For each non-anchor certificate: a good, verifying OCSP response in `ocsps`? Any revoked? */
-function revocationStatus(chains: Buffer[][], ocsps: Buffer[], ctx: Ctx): { complete: boolean; revoked: boolean } {
+/** For each non-anchor certificate: a good, verifying OCSP response or CRL (signed by its issuer) in the DSS? Any revoked? */
+function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buffer[] }, ctx: Ctx): { complete: boolean; revoked: boolean } {
   let complete = true;
   let revoked = false;
   for (const chain of chains) {
     for (let i = 0; i + 1 < chain.length; i++) {
       const cert = parseCertificate(chain[i]!);
       const issuer = parseCertificate(chain[i + 1]!);
-      const results = matchingOcspResponses(ocsps, cert, issuer, { clock: () => ctx.now.getTime(), checkFreshness: false });
+      const opts = { clock: () => ctx.now.getTime(), checkFreshness: false };
+      const results: { status: string }[] = [...matchingOcspResponses(dss.ocsps, cert, issuer, opts), ...matchingCrls(dss.crls, cert, issuer, opts)];
       if (results.some((r) => r.status === 'revoked')) revoked = true;
       const found = results.some((r) => r.status === 'good');
       if (!found) complete = false;

@@ -4,6 +4,7 @@
  * theirs gets what can be obtained, the summary says what could not, and their signature stays intact.
  * Checked by pdfsig, qpdf and openssl as well as by our verifier.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { IssuedCert } from '../../sandbox/pki';
@@ -13,7 +14,8 @@ import { addDocumentTimestamp, timestampSignature } from '../../src/pades/doc-ti
 import { addValidationDataWithSummary, type ValidationDataSummary } from '../../src/pades/ltv';
 import { verifyPdfSignatures } from '../../src/pades/verify';
 import { certDer, parseCertificate } from '../../src/pki/x509';
-import { startOpensslCa } from '../pki/openssl-ca';
+import { clearCrlCache } from '../../src/pki/crl';
+import { startOpensslCa, type OpensslCa } from '../pki/openssl-ca';
 import { extractSignatures, opensslCmsVerify, pdfsig, qpdfCheck, stopPki, testPki, tmpDir } from './helpers';
 import { pdfsigSections, selfSignedSigner, signWithPdfsig, type ForeignSigner } from './foreign-signer';
 import { samplePdf } from './ltv-helpers';
@@ -208,5 +210,85 @@ describe('a PDF signed by another tool whose chain is complete but whose OCSP re
 
   it('our signature is complete and valid; the foreign one is untouched', async () => {
     await expectOursComplete('unreachable', result, foreign);
+  });
+});
+
+/** The /DSS /CRLs streams (decoded) as qpdf reads them: a parser we did not write. */
+function qpdfDssCrls(file: string): Buffer[] {
+  const json = JSON.parse(execFileSync('qpdf', ['--json=2', '--json-key=qpdf', '--json-stream-data=inline', '--decode-level=generalized', file], { maxBuffer: 64 << 20 }).toString());
+  const objects = json.qpdf[1] as Record<string, { value?: Record<string, unknown>; stream?: { data?: string } }>;
+  const deref = (v: unknown): { value?: unknown; stream?: { data?: string } } => (typeof v === 'string' && / R$/.test(v) ? objects[`obj:${v}`]! : { value: v });
+  const root = deref((objects['trailer']!.value as Record<string, unknown>)['/Root']).value as Record<string, unknown>;
+  const dss = deref(root['/DSS']).value as Record<string, unknown> | undefined;
+  const crls = (dss ? deref(dss['/CRLs']).value : undefined) as unknown[] | undefined;
+  return (crls ?? []).map((ref) => Buffer.from(deref(ref).stream!.data!, 'base64'));
+}
+
+describe('a PDF signed by another tool whose CA publishes only a CRL (no OCSP responder)', () => {
+  let ca: OpensslCa;
+  let foreign: Buffer;
+  let result: OnTop;
+  let revoked: ValidationDataSummary;
+  let revokedPdf: Buffer;
+
+  beforeAll(async () => {
+    clearCrlCache();
+    // Another CA made by OpenSSL, up while validation data is gathered: its users name a CRL, no OCSP responder.
+    ca = await startOpensslCa();
+    const signer = (u: 'crlonly' | 'crlrevoked') => ({ certPem: fs.readFileSync(ca.users[u].pem, 'utf8'), keyPem: fs.readFileSync(ca.users[u].key, 'utf8'), chainPem: [fs.readFileSync(ca.intermediate.pem, 'utf8')] });
+    foreign = await signWithPdfsig(await samplePdf('Signed under a CRL-only CA'), signer('crlonly'), dir, { fieldName: 'Foreign' });
+    result = await signOnTop(foreign, { trustedRoots: [ca.root.der] });
+    const signedRevoked = await signWithPdfsig(await samplePdf('Signed with a key its CA revoked'), signer('crlrevoked'), dir, { fieldName: 'Revoked' });
+    const lt = await addValidationDataWithSummary(signedRevoked, { trustedRoots: [ca.root.der], requireComplete: [] });
+    revoked = lt.summary;
+    revokedPdf = lt.pdf;
+  });
+  afterAll(async () => { await ca?.close(); });
+
+  it('the foreign signer gets its CA\'s CRL: nothing missing; the B-LTA step reuses the CRL from the /DSS', () => {
+    expect(result.ltSummary.perSignature[0]).toEqual({ fieldName: 'Foreign', type: 'signature', required: false, complete: true, missing: [] });
+    expect(result.ltSummary).toMatchObject({ complete: true, crls: 1, crlFetched: 1, crlReused: 0 });
+    expect(result.ltaSummary).toMatchObject({ complete: true, crls: 1, crlFetched: 0, crlReused: 1 });
+    expect(ca.requests.crl).toBe(1);
+  });
+
+  it('qpdf finds the CRL in /DSS /CRLs, and openssl verifies it was signed by the foreign intermediate', () => {
+    for (const [stage, pdf] of [['blt', result.blt], ['lta', result.lta]] as const) {
+      const crls = qpdfDssCrls(save(`crl-${stage}.pdf`, pdf));
+      expect(crls).toHaveLength(1);
+      const crlFile = save(`crl-${stage}.crl`, crls[0]!);
+      const out = execFileSync('openssl', ['crl', '-inform', 'DER', '-in', crlFile, '-CAfile', ca.intermediate.pem, '-noout', '-issuer'], { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+      expect(out).toMatch(/CN ?= ?LTV Test Intermediate/);
+    }
+  });
+
+  it('our verifier finds the foreign signature\'s revocation data complete (from the CRL); ours stays complete and valid', async () => {
+    const report = await verifyPdfSignatures(result.lta, { trustedRoots: [(await testPki()).root.certDer, ca.root.der] });
+    expect(report.dss.crls).toBe(1);
+    expect(report.signatures[0]).toMatchObject({ fieldName: 'Foreign', revocationDataComplete: true, valid: true });
+    expect(report.signatures[0]!.problems).not.toContain('CERT_REVOKED');
+    await expectOursComplete('crl', result, foreign);
+  });
+
+  it('a certificate the CRL lists as revoked is reported CRL_REVOKED; the CRL is stored as evidence and our verifier sees the revocation', async () => {
+    expect(revoked.perSignature).toEqual([{
+      fieldName: 'Revoked', type: 'signature', required: false, complete: false,
+      missing: [{ code: 'CRL_REVOKED', certificate: expect.stringContaining('CN=User crlrevoked'), message: expect.stringContaining('revoked according to its CA\'s CRL since 2024-01-01T00:00:00.000Z (keyCompromise)') }],
+    }]);
+    expect(revoked).toMatchObject({ crls: 1, complete: false });
+    const report = await verifyPdfSignatures(revokedPdf, { trustedRoots: [ca.root.der] });
+    expect(report.signatures[0]).toMatchObject({ revocationDataComplete: false, valid: false, problems: expect.arrayContaining(['CERT_REVOKED']) });
+  });
+
+  it('an unusable CRL (here: signed by a look-alike key) is CRL_FAILED in the summary, never a failure of the call', async () => {
+    clearCrlCache();
+    ca.faults.crl = 'look-alike';
+    try {
+      const { summary } = await addValidationDataWithSummary(foreign, { trustedRoots: [ca.root.der], requireComplete: [] });
+      expect(summary.perSignature[0]!.missing).toEqual([{ code: 'CRL_FAILED', certificate: expect.stringContaining('CN=User crlonly'), message: expect.stringContaining('signature does not verify') }]);
+      expect(summary.crls).toBe(0);
+    } finally {
+      ca.faults.crl = 'ok';
+    }
   });
 });
