@@ -12,7 +12,7 @@ import * as pkijs from 'pkijs';
 import type { Clock } from '../clock';
 import { systemClock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
-import { httpRequest, safeUrl, type Fetch } from '../http';
+import { httpRequest, safeUrl, type HttpOptions } from '../http';
 import { OID, crlUrlsOf, isIssuedBy, nameDer, parseAsn1, parseCertificate, spkiDer, subjectString, toDer, verifySignature } from './x509';
 
 export type CrlCertStatus = 'good' | 'revoked';
@@ -42,13 +42,10 @@ export interface CrlCheckOptions {
   checkFreshness?: boolean;
 }
 
-export interface FetchCrlOptions extends CrlCheckOptions {
+/** `fetch` and `timeoutMs` as for every HTTP call; `maxBytes`: the largest CRL accepted (default 10 MiB). */
+export interface FetchCrlOptions extends CrlCheckOptions, HttpOptions {
   /** CRL URL; by default the certificate's CRL Distribution Points (http/https), the first that works. */
   url?: string;
-  fetch?: Fetch;
-  timeoutMs?: number;
-  /** Largest CRL accepted, in bytes (default 10 MiB). */
-  maxBytes?: number;
   /** Use and fill the in-memory CRL cache (default true). CRLs are per CA, not per user, so they may be shared. */
   cache?: boolean;
 }
