@@ -10,7 +10,7 @@ export interface HttpOptions {
   fetch?: Fetch;
   /** Per-request timeout in milliseconds (default 10 s). */
   timeoutMs?: number;
-  /** Refuse a body larger than this many bytes (HTTP_UNEXPECTED_RESPONSE), without reading the rest. Default: no cap. */
+  /** Refuse a body larger than this many bytes (HTTP_UNEXPECTED_RESPONSE), without reading the rest (default 16 MiB). */
   maxBytes?: number;
 }
 
@@ -21,6 +21,12 @@ export interface HttpResponse {
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * Every answer is capped: some URLs come from documents anyone can upload (the OCSP, caIssuers and CRL addresses in
+ * the certificates of a PDF's earlier signatures), and a server streaming without end must not fill the engine's
+ * memory. Far above any real answer here (key sets, tokens, OCSP, timestamps: a few KB; CRLs pass their own cap).
+ */
+export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * One HTTP exchange with the rules every back-channel call here needs: a timeout, redirects never followed (a 3xx
@@ -31,21 +37,29 @@ export async function httpRequest(url: string, init: RequestInit = {}, options: 
   const doFetch = options.fetch ?? (globalThis.fetch as Fetch);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const target = safeUrl(url);
+  const transportError = (e: unknown): SingpassFlowsError => {
+    const err = e as Error;
+    if (err?.name === 'TimeoutError' || err?.name === 'AbortError') {
+      return new SingpassFlowsError('HTTP_TIMEOUT', `No answer from ${target} within ${timeoutMs} ms`, { url: target, retryable: true }, { cause: e });
+    }
+    return new SingpassFlowsError('HTTP_NETWORK', `Cannot reach ${target}: ${describeNetworkError(err)}`, { url: target, retryable: true }, { cause: e });
+  };
   let response: Response;
   try {
     response = await doFetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
-    const err = e as Error;
-    if (err?.name === 'TimeoutError' || err?.name === 'AbortError') {
-      throw new SingpassFlowsError('HTTP_TIMEOUT', `No answer from ${target} within ${timeoutMs} ms`, { url: target, retryable: true }, { cause: e });
-    }
-    throw new SingpassFlowsError('HTTP_NETWORK', `Cannot reach ${target}: ${describeNetworkError(err)}`, { url: target, retryable: true }, { cause: e });
+    throw transportError(e);
   }
   if (response.status >= 300 && response.status < 400) {
     throw new SingpassFlowsError('HTTP_REDIRECT_REFUSED', `${target} answered with a redirect (${response.status}); redirects are not followed on back-channel calls`, { url: target, status: response.status, retryable: false });
   }
-  const body = options.maxBytes === undefined ? Buffer.from(await response.arrayBuffer()) : await readCapped(response, options.maxBytes, target);
-  return { status: response.status, headers: response.headers, body };
+  try {
+    // the timeout covers the body too: a server that sends headers and then trickles is cut off like a silent one
+    const body = await readCapped(response, options.maxBytes ?? DEFAULT_MAX_BYTES, target);
+    return { status: response.status, headers: response.headers, body };
+  } catch (e) {
+    throw e instanceof SingpassFlowsError ? e : transportError(e);
+  }
 }
 
 async function readCapped(response: Response, maxBytes: number, target: string): Promise<Buffer> {

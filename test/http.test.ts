@@ -1,4 +1,6 @@
-import { requireHttpsUrl } from '../src/http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DEFAULT_MAX_BYTES, httpRequest, requireHttpsUrl } from '../src/http';
 import { constantTimeEqual, randomToken } from '../src/secrets';
 
 describe('requireHttpsUrl (one rule for service, redirect and app-launch URLs)', () => {
@@ -30,5 +32,53 @@ describe('secrets', () => {
     const seen = new Set(Array.from({ length: 1000 }, () => randomToken()));
     expect(seen.size).toBe(1000);
     for (const t of seen) expect(t).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+});
+
+describe('httpRequest: answers are capped in size and in time, body included', () => {
+  let server: Server;
+  let base: string;
+  /** /stream/<bytes>: sent in 64 KB chunks without content-length; /trickle: headers, then a byte every 200 ms. */
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const streamed = /^\/stream\/(\d+)$/.exec(req.url ?? '');
+      if (streamed) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' }); // chunked: no content-length
+        let left = Number(streamed[1]);
+        const push = (): void => {
+          while (left > 0) {
+            const n = Math.min(left, 64 * 1024);
+            left -= n;
+            if (!res.write(Buffer.alloc(n, 0x41))) return void res.once('drain', push);
+          }
+          res.end();
+        };
+        return push();
+      }
+      res.writeHead(200);
+      const t = setInterval(() => res.write('x'), 200);
+      res.on('close', () => clearInterval(t));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  test('a streamed answer over the cap is refused while it streams; one under it is read whole', async () => {
+    expect((await httpRequest(`${base}/stream/200000`, {}, { maxBytes: 300_000 })).body.length).toBe(200_000);
+    await expect(httpRequest(`${base}/stream/400000`, {}, { maxBytes: 300_000 })).rejects.toMatchObject({
+      code: 'HTTP_UNEXPECTED_RESPONSE', message: expect.stringContaining('more than 300000 bytes'),
+    });
+  });
+
+  test('without an explicit cap, the default (16 MiB) applies', async () => {
+    await expect(httpRequest(`${base}/stream/${DEFAULT_MAX_BYTES + 1}`)).rejects.toMatchObject({ code: 'HTTP_UNEXPECTED_RESPONSE' });
+  });
+
+  test('a server that sends headers and then trickles is cut off by the timeout with HTTP_TIMEOUT, not a raw abort', async () => {
+    await expect(httpRequest(`${base}/trickle`, {}, { timeoutMs: 700 })).rejects.toMatchObject({ code: 'HTTP_TIMEOUT' });
   });
 });

@@ -48,7 +48,6 @@ export function readDelivery(value: unknown): VerifiedDelivery {
   return { notificationToken: d.notificationToken, event: e as unknown as VerifiedDelivery['event'] };
 }
 
-/** What every session step outputs: the record to store (under signRef) and where the session stands. */
 /**
  * After a hash call: `retryLater` (and `readyToSubmit`) when the engine kept the save point because the service could
  * not take the hash just now, with that failure as `error`; run Submit Document Hash on the stored record again.
@@ -59,6 +58,7 @@ export function submissionSummary(record: SessionRecord): IDataObject {
   return { readyToSubmit: retryLater, retryLater, ...(failure ? { error: { code: failure.code, message: failure.message } } : {}) };
 }
 
+/** What every session step outputs: the record to store (under signRef) and where the session stands. */
 export function recordSummary(record: SessionRecord): IDataObject {
   return {
     signRef: record.state.signRef,
