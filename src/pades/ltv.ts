@@ -386,19 +386,20 @@ async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] 
 function refusalOf(need: Need): { code: MissingValidationDataCode; error: SingpassFlowsError } | undefined {
   const o = need.outcome;
   if (!o) return undefined;
-  const subject = subjectString(need.cert);
+  // Named only in a refusal: a good status (the usual case) parses nothing more.
+  const subject = () => subjectString(need.cert);
   if ('crl' in o) {
     const { status, revokedAt, reason } = o.crl;
     if (status !== 'revoked') return undefined;
-    return { code: 'CRL_REVOKED', error: new SingpassFlowsError('CRL_REVOKED', `The certificate "${subject}" is revoked according to its CA's CRL${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}${reason ? ` (${reason})` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
+    return { code: 'CRL_REVOKED', error: new SingpassFlowsError('CRL_REVOKED', `The certificate "${subject()}" is revoked according to its CA's CRL${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}${reason ? ` (${reason})` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
   }
   if (!('result' in o)) return o;
   const { status, revokedAt } = o.result;
   if (status === 'revoked') {
-    return { code: 'OCSP_REVOKED', error: new SingpassFlowsError('OCSP_REVOKED', `The certificate "${subject}" is revoked${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
+    return { code: 'OCSP_REVOKED', error: new SingpassFlowsError('OCSP_REVOKED', `The certificate "${subject()}" is revoked${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
   }
   if (status === 'unknown') {
-    return { code: 'OCSP_UNKNOWN', error: new SingpassFlowsError('OCSP_UNKNOWN', `The OCSP responder does not know the certificate "${subject}" (status unknown); it may not have been issued by this CA`, { retryable: false }) };
+    return { code: 'OCSP_UNKNOWN', error: new SingpassFlowsError('OCSP_UNKNOWN', `The OCSP responder does not know the certificate "${subject()}" (status unknown); it may not have been issued by this CA`, { retryable: false }) };
   }
   return undefined;
 }

@@ -11,9 +11,9 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import type { Clock } from '../clock';
 import { systemClock } from '../clock';
-import { SingpassFlowsError, invalidInput } from '../errors';
+import { SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type HttpOptions } from '../http';
-import { OID, crlUrlsOf, isIssuedBy, nameDer, parseAsn1, parseCertificate, spkiDer, subjectString, toDer, verifySignature } from './x509';
+import { OID, crlUrlsOf, nameDer, parseAsn1, parseIssuedPair, spkiDer, subjectString, toDer, verifySignature } from './x509';
 
 export type CrlCertStatus = 'good' | 'revoked';
 
@@ -88,11 +88,7 @@ export function clearCrlCache(): void {
  * const { status, der } = await fetchCrlStatus(userCertDer, intermediateDer);
  */
 export async function fetchCrlStatus(cert: Buffer | string, issuer: Buffer | string, options: FetchCrlOptions = {}): Promise<CrlResult> {
-  const certParsed = parseCertificate(toDer(cert), 'CRL_FAILED');
-  const issuerParsed = parseCertificate(toDer(issuer), 'CRL_FAILED');
-  if (!isIssuedBy(certParsed, issuerParsed)) {
-    throw invalidInput('issuer', `"${subjectString(issuerParsed)}" did not issue "${subjectString(certParsed)}"`);
-  }
+  const { certParsed, issuerParsed } = parseIssuedPair(cert, issuer, 'CRL_FAILED');
   const urls = options.url ? [options.url] : crlUrlsOf(certParsed);
   if (urls.length === 0) {
     throw new SingpassFlowsError('CRL_FAILED', `The certificate "${subjectString(certParsed)}" names no http(s) CRL distribution point; pass a CRL URL explicitly`, { retryable: false });

@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, verify as cryptoVerify, X509Certificate, type KeyObject } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { SingpassFlowsError, type ErrorCode } from '../errors';
+import { SingpassFlowsError, invalidInput, type ErrorCode } from '../errors';
 import { OID } from './oid';
 
 export { OID };
@@ -201,6 +201,19 @@ export function isIssuedBy(cert: pkijs.Certificate, issuer: pkijs.Certificate): 
   return ok;
 }
 
+/**
+ * Parses a certificate and the issuer a caller names for it (for an OCSP or CRL lookup) and checks that this issuer
+ * did issue it: a wrong pairing is the caller's input error, named as such, not a revocation failure.
+ */
+export function parseIssuedPair(cert: Buffer | string, issuer: Buffer | string, code: ErrorCode): { certParsed: pkijs.Certificate; issuerParsed: pkijs.Certificate } {
+  const certParsed = parseCertificate(toDer(cert), code);
+  const issuerParsed = parseCertificate(toDer(issuer), code);
+  if (!isIssuedBy(certParsed, issuerParsed)) {
+    throw invalidInput('issuer', `"${subjectString(issuerParsed)}" did not issue "${subjectString(certParsed)}"`);
+  }
+  return { certParsed, issuerParsed };
+}
+
 export function isSelfSigned(cert: pkijs.Certificate): boolean {
   return isIssuedBy(cert, cert);
 }
@@ -224,13 +237,16 @@ export function isValidAt(cert: pkijs.Certificate, at: Date): boolean {
   return cert.notBefore.value.getTime() <= at.getTime() && at.getTime() <= cert.notAfter.value.getTime();
 }
 
+/** A GeneralName's URI when it is one (type 6 = uniformResourceIdentifier) that can be fetched here: http(s), no LDAP. */
+function httpUri(name: pkijs.GeneralName): string | undefined {
+  return name.type === 6 && /^https?:\/\//i.test(String(name.value)) ? String(name.value) : undefined;
+}
+
 function aiaUrl(cert: pkijs.Certificate, method: string): string | undefined {
   const parsed = extensionOf(cert, OID.authorityInfoAccess)?.parsedValue as pkijs.InfoAccess | undefined;
   for (const d of parsed?.accessDescriptions ?? []) {
-    // GeneralName type 6 = uniformResourceIdentifier; only http(s) is fetchable here (no LDAP).
-    if (d.accessMethod === method && d.accessLocation.type === 6 && /^https?:\/\//i.test(String(d.accessLocation.value))) {
-      return String(d.accessLocation.value);
-    }
+    const url = d.accessMethod === method ? httpUri(d.accessLocation) : undefined;
+    if (url) return url;
   }
   return undefined;
 }
@@ -250,7 +266,8 @@ export function crlUrlsOf(cert: Buffer | pkijs.Certificate): string[] {
   for (const dp of parsed?.distributionPoints ?? []) {
     if (dp.cRLIssuer || !Array.isArray(dp.distributionPoint)) continue;
     for (const n of dp.distributionPoint) {
-      if (n.type === 6 && /^https?:\/\//i.test(String(n.value))) urls.push(String(n.value));
+      const url = httpUri(n);
+      if (url) urls.push(url);
     }
   }
   return urls;
