@@ -144,7 +144,7 @@ describeN8n('sample workflows in a real n8n', () => {
   }
 
   const signedAndStored = (signRef: string) => () =>
-    (fs.existsSync(path.join(n8n.filesDir, `${signRef}-signed.pdf`)) && readRecord(signRef)?.state.status === 'completed' ? true : undefined);
+    (fs.existsSync(path.join(n8n.filesDir, `${signRef}-signed.pdf`)) && pollRecord(signRef)?.state.status === 'completed' ? true : undefined);
 
   it('signs a PDF end to end against `singpass-flows sandbox --auto-phone`: upload → QR page → certificate (OCSP, hash) → signature → B-LTA → stored', async () => {
     const s = await startSession();
@@ -165,7 +165,7 @@ describeN8n('sample workflows in a real n8n', () => {
     await phoneByHand();
     const s = await startSession();
     await signing.phone('scan', { sign_ref: s.signRef, user: 'p256' });
-    await waitFor('hash_submitted in the stored record', n8n, () => (readRecord(s.signRef)?.state.status === 'hash_submitted' ? true : undefined), 120_000);
+    await waitFor('hash_submitted in the stored record', n8n, () => (pollRecord(s.signRef)?.state.status === 'hash_submitted' ? true : undefined), 120_000);
     await n8n.stop();
     await n8n.start();
     await signing.phone('approve', { sign_ref: s.signRef });
@@ -181,7 +181,7 @@ describeN8n('sample workflows in a real n8n', () => {
     const s = await startSession();
     await signing.phone('scan', { sign_ref: s.signRef, user: 'revoked' });
     const record = await waitFor('the failed record', n8n, () => {
-      const r = readRecord(s.signRef) as ({ error?: { code: string; message: string } } & ReturnType<typeof readRecord>) | undefined;
+      const r = pollRecord(s.signRef) as ({ error?: { code: string; message: string } } & ReturnType<typeof readRecord>) | undefined;
       return r?.state.status === 'failed' ? r : undefined;
     }, 120_000);
     expect(record.error).toMatchObject({ code: 'OCSP_REVOKED', message: expect.stringMatching(/revoked.*nothing was sent for signing/) });
