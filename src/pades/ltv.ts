@@ -83,7 +83,10 @@ export type MissingValidationDataCode =
   | 'CRL_FAILED'
   /** The certificate is listed as revoked in its CA's CRL (the CRL is still stored: it is the evidence). */
   | 'CRL_REVOKED'
-  /** The OCSP responder is unreachable, refused, or answered something that cannot be trusted. */
+  /**
+   * The OCSP responder is unreachable, refused, or answered something that cannot be trusted, and the certificate
+   * names no CRL distribution point that could stand in (or its CRL could not be used either: the message says why).
+   */
   | 'OCSP_FAILED'
   /** The certificate is revoked (the signed OCSP answer is still stored: it is the evidence). */
   | 'OCSP_REVOKED'
@@ -353,7 +356,8 @@ async function materialOf(sig: PdfSignatureInfo, required: boolean, dssCerts: Bu
  * The status of one certificate: an answer already in the /DSS when it still does the job (about this certificate,
  * verifying, good, not stale now, and not older than the newest time it vouches for), else a fresh one. A certificate
  * naming no OCSP responder but a CRL distribution point gets its status from the CRL (one in the /DSS under the same
- * rules, else the CA's current one) — ours as well as others' (Singpass certificates name an OCSP responder).
+ * rules, else the CA's current one) — ours as well as others' (Singpass certificates name an OCSP responder). A
+ * certificate naming both falls back to the CRL when the OCSP responder fails; a revoked or unknown answer stands.
  */
 async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] }, options: AddValidationDataOptions): Promise<NonNullable<Need['outcome']>> {
   const cert = parseCertificate(need.cert);
@@ -363,22 +367,35 @@ async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] 
   const reusable = matchingOcspResponses(dss.ocsps, cert, issuer, { clock: options.clock })
     .find((r) => r.status === 'good' && r.thisUpdate.getTime() >= notBefore);
   if (reusable) return { result: reusable, reused: true };
-  if (!ocspUrlOf(cert) && crlUrlOf(cert)) {
+  const http = { fetch: options.fetch, timeoutMs: options.timeoutMs, clock: options.clock };
+  const fromCrl = async (): Promise<{ crl: CrlResult; reused: boolean }> => {
     const stored = matchingCrls(dss.crls, cert, issuer, { clock: options.clock })
       .find((r) => r.status === 'good' && r.thisUpdate.getTime() >= notBefore);
-    if (stored) return { crl: stored, reused: true };
+    return stored ? { crl: stored, reused: true } : { crl: await fetchCrlStatus(cert, issuer, http), reused: false };
+  };
+  const hasOcsp = ocspUrlOf(cert) !== undefined;
+  const hasCrl = crlUrlOf(cert) !== undefined;
+  if (!hasOcsp && hasCrl) {
     try {
-      return { crl: await fetchCrlStatus(need.cert, need.issuer, { fetch: options.fetch, timeoutMs: options.timeoutMs, clock: options.clock }), reused: false };
+      return await fromCrl();
     } catch (e) {
       if (!(e instanceof SingpassFlowsError)) throw e;
       return { code: 'CRL_FAILED', error: e };
     }
   }
   try {
-    return { result: await fetchOcspResponse(need.cert, need.issuer, { fetch: options.fetch, timeoutMs: options.timeoutMs, clock: options.clock }), reused: false };
+    return { result: await fetchOcspResponse(cert, issuer, http), reused: false };
   } catch (e) {
     if (!(e instanceof SingpassFlowsError)) throw e;
-    return { code: ocspUrlOf(cert) ? 'OCSP_FAILED' : 'OCSP_NO_RESPONDER', error: e };
+    if (!hasOcsp) return { code: 'OCSP_NO_RESPONDER', error: e };
+    if (!hasCrl) return { code: 'OCSP_FAILED', error: e };
+    // The responder is down or its answer cannot be trusted; the CA's CRL, when it names one, vouches as well (RFC 5280).
+    try {
+      return await fromCrl();
+    } catch (c) {
+      if (!(c instanceof SingpassFlowsError)) throw c;
+      return { code: 'OCSP_FAILED', error: new SingpassFlowsError('OCSP_FAILED', `${e.message}; its CRL could not be used either: ${c.message}`, e.details, { cause: e }) };
+    }
   }
 }
 

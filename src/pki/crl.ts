@@ -13,7 +13,7 @@ import type { Clock } from '../clock';
 import { systemClock } from '../clock';
 import { SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type HttpOptions } from '../http';
-import { OID, crlUrlsOf, nameDer, parseAsn1, parseIssuedPair, spkiDer, subjectString, toDer, verifySignature } from './x509';
+import { OID, crlUrlsOf, keyUsageAllows, nameDer, parseAsn1, parseIssuedPair, spkiDer, subjectString, toDer, verifySignature, type CertificateInput } from './x509';
 
 export type CrlCertStatus = 'good' | 'revoked';
 
@@ -81,13 +81,13 @@ export function clearCrlCache(): void {
 
 /**
  * Gets the CRL for `cert` (issued by `issuer`) from its CRL Distribution Points (or `options.url`), checks it (signed
- * by the issuer, same issuer name, thisUpdate not in the future, nextUpdate not passed, a kind supported here) and
+ * by the issuer, whose key usage allows CRL signing, same issuer name, thisUpdate not in the future, nextUpdate not passed, a kind supported here) and
  * returns the certificate's status. Revoked is returned, not thrown: the caller decides.
  *
  * @example
  * const { status, der } = await fetchCrlStatus(userCertDer, intermediateDer);
  */
-export async function fetchCrlStatus(cert: Buffer | string, issuer: Buffer | string, options: FetchCrlOptions = {}): Promise<CrlResult> {
+export async function fetchCrlStatus(cert: CertificateInput, issuer: CertificateInput, options: FetchCrlOptions = {}): Promise<CrlResult> {
   const { certParsed, issuerParsed } = parseIssuedPair(cert, issuer, 'CRL_FAILED');
   const urls = options.url ? [options.url] : crlUrlsOf(certParsed);
   if (urls.length === 0) {
@@ -191,6 +191,7 @@ export function checkCrl(
 function checkParsedCrl(parsed: ParsedCrl, cert: pkijs.Certificate, issuer: pkijs.Certificate, opts: CrlCheckOptions, fail: (why: string) => SingpassFlowsError): CrlResult {
   const { crl } = parsed;
   if (!nameDer(crl.issuer).equals(nameDer(cert.issuer))) throw fail(`it was issued by another CA, not by "${subjectString(issuer)}"`);
+  if (!keyUsageAllows(issuer, 'cRLSign')) throw fail(`"${subjectString(issuer)}" is not allowed to sign CRLs (its key usage lacks cRLSign)`);
   const spki = spkiDer(issuer);
   if (!parsed.verifiedWith.has(spki)) {
     if (crl.signature.algorithmId !== crl.signatureAlgorithm.algorithmId

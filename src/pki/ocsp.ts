@@ -6,7 +6,7 @@ import { systemClock } from '../clock';
 import { SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import {
-  OID, certDer, digest, extendedKeyUsages, hashNameOf, isIssuedBy, isValidAt, nameDer, ocspUrlOf, parseAsn1, parseCertificate, parseIssuedPair,
+  OID, certDer, digest, extendedKeyUsages, hashNameOf, isIssuedBy, isValidAt, nameDer, ocspUrlOf, parseAsn1, parseCertificate, parseIssuedPair, type CertificateInput,
   positiveNonce, publicKeyBits, spkiDer, subjectString, toArrayBuffer, verifySignature, type HashName,
 } from './x509';
 
@@ -51,7 +51,7 @@ const RESPONSE_STATUS = ['successful', 'malformedRequest', 'internalError', 'try
  * @example
  * const { status, der } = await fetchOcspResponse(userCertDer, intermediateDer);
  */
-export async function fetchOcspResponse(cert: Buffer | string, issuer: Buffer | string, options: FetchOcspOptions = {}): Promise<OcspResult> {
+export async function fetchOcspResponse(cert: CertificateInput, issuer: CertificateInput, options: FetchOcspOptions = {}): Promise<OcspResult> {
   const { certParsed, issuerParsed } = parseIssuedPair(cert, issuer, 'OCSP_FAILED');
   const url = options.url ?? ocspUrlOf(certParsed);
   if (!url) {

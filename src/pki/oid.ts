@@ -13,6 +13,7 @@ export const OID = {
   ocspBasic: '1.3.6.1.5.5.7.48.1.1',
   ocspNonce: '1.3.6.1.5.5.7.48.1.2',
   ocspNoCheck: '1.3.6.1.5.5.7.48.1.5',
+  keyUsage: '2.5.29.15',
   extKeyUsage: '2.5.29.37',
   crlDistributionPoints: '2.5.29.31',
   crlReason: '2.5.29.21',

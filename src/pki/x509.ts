@@ -201,13 +201,16 @@ export function isIssuedBy(cert: pkijs.Certificate, issuer: pkijs.Certificate): 
   return ok;
 }
 
+/** A certificate as DER, PEM, or already parsed (a caller holding the parse saves the OCSP/CRL lookup another one). */
+export type CertificateInput = Buffer | string | pkijs.Certificate;
+
 /**
  * Parses a certificate and the issuer a caller names for it (for an OCSP or CRL lookup) and checks that this issuer
  * did issue it: a wrong pairing is the caller's input error, named as such, not a revocation failure.
  */
-export function parseIssuedPair(cert: Buffer | string, issuer: Buffer | string, code: ErrorCode): { certParsed: pkijs.Certificate; issuerParsed: pkijs.Certificate } {
-  const certParsed = parseCertificate(toDer(cert), code);
-  const issuerParsed = parseCertificate(toDer(issuer), code);
+export function parseIssuedPair(cert: CertificateInput, issuer: CertificateInput, code: ErrorCode): { certParsed: pkijs.Certificate; issuerParsed: pkijs.Certificate } {
+  const certParsed = cert instanceof pkijs.Certificate ? cert : parseCertificate(toDer(cert), code);
+  const issuerParsed = issuer instanceof pkijs.Certificate ? issuer : parseCertificate(toDer(issuer), code);
   if (!isIssuedBy(certParsed, issuerParsed)) {
     throw invalidInput('issuer', `"${subjectString(issuerParsed)}" did not issue "${subjectString(certParsed)}"`);
   }
@@ -226,6 +229,19 @@ export function extendedKeyUsages(cert: pkijs.Certificate): string[] {
   const ext = extensionOf(cert, OID.extKeyUsage);
   const parsed = ext?.parsedValue as pkijs.ExtKeyUsage | undefined;
   return parsed?.keyPurposes ?? [];
+}
+
+/** RFC 5280 keyUsage bits, numbered from the BIT STRING's first (most significant) bit. */
+const KEY_USAGE_BITS = { digitalSignature: 0, nonRepudiation: 1, keyEncipherment: 2, dataEncipherment: 3, keyAgreement: 4, keyCertSign: 5, cRLSign: 6 } as const;
+
+/** Whether `cert`'s key may be used for `usage`. A certificate without keyUsage is not restricted (RFC 5280 4.2.1.3). */
+export function keyUsageAllows(cert: pkijs.Certificate, usage: keyof typeof KEY_USAGE_BITS): boolean {
+  const ext = extensionOf(cert, OID.keyUsage);
+  if (!ext) return true;
+  const bits = ext.parsedValue instanceof asn1js.BitString ? ext.parsedValue.valueBlock.valueHexView : undefined;
+  if (!bits) return false; // present but unreadable: not a permission
+  const bit = KEY_USAGE_BITS[usage];
+  return ((bits[bit >> 3] ?? 0) & (0x80 >> (bit & 7))) !== 0;
 }
 
 export function isCa(cert: pkijs.Certificate): boolean {

@@ -292,3 +292,42 @@ describe('a PDF signed by another tool whose CA publishes only a CRL (no OCSP re
     }
   });
 });
+
+describe('a PDF signed by another tool whose certificate names an OCSP responder and a CRL, with the responder down', () => {
+  let ca: OpensslCa;
+  let foreign: Buffer;
+
+  beforeAll(async () => {
+    clearCrlCache();
+    ca = await startOpensslCa();
+    const signer = { certPem: fs.readFileSync(ca.users.both.pem, 'utf8'), keyPem: fs.readFileSync(ca.users.both.key, 'utf8'), chainPem: [fs.readFileSync(ca.intermediate.pem, 'utf8')] };
+    foreign = await signWithPdfsig(await samplePdf('Signed under a CA with OCSP and CRL'), signer, dir, { fieldName: 'Foreign' });
+    ca.faults.ocspDown = true; // both responders: the user's (/ocsp) and the intermediate's (/ocsp-root)
+  });
+  afterAll(async () => { await ca?.close(); });
+  beforeEach(() => { clearCrlCache(); ca.requests.crl = 0; ca.requests.ocsp = 0; });
+
+  it('the signer\'s status comes from the CRL instead (stored in /DSS, our verifier agrees); the intermediate, which names no CRL, stays OCSP_FAILED', async () => {
+    const { pdf, summary } = await addValidationDataWithSummary(foreign, { trustedRoots: [ca.root.der], requireComplete: [] });
+    expect(summary.perSignature[0]!.missing.map((m) => [m.code, m.certificate])).toEqual([['OCSP_FAILED', expect.stringContaining('CN=LTV Test Intermediate')]]);
+    expect(summary).toMatchObject({ crls: 1, crlFetched: 1, ocspResponses: 0 });
+    expect(ca.requests).toMatchObject({ ocsp: 2, crl: 1 });
+    const crls = qpdfDssCrls(save('both-ocsp-down.pdf', pdf));
+    expect(crls).toHaveLength(1);
+    const report = await verifyPdfSignatures(pdf, { trustedRoots: [ca.root.der] });
+    expect(report.dss.crls).toBe(1);
+    expect(report.signatures[0]!.problems).not.toContain('CERT_REVOKED');
+  });
+
+  it('with the CRL unusable as well, the signer is OCSP_FAILED and the message gives both reasons', async () => {
+    ca.faults.crl = '404';
+    try {
+      const { summary } = await addValidationDataWithSummary(foreign, { trustedRoots: [ca.root.der], requireComplete: [] });
+      const signer = summary.perSignature[0]!.missing.find((m) => m.certificate.includes('CN=User both'));
+      expect(signer).toMatchObject({ code: 'OCSP_FAILED', message: expect.stringMatching(/OCSP responder at .* answered HTTP 503; its CRL could not be used either: .*HTTP 404/) });
+      expect(summary.crls).toBe(0);
+    } finally {
+      ca.faults.crl = 'ok';
+    }
+  });
+});

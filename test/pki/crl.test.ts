@@ -3,9 +3,10 @@
  * server, see openssl-ca.ts): users whose certificates name only a CRL Distribution Point, no OCSP responder.
  */
 import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
 import { checkCrl, clearCrlCache, fetchCrlStatus } from '../../src/pki/crl';
-import { crlUrlOf, crlUrlsOf, ocspUrlOf, parseCertificate } from '../../src/pki/x509';
+import { crlUrlOf, crlUrlsOf, keyUsageAllows, ocspUrlOf, parseCertificate } from '../../src/pki/x509';
 import { startOpensslCa, type OpensslCa } from './openssl-ca';
 
 let ca: OpensslCa;
@@ -60,6 +61,34 @@ it('a CRL signed by another key under the same name is refused', async () => {
 it("a CRL of another issuer (the root's) is refused", async () => {
   ca.faults.crl = 'root';
   await rejects(status('crlonly'), /issued by another CA/);
+});
+
+it('a CRL signed by a CA certificate whose key usage lacks cRLSign is refused, though its signature verifies', async () => {
+  // same name and key as the intermediate: the user certificate and the CRL both verify with it
+  const issuer = parseCertificate(ca.intermediateNoCrlSign.der);
+  expect(keyUsageAllows(issuer, 'cRLSign')).toBe(false);
+  expect(keyUsageAllows(issuer, 'keyCertSign')).toBe(true);
+  expect(keyUsageAllows(parseCertificate(ca.intermediate.der), 'cRLSign')).toBe(true);
+  const e = await fetchCrlStatus(ca.users.crlonly.der, ca.intermediateNoCrlSign.der).then(() => undefined, (err: unknown) => err);
+  expect(e).toMatchObject({ code: 'CRL_FAILED', message: expect.stringMatching(/"CN=LTV Test Intermediate.*" is not allowed to sign CRLs \(its key usage lacks cRLSign\)/) });
+  // the same CRL (now cached) with the intermediate whose key usage allows it
+  expect(await status('crlonly')).toMatchObject({ status: 'good' });
+});
+
+it('keyUsageAllows: a certificate without keyUsage is not restricted; digitalSignature but not keyCertSign for a user', () => {
+  const user = parseCertificate(ca.users.crlonly.der);
+  expect(keyUsageAllows(user, 'digitalSignature')).toBe(true);
+  expect(keyUsageAllows(user, 'nonRepudiation')).toBe(true);
+  expect(keyUsageAllows(user, 'keyCertSign')).toBe(false);
+  expect(keyUsageAllows(user, 'cRLSign')).toBe(false);
+  const responder = parseCertificate(ca.ocspSigner.der); // keyUsage digitalSignature only
+  expect(keyUsageAllows(responder, 'digitalSignature')).toBe(true);
+  expect(keyUsageAllows(responder, 'nonRepudiation')).toBe(false);
+  const lookalike = path.join(ca.dir, 'lookalike.crt'); // made with no keyUsage at all
+  expect(execFileSync('openssl', ['x509', '-in', lookalike, '-noout', '-text']).toString()).not.toContain('X509v3 Key Usage');
+  const unrestricted = parseCertificate(execFileSync('openssl', ['x509', '-in', lookalike, '-outform', 'DER']));
+  expect(keyUsageAllows(unrestricted, 'cRLSign')).toBe(true);
+  expect(keyUsageAllows(unrestricted, 'keyCertSign')).toBe(true);
 });
 
 it('a stale CRL (nextUpdate passed) is refused, unless freshness is not checked; one from the future too', async () => {

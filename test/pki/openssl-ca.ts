@@ -3,7 +3,8 @@
  * users/TSA, a real `openssl ocsp` responder (delegated responder cert for the intermediate's certs, root-signed
  * answers for the intermediate) and `openssl ts -reply` as TSA, behind a loopback HTTP wrapper on an ephemeral port.
  * The intermediate also publishes a CRL (`openssl ca -gencrl` over the same index) at `/int.crl`, named by the users
- * `crlonly` and `crlrevoked`, whose certificates have a CRL Distribution Point and no OCSP URL.
+ * `crlonly` and `crlrevoked`, whose certificates have a CRL Distribution Point and no OCSP URL, and by `both`, whose
+ * certificate names the OCSP responder as well.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,9 +23,11 @@ export interface OpensslCa {
   /** PEM paths and DER bytes */
   root: { pem: string; der: Buffer };
   intermediate: { pem: string; der: Buffer };
+  /** The intermediate's name and key, re-certified by the root with a key usage that lacks cRLSign. */
+  intermediateNoCrlSign: { pem: string; der: Buffer };
   ocspSigner: { pem: string; der: Buffer };
   tsa: { pem: string; der: Buffer };
-  users: Record<'good' | 'revoked' | 'unknown' | 'noaia' | 'crlonly' | 'crlrevoked', { pem: string; key: string; der: Buffer; serial: string }>;
+  users: Record<'good' | 'revoked' | 'unknown' | 'noaia' | 'crlonly' | 'crlrevoked' | 'both', { pem: string; key: string; der: Buffer; serial: string }>;
   /** Where the intermediate's CRL is served (what `crlonly`/`crlrevoked` name in their CRL Distribution Points). */
   crlUrl: string;
   /** `ocspSigner`: who signs the intermediate's OCSP answers — its delegated responder (default), the TSA (issued by
@@ -125,6 +128,14 @@ basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,nonRepudiation
 authorityInfoAccess=caIssuers;URI:${baseUrl}/int.crt
 crlDistributionPoints=URI:${baseUrl}/int.crl
+[v3_both]
+basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,nonRepudiation
+authorityInfoAccess=caIssuers;URI:${baseUrl}/int.crt,OCSP;URI:${baseUrl}/ocsp
+crlDistributionPoints=URI:${baseUrl}/int.crl
+[v3_int_nocrlsign]
+basicConstraints=critical,CA:TRUE,pathlen:0
+keyUsage=critical,keyCertSign
 [v3_noaia]
 basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,nonRepudiation
@@ -176,6 +187,7 @@ default_md = sha384
   ossl(dir, ['req', '-x509', '-new', '-key', 'root.key', '-subj', '/CN=LTV Test Root/O=Independent OpenSSL CA/C=SG', '-days', '3650', '-sha384',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', 'root.crt']);
   key('int'); issue('int', '/CN=LTV Test Intermediate/O=Independent OpenSSL CA/C=SG', 'root', 'v3_int');
+  ossl(dir, ['x509', '-req', '-in', 'int.csr', '-CA', 'root.crt', '-CAkey', 'root.key', '-set_serial', '0x7E57', '-days', '365', '-sha256', '-extfile', 'ext.cnf', '-extensions', 'v3_int_nocrlsign', '-out', 'int-nocrlsign.crt']);
   key('ocsp'); issue('ocsp', '/CN=LTV Test OCSP Responder/C=SG', 'int', 'v3_ocsp');
   key('tsa'); issue('tsa', '/CN=LTV Test TSA/C=SG', 'int', 'v3_tsa');
   // same subject and EKU as the real responder, self-signed: only its issuer's signature tells them apart
@@ -185,22 +197,22 @@ default_md = sha384
   key('lookalike-int');
   ossl(dir, ['req', '-x509', '-new', '-key', 'lookalike-int.key', '-subj', '/CN=LTV Test Intermediate/O=Independent OpenSSL CA/C=SG', '-days', '365', '-sha256',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', 'lookalike-int.crt']);
-  const extOf = { good: 'v3_user', revoked: 'v3_user', unknown: 'v3_user', noaia: 'v3_noaia', crlonly: 'v3_crl', crlrevoked: 'v3_crl' } as const;
-  for (const u of ['good', 'revoked', 'unknown', 'noaia', 'crlonly', 'crlrevoked'] as const) {
+  const extOf = { good: 'v3_user', revoked: 'v3_user', unknown: 'v3_user', noaia: 'v3_noaia', crlonly: 'v3_crl', crlrevoked: 'v3_crl', both: 'v3_both' } as const;
+  for (const u of ['good', 'revoked', 'unknown', 'noaia', 'crlonly', 'crlrevoked', 'both'] as const) {
     key(u);
     issue(u, `/CN=User ${u}/serialNumber=S1234567${u.length}/C=SG`, 'int', extOf[u]);
   }
   const line = (status: 'V' | 'R', name: string): string => `${status}\t301231000000Z\t${status === 'R' ? '240101000000Z,keyCompromise' : ''}\t${serials[name]}\tunknown\t/CN=${name}\n`;
   // "unknown" is deliberately absent from the index: the responder must answer unknown for it.
-  writeFileSync(join(dir, 'index-int.txt'), line('V', 'good') + line('R', 'revoked') + line('V', 'tsa') + line('V', 'ocsp') + line('V', 'noaia') + line('V', 'crlonly') + line('R', 'crlrevoked'));
+  writeFileSync(join(dir, 'index-int.txt'), line('V', 'good') + line('R', 'revoked') + line('V', 'tsa') + line('V', 'ocsp') + line('V', 'noaia') + line('V', 'crlonly') + line('R', 'crlrevoked') + line('V', 'both'));
   writeFileSync(join(dir, 'index-root.txt'), line('V', 'int'));
 
   const load = (n: string): { pem: string; der: Buffer } => ({ pem: join(dir, `${n}.crt`), der: der(dir, `${n}.crt`) });
   const user = (n: string) => ({ ...load(n), key: join(dir, `${n}.key`), serial: serials[n]! });
   return {
     dir, baseUrl, faults, requests,
-    root: load('root'), intermediate: load('int'), ocspSigner: load('ocsp'), tsa: load('tsa'),
-    users: { good: user('good'), revoked: user('revoked'), unknown: user('unknown'), noaia: user('noaia'), crlonly: user('crlonly'), crlrevoked: user('crlrevoked') },
+    root: load('root'), intermediate: load('int'), intermediateNoCrlSign: load('int-nocrlsign'), ocspSigner: load('ocsp'), tsa: load('tsa'),
+    users: { good: user('good'), revoked: user('revoked'), unknown: user('unknown'), noaia: user('noaia'), crlonly: user('crlonly'), crlrevoked: user('crlrevoked'), both: user('both') },
     crlUrl: `${baseUrl}/int.crl`,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
