@@ -168,11 +168,15 @@ const b64uInt = (s: string | undefined): bigint => h(Buffer.from(s ?? '', 'base6
 // DigestInfo prefix for SHA-256 (RFC 8017 §9.2 note 1).
 const SHA256_DIGEST_INFO = Buffer.from('3031300d060960864801650304020105000420', 'hex');
 
+/** How an ECDSA signature is encoded: DER `Ecdsa-Sig-Value` (what the spec says), or raw r||s (what some devices send). */
+export type EcdsaEncoding = 'der' | 'raw';
+
 /**
- * Sign a 32-byte SHA-256 digest without hashing it again. EC keys → DER `Ecdsa-Sig-Value`; RSA keys → PKCS#1 v1.5.
+ * Sign a 32-byte SHA-256 digest without hashing it again. EC keys → DER `Ecdsa-Sig-Value` (or raw r||s, each half
+ * the curve's size); RSA keys → PKCS#1 v1.5.
  * @example signDigest(createHash('sha256').update(signedAttrsDer).digest(), user.privateKey).toString('hex')
  */
-export function signDigest(digest: Buffer, privateKey: crypto.KeyObject): Buffer {
+export function signDigest(digest: Buffer, privateKey: crypto.KeyObject, encoding: EcdsaEncoding = 'der'): Buffer {
   if (digest.length !== 32) throw new Error('digest must be 32 bytes (SHA-256)');
   if (privateKey.asymmetricKeyType === 'rsa') {
     return crypto.privateEncrypt({ key: privateKey, padding: crypto.constants.RSA_PKCS1_PADDING }, Buffer.concat([SHA256_DIGEST_INFO, digest]));
@@ -188,9 +192,22 @@ export function signDigest(digest: Buffer, privateKey: crypto.KeyObject): Buffer
     if (r === 0n) continue;
     const s = mod(inv(k, c.n) * (e + r * d), c.n);
     if (s === 0n) continue;
+    if (encoding === 'raw') return Buffer.concat([fixedInt(r, c), fixedInt(s, c)]);
     const body = Buffer.concat([derInt(r), derInt(s)]);
     return Buffer.concat([Buffer.from([0x30]), derLen(body.length), body]);
   }
+}
+
+function fixedInt(v: bigint, c: Curve): Buffer {
+  return Buffer.from(v.toString(16).padStart(Math.ceil(c.bits / 8) * 2, '0'), 'hex');
+}
+
+/** DER, else raw r||s when the length is exactly twice the curve's size. */
+function readSig(sig: Buffer, c: Curve): { r: bigint; s: bigint } | null {
+  const size = Math.ceil(c.bits / 8);
+  const der = readDerSig(sig);
+  if (der || sig.length !== 2 * size) return der;
+  return { r: h(sig.subarray(0, size).toString('hex')), s: h(sig.subarray(size).toString('hex')) };
 }
 
 function readDerSig(sig: Buffer): { r: bigint; s: bigint } | null {
@@ -226,7 +243,7 @@ export function verifyDigest(digest: Buffer, signature: Buffer, publicKey: crypt
     }
   }
   const { c, jwk } = curveOf(publicKey);
-  const sig = readDerSig(signature);
+  const sig = readSig(signature, c);
   if (!sig || sig.r <= 0n || sig.r >= c.n || sig.s <= 0n || sig.s >= c.n) return false;
   const Q: Point = { x: b64uInt(jwk.x), y: b64uInt(jwk.y) };
   const w = inv(sig.s, c.n);

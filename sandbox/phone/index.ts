@@ -4,7 +4,7 @@ import { readBody, sendBytes, sendJson, type SandboxService } from '../http';
 import { PhoneFlowError, type SessionView, type SignService } from '../sign/service';
 import type { DeliveryResult } from '../sign/webhook';
 import { NOTIFICATION_ERRORS, signRefFromQrPayload } from '../sign/wire';
-import { signDigest } from './digest-signer';
+import { signDigest, type EcdsaEncoding } from './digest-signer';
 
 export { signDigest, verifyDigest } from './digest-signer';
 
@@ -33,8 +33,11 @@ export interface AutoOptions {
 export interface Phone extends SandboxService {
   /** Scan a session's QR code as `user` → the service sends the certificate notification. */
   scan(signRef: string, opts?: { user?: string }): Promise<DeliveryResult>;
-  /** Sign the submitted `doc_hash` (no re-hashing) → the service verifies and sends the signature notification. */
-  approve(signRef: string): Promise<DeliveryResult>;
+  /**
+   * Sign the submitted `doc_hash` (no re-hashing) → the service verifies and sends the signature notification.
+   * `encoding: 'raw'` answers an EC user's signature as raw r||s instead of DER, as some devices do.
+   */
+  approve(signRef: string, opts?: { encoding?: EcdsaEncoding }): Promise<DeliveryResult>;
   /** The user declines → error notification `user_cancelled`. */
   reject(signRef: string): Promise<DeliveryResult>;
   /** Any error notification with a chosen code. */
@@ -49,7 +52,7 @@ export interface Phone extends SandboxService {
 /**
  * Phone simulator with HTTP routes (prefix `/phone`): `GET /phone` (HTML page listing sessions with buttons; it
  * refreshes itself from `GET /phone/sessions`, the same list as JSON),
- * `POST /phone/scan {sign_ref | qr, user?}`, `POST /phone/approve {sign_ref}`, `POST /phone/reject {sign_ref}`
+ * `POST /phone/scan {sign_ref | qr, user?}`, `POST /phone/approve {sign_ref, encoding?: 'raw'}`, `POST /phone/reject {sign_ref}`
  * (JSON or HTML form bodies; JSON answers `{result}`).
  */
 export function createPhone(opts: PhoneOptions): Phone {
@@ -92,12 +95,12 @@ export function createPhone(opts: PhoneOptions): Phone {
       scannedBy.set(signRef, name);
       return sign.userScanned(signRef, { certDer: u.certDer });
     },
-    async approve(signRef) {
+    async approve(signRef, o = {}) {
       const name = scannedBy.get(signRef);
       if (!name) throw new PhoneFlowError('this phone did not scan that session');
       const s = sign.session(signRef);
       if (!s || !s.docHash) throw new PhoneFlowError('no document hash to sign for that session');
-      const signature = signDigest(Buffer.from(s.docHash, 'hex'), userKey(name).privateKey);
+      const signature = signDigest(Buffer.from(s.docHash, 'hex'), userKey(name).privateKey, o.encoding);
       return sign.userSigned(signRef, signature.toString('hex'));
     },
     reject: (signRef) => sign.userFailed(signRef, NOTIFICATION_ERRORS.userCancelled, 'the user declined to sign'),
@@ -122,7 +125,7 @@ export function createPhone(opts: PhoneOptions): Phone {
       try {
         if (!signRef) throw new PhoneFlowError('sign_ref (or qr) is required');
         if (action === 'scan') outcome = await phone.scan(signRef, { user: body.user || undefined });
-        else if (action === 'approve') outcome = await phone.approve(signRef);
+        else if (action === 'approve') outcome = await phone.approve(signRef, { encoding: body.encoding === 'raw' ? 'raw' : undefined });
         else outcome = await phone.reject(signRef);
       } catch (e) {
         if (!(e instanceof PhoneFlowError)) throw e;

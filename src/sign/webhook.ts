@@ -264,8 +264,9 @@ function toEvent(payload: JWTPayload): SigningEvent {
     const documentHash = claim(p, WEBHOOK_CLAIMS.docHash, 'document hash');
     const signature = claim(p, WEBHOOK_CLAIMS.signature, 'signature');
     if (!isSha256Hex(documentHash)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The signature notification carries a document hash ("${WEBHOOK_CLAIMS.docHash[0]}") that is not 64 hex characters`, { field: WEBHOOK_CLAIMS.docHash[0] });
-    // DER SEQUENCE (0x30…) in hex, even length
-    if (!/^30([0-9a-fA-F]{2})+$/i.test(signature)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The signature notification carries a signature ("${WEBHOOK_CLAIMS.signature[0]}") that is not hex-encoded DER`, { field: WEBHOOK_CLAIMS.signature[0] });
+    // Hex of 8..1024 bytes: ECDSA as DER (the spec) or raw r||s (some devices), RSA PKCS#1 up to 8192 bits. Which one
+    // it is, and whether it verifies, is decided against the user's certificate when the signature is embedded.
+    if (!/^(?:[0-9a-fA-F]{2}){8,1024}$/.test(signature)) throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The signature notification carries a signature ("${WEBHOOK_CLAIMS.signature[0]}") that is not 8 to 1024 hex-encoded bytes`, { field: WEBHOOK_CLAIMS.signature[0] });
     return { type: 'signature', signRef, issuedAt, documentHash: documentHash.toLowerCase(), signature: signature.toLowerCase() };
   }
   if ((REQUEST_TYPES.error as readonly string[]).includes(requestType)) {

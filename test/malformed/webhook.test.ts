@@ -149,8 +149,10 @@ const fieldRows: Row[] = [
   { name: 'doc_hash with unicode digits', request: async () => deliver(await token(sigClaims({ doc_hash: '١'.repeat(64) }))), code: 'WEBHOOK_TOKEN_INVALID', field: 'doc_hash' },
   { name: 'doc_hash with a trailing newline', request: async () => deliver(await token(sigClaims({ doc_hash: `${'a'.repeat(64)}\n` }))), code: 'WEBHOOK_TOKEN_INVALID', field: 'doc_hash' },
   { name: 'signature not hex', request: async () => deliver(await token(sigClaims({ doc_hash_signature: 'zz'.repeat(36) }))), code: 'WEBHOOK_TOKEN_INVALID', field: 'doc_hash_signature' },
+  { name: 'signature of odd hex length', request: async () => deliver(await token(sigClaims({ doc_hash_signature: 'a'.repeat(129) }))), code: 'WEBHOOK_TOKEN_INVALID', field: 'doc_hash_signature' },
+  { name: 'signature of 7 bytes', request: async () => deliver(await token(sigClaims({ doc_hash_signature: '30050201010201' }))), code: 'WEBHOOK_TOKEN_INVALID', field: 'doc_hash_signature' },
+  { name: 'signature of 1025 bytes', request: async () => deliver(await token(sigClaims({ doc_hash_signature: 'ab'.repeat(1025) }))), code: 'WEBHOOK_TOKEN_INVALID', field: 'doc_hash_signature' },
   { name: 'signature odd hex length', request: async () => deliver(await token(sigClaims({ doc_hash_signature: '300' }))), code: 'WEBHOOK_TOKEN_INVALID', field: 'doc_hash_signature' },
-  { name: 'signature not a DER SEQUENCE', request: async () => deliver(await token(sigClaims({ doc_hash_signature: 'ab'.repeat(64) }))), code: 'WEBHOOK_TOKEN_INVALID', field: 'doc_hash_signature' },
 ];
 
 const certRows: Row[] = [

@@ -341,3 +341,26 @@ describe('a PDF already signed by someone else', () => {
     expectNoPersonalData(h, out.record);
   });
 });
+
+describe('every signature form the app may send', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness({ sandbox: { rsaUser: true } }); });
+  afterAll(() => h.close());
+
+  // The spec says DER; pades.md: "accept 64-byte r||s too and convert"; RSA signers get PKCS#1 v1.5 (not DER).
+  it.each([['p256', 'raw', 'raw r||s'], ['p384', 'raw', 'raw r||s'], ['rsa', 'der', 'PKCS#1 v1.5']] as const)('%s user, %s signature (%s): the webhook takes it and the session completes with a signature pdfsig finds valid', async (user, encoding) => {
+    const s = await h.runner.start(pdf, { documentName: `Form ${user} ${encoding}.pdf`, level: 'B-T' });
+    await h.sandbox.phone.scan(s.signRef, { user });
+    await until(() => h.store.get(s.signRef)!.state.status === 'hash_submitted', 'the hash');
+    expect(await h.sandbox.phone.approve(s.signRef, { encoding })).toBe('acknowledged');
+    const out = await h.runner.outcome(s.signRef);
+    expect(out.record.error).toBeUndefined();
+    expect(out.record.result).toEqual({ level: 'B-T', valid: true });
+    const file = join(dir, `form-${user}-${encoding}.pdf`);
+    writeFileSync(file, out.pdf!);
+    const nss = await makeNssDb(join(dir, `nss-${user}`), h.sandbox.pki.root.certPem);
+    const report = await run('pdfsig', ['-nssdir', `sql:${nss}`, file]).then((r) => r.stdout, (e: { stdout?: string }) => e.stdout ?? '');
+    expect(report).toContain('Signature Validation: Signature is Valid.');
+    expect(report).toContain('Certificate Validation: Certificate is Trusted.');
+  });
+});

@@ -166,6 +166,14 @@ describe('webhook verification: refusals answer 400 with the three mandatory fie
     expect400(await verifier.handle(req(await sign(key, claims('user_cert'), { iat, exp: iat + 3600 }))), 'WEBHOOK_TOKEN_INVALID');
   });
 
+  it('a signature as raw r||s (64/96/132 bytes) or RSA PKCS#1 (256 bytes, not DER) is taken as sent: it is checked against the certificate when embedded', async () => {
+    for (const hex of ['a1'.repeat(64), '7f'.repeat(96), '01'.repeat(132), '7f'.repeat(256)]) {
+      const result = await verifier.handle(req(await sign(key, claims('signed_doc_hash', { doc_hash_signature: hex.toUpperCase() }))));
+      expect(result.response.status).toBe(200);
+      expect(result.event).toMatchObject({ type: 'signature', signature: hex });
+    }
+  });
+
   it('bad bodies → 400 WEBHOOK_TOKEN_INVALID, never a throw', async () => {
     expect400(await verifier.handle({ headers: { authorization: `Bearer ${TOKEN}` }, body: 'not json', expectedToken: TOKEN }), 'WEBHOOK_TOKEN_INVALID');
     expect400(await verifier.handle({ headers: { authorization: `Bearer ${TOKEN}` }, body: { token: 42 }, expectedToken: TOKEN }), 'WEBHOOK_TOKEN_INVALID');

@@ -29,6 +29,19 @@ describe('signDigest (phone signs the doc_hash without hashing it again)', () =>
     });
   }
 
+  it.each([['P-256', 64], ['P-384', 96], ['P-521', 132]] as const)('%s raw r||s (what some devices send): %i bytes, verifies as ieee-p1363 and with verifyDigest', (namedCurve, size) => {
+    const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve });
+    for (let i = 0; i < 5; i++) {
+      const sig = signDigest(digest, privateKey, 'raw');
+      expect(sig.length).toBe(size);
+      expect(crypto.verify('sha256', data, { key: publicKey, dsaEncoding: 'ieee-p1363' }, sig)).toBe(true);
+      expect(verifyDigest(digest, sig, publicKey)).toBe(true);
+    }
+    const nodeRaw = crypto.sign('sha256', data, { key: privateKey, dsaEncoding: 'ieee-p1363' });
+    expect(verifyDigest(digest, nodeRaw, publicKey)).toBe(true);
+    expect(verifyDigest(digest, nodeRaw.subarray(1), publicKey)).toBe(false);
+  });
+
   it('RSA: PKCS#1 v1.5 over the DigestInfo verifies with crypto.verify', () => {
     const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
     const sig = signDigest(digest, privateKey);
