@@ -160,7 +160,12 @@ async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess, s: { 
   const { signRef, input, userDir, signedDir } = s;
   const signedFile = path.join(signedDir, `${signRef}.pdf`);
   const results = path.join(signedDir, 'results.jsonl');
-  const line = await waitFor('the result line', () => (fs.existsSync(results) ? fs.readFileSync(results, 'utf8').trim() : undefined), 60_000)
+  // Node-RED's file node may be caught mid-write: only a whole line (ending in a newline) counts.
+  const completeLine = () => {
+    const text = fs.existsSync(results) ? fs.readFileSync(results, 'utf8') : '';
+    return text.endsWith('\n') ? text.trim() : undefined;
+  };
+  const line = await waitFor('the result line', completeLine, 60_000)
     .catch((e: Error) => { throw new Error(`${e.message}\n${nr.log()}\nerrors: ${readIfExists(path.join(signedDir, 'errors.jsonl'))}`); });
   expect(JSON.parse(line)).toMatchObject({ signRef, status: 'completed', level: 'B-LTA', valid: true, file: signedFile });
   expect(fs.existsSync(path.join(signedDir, 'errors.jsonl'))).toBe(false);
