@@ -61,7 +61,8 @@ export interface PreparedSignatureResult {
   state: PreparedSignature;
 }
 
-function optionalText(field: string, v: unknown): string | undefined {
+/** An optional text of the signature dictionary (reason, location, contact, name): a string of at most 500 characters. */
+export function checkSignatureText(field: string, v: unknown): string | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || v.length > 500) throw invalidInput(field, 'must be a string of at most 500 characters');
   return v;
@@ -86,10 +87,10 @@ export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOpt
   const cert = readCertificateFields(options.certificate, 'certificate');
   const chain = (options.chain ?? []).map((c, i) => readCertificateFields(c, `chain[${i}]`).der);
   const clock = options.clock ?? systemClock;
-  const reason = optionalText('reason', options.reason);
-  const location = optionalText('location', options.location);
-  const contactInfo = optionalText('contactInfo', options.contactInfo);
-  const signerName = optionalText('name', options.name);
+  const reason = checkSignatureText('reason', options.reason);
+  const location = checkSignatureText('location', options.location);
+  const contactInfo = checkSignatureText('contactInfo', options.contactInfo);
+  const signerName = checkSignatureText('name', options.name);
   const now = clock();
 
   // Lazily: the subject is only parsed when some text is drawn.

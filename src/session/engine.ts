@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { systemClock } from '../clock';
 import { SingpassFlowsError, invalidInput, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { checkSignablePdf, finalizeSignature, prepareSignature } from '../pades';
+import { checkSignatureText } from '../pades/signature';
 import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp';
 import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
 import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
@@ -11,7 +12,7 @@ import {
   generateChallengeCode, isSigningSessionFinished, markHashSubmitted, newSigningSessionState, readBearer, signingSessionDeadline,
   type CertificateEvent, type SignatureEvent, type WebhookRequest, type WebhookResponse, type WebhookVerifier,
 } from '../sign';
-import { checkDocumentName } from '../sign/validate';
+import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
 import { UserCertificateChecker } from './user-certificate';
 import type {
   FinishResult, SessionRecord, SessionStarted, SessionStep, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, SubmitFailure, VerifiedDelivery,
@@ -153,8 +154,12 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   if (!options.client) throw invalidInput('client', 'is required (a SigningApiClient)');
   if (!options.notificationTokens) throw invalidInput('notificationTokens', 'is required (createNotificationTokens({ secret }))');
   if (!Array.isArray(options.trustedRoots) || options.trustedRoots.length === 0) throw invalidInput('trustedRoots', 'needs at least one root CA certificate');
-  if (typeof options.domainName !== 'string' || !options.domainName) throw invalidInput('domainName', 'is required (the host name of the page showing the QR code)');
-  if (typeof options.tenantId !== 'string' || !options.tenantId) throw invalidInput('tenantId', 'is required');
+  // Checked now with the rules of the hash call, which sends them after the user has scanned: a bad value must stop
+  // the configuration, not every session halfway.
+  if (options.domainName === undefined || options.domainName === '') throw invalidInput('domainName', 'is required (the host name of the page showing the QR code)');
+  checkDomainName(options.domainName);
+  if (options.tenantId === undefined || options.tenantId === '') throw invalidInput('tenantId', 'is required');
+  checkSessionField('tenantId', options.tenantId);
   if (!options.verifier && !options.serviceKeySetUrl) throw invalidInput('serviceKeySetUrl', 'is required (the signing service key set URL)');
   const clock = options.clock ?? systemClock;
   const config: SigningEngineConfig = { ...options };
@@ -253,6 +258,8 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     async start(pdf, input, stepOptions) {
       if (!input || typeof input !== 'object') throw invalidInput('input', 'expected { documentName, level? }');
       const documentName = checkDocumentName(input.documentName);
+      checkSignatureText('reason', input.reason);
+      checkSignatureText('location', input.location);
       const level = input.level ?? 'B-LTA';
       if (!PADES_LEVELS.includes(level)) throw invalidInput('level', `must be one of ${PADES_LEVELS.join(', ')}`);
       if (level !== 'B-B' && !config.tsaUrl) throw invalidInput('tsaUrl', `is required for level ${level} (a signature timestamp); set the TSA URL or choose B-B`);

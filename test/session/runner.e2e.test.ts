@@ -228,6 +228,20 @@ describe('before the session is created', () => {
     await expect(h.newEngine({ tsaUrl: undefined }).start(pdf, { documentName: 'x.pdf', level: 'B-T' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'tsaUrl' } });
     expect(h.sandbox.sign.sessions().length).toBe(created);
   });
+
+  it('a domain name the hash call would refuse (a URL) or a bad tenant id stops the configuration, not the session after the scan', () => {
+    for (const [overrides, field] of [[{ domainName: 'https://sign.example.sg/page' }, 'domainName'], [{ domainName: 'x'.repeat(256) }, 'domainName'], [{ tenantId: 'ACME\u0000' }, 'tenantId'], [{ tenantId: 'x'.repeat(256) }, 'tenantId']] as const) {
+      expect(() => h.newEngine(overrides)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', details: expect.objectContaining({ field }) }));
+    }
+  });
+
+  it('a reason or location the PDF signature would refuse (over 500 characters) is refused at start; no session exists', async () => {
+    const created = h.sandbox.sign.sessions().length;
+    for (const field of ['reason', 'location'] as const) {
+      await expect(h.runner.start(pdf, { documentName: 'x.pdf', [field]: 'x'.repeat(501) })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field } });
+    }
+    expect(h.sandbox.sign.sessions().length).toBe(created);
+  });
 });
 
 describe('certificate events worked on a limited number at a time', () => {
@@ -348,7 +362,7 @@ describe('every signature form the app may send', () => {
   afterAll(() => h.close());
 
   // The spec says DER; pades.md: "accept 64-byte r||s too and convert"; RSA signers get PKCS#1 v1.5 (not DER).
-  it.each([['p256', 'raw', 'raw r||s'], ['p384', 'raw', 'raw r||s'], ['rsa', 'der', 'PKCS#1 v1.5']] as const)('%s user, %s signature (%s): the webhook takes it and the session completes with a signature pdfsig finds valid', async (user, encoding) => {
+  it.each([['p256', 'raw', 'raw r||s'], ['p384', 'raw', 'raw r||s'], ['rsa', 'der', 'PKCS#1 v1.5']] as const)('%s user, %s signature (%s): the webhook takes it and the session completes with a signature pdfsig finds valid', async (user, encoding, _form) => {
     const s = await h.runner.start(pdf, { documentName: `Form ${user} ${encoding}.pdf`, level: 'B-T' });
     await h.sandbox.phone.scan(s.signRef, { user });
     await until(() => h.store.get(s.signRef)!.state.status === 'hash_submitted', 'the hash');
