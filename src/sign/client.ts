@@ -132,7 +132,7 @@ export class SigningApiClient {
       [CREATE_SESSION_FIELDS.tenantId]: checkSessionField('tenantId', input?.tenantId),
     };
     const res = await this.call(SESSIONS_PATH, body, this.config.retry?.createSession === true, 'create the signing session');
-    return parseSession(res);
+    return parseSession(res, (this.config.clock ?? systemClock)());
   }
 
   /**
@@ -208,7 +208,7 @@ function checkBaseUrl(value: unknown): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-function parseSession(res: HttpResponse): SigningSession {
+function parseSession(res: HttpResponse, nowMs: number): SigningSession {
   const json = parseJsonBody(res, 'The create-session answer') as Record<string, unknown>;
   if (!json || typeof json !== 'object') throw new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', 'The create-session answer is not a JSON object', { status: res.status });
   const signRef = pickString(json, SESSION_RESPONSE_FIELDS.signRef);
@@ -220,8 +220,30 @@ function parseSession(res: HttpResponse): SigningSession {
   const qrLogo = pickString(qrObj, SESSION_RESPONSE_FIELDS.qrLogo) ?? pickString(json, SESSION_RESPONSE_FIELDS.qrLogo);
   const missing = !signRef ? 'sign_ref' : typeof expiresAt !== 'number' || !Number.isFinite(expiresAt) ? 'expires_at' : !qrPayload ? 'QR payload' : undefined;
   if (missing) throw new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', `The create-session answer has no usable ${missing}`, { status: res.status, field: missing });
-  return { signRef: signRef!, qrPayload: qrPayload!, expiresAt: expiresAt as number, ...(qrLogo ? { qrLogo } : {}) };
+  const unusable = (field: string, why: string) => new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', `The create-session answer's ${field} ${why}`, { status: res.status, field });
+  // Checked now, before the QR is shown: the same sign_ref goes back in the hash call, after the user has scanned.
+  try {
+    checkSignRef(signRef);
+  } catch {
+    throw unusable('sign_ref', 'is not 1 to 512 printable characters, as the hash call needs it');
+  }
+  const seconds = expiresAt as number;
+  const nowSeconds = nowMs / 1000;
+  if (!Number.isInteger(seconds)) throw unusable('expires_at', `(${seconds}) is not whole seconds since 1970`);
+  if (seconds > nowSeconds + MAX_SESSION_SECONDS) {
+    throw unusable('expires_at', `(${seconds}) is more than a day away${seconds > 1e11 ? ' (it looks like milliseconds, not seconds)' : ''}; check the service URL and this machine's clock`);
+  }
+  if (seconds < nowSeconds - CLOCK_SKEW_SECONDS) throw unusable('expires_at', `(${new Date(seconds * 1000).toISOString()}) has already passed; check this machine's clock`);
+  if (qrPayload!.length > QR_MAX_CHARS || /[\u0000-\u001f\u007f]/.test(qrPayload!)) throw unusable('QR payload', `is not text that fits a QR code (at most ${QR_MAX_CHARS} characters, no control characters)`);
+  return { signRef: signRef!, qrPayload: qrPayload!, expiresAt: seconds, ...(qrLogo ? { qrLogo } : {}) };
 }
+
+/** A session lasts minutes (spec: 2 minutes); a deadline further than a day away is a misread answer. */
+const MAX_SESSION_SECONDS = 24 * 3600;
+/** How far behind the service's clock ours may be before a fresh deadline looks already passed. */
+const CLOCK_SKEW_SECONDS = 60;
+/** A QR code's largest byte capacity (version 40, level L). */
+const QR_MAX_CHARS = 2953;
 
 /** Map a non-2xx answer to a stable code, keeping the service's id/trace_id/code (log-safe) in details. */
 function serviceError(res: HttpResponse, what: string): SingpassFlowsError {

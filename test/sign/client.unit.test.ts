@@ -95,7 +95,7 @@ describe('SigningApiClient input validation (before any call)', () => {
 
   it('createSession accepts the bounds: 255 chars, letters, digits, _ - and whitespace', async () => {
     let body: unknown;
-    const capture: Fetch = async (_u, init) => { body = JSON.parse(String(init?.body)); return new Response(JSON.stringify({ sign_ref: 'r', expires_at: 1, qr_code: { payload: 'p' } }), { status: 201 }); };
+    const capture: Fetch = async (_u, init) => { body = JSON.parse(String(init?.body)); return new Response(JSON.stringify({ sign_ref: 'r', expires_at: Math.floor(Date.now() / 1000) + 120, qr_code: { payload: 'p' } }), { status: 201 }); };
     const c = new SigningApiClient({ baseUrl: 'https://x.example/api/v1', clientId: 'c', signingKey: key, fetch: capture });
     await c.createSession({ clientNotificationToken: 'a'.repeat(255), tenantId: 'ACME_Pte - Ltd\t1' });
     expect(body).toEqual({ client_notification_token: 'a'.repeat(255), tenant_id: 'ACME_Pte - Ltd\t1' });
@@ -151,13 +151,32 @@ describe('SigningApiClient response handling (stubbed fetch)', () => {
   const client = (f: Fetch, extra = {}) => new SigningApiClient({ baseUrl: 'https://x.example/api/v1', clientId: 'c', signingKey: key, fetch: f, ...extra });
   const input = { clientNotificationToken: 't', tenantId: 't' };
 
+  const at = { clock: () => 1_699_999_880_000 }; // 120 s before the expires_at of these answers
   it('parses the session answer, tolerating a top-level payload alias and numeric-string expiry', async () => {
-    await expect(client(respond(200, { sign_ref: 'abc', expires_at: 1700000000, qr_code: { payload: 'https://qr', logo: 'data:x' } })).createSession(input))
+    await expect(client(respond(200, { sign_ref: 'abc', expires_at: 1700000000, qr_code: { payload: 'https://qr', logo: 'data:x' } }), at).createSession(input))
       .resolves.toEqual({ signRef: 'abc', expiresAt: 1700000000, qrPayload: 'https://qr', qrLogo: 'data:x' });
-    await expect(client(respond(201, { sign_ref: 'abc', expires_at: '1700000000', qr_payload: 'https://qr' })).createSession(input))
+    await expect(client(respond(201, { sign_ref: 'abc', expires_at: '1700000000', qr_payload: 'https://qr' }), at).createSession(input))
       .resolves.toEqual({ signRef: 'abc', expiresAt: 1700000000, qrPayload: 'https://qr' });
     await expect(client(respond(200, { sign_ref: 'abc', qr_code: { payload: 'x' } })).createSession(input)).rejects.toMatchObject({ code: 'HTTP_UNEXPECTED_RESPONSE', details: { field: 'expires_at' } });
     await expect(client(respond(200, 'oops')).createSession(input)).rejects.toMatchObject({ code: 'HTTP_UNEXPECTED_RESPONSE' });
+  });
+
+  it('refuses an answer the rest of the session could not use, before any QR is shown: sign_ref the hash call would refuse, expiry not in whole seconds, past, or too far (milliseconds), an unprintable QR payload', async () => {
+    const answer = (over: Record<string, unknown>) => ({ sign_ref: 'abc', expires_at: 1700000000, qr_code: { payload: 'https://qr' }, ...over });
+    const refused = async (over: Record<string, unknown>, field: string, message: RegExp) =>
+      expect(client(respond(201, answer(over)), at).createSession(input)).rejects.toMatchObject({ code: 'HTTP_UNEXPECTED_RESPONSE', details: { field }, message: expect.stringMatching(message) });
+    await refused({ sign_ref: 'x'.repeat(513) }, 'sign_ref', /1 to 512 printable/);
+    await refused({ sign_ref: 'a b/c' }, 'sign_ref', /printable/);
+    await refused({ sign_ref: '..' }, 'sign_ref', /printable/);
+    await refused({ expires_at: 1700000000.5 }, 'expires_at', /whole seconds/);
+    await refused({ expires_at: 1700000000 * 1000 }, 'expires_at', /more than a day away \(it looks like milliseconds/);
+    await refused({ expires_at: 1700000000 + 2 * 86400 }, 'expires_at', /more than a day away; check/);
+    await refused({ expires_at: 1699999000 }, 'expires_at', /already passed; check this machine's clock/);
+    await refused({ expires_at: -5 }, 'expires_at', /already passed/);
+    await refused({ qr_code: { payload: 'https://qr\n' } }, 'QR payload', /no control characters/);
+    await refused({ qr_code: { payload: 'q'.repeat(2954) } }, 'QR payload', /at most 2953/);
+    // a minute of clock difference is tolerated; 512 printable characters are a sign_ref
+    await expect(client(respond(201, answer({ sign_ref: '~'.repeat(512), expires_at: 1699999850 })), at).createSession(input)).resolves.toMatchObject({ expiresAt: 1699999850 });
   });
 
   it('maps error answers and keeps id/trace_id/code (and nothing secret) in details', async () => {
@@ -178,7 +197,7 @@ describe('SigningApiClient response handling (stubbed fetch)', () => {
 
   it('deprecated Basic auth only when configured, and only without a signing key', async () => {
     let headers = new Headers();
-    const capture: Fetch = async (_u, init) => { headers = new Headers(init?.headers); return new Response(JSON.stringify({ sign_ref: 'r', expires_at: 1, qr_code: { payload: 'p' } })); };
+    const capture: Fetch = async (_u, init) => { headers = new Headers(init?.headers); return new Response(JSON.stringify({ sign_ref: 'r', expires_at: Math.floor(Date.now() / 1000) + 120, qr_code: { payload: 'p' } })); };
     await new SigningApiClient({ baseUrl: 'https://x.example/api/v1', clientId: 'c', auth: { basic: { clientId: 'id', clientSecret: 's3' } }, fetch: capture }).createSession(input);
     expect(headers.get('authorization')).toBe(`Basic ${Buffer.from('id:s3').toString('base64')}`);
     expect(headers.get('x-dss-assertion')).toBeNull();
@@ -195,7 +214,7 @@ describe('SIGNING_ENVIRONMENTS', () => {
     const capture: Fetch = async (u, init) => {
       url = u;
       assertion = new Headers(init?.headers).get('x-dss-assertion') ?? '';
-      return new Response(JSON.stringify({ sign_ref: 'r', expires_at: 1, qr_code: { payload: 'p' } }));
+      return new Response(JSON.stringify({ sign_ref: 'r', expires_at: Math.floor(Date.now() / 1000) + 120, qr_code: { payload: 'p' } }));
     };
     await new SigningApiClient({ ...SIGNING_ENVIRONMENTS.staging, clientId: 'c', signingKey: key, fetch: capture }).createSession({ clientNotificationToken: 't', tenantId: 't' });
     expect(url).toBe('https://staging.sign.singpass.gov.sg/api/v1/doc-signing-sessions');
