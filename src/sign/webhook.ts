@@ -150,6 +150,7 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
         errorCode: 'WEBHOOK_TOKEN_INVALID',
         expiredCode: 'WEBHOOK_TOKEN_EXPIRED',
         what: 'webhook token',
+        requireKid: true, // sign-api §4.3: "Pick the key by the kid in the JWS header; never assume position"
         clock,
         clockToleranceSeconds,
       });

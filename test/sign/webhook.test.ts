@@ -174,6 +174,17 @@ describe('webhook verification: refusals answer 400 with the three mandatory fie
     }
   });
 
+  it('a token naming no key (no kid) is refused, even when the set holds a single key that verifies it', async () => {
+    srv.state.keys = [key.jwk];
+    const iat = Math.floor(now / 1000);
+    const noKid = await new SignJWT(claims('user_cert')).setProtectedHeader({ alg: 'ES256' }).setIssuedAt(iat).setExpirationTime(iat + 120).sign(key.privateKey);
+    const result = await verifier.handle(req(noKid));
+    expect400(result, 'WEBHOOK_TOKEN_INVALID');
+    expect(result.error).toMatchObject({ field: 'kid', message: expect.stringMatching(/names no key \("kid" header\)/) });
+    expect(srv.state.hits).toBe(0); // refused on its header, before any key lookup
+    expect((await verifier.handle(req(await sign(key, claims('user_cert')))))).toMatchObject({ response: { status: 200 } });
+  });
+
   it('bad bodies → 400 WEBHOOK_TOKEN_INVALID, never a throw', async () => {
     expect400(await verifier.handle({ headers: { authorization: `Bearer ${TOKEN}` }, body: 'not json', expectedToken: TOKEN }), 'WEBHOOK_TOKEN_INVALID');
     expect400(await verifier.handle({ headers: { authorization: `Bearer ${TOKEN}` }, body: { token: 42 }, expectedToken: TOKEN }), 'WEBHOOK_TOKEN_INVALID');
