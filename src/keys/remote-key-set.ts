@@ -14,10 +14,19 @@ export interface RemoteKeySetOptions {
   maxCacheSeconds?: number;
   /** Minimum time between two fetches triggered by unknown kids / failed signatures (flood protection). */
   refetchCooldownSeconds?: number;
+  /**
+   * How long past its cache lifetime a set may still serve while the key host cannot be reached (default 24 h; 0:
+   * never). Without it, an outage of the key host longer than the cache would refuse every token, even those signed
+   * by a key the set holds. Refetches are tried again at most once a minute meanwhile.
+   */
+  staleIfErrorSeconds?: number;
   timeoutMs?: number;
   /** Name of the setting that holds the URL, for error messages (default `keySetUrl`). */
   field?: string;
 }
+
+/** How often a key host that failed is tried again while an expired set still serves (staleIfErrorSeconds). */
+const STALE_RETRY_MS = 60_000;
 
 /** alg (from the allow-list, so never containing a space) and kid; a missing kid is not the kid "undefined". */
 const importedKey = (header: JWSHeaderParameters): string => header.kid === undefined ? String(header.alg) : `${header.alg} ${header.kid}`;
@@ -34,7 +43,8 @@ const SIGNING_KTY: Record<string, { kty: string; crv?: string }> = {
  * A service's published key set (JWKS), cached as a whole as the services require: kept ≥ 1 h (longer when
  * Cache-Control says so), keys chosen by `kid` only, one refetch when a kid is unknown or a signature fails (key
  * rotation), concurrent callers share one fetch, and refetches are rate-limited so a flood of tokens with made-up
- * kids cannot make us hammer the service. A failed refresh keeps a still-valid cached set.
+ * kids cannot make us hammer the service. A failed refresh keeps a still-valid cached set, and an expired one for
+ * `staleIfErrorSeconds` more (RFC 5861 stale-if-error).
  */
 export class RemoteKeySet {
   readonly url: string;
@@ -47,6 +57,8 @@ export class RemoteKeySet {
   private imported = new Map<string, KeyObject>();
   private lastRefetchAt = -Infinity;
   private expiresAt = -Infinity;
+  /** While serving an expired set because the key host failed: no new attempt before this time. */
+  private staleRetryAt = -Infinity;
   private inflight: Promise<void> | undefined;
   /** Number of HTTP fetches made (for tests and metrics). */
   fetchCount = 0;
@@ -63,6 +75,7 @@ export class RemoteKeySet {
       minCacheSeconds: seconds('minCacheSeconds', options.minCacheSeconds) ?? 3600,
       maxCacheSeconds: seconds('maxCacheSeconds', options.maxCacheSeconds) ?? 24 * 3600,
       refetchCooldownSeconds: seconds('refetchCooldownSeconds', options.refetchCooldownSeconds) ?? 30,
+      staleIfErrorSeconds: seconds('staleIfErrorSeconds', options.staleIfErrorSeconds) ?? 24 * 3600,
       timeoutMs: checkTimeoutMs('timeoutMs', options.timeoutMs) ?? DEFAULT_TIMEOUT_MS,
     };
   }
@@ -130,8 +143,15 @@ export class RemoteKeySet {
   }
 
   private async ensureFresh(): Promise<void> {
-    if (this.keys && this.opts.clock() < this.expiresAt) return;
-    await this.load();
+    const now = this.opts.clock();
+    if (this.keys && now < this.expiresAt) return;
+    if (this.keys && now < this.staleRetryAt) return; // the key host failed moments ago: the stale set serves meanwhile
+    try {
+      await this.load();
+    } catch (e) {
+      if (!this.keys || now >= this.expiresAt + this.opts.staleIfErrorSeconds * 1000) throw e;
+      this.staleRetryAt = now + STALE_RETRY_MS;
+    }
   }
 
   private load(): Promise<void> {

@@ -154,6 +154,39 @@ describe('RemoteKeySet', () => {
     await expect(set.getKey({ alg: 'ES256', kid: 'unknown' })).rejects.toMatchObject({ code: 'KEY_NOT_FOUND' });
     await expect(Promise.resolve(set.getKey({ alg: 'ES256', kid: 'a' }))).resolves.toBeDefined();
   });
+
+  test('an expired set keeps serving its keys while the key host is down (one retry a minute), for staleIfErrorSeconds; then fails closed', async () => {
+    const a = ecKey('a');
+    srv.state.keys = [a.jwk];
+    let now = 1_700_000_000_000;
+    const set = new RemoteKeySet(srv.url, { clock: () => now, staleIfErrorSeconds: 2 * 3600 });
+    await set.getKey({ alg: 'ES256', kid: 'a' });
+    srv.state.status = 503;
+    now += 3601_000; // the hour of cache is over and the host answers 503
+    await expect(Promise.resolve(set.getKey({ alg: 'ES256', kid: 'a' }))).resolves.toBeDefined();
+    expect(srv.state.hits).toBe(2);
+    for (let i = 0; i < 5; i++) await set.getKey({ alg: 'ES256', kid: 'a' }); // no new attempt within the minute
+    expect(srv.state.hits).toBe(2);
+    now += 61_000;
+    await set.getKey({ alg: 'ES256', kid: 'a' });
+    expect(srv.state.hits).toBe(3);
+    await expect(set.getKey({ alg: 'ES256', kid: 'unknown' })).rejects.toMatchObject({ code: 'KEY_SET_FETCH_FAILED' }); // a new kid needs the host
+    now += 2 * 3600_000; // past the stale window
+    await expect(Promise.resolve(set.getKey({ alg: 'ES256', kid: 'a' }))).rejects.toMatchObject({ code: 'KEY_SET_FETCH_FAILED' });
+    srv.state.status = 200; // host back: a fresh set
+    now += 61_000;
+    await expect(Promise.resolve(set.getKey({ alg: 'ES256', kid: 'a' }))).resolves.toBeDefined();
+  });
+
+  test('staleIfErrorSeconds 0: an expired set is never used when the host is down', async () => {
+    srv.state.keys = [ecKey('a').jwk];
+    let now = 1_700_000_000_000;
+    const set = new RemoteKeySet(srv.url, { clock: () => now, staleIfErrorSeconds: 0 });
+    await set.getKey({ alg: 'ES256', kid: 'a' });
+    srv.state.status = 503;
+    now += 3601_000;
+    await expect(Promise.resolve(set.getKey({ alg: 'ES256', kid: 'a' }))).rejects.toMatchObject({ code: 'KEY_SET_FETCH_FAILED' });
+  });
 });
 
 describe('verifyJwsWithKeySet', () => {
