@@ -10,10 +10,10 @@
  * The login rules (PKCE, state/nonce, DPoP, token and claim checks, roles) are the core's (src/login).
  */
 import { SingpassFlowsError } from '../src/errors';
-import { activeRoles, createSingpassClient, type LoginTransaction } from '../src/login';
+import { activeRoles, createSingpassClient } from '../src/login';
 import { corppassLoginClient } from '../nodes/shared/credentials';
 import type { LoginProvider } from '../nodes/shared/environments';
-import { LOGIN_COOKIE, corppassFapiOutput, fapiRolesRefusal, readCallback, readTransaction, startCorppassLogin, startLoginOutput } from '../nodes/shared/login';
+import { LOGIN_COOKIE, corppassFapiOutput, fapiRolesRefusal, readCallback, readTransaction, startCorppassLogin, startLoginOutput, type LoginStart } from '../nodes/shared/login';
 import { loginClientOf } from './lib/login-client';
 import { onInput } from './lib/run';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
@@ -43,10 +43,10 @@ export = function register(RED: NodeAPI): void {
         if (action === 'start') {
           const scope = text(msg.scope) ?? text(def.scope) ?? (provider === 'corppass' ? 'openid' : 'openid user.identity name');
           const context = { authenticationContextType: text(def.authenticationContextType), authenticationContextMessage: text(def.authenticationContextMessage) };
-          const { url, transaction } = provider === 'corppass'
+          const start = provider === 'corppass'
             ? await startCorppassLogin(corppassLoginClient(options, config.corppassProfile), { scope, ...context })
             : await createSingpassClient(options).startLogin({ scope, acrValues: text(def.acrValues), ...context });
-          out = startMessage(msg, url, transaction, transactionSecret);
+          out = startMessage(msg, start, transactionSecret);
           node.status({ fill: 'yellow', shape: 'ring', text: 'redirected to log in' });
         } else if (action === 'complete') {
           const transaction = readTransaction(transactionOf(msg), transactionSecret);
@@ -93,12 +93,13 @@ export = function register(RED: NodeAPI): void {
 };
 
 /** Redirect with the sealed transaction in an HttpOnly cookie (an "http response" node applies both). */
-function startMessage(msg: NodeMessage, url: string, tx: LoginTransaction, secret: string): NodeMessage {
-  const o = startLoginOutput(url, tx, secret) as { loginUrl: string; transaction: string; expiresAt: string };
+function startMessage(msg: NodeMessage, start: LoginStart, secret: string): NodeMessage {
+  const tx = start.transaction;
+  const o = startLoginOutput(start, secret) as { loginUrl: string; loginUrlExpiresAt?: string; transaction: string; expiresAt: string };
   const cookie = { value: o.transaction, path: '/', httpOnly: true, sameSite: 'lax', secure: tx.redirectUri.startsWith('https:'), maxAge: Math.max(0, tx.expiresAt - Date.now()) };
   return {
     ...msg,
-    payload: { loginUrl: o.loginUrl, expiresAt: o.expiresAt },
+    payload: { loginUrl: o.loginUrl, ...(o.loginUrlExpiresAt ? { loginUrlExpiresAt: o.loginUrlExpiresAt } : {}), expiresAt: o.expiresAt },
     loginUrl: o.loginUrl,
     transaction: o.transaction,
     statusCode: 302,

@@ -9,12 +9,20 @@ import { openTransaction, sealTransaction, type CallbackInput, type CorppassClie
  */
 export const LOGIN_COOKIE = 'singpass_flows_login';
 
-export function startLoginOutput(url: string, tx: LoginTransaction, secret: string, now = Date.now()): IDataObject {
+/** What a client's startLogin returns; `urlExpiresAt` only under FAPI 2.0 (a pushed request_uri expires). */
+export interface LoginStart { url: string; transaction: LoginTransaction; urlExpiresAt?: number }
+
+/**
+ * Start Login's output: the URL and until when it works (`loginUrlExpiresAt`, FAPI 2.0: about a minute), the sealed
+ * transaction, the cookie carrying it, and when the whole login must be completed (`expiresAt`).
+ */
+export function startLoginOutput({ url, transaction: tx, urlExpiresAt }: LoginStart, secret: string, now = Date.now()): IDataObject {
   const sealed = sealTransaction(tx, secret);
   const maxAge = Math.max(0, Math.floor((tx.expiresAt - now) / 1000));
   const secure = tx.redirectUri.startsWith('https:') ? '; Secure' : '';
   return {
     loginUrl: url,
+    ...(urlExpiresAt === undefined ? {} : { loginUrlExpiresAt: new Date(urlExpiresAt).toISOString() }),
     transaction: sealed,
     // For a Respond to Webhook node: redirect to loginUrl with this Set-Cookie header.
     setCookie: `${LOGIN_COOKIE}=${sealed}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`,
@@ -76,7 +84,7 @@ export const completeLoginFields: INodeProperties[] = [
 export async function startCorppassLogin(
   client: CorppassClient | CorppassFapiClient,
   o: { scope: string; authenticationContextType?: string; authenticationContextMessage?: string },
-): Promise<{ url: string; transaction: LoginTransaction }> {
+): Promise<LoginStart> {
   const { scope, authenticationContextType, authenticationContextMessage } = o;
   if (client.profile === 'fapi') return client.startLogin({ scope, authenticationContextType, authenticationContextMessage });
   for (const [field, v] of [['Authentication Context Type', authenticationContextType], ['Authentication Context Message', authenticationContextMessage]] as const) {

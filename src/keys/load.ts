@@ -1,16 +1,17 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject, type JsonWebKey } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { SingpassFlowsError } from '../errors';
+import { JWE_KEY_ALGS } from '../login/wire';
 
 export type EcSigningAlg = 'ES256' | 'ES384' | 'ES512';
-export type EcEncryptionAlg = 'ECDH-ES+A128KW' | 'ECDH-ES+A192KW' | 'ECDH-ES+A256KW' | 'ECDH-ES';
+/** The key-management algorithms an encryption key may name: exactly those the ID-token / userinfo decryptor accepts. */
+export type EcEncryptionAlg = (typeof JWE_KEY_ALGS)[number];
 export type EcCurve = 'P-256' | 'P-384' | 'P-521';
 
 /** JOSE curve names of node:crypto's (OpenSSL's) names, as in `KeyObject.asymmetricKeyDetails.namedCurve`. */
 export const JOSE_CURVE_OF_OPENSSL: Readonly<Record<string, EcCurve>> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
 
 export const SIGNING_ALG_FOR_CURVE: Record<EcCurve, EcSigningAlg> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
-const ENCRYPTION_ALGS: readonly EcEncryptionAlg[] = ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW', 'ECDH-ES'];
 
 /** A private key as a user pastes it into a credential: a private JWK (object or JSON text) or a PEM. */
 export interface PrivateKeyInput {
@@ -47,8 +48,9 @@ export async function loadEncryptionKey(input: PrivateKeyInput): Promise<LoadedK
   const { keyObject, jwk } = parsePrivateKey(input.key);
   const crv = ecCurveOf(jwk);
   const alg = (input.alg ?? jwk.alg ?? 'ECDH-ES+A256KW') as EcEncryptionAlg;
-  if (!ENCRYPTION_ALGS.includes(alg)) {
-    throw new SingpassFlowsError('KEY_INVALID', `Encryption key: algorithm ${alg} is not supported (use one of ${ENCRYPTION_ALGS.join(', ')})`);
+  if (!(JWE_KEY_ALGS as readonly string[]).includes(alg)) {
+    // Direct ECDH-ES is refused by the decryptor (nested-jwt.ts), so a key published for it would fail every login.
+    throw new SingpassFlowsError('KEY_INVALID', `Encryption key: algorithm ${JSON.stringify(alg)} is not accepted; set the key's "alg" to one of ${JWE_KEY_ALGS.join(', ')} (ECDH-ES+A256KW is the usual choice) or remove it`, { field: 'alg' });
   }
   if (jwk.use && jwk.use !== 'enc') throw new SingpassFlowsError('KEY_INVALID', `Encryption key: the JWK is marked use "${jwk.use}", expected "enc"`);
   return finish(keyObject, jwk, crv, alg, 'enc', input.kid);

@@ -1,5 +1,5 @@
 import { errors as joseErrors, jwtVerify, decodeProtectedHeader, type JWTPayload, type JWSHeaderParameters } from 'jose';
-import { SingpassFlowsError, type ErrorCode } from '../errors';
+import { SingpassFlowsError, type ErrorCode, type ErrorDetails } from '../errors';
 import { epochSeconds, systemClock, type Clock } from '../clock';
 import type { RemoteKeySet } from './remote-key-set';
 
@@ -38,8 +38,10 @@ export interface VerifyJwsOptions {
  * when the signature fails (the service rotated keys under an old kid or we had a stale set).
  */
 export async function verifyJwsWithKeySet(token: string, keySet: KeySource, options: VerifyJwsOptions): Promise<{ payload: JWTPayload; protectedHeader: JWSHeaderParameters }> {
-  const fail = (message: string, cause?: unknown, code: ErrorCode = options.errorCode, field?: string) =>
-    new SingpassFlowsError(code, `The ${options.what} ${message}`, field ? { field } : {}, cause ? { cause } : undefined);
+  // Errors are logged and shown in flows: a cause that holds the decoded claims (jose's claim errors keep the whole
+  // payload: names, NRICs) is never attached — its claim and reason go into the details instead (safeCause).
+  const fail = (message: string, cause?: unknown, code: ErrorCode = options.errorCode, details: ErrorDetails = {}) =>
+    new SingpassFlowsError(code, `The ${options.what} ${message}`, details, safeCause(cause));
   const allowed = options.algorithms.filter((a) => a !== 'none' && !a.startsWith('HS'));
   /** The header rules, in the order their messages name them; run on the header jose has already parsed. */
   const checkHeader = (header: JWSHeaderParameters) => {
@@ -97,19 +99,36 @@ export async function verifyJwsWithKeySet(token: string, keySet: KeySource, opti
       throw e;
     }
     // maxTokenAge is reported as JWTExpired on "iat": the token is old, not expired — say so.
-    if (e instanceof joseErrors.JWTExpired && e.claim === 'iat') throw fail(`was issued too long ago ("iat" is more than ${options.maxAgeSeconds} s in the past): a replayed or stale token, or a wrong clock`, e, options.errorCode, 'iat');
-    if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode, 'exp');
+    if (e instanceof joseErrors.JWTExpired && e.claim === 'iat') throw fail(`was issued too long ago ("iat" is more than ${options.maxAgeSeconds} s in the past): a replayed or stale token, or a wrong clock`, e, options.errorCode, claimDetails(e));
+    if (e instanceof joseErrors.JWTExpired) throw fail('has expired', e, options.expiredCode ?? options.errorCode, claimDetails(e));
     if (e instanceof joseErrors.JWSSignatureVerificationFailed) throw fail('has an invalid signature', e);
-    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(claimProblem(e, options), e, options.errorCode, e.claim);
+    if (e instanceof joseErrors.JWTClaimValidationFailed) throw fail(claimProblem(e, options), e, options.errorCode, claimDetails(e));
     throw fail(`is invalid: ${(e as Error).message}`, e);
   }
   const iat = result.payload.iat;
-  if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future (check the clock)', undefined, options.errorCode, 'iat');
+  if (typeof iat === 'number' && iat > epochSeconds(clock) + tolerance) throw fail('was issued in the future (check the clock)', undefined, options.errorCode, { field: 'iat' });
   return { payload: result.payload, protectedHeader: result.protectedHeader };
 }
 
+type ClaimError = InstanceType<typeof joseErrors.JWTClaimValidationFailed> | InstanceType<typeof joseErrors.JWTExpired>;
+
+/** Which claim failed and why (jose's `claim` / `reason` strings): log-safe, unlike the error itself. */
+function claimDetails(e: ClaimError): ErrorDetails {
+  return { field: e.claim, claim: e.claim, reason: e.reason };
+}
+
+/**
+ * The cause to attach to an error about a token, or none: jose's claim errors (JWTClaimValidationFailed, JWTExpired)
+ * carry the token's decoded payload, on themselves and on their own `cause`, and adapters copy a cause into what
+ * they log and output (Node-RED's Catch message). Our own errors and jose's other errors hold no claims.
+ */
+function safeCause(cause: unknown): { cause: unknown } | undefined {
+  if (!cause || cause instanceof joseErrors.JWTClaimValidationFailed || cause instanceof joseErrors.JWTExpired) return undefined;
+  return { cause };
+}
+
 /** What a failed claim check means, in words a workflow builder can act on. */
-function claimProblem(e: InstanceType<typeof joseErrors.JWTClaimValidationFailed>, o: VerifyJwsOptions): string {
+function claimProblem(e: ClaimError, o: VerifyJwsOptions): string {
   if (e.reason === 'missing') return `has no "${e.claim}" claim`;
   if (e.reason === 'invalid') return `has an "${e.claim}" claim that is not a number of seconds`;
   switch (e.claim) {

@@ -1,5 +1,5 @@
 import { SingpassFlowsError } from '../errors';
-import { AUTH_INFO_MEMBERS, FAPI_AUTH_INFO_MEMBERS } from './wire';
+import { AUTH_INFO_MEMBERS, CORPPASS_MISSING_VALUE, FAPI_AUTH_INFO_MEMBERS } from './wire';
 
 /** One `Parameter[]` entry of an authorization row. */
 export interface AuthParameter { name: string; value: string }
@@ -76,6 +76,8 @@ const date = (v: unknown, path: string): string => {
   if (typeof v !== 'string' || !DATE.test(v)) throw bad(`${path} is not a YYYY-MM-DD date`);
   return v;
 };
+/** A sub-entity id, or '' when there is none (absent, not text, or Corppass's missing-value sentinel). */
+const subEntity = (v: unknown): string => (typeof v === 'string' && v !== CORPPASS_MISSING_VALUE ? v : '');
 const params = (v: unknown, path: string): AuthParameter[] =>
   arr(v, path).map((p, i) => ({ name: str(p.name, `${path}[${i}].name`), value: typeof p.value === 'string' ? p.value : String(p.value ?? '') }));
 
@@ -93,7 +95,7 @@ export function parseAuthorizationInfo(
   const authInfo: AuthInfo = { Result_Set: { ESrvc_Row_Count: 0, ESrvc_Result: arr(aRes.ESrvc_Result, `${authName}.ESrvc_Result`).map((e, i) => {
     const p = `${authName}.ESrvc_Result[${i}]`;
     const rows = arr((e.Auth_Result_Set as Record<string, unknown> | undefined)?.Row, `${p}.Row`).map((r, j) => ({
-      CPEntID_SUB: typeof r.CPEntID_SUB === 'string' ? r.CPEntID_SUB : '',
+      CPEntID_SUB: subEntity(r.CPEntID_SUB),
       CPRole: str(r.CPRole, `${p}.Row[${j}].CPRole`, false),
       StartDate: date(r.StartDate, `${p}.Row[${j}].StartDate`),
       EndDate: date(r.EndDate, `${p}.Row[${j}].EndDate`),
@@ -110,7 +112,7 @@ export function parseAuthorizationInfo(
     const clients = arr((e.Auth_Set as Record<string, unknown> | undefined)?.TP_Auth, `${p}.TP_Auth`).map((c, k) => {
       const q = `${p}.TP_Auth[${k}]`;
       const rows = arr((c.Auth_Result_Set as Record<string, unknown> | undefined)?.Row, `${q}.Row`).map((r, j) => ({
-        CP_ClntEnt_SUB: typeof r.CP_ClntEnt_SUB === 'string' ? r.CP_ClntEnt_SUB : '',
+        CP_ClntEnt_SUB: subEntity(r.CP_ClntEnt_SUB),
         CPRole: str(r.CPRole, `${q}.Row[${j}].CPRole`, false),
         StartDate: date(r.StartDate, `${q}.Row[${j}].StartDate`),
         EndDate: date(r.EndDate, `${q}.Row[${j}].EndDate`),

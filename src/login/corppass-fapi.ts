@@ -5,7 +5,7 @@ import type { CallbackInput } from './callback';
 import { checkTransactionOwner, providerIo, resolveConfig, type LoginClientOptions, type ResolvedConfig } from './config';
 import { dataEndpointFor, type ProviderMetadata } from './discovery';
 import { sharedDpopNonces } from './dpop';
-import { exchangeCode, getWithDpop, pushAuthorizationRequest, userinfoJwt, type FapiContext } from './fapi';
+import { exchangeCode, getWithDpop, pushAuthorizationRequest, userinfoJwt, type FapiContext, type FapiLoginStart } from './fapi';
 import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
 import { flattenPersonInfo } from './singpass';
@@ -99,8 +99,8 @@ export interface CorppassFapiLoginResult {
 
 export interface CorppassFapiClient {
   readonly profile: 'fapi';
-  /** Push the authorization request (PAR + DPoP) and return the URL to send the browser to. */
-  startLogin(options?: CorppassFapiStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
+  /** Push the authorization request (PAR + DPoP) and return the URL to send the browser to and until when it works. */
+  startLogin(options?: CorppassFapiStartOptions): Promise<FapiLoginStart>;
   /** Check the callback, exchange the code with DPoP, verify the ID token, and read userinfo when a scope needs it. */
   completeLogin(input: { transaction: LoginTransaction; callback: CallbackInput }): Promise<CorppassFapiLoginResult>;
   /** Validated, cached provider metadata. */
@@ -145,7 +145,7 @@ export function createCorppassFapiClient(options: CorppassFapiClientOptions): Co
       const tx = checkTransactionOwner(transaction, c, 'corppass-fapi');
       const { md, tokens, dpop } = await exchangeCode(f, metadata, tx, callback);
       const keySet = c.providerCache.keySet(md.jwksUri, f.io);
-      const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: CORPPASS_FAPI_JWE_ENCS, keySet, clock: c.clock });
+      const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: CORPPASS_FAPI_JWE_ENCS, keySet, clock: c.clock, accessToken: tokens.accessToken });
       const user = actingUser(claims);
       const entity = entityOf(claims);
       const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string') : [];

@@ -19,8 +19,9 @@ import { createCorppassFapiClient, type CorppassFapiClient, type CorppassFapiCli
 
 export interface CorppassClientOptions extends LoginClientOptions {
   /**
-   * Verify the access token's signature (from the provider keys) before using it (default true). Only for peers
-   * that sign it with an unpublished key (MockPass 4.3.4); real Corppass publishes its key.
+   * Also read the access token as a JWS and verify its signature (provider keys, ES256) and `iss`; default false.
+   * Corppass tells relying parties to treat access tokens as opaque (their format may change without notice), so by
+   * default it is only passed back to the authorization-info endpoint, which is what validates it.
    */
   verifyAccessToken?: boolean;
 }
@@ -93,7 +94,7 @@ export function createCorppassClient(options: (CorppassClientOptions & { profile
 
 function createLegacyCorppassClient(options: CorppassClientOptions): CorppassClient {
   const c: ResolvedConfig = resolveConfig(options);
-  const verifyAccessToken = options.verifyAccessToken !== false;
+  const verifyAccessToken = options.verifyAccessToken === true;
   const io = providerIo(c);
   const metadata = () => c.providerCache.metadata(c.issuer, 'corppass', c.allowInsecureLoopback, io);
   const refresh = () => c.providerCache.refresh(c.issuer, 'corppass', c.allowInsecureLoopback, io);
@@ -161,7 +162,7 @@ function createLegacyCorppassClient(options: CorppassClientOptions): CorppassCli
       }, { fetch: c.fetch, timeoutMs: c.timeoutMs });
       const tokens = parseTokenResponse(res, md.tokenEndpoint, 'Bearer', tx.scope);
       const keySet = c.providerCache.keySet(md.jwksUri, io);
-      const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: CORPPASS_JWE_ENCS, keySet, clock: c.clock });
+      const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: CORPPASS_JWE_ENCS, keySet, clock: c.clock, accessToken: tokens.accessToken });
       if (verifyAccessToken) {
         await verifyJwsWithKeySet(tokens.accessToken, keySet, { algorithms: [...PROVIDER_SIGNING_ALGS], issuer: c.issuer, clock: c.clock, errorCode: 'LOGIN_RESPONSE_INVALID', what: 'access token' });
       }

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createECDH, createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
 import { SingpassFlowsError } from '../errors';
 import type { HttpResponse } from '../http';
@@ -16,13 +16,24 @@ export function generateDpopKey(): JWK {
 
 export interface DpopKey { privateKey: KeyObject; publicJwk: JWK }
 
-export function importDpopKey(jwk: JWK | undefined): DpopKey {
-  if (!jwk || jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.d !== 'string') {
-    throw new SingpassFlowsError('LOGIN_STATE_INVALID', 'The login transaction has no usable DPoP key; start the login again');
+/** The transaction's DPoP key as keys; anything else than a P-256 private JWK is `LOGIN_STATE_INVALID`. */
+export function importDpopKey(jwk: unknown): DpopKey {
+  const unusable = () => new SingpassFlowsError('LOGIN_STATE_INVALID', 'The login transaction has no usable DPoP key; start the login again');
+  const k = jwk as JWK | null | undefined;
+  if (!k || typeof k !== 'object' || k.kty !== 'EC' || k.crv !== 'P-256' || typeof k.d !== 'string' || typeof k.x !== 'string' || typeof k.y !== 'string') throw unusable();
+  let privateKey: KeyObject;
+  try {
+    // node:crypto takes x/y as given: derive them from d, or a mismatch shows only as proofs the provider refuses.
+    const d = Buffer.from(k.d, 'base64url');
+    const ecdh = createECDH('prime256v1');
+    ecdh.setPrivateKey(d);
+    const point = ecdh.getPublicKey();
+    if (d.length !== 32 || point.subarray(1, 33).toString('base64url') !== k.x || point.subarray(33).toString('base64url') !== k.y) throw unusable();
+    privateKey = createPrivateKey({ key: { kty: 'EC', crv: 'P-256', x: k.x, y: k.y, d: k.d }, format: 'jwk' });
+  } catch {
+    throw unusable();
   }
-  const privateKey = createPrivateKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
-  const pub = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
-  return { privateKey, publicJwk: { kty: 'EC', crv: 'P-256', x: pub.x, y: pub.y } };
+  return { privateKey, publicJwk: { kty: 'EC', crv: 'P-256', x: k.x, y: k.y } };
 }
 
 /**

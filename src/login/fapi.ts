@@ -10,6 +10,7 @@ import { dpopProof, generateDpopKey, importDpopKey, isAsNonceChallenge, isRsNonc
 import { FORM_HEADERS, formBody, oauthError, parseTokenResponse, type TokenResponse } from './token';
 import type { LoginTransaction } from './transaction';
 import { pkcePair } from './util';
+import { PAR_REQUEST_URI_MAX_SECONDS } from './wire';
 
 /**
  * The FAPI 2.0 login steps Singpass FAPI and Corppass FAPI share, each rule in one place: PAR with PKCE S256, a fresh
@@ -28,15 +29,28 @@ function send(f: FapiContext, url: string, init: RequestInit): Promise<HttpRespo
   return httpRequest(url, init, { fetch: f.c.fetch, timeoutMs: f.c.timeoutMs });
 }
 
+/** What a FAPI 2.0 `startLogin` returns. */
+export interface FapiLoginStart {
+  /** Where to send the browser: only `client_id` and `request_uri`. */
+  url: string;
+  /** Keep until the callback (sealed, server-side). */
+  transaction: LoginTransaction;
+  /**
+   * ms since epoch after which `url` no longer works: the provider's `request_uri` lifetime (`expires_in`, 60 s at
+   * Singpass and Corppass), counted from before the push, and never later than the transaction's `expiresAt`.
+   */
+  urlExpiresAt: number;
+}
+
 /**
  * Push the authorization request (provider-specific `params` added to the standard ones) and return the URL to
- * send the browser to (only `client_id` + `request_uri`) and the transaction to keep.
+ * send the browser to, how long it works, and the transaction to keep.
  */
 export async function pushAuthorizationRequest(
   f: FapiContext,
   md: ProviderMetadata,
   o: { provider: LoginTransaction['provider']; scope: string; params: Record<string, string | undefined>; transaction?: Partial<LoginTransaction> },
-): Promise<{ url: string; transaction: LoginTransaction }> {
+): Promise<FapiLoginStart> {
   const c = f.c;
   const par = md.parEndpoint;
   if (!par) throw new SingpassFlowsError('DISCOVERY_INVALID', `Provider configuration of ${c.issuer}: "pushed_authorization_request_endpoint" is missing`);
@@ -59,13 +73,13 @@ export async function pushAuthorizationRequest(
       ...(await clientAssertionParams(c.signingKey, c.clientId, c.issuer, c.clock)),
     }),
   }), isAsNonceChallenge);
-  const requestUri = parseParResponse(res, par);
+  const { requestUri, expiresIn } = parseParResponse(res, par);
   const url = new URL(md.authorizationEndpoint);
   url.search = '';
   url.searchParams.set('client_id', c.clientId);
   url.searchParams.set('request_uri', requestUri);
   await c.transactionStore.put(tx.id, tx.expiresAt);
-  return { url: url.toString(), transaction: tx };
+  return { url: url.toString(), transaction: tx, urlExpiresAt: Math.min(now + expiresIn * 1000, tx.expiresAt) };
 }
 
 /**
@@ -118,7 +132,13 @@ export function userinfoJwt(res: HttpResponse, expected: string): string {
   return res.body.toString('utf8').trim();
 }
 
-function parseParResponse(res: HttpResponse, url: string): string {
+/**
+ * The `request_uri` and its lifetime. `expires_in` must be a positive whole number of seconds (RFC 9126 §2.2) under
+ * {@link PAR_REQUEST_URI_MAX_SECONDS} (an authorization-server duty of the FAPI 2.0 Security Profile). Anything else
+ * is refused, not clamped: it is the provider's own word on when the URL stops working, and a provider that breaks
+ * the profile there cannot be trusted for it.
+ */
+function parseParResponse(res: HttpResponse, url: string): { requestUri: string; expiresIn: number } {
   if (res.status !== 201) {
     if (res.status >= 200 && res.status < 300) throw new SingpassFlowsError('PAR_FAILED', `The pushed authorization endpoint answered HTTP ${res.status}, expected 201`, { status: res.status });
     throw oauthError(res, 'PAR_FAILED', `pushed authorization endpoint (${safeUrl(url)})`);
@@ -132,6 +152,9 @@ function parseParResponse(res: HttpResponse, url: string): string {
   const b = body as { request_uri?: unknown; expires_in?: unknown } | null;
   if (!b || typeof b !== 'object' || Array.isArray(b)) throw new SingpassFlowsError('PAR_FAILED', 'The pushed authorization response is not a JSON object', { status: res.status });
   if (typeof b.request_uri !== 'string' || !b.request_uri) throw new SingpassFlowsError('PAR_FAILED', 'The pushed authorization response has no request_uri', { status: res.status });
-  if (typeof b.expires_in !== 'number' || !Number.isFinite(b.expires_in) || b.expires_in <= 0) throw new SingpassFlowsError('PAR_FAILED', 'The pushed authorization response has no valid expires_in', { status: res.status });
-  return b.request_uri;
+  if (typeof b.expires_in !== 'number' || !Number.isInteger(b.expires_in) || b.expires_in <= 0) throw new SingpassFlowsError('PAR_FAILED', 'The pushed authorization response has no valid expires_in (a positive whole number of seconds)', { status: res.status, field: 'expires_in' });
+  if (b.expires_in >= PAR_REQUEST_URI_MAX_SECONDS) {
+    throw new SingpassFlowsError('PAR_FAILED', `The pushed authorization response says its request_uri lives ${b.expires_in} s; FAPI 2.0 requires less than ${PAR_REQUEST_URI_MAX_SECONDS} s, so the provider is misconfigured`, { status: res.status, field: 'expires_in' });
+  }
+  return { requestUri: b.request_uri, expiresIn: b.expires_in };
 }

@@ -7,5 +7,6 @@ export { activeRoles, parseAuthorizationInfo, singaporeDate, type ActiveRole, ty
 export { LOGIN_PROVIDERS, sealTransaction, openTransaction, InMemoryTransactionStore, defaultTransactionStore, type LoginTransaction, type TransactionStore } from './transaction';
 export { ProviderCache, defaultProviderCache, type ProviderCacheOptions, type ProviderMetadata } from './discovery';
 export type { CallbackInput } from './callback';
+export type { FapiLoginStart } from './fapi';
 export type { LoginClientOptions } from './config';
 export { keySetResponse, type KeySetHttpResponse } from './key-set-response';

@@ -5,7 +5,7 @@ import type { CallbackInput } from './callback';
 import { checkTransactionOwner, providerIo, resolveConfig, type LoginClientOptions, type ResolvedConfig } from './config';
 import { dataEndpointFor, type ProviderMetadata } from './discovery';
 import { sharedDpopNonces } from './dpop';
-import { exchangeCode, getWithDpop, pushAuthorizationRequest, userinfoJwt, type FapiContext } from './fapi';
+import { exchangeCode, getWithDpop, pushAuthorizationRequest, userinfoJwt, type FapiContext, type FapiLoginStart } from './fapi';
 import { verifyIdToken } from './id-token';
 import { decryptAndVerify } from './nested-jwt';
 import type { LoginTransaction } from './transaction';
@@ -53,8 +53,8 @@ export interface SingpassLoginResult {
 }
 
 export interface SingpassClient {
-  /** Push the authorization request (PAR + DPoP) and return the URL to send the browser to. */
-  startLogin(options?: SingpassStartOptions): Promise<{ url: string; transaction: LoginTransaction }>;
+  /** Push the authorization request (PAR + DPoP) and return the URL to send the browser to and until when it works. */
+  startLogin(options?: SingpassStartOptions): Promise<FapiLoginStart>;
   /**
    * Check the callback, exchange the code with DPoP, verify the ID token, and — when a granted scope releases person
    * data there (any scope besides openid, user.identity, name, mobileno, email) — fetch and verify userinfo.
@@ -120,7 +120,7 @@ export function createSingpassClient(options: SingpassClientOptions): SingpassCl
       const tx = checkTransactionOwner(transaction, c, 'singpass');
       const { md, tokens, dpop } = await exchangeCode(f, metadata, tx, callback);
       const keySet = c.providerCache.keySet(md.jwksUri, io);
-      const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: SINGPASS_JWE_ENCS, keySet, clock: c.clock });
+      const claims = await verifyIdToken(tokens.idToken, { tx, clientId: c.clientId, issuer: c.issuer, decryptionKeys: c.decryptionKeys, encs: SINGPASS_JWE_ENCS, keySet, clock: c.clock, accessToken: tokens.accessToken });
       const acr = typeof claims.acr === 'string' ? claims.acr : undefined;
       enforceAssurance(acr, requiredLevel, tx.acrValues);
       const amr = Array.isArray(claims.amr) ? claims.amr.filter((a): a is string => typeof a === 'string').map((a) => AMR_ALIASES[a] ?? a) : [];

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 import type { JWK } from 'jose';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { systemClock, type Clock } from '../clock';
+import { importDpopKey } from './dpop';
 
 /**
  * Everything the callback needs from the redirect that started a login. It holds secrets (PKCE verifier, DPoP
@@ -128,4 +129,6 @@ export function assertTransactionShape(tx: unknown): asserts tx is LoginTransact
       (t.issRequired !== undefined && typeof t.issRequired !== 'boolean')) {
     throw new SingpassFlowsError('LOGIN_STATE_INVALID', 'The login transaction is missing or malformed; pass the transaction returned by startLogin');
   }
+  // FAPI logins carry their DPoP key: one that cannot be read is refused here, not as a crypto error mid-callback.
+  if (t.dpopKey !== undefined) importDpopKey(t.dpopKey);
 }

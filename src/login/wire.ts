@@ -45,6 +45,9 @@ export const SINGPASS_JWE_ENCS = ['A256CBC-HS512', 'A256GCM'] as const;
 /** The providers sign ID tokens, userinfo and authorization info with ES256 only. */
 export const PROVIDER_SIGNING_ALGS = ['ES256'] as const;
 
+/** A PAR `request_uri` expires in less than this many seconds (an authorization-server duty of FAPI 2.0 Security Profile). [C] */
+export const PAR_REQUEST_URI_MAX_SECONDS = 600;
+
 /** DPoP proof lifetime: Singpass requires `exp` ≤ `iat` + 120 s (the most tolerant of clock skew that is allowed). [C] */
 export const DPOP_PROOF_LIFETIME_SECONDS = 120;
 
@@ -54,6 +57,12 @@ export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-typ
 
 /** The same authorization rows as {@link AUTH_INFO_MEMBERS}, as the FAPI userinfo names them. [C] */
 export const FAPI_AUTH_INFO_MEMBERS = ['auth_info', 'tp_auth_info'] as const;
+
+/**
+ * What Corppass may put in `CPEntID_SUB` when a row has no sub-entity, instead of "" [C]; read as "", never as an id.
+ * Also applied to `CP_ClntEnt_SUB`, the same member of third-party rows [I].
+ */
+export const CORPPASS_MISSING_VALUE = 'ERROR_MISSING_VALUE';
 
 /** Scopes whose data Corppass FAPI puts in the ID token; every other scope but `openid` is released at userinfo. [C] */
 export const CORPPASS_FAPI_ID_TOKEN_SCOPES = ['entity.identity', 'entity.basic_profile.name', 'entity.basic_profile.uen_status', 'user.identity', 'user.name'] as const;

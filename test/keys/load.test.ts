@@ -29,6 +29,16 @@ describe('key loading', () => {
     await expect(loadSigningKey({ key: keys.signing, alg: 'ES384' })).rejects.toMatchObject({ code: 'KEY_INVALID' });
   });
 
+  test('an encryption key for direct ECDH-ES is refused (the decryptor refuses it), given or in the JWK, naming the accepted algs', async () => {
+    const keys = await generateClientKeys();
+    for (const input of [{ key: keys.encryption, alg: 'ECDH-ES' }, { key: { ...keys.encryption, alg: 'ECDH-ES' } }, { key: JSON.stringify({ ...keys.encryption, alg: 'ECDH-ES' }) }]) {
+      const e = await loadEncryptionKey(input).catch((x) => x);
+      expect(e).toMatchObject({ code: 'KEY_INVALID', details: { field: 'alg' } });
+      expect(e.message).toMatch(/"ECDH-ES" is not accepted.*ECDH-ES\+A128KW, ECDH-ES\+A192KW, ECDH-ES\+A256KW/);
+    }
+    await expect(loadEncryptionKey({ key: keys.encryption, alg: 'ECDH-ES+A128KW' })).resolves.toMatchObject({ alg: 'ECDH-ES+A128KW', publicJwk: { alg: 'ECDH-ES+A128KW' } });
+  });
+
   test('the published set has public members only and refuses duplicate kids or a key used twice', async () => {
     const keys = await generateClientKeys();
     expect(keys.publicKeySet.keys.map((k) => k.use).sort()).toEqual(['enc', 'sig']);

@@ -161,7 +161,7 @@ describe('shared Singpass v2 / FAPI parts interoperate with MockPass\'s real tok
 
     // Our ID-token verification end to end: decrypt, ES256 signature against MockPass's published key set
     // (RemoteKeySet over HTTP), iss, aud exactly our client id, exp, iat ≤ 10 min old, sub, nonce.
-    const claims = await verifyIdToken(tokens.idToken, { tx, clientId: CLIENT_ID, issuer, decryptionKeys: [encryptionKey], encs: SINGPASS_JWE_ENCS, keySet, clock });
+    const claims = await verifyIdToken(tokens.idToken, { tx, clientId: CLIENT_ID, issuer, decryptionKeys: [encryptionKey], encs: SINGPASS_JWE_ENCS, keySet, clock, accessToken: tokens.accessToken });
     expect(claims).toMatchObject({ iss: issuer, aud: CLIENT_ID, nonce: tx.nonce, amr: ['pwd'] });
     // Deviation: Singpass v2 `sub` is key=value pairs `s=<NRIC>,u=<UUID>`; under FAPI it is the UUID alone (spec §2.1),
     // with the NRIC in sub_attributes.identity_number. MockPass sends no acr, no sub_type, no sub_attributes.
@@ -184,14 +184,14 @@ describe('shared Singpass v2 / FAPI parts interoperate with MockPass\'s real tok
     const sfa = { nric: 'Y4581892I', uuid: 'acf8edda-bfdf-45fc-b140-a6ec6955d857' };
     const { tx, res } = await login(sfa);
     const tokens = parseTokenResponse(res, md.token_endpoint, 'Bearer', 'openid');
-    const claims = await verifyIdToken(tokens.idToken, { tx, clientId: CLIENT_ID, issuer, decryptionKeys: [encryptionKey], encs: SINGPASS_JWE_ENCS, keySet, clock });
+    const claims = await verifyIdToken(tokens.idToken, { tx, clientId: CLIENT_ID, issuer, decryptionKeys: [encryptionKey], encs: SINGPASS_JWE_ENCS, keySet, clock, accessToken: tokens.accessToken });
     expect(claims.sub).toBe(`s=${sfa.nric},fid=G730Z-H5P96,coi=DE,u=${sfa.uuid}`);
   });
 
   it('the same real ID token is refused for another nonce, another client id, another issuer spelling, or a tampered ciphertext', async () => {
     const { tx, res } = await login(user);
-    const { idToken } = parseTokenResponse(res, md.token_endpoint, 'Bearer', 'openid');
-    const ok = { tx, clientId: CLIENT_ID, issuer, decryptionKeys: [encryptionKey], encs: SINGPASS_JWE_ENCS, keySet, clock };
+    const { idToken, accessToken } = parseTokenResponse(res, md.token_endpoint, 'Bearer', 'openid');
+    const ok = { tx, clientId: CLIENT_ID, issuer, decryptionKeys: [encryptionKey], encs: SINGPASS_JWE_ENCS, keySet, clock, accessToken };
     // Sanity: it verifies as-is, so each refusal below is caused by the one thing changed.
     await expect(verifyIdToken(idToken, ok)).resolves.toMatchObject({ nonce: tx.nonce });
 
@@ -216,7 +216,7 @@ describe('shared Singpass v2 / FAPI parts interoperate with MockPass\'s real tok
     // Re-wrap MockPass's inner JWS with a flipped signature byte into a fresh JWE to our key: decryption succeeds,
     // the ES256 check against MockPass's published key must not.
     const { tx, res } = await login(user);
-    const { idToken } = parseTokenResponse(res, md.token_endpoint, 'Bearer', 'openid');
+    const { idToken, accessToken } = parseTokenResponse(res, md.token_endpoint, 'Bearer', 'openid');
     const { plaintext } = await compactDecrypt(idToken, encryptionKey.privateKey);
     const jws = new TextDecoder().decode(plaintext).split('.');
     expect(decodeJwt(jws.join('.')).nonce).toBe(tx.nonce);
@@ -226,7 +226,7 @@ describe('shared Singpass v2 / FAPI parts interoperate with MockPass\'s real tok
     const forged = await new CompactEncrypt(new TextEncoder().encode(jws.join('.')))
       .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256CBC-HS512', kid: encryptionKey.kid, cty: 'JWT' })
       .encrypt(await importJWK(encryptionKey.publicJwk, 'ECDH-ES+A256KW'));
-    const e = await refusal(verifyIdToken(forged, { tx, clientId: CLIENT_ID, issuer, decryptionKeys: [encryptionKey], encs: SINGPASS_JWE_ENCS, keySet: new RemoteKeySet(md.jwks_uri), clock }));
+    const e = await refusal(verifyIdToken(forged, { tx, clientId: CLIENT_ID, issuer, decryptionKeys: [encryptionKey], encs: SINGPASS_JWE_ENCS, keySet: new RemoteKeySet(md.jwks_uri), clock, accessToken }));
     expect(e.code).toBe('ID_TOKEN_INVALID');
   });
 

@@ -4,10 +4,11 @@
  * client (FAPI 2.0: PAR, DPoP) has no MockPass peer — MockPass's Singpass v2 flow is not our target.
  *
  * MockPass deviates from the Corppass spec in ways our client deliberately refuses: its discovery omits
- * `code_challenge_methods_supported` and `authorization_response_iss_parameter_supported`, its authorization
- * response has no `iss`, and its access token is signed RS256 with a key it does not publish. The first test shows
- * the strict client refuses it as-is; the second adapts exactly those points (documented below) and runs the real
- * MockPass token exchange, JWE decryption and ES256 ID token verification.
+ * `code_challenge_methods_supported` and `authorization_response_iss_parameter_supported`, and its authorization
+ * response has no `iss`. The first test shows the strict client refuses it as-is; the second adapts exactly those
+ * points (documented below) and runs the real MockPass token exchange, JWE decryption and ES256 ID token
+ * verification. MockPass also signs its access token RS256 with a key it does not publish: harmless by default (the
+ * client treats the access token as opaque, as Corppass requires), refused when verifyAccessToken is opted in.
  */
 import { SingpassFlowsError } from '../../src/errors';
 import type { LoadedKey, EcSigningAlg } from '../../src/keys';
@@ -49,8 +50,9 @@ it('Corppass login against MockPass: private_key_jwt, P-256 ECDH-ES+A256KW JWE, 
     const doc = { ...(await res.json()), code_challenge_methods_supported: ['S256'], authorization_response_iss_parameter_supported: true };
     return new Response(JSON.stringify(doc), { status: 200, headers: { 'content-type': 'application/json' } });
   };
-  // Adaptation 3: MockPass signs the access token with an unpublished RS256 key (real Corppass: ES256, published).
-  const cp = client({ fetch: adaptingFetch, verifyAccessToken: false });
+  // MockPass signs the access token with an unpublished RS256 key: no adaptation needed, the client treats the
+  // access token as opaque by default (Corppass: RPs must not parse it).
+  const cp = client({ fetch: adaptingFetch });
   const { url, transaction } = await cp.startLogin();
   const res = await fetch(url, { redirect: 'manual', headers: { 'X-Custom-NRIC': 'M1234567K', 'X-Custom-UUID': 'c0ffee00-0000-4000-8000-000000000001', 'X-Custom-UEN': '201500001A' } });
   expect(res.status).toBe(302);
@@ -69,14 +71,14 @@ it('Corppass login against MockPass: private_key_jwt, P-256 ECDH-ES+A256KW JWE, 
   expect(login.entityInfo).toMatchObject({ CPEntID: '201500001A' });
 });
 
-it('with access-token verification on (the default), MockPass\'s unpublished RS256 access token is refused', async () => {
+it('with access-token verification opted in (verifyAccessToken: true), MockPass\'s unpublished RS256 access token is refused', async () => {
   const adaptingFetch: Fetch = async (url, init) => {
     const res = await fetch(url, init);
     if (!url.endsWith('/.well-known/openid-configuration')) return res;
     const doc = { ...(await res.json()), code_challenge_methods_supported: ['S256'], authorization_response_iss_parameter_supported: true };
     return new Response(JSON.stringify(doc), { status: 200, headers: { 'content-type': 'application/json' } });
   };
-  const cp = client({ fetch: adaptingFetch });
+  const cp = client({ fetch: adaptingFetch, verifyAccessToken: true });
   const { url, transaction } = await cp.startLogin();
   const res = await fetch(url, { redirect: 'manual' });
   const cb = new URL(res.headers.get('location')!);

@@ -129,6 +129,12 @@ describe('Corppass shapes', () => {
     expect(login.amr).toEqual(expect.any(Array));
   });
 
+  it('the access token is opaque (Corppass: RPs must not parse it): one that is no JWT at all still logs in', async () => {
+    h.corppass.misbehave({ tokenFields: { access_token: 'opaque-corppass-access-token' } });
+    const { login } = await corppassLogin();
+    expect(login.accessToken).toBe('opaque-corppass-access-token');
+  });
+
   it('default scope openid: no authorization-info call, empty roles; fetchAuthorizationInfo forces it', async () => {
     const plain = await corppassLogin();
     expect(plain.login.authorizationInfo).toBeUndefined();

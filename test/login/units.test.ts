@@ -8,6 +8,7 @@ import { validateCallback } from '../../src/login/callback';
 import { decryptAndVerify, hasDuplicateMembers } from '../../src/login/nested-jwt';
 import { DpopNonces, challengeNonce } from '../../src/login/dpop';
 import type { HttpResponse } from '../../src/http';
+import { FAPI_AUTH_INFO_MEMBERS } from '../../src/login/wire';
 
 const ISS = 'https://id.example.sg/fapi';
 const tx: LoginTransaction = {
@@ -79,6 +80,15 @@ describe('Corppass subject and authorization info', () => {
       { source: 'AuthInfo', eserviceId: 'E1', role: 'open', entitySub: '', startDate: '2020-01-01', endDate: '9999-12-31', parameters: { k: 'v' } },
       { source: 'TPAuthInfo', eserviceId: 'E2', role: 'tp', entitySub: 'B1', clientId: '199912345K', clientEntityType: 'UEN', startDate: '2026-07-01', endDate: '9999-12-31', parameters: {} },
     ]);
+  });
+  it('Corppass\'s ERROR_MISSING_VALUE in a sub-entity member means no sub-entity, not an id (FAPI auth_info and tp_auth_info)', () => {
+    const r = { CPRole: 'R', StartDate: '2020-01-01', EndDate: '9999-12-31', Parameter: [] };
+    const info = parseAuthorizationInfo({
+      auth_info: { Result_Set: { ESrvc_Result: [{ CPESrvcID: 'A', Auth_Result_Set: { Row: [{ ...r, CPEntID_SUB: 'ERROR_MISSING_VALUE' }] } }] } },
+      tp_auth_info: { Result_Set: { ESrvc_Result: [{ CPESrvcID: 'B', Auth_Set: { TP_Auth: [{ CP_Clnt_ID: '53123456X', CP_ClntEnt_TYPE: 'UEN', Auth_Result_Set: { Row: [{ ...r, CP_ClntEnt_SUB: 'ERROR_MISSING_VALUE' }] } }] } }] } },
+    }, FAPI_AUTH_INFO_MEMBERS);
+    expect(info.authInfo.Result_Set.ESrvc_Result[0].Auth_Result_Set.Row[0].CPEntID_SUB).toBe('');
+    expect(activeRoles(info, '2026-06-01').map((x) => [x.source, x.entitySub])).toEqual([['AuthInfo', ''], ['TPAuthInfo', '']]);
   });
   it('refuses malformed dates and non-JSON strings', () => {
     expect(code(thrown(() => parseAuthorizationInfo({ AuthInfo: '{not json' })))).toBe('AUTHORIZATION_INFO_INVALID');

@@ -3,6 +3,7 @@
  * sandbox's Corppass FAPI 2.0 provider (startSandbox) over real HTTP on 127.0.0.1. The provider fetches the client's
  * public keys from a key-set endpoint this test serves. A client saved without the Profile setting stays legacy.
  */
+import { inspect } from 'node:util';
 import { listen, type RunningServer } from '../../sandbox/http';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
@@ -63,6 +64,8 @@ test('Profile FAPI 2.0: start (PAR) → authorize → complete gives the entity,
   const started = await send('start', {});
   expect(started.statusCode).toBe(302);
   expect(started.loginUrl).toContain(sb.urls.corppassFapi);
+  expect(Date.parse(started.payload.loginUrlExpiresAt) - Date.now()).toBeLessThanOrEqual(60_000);
+  expect(Date.parse(started.payload.expiresAt)).toBeGreaterThan(Date.parse(started.payload.loginUrlExpiresAt));
   const callbackUrl = await authorizeAs(started.loginUrl, 'cp-admin');
   const done = await send('complete', { transaction: started.transaction, callbackUrl });
   expect(done.payload.entity).toMatchObject({ id: '201500001A' });
@@ -73,6 +76,24 @@ test('Profile FAPI 2.0: start (PAR) → authorize → complete gives the entity,
   ]);
   expect(done.payload.authorizationInfo).toMatchObject({ sub: UUID });
   expect(done.cookies).toEqual({ singpass_flows_login: null });
+});
+
+test('an expired ID token reaches the Catch node as ID_TOKEN_INVALID "expired", with none of its claims (NRIC) in msg.error', async () => {
+  await load({ profile: 'fapi', appType: 'login' });
+  sb.corppassFapi.misbehave({ idToken: { exp: { $secondsFromNow: -360 }, act: { sub: UUID, sub_type: 'user', sub_attributes: { identity_number: 'S1234567D', name: 'TAN AH KOW' } } } });
+  try {
+    const started = await send('start', {});
+    const callbackUrl = await authorizeAs(started.loginUrl, 'cp-admin');
+    const m = await send('complete', { transaction: started.transaction, callbackUrl }, 'caught');
+    expect(m.error.code).toBe('ID_TOKEN_INVALID');
+    expect(m.error.message).toMatch(/expired/);
+    for (const shown of [JSON.stringify(m), inspect(m, { depth: 10 })]) {
+      expect(shown).not.toContain('S1234567D');
+      expect(shown).not.toContain('TAN AH KOW');
+    }
+  } finally {
+    sb.corppassFapi.reset();
+  }
 });
 
 test('Profile FAPI 2.0: the "roles" action is a clear INVALID_INPUT (roles come with "complete")', async () => {

@@ -88,6 +88,7 @@ describe('Corppass node with Profile "FAPI 2.0" against the sandbox FAPI provide
   it('start (PAR) → authorize → complete gives the entity, the user uuid and the roles active today', async () => {
     const [[started]] = await run({ resource: 'login', operation: 'startLogin', scope: 'openid authinfo tpauthinfo', authenticationContextMessage: 'Submit GST return' });
     expect(started.json.loginUrl).toEqual(expect.stringContaining('/corppass-fapi/'));
+    expect(Date.parse(String(started.json.loginUrlExpiresAt)) - Date.now()).toBeLessThanOrEqual(60_000);
     const callbackUrl = await authorizeAs(started.json.loginUrl as string, 'cp-admin');
     const [[done]] = await run({ resource: 'login', operation: 'completeLogin', transaction: started.json.transaction, callback: callbackUrl, fetchAuthorizationInfo: true, includeAccessToken: true });
     expect(done.json.entity).toMatchObject({ id: '201500001A' });

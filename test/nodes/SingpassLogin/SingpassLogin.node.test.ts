@@ -15,6 +15,11 @@ describe('Singpass Login node against the sandbox FAPI provider (real HTTP on 12
   it('start (PAR + DPoP) → authorize → complete gives the verified person data', async () => {
     const [[started]] = await run({ resource: 'login', operation: 'startLogin', scope: 'openid user.identity name', options: {} });
     expect(started.json.loginUrl).toMatch(/\/singpass\/fapi\/.*request_uri=/);
+    // the PAR request_uri's lifetime (the sandbox, like Singpass: 60 s), well before the login itself expires
+    const urlLife = Date.parse(String(started.json.loginUrlExpiresAt)) - Date.now();
+    expect(urlLife).toBeGreaterThan(50_000);
+    expect(urlLife).toBeLessThanOrEqual(60_000);
+    expect(Date.parse(String(started.json.expiresAt))).toBeGreaterThan(Date.parse(String(started.json.loginUrlExpiresAt)));
     const callbackUrl = await authorizeAs(started.json.loginUrl as string, 'citizen');
     const [[done]] = await run({
       resource: 'login', operation: 'completeLogin', transaction: started.json.setCookie, callback: Object.fromEntries(new URL(callbackUrl).searchParams), options: {},

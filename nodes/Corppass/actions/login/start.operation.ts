@@ -33,10 +33,10 @@ export const description: INodeProperties[] = forOperation('login', 'startLogin'
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const { client, transactionSecret } = await corppassClient(this);
   const optional = (name: string) => (this.getNodeParameter(name, i, '') as string).trim() || undefined;
-  const { url, transaction } = await startCorppassLogin(client, {
+  const start = await startCorppassLogin(client, {
     scope: this.getNodeParameter('scope', i) as string,
     authenticationContextType: optional('authenticationContextType'),
     authenticationContextMessage: optional('authenticationContextMessage'),
   });
-  return { json: startLoginOutput(url, transaction, transactionSecret) };
+  return { json: startLoginOutput(start, transactionSecret) };
 }

@@ -29,11 +29,11 @@ export const description: INodeProperties[] = forOperation('login', 'startLogin'
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const { client, transactionSecret } = await singpassClient(this);
   const o = this.getNodeParameter('options', i, {}) as { acrValues?: string; authenticationContextType?: string; authenticationContextMessage?: string };
-  const { url, transaction } = await client.startLogin({
+  const start = await client.startLogin({
     scope: this.getNodeParameter('scope', i) as string,
     acrValues: o.acrValues || undefined,
     authenticationContextType: o.authenticationContextType || undefined,
     authenticationContextMessage: o.authenticationContextMessage || undefined,
   });
-  return { json: startLoginOutput(url, transaction, transactionSecret) };
+  return { json: startLoginOutput(start, transactionSecret) };
 }
