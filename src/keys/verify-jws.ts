@@ -50,7 +50,7 @@ export async function verifyJwsWithKeySet(token: string, keySet: KeySource, opti
       if (member in header) throw fail(`carries its own key ("${member}" header); keys are only taken from the published key set`);
     }
     if (options.typ && header.typ?.toLowerCase() !== options.typ.toLowerCase()) throw fail(`has typ "${header.typ}", expected "${options.typ}"`);
-    if (options.requireKid && (typeof header.kid !== 'string' || header.kid === '')) throw fail('names no key ("kid" header); these tokens must name the key of the published set they were signed with', undefined, options.errorCode, 'kid');
+    if (options.requireKid && (typeof header.kid !== 'string' || header.kid === '')) throw fail('names no key ("kid" header); these tokens must name the key of the published set they were signed with', undefined, options.errorCode, { field: 'kid' });
   };
   /** Why jose refused the token before asking for a key, in our words (the header decoded again: only on failure). */
   const explainEarlyRefusal = () => {
