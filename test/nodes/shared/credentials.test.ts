@@ -78,7 +78,7 @@ describe('login credentials → loginOptions', () => {
 
   it('names a signing key pasted into the encryption field', async () => {
     await expect(loginOptions('corppass', { ...base(), encryptionKey: JSON.stringify(keys.signing) }))
-      .rejects.toThrow(/^Credential "Corppass", field "Encryption Key": Encryption key: algorithm ES256 is not supported/);
+      .rejects.toThrow(/^Credential "Corppass", field "Encryption Key": Encryption key: algorithm "ES256" is not accepted/);
   });
 
   it('refuses a short transaction secret', async () => {
