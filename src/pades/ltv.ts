@@ -150,6 +150,8 @@ interface Need {
   issuer: Buffer;
   /** The latest `proofTime` among the signatures relying on it. */
   notBefore?: Date;
+  /** A signature without a proof time relies on it (for that one, a revocation at any time counts). */
+  untimed?: boolean;
   /** A signature that must be complete relies on it. */
   required: boolean;
   outcome?: { result: OcspResult; reused: boolean } | { crl: CrlResult; reused: boolean } | { code: 'OCSP_NO_RESPONDER' | 'OCSP_FAILED' | 'CRL_FAILED'; error: SingpassFlowsError };
@@ -199,6 +201,7 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
         const need = needs.get(key) ?? { cert: chain[i]!, issuer: chain[i + 1]!, required: false };
         need.required ||= m.info.required;
         if (m.proofTime && (!need.notBefore || need.notBefore < m.proofTime)) need.notBefore = m.proofTime;
+        if (!m.proofTime) need.untimed = true;
         needs.set(key, need);
       }
     }
@@ -206,7 +209,7 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
   for (const need of needs.values()) {
     if (!need.required) continue;
     need.outcome = await resolveStatus(need, existing, options);
-    const refused = refusalOf(need);
+    const refused = refusalOf(need, need.untimed ? undefined : need.notBefore);
     if (refused) throw refused.error;
   }
   await Promise.all([...needs.values()].filter((n) => !n.required).map(async (n) => { n.outcome = await resolveStatus(n, existing, options); }));
@@ -224,7 +227,7 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
         pushUnique(mine.certs, cert);
         if (i === chain.length - 1) break; // the top: the anchor, or where the path stopped (already reported)
         const need = needs.get(linkKey(cert, chain[i + 1]!))!;
-        const refused = refusalOf(need);
+        const refused = refusalOf(need, m.proofTime);
         if (refused) miss(refused.code, refused.error, cert);
         // Good, or revoked for a signature that need not be complete: the signed answer (or CRL) is the evidence either way.
         if (need.outcome && 'crl' in need.outcome) pushUnique(mine.crls, need.outcome.crl.der);
@@ -399,20 +402,25 @@ async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] 
   }
 }
 
-/** Why a certificate's status does not make it long-term valid (unreachable, no responder, unusable CRL, revoked, unknown), if it does not. */
-function refusalOf(need: Need): { code: MissingValidationDataCode; error: SingpassFlowsError } | undefined {
+/**
+ * Why a certificate's status does not make it long-term valid (unreachable, no responder, unusable CRL, revoked,
+ * unknown), if it does not. A revocation dated after `proofTime` (what the signature's timestamp proves) is no
+ * refusal: the certificate was good when the signature was made, and the answer saying so is the evidence.
+ */
+function refusalOf(need: Need, proofTime: Date | undefined): { code: MissingValidationDataCode; error: SingpassFlowsError } | undefined {
   const o = need.outcome;
   if (!o) return undefined;
+  const revokedLater = (at: Date | undefined) => !!(proofTime && at && at > proofTime);
   // Named only in a refusal: a good status (the usual case) parses nothing more.
   const subject = () => subjectString(need.cert);
   if ('crl' in o) {
     const { status, revokedAt, reason } = o.crl;
-    if (status !== 'revoked') return undefined;
+    if (status !== 'revoked' || revokedLater(revokedAt)) return undefined;
     return { code: 'CRL_REVOKED', error: new SingpassFlowsError('CRL_REVOKED', `The certificate "${subject()}" is revoked according to its CA's CRL${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}${reason ? ` (${reason})` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
   }
   if (!('result' in o)) return o;
   const { status, revokedAt } = o.result;
-  if (status === 'revoked') {
+  if (status === 'revoked' && !revokedLater(revokedAt)) {
     return { code: 'OCSP_REVOKED', error: new SingpassFlowsError('OCSP_REVOKED', `The certificate "${subject()}" is revoked${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
   }
   if (status === 'unknown') {

@@ -31,7 +31,15 @@ export type VerificationProblem =
   | 'TSA_CHAIN_UNTRUSTED'
   | 'REVOCATION_DATA_MISSING'
   | 'CERT_REVOKED'
+  /**
+   * A certificate of its chains was revoked, but after the time its timestamp proves the signature existed: the
+   * signature was made while the certificate was good (the revocation answer is the evidence). Does not make it invalid.
+   */
+  | 'CERT_REVOKED_AFTER_SIGNING'
   | 'NOT_COVERING_WHOLE_FILE';
+
+/** Problems a valid signature may still list: informative, not a reason to refuse it. */
+const INFORMATIVE_PROBLEMS: readonly VerificationProblem[] = ['NOT_COVERING_WHOLE_FILE', 'REVOCATION_DATA_MISSING', 'CERT_REVOKED_AFTER_SIGNING'];
 
 export interface SignatureVerification {
   fieldName: string;
@@ -55,14 +63,18 @@ export interface SignatureVerification {
   /** Certification path leaf..anchor (subjects); `trusted` only when trust anchors were given and it ends at one. */
   chain: { subjects: string[]; trusted: boolean };
   timestamp?: { valid: boolean; time?: string; tsa?: string };
-  /** Every non-anchor certificate of the signer and TSA chains has a verifying, good OCSP response or CRL status in the DSS. */
+  /**
+   * Every non-anchor certificate of the signer and TSA chains has a verifying OCSP response or CRL in the DSS that
+   * says it was good when the signature was made: good, or revoked only after the time the timestamp proves.
+   */
   revocationDataComplete: boolean;
   /** The PAdES baseline level this signature reaches on its own (null for document timestamps and broken signatures). */
   level: PadesLevel | null;
   /**
    * This signature (or document timestamp) judged on its own, whatever the others are: intact, verifying, (when
-   * anchors were given) trusted, no revoked certificate. Only `NOT_COVERING_WHOLE_FILE` and
-   * `REVOCATION_DATA_MISSING` may be listed in `problems` of a valid one.
+   * anchors were given) trusted, no certificate revoked at the time its timestamp proves (or now, without one). Only
+   * `NOT_COVERING_WHOLE_FILE`, `REVOCATION_DATA_MISSING` and `CERT_REVOKED_AFTER_SIGNING` may be listed in
+   * `problems` of a valid one.
    */
   valid: boolean;
   problems: VerificationProblem[];
@@ -141,9 +153,11 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
     const r = results[i]!;
     const sig = sigs[i]!;
     const chains = chainsBySig[i]!;
-    const rev = revocationStatus(chains, dss, ctx);
+    const at = provenTime(r, ctx);
+    const rev = revocationStatus(chains, dss, at, ctx);
     r.revocationDataComplete = chains.length > 0 && rev.complete;
     if (rev.revoked) r.problems.push('CERT_REVOKED');
+    else if (rev.revokedLater) r.problems.push('CERT_REVOKED_AFTER_SIGNING');
     if (sig.type !== 'signature') continue;
     if (!rev.complete && r.level === 'B-T') r.problems.push('REVOCATION_DATA_MISSING');
     if (r.level !== 'B-T' || !rev.complete || rev.revoked) continue;
@@ -154,7 +168,7 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
       if (end <= sigEnd) return false;
       // The DSS as it was when the document timestamp was taken (its own revision ends at `end`).
       const covered = readDss(pdf.subarray(0, end));
-      return revocationStatus(chains, covered, ctx).complete;
+      return revocationStatus(chains, covered, at, ctx).complete;
     });
     if (lta) r.level = 'B-LTA';
   }
@@ -166,7 +180,7 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
     : order[Math.min(...signatureLevels.map((l) => order.indexOf(l!)))]!;
   for (const r of results) {
     r.valid = r.integrity.digestMatches && r.integrity.signatureValid && (roots.length === 0 || r.chain.trusted)
-      && !r.problems.some((p) => p !== 'NOT_COVERING_WHOLE_FILE' && p !== 'REVOCATION_DATA_MISSING');
+      && !r.problems.some((p) => !INFORMATIVE_PROBLEMS.includes(p));
   }
   const valid = results.length > 0 && results.every((r) => r.valid);
   return { valid, level, newest: newestVerdict(results), signatures: results, dss: { certs: dss.certs.length, ocsps: dss.ocsps.length, crls: dss.crls.length } };
@@ -307,22 +321,37 @@ async function offlineChain(leaf: Buffer, pool: Buffer[], ctx: Ctx): Promise<{ c
   return { chain: [leaf], trusted: false, problem: 'CHAIN_INCOMPLETE' };
 }
 
-/** For each non-anchor certificate: a good, verifying OCSP response or CRL (signed by its issuer) in the DSS? Any revoked? */
-function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buffer[] }, ctx: Ctx): { complete: boolean; revoked: boolean } {
+/**
+ * The time up to which the signature's certificates must not have been revoked: the time its (valid) timestamp
+ * proves, or now for a signature without one (nothing proves it existed earlier).
+ */
+function provenTime(r: SignatureVerification, ctx: Ctx): Date {
+  return r.timestamp?.valid && r.timestampTime ? new Date(r.timestampTime) : ctx.now;
+}
+
+/**
+ * For each non-anchor certificate: a verifying OCSP response or CRL (signed by its issuer) in the DSS saying it was
+ * good at `at`? `revoked`: one was revoked at or before `at` (or at an unknown time); `revokedLater`: only after.
+ */
+function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buffer[] }, at: Date, ctx: Ctx): { complete: boolean; revoked: boolean; revokedLater: boolean } {
   let complete = true;
   let revoked = false;
+  let revokedLater = false;
   for (const chain of chains) {
     for (let i = 0; i + 1 < chain.length; i++) {
       const cert = parseCertificate(chain[i]!);
       const issuer = parseCertificate(chain[i + 1]!);
       const opts = { clock: () => ctx.now.getTime(), checkFreshness: false };
-      const results: { status: string }[] = [...matchingOcspResponses(dss.ocsps, cert, issuer, opts), ...matchingCrls(dss.crls, cert, issuer, opts)];
-      if (results.some((r) => r.status === 'revoked')) revoked = true;
-      const found = results.some((r) => r.status === 'good');
-      if (!found) complete = false;
+      const results: { status: string; revokedAt?: Date }[] = [...matchingOcspResponses(dss.ocsps, cert, issuer, opts), ...matchingCrls(dss.crls, cert, issuer, opts)];
+      const before = results.some((r) => r.status === 'revoked' && !(r.revokedAt && r.revokedAt > at));
+      const after = results.some((r) => r.status === 'revoked' && r.revokedAt && r.revokedAt > at);
+      if (before) revoked = true;
+      else if (after) revokedLater = true;
+      // A revocation dated after `at` is evidence, too: the CA says the certificate was good until then.
+      if (before || !results.some((r) => r.status === 'good' || (r.status === 'revoked' && r.revokedAt && r.revokedAt > at))) complete = false;
     }
   }
-  return { complete, revoked };
+  return { complete, revoked, revokedLater };
 }
 
 function byteRangeWellFormed(pdf: Buffer, br: number[]): boolean {

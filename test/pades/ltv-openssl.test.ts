@@ -6,7 +6,8 @@ import { createPrivateKey } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readDss } from '../../src/pades';
-import { addValidationData } from '../../src/pades/ltv';
+import { addDocumentTimestamp } from '../../src/pades/doc-timestamp';
+import { addValidationData, addValidationDataWithSummary } from '../../src/pades/ltv';
 import { verifyPdfSignatures } from '../../src/pades/verify';
 import { startOpensslCa, type OpensslCa } from '../pki/openssl-ca';
 import { run, samplePdf, signToLevel } from './ltv-helpers';
@@ -15,7 +16,7 @@ let ca: OpensslCa;
 beforeAll(async () => { ca = await startOpensslCa(); });
 afterAll(async () => { await ca?.close(); });
 
-const signer = (u: 'good' | 'revoked' | 'unknown') => ({ certDer: ca.users[u].der, privateKey: createPrivateKey(readFileSync(ca.users[u].key)), chain: [ca.intermediate.der] });
+const signer = (u: 'good' | 'revoked' | 'unknown' | 'later') => ({ certDer: ca.users[u].der, privateKey: createPrivateKey(readFileSync(ca.users[u].key)), chain: [ca.intermediate.der] });
 
 it('B-LTA with OpenSSL OCSP + TSA; every embedded OCSP answer verifies in openssl against the root', async () => {
   const before = ca.requests.ocsp;
@@ -41,4 +42,37 @@ it('revoked (openssl index R line) -> OCSP_REVOKED; never-issued serial -> OCSP_
   await expect(addValidationData(revoked, { trustedRoots: [ca.root.der] })).rejects.toMatchObject({ code: 'OCSP_REVOKED', message: expect.stringContaining('2024-01-01') });
   const unknown = (await signToLevel(await samplePdf(), signer('unknown'), 'B-T', { tsaUrl, trustedRoots: [] })).bt!;
   await expect(addValidationData(unknown, { trustedRoots: [ca.root.der] })).rejects.toMatchObject({ code: 'OCSP_UNKNOWN' });
+});
+
+it('a certificate revoked AFTER the time its signature timestamp proves: B-LT and B-LTA complete, and the verifier keeps the signature valid (CERT_REVOKED_AFTER_SIGNING); without a timestamp the same revocation counts', async () => {
+  const tsaUrl = `${ca.baseUrl}/tsa`;
+  const bt = (await signToLevel(await samplePdf(), signer('later'), 'B-T', { tsaUrl, trustedRoots: [] })).bt!;
+  const bb = (await signToLevel(await samplePdf(), signer('later'), 'B-B', { tsaUrl, trustedRoots: [] })).bb!;
+  const genTime = new Date((await verifyPdfSignatures(bt)).signatures[0]!.timestampTime!);
+  await new Promise((r) => setTimeout(r, 1100)); // the index has whole seconds: revoke strictly after genTime
+  const revokedAt = new Date();
+  ca.revoke('later', revokedAt);
+
+  const lt = await addValidationDataWithSummary(bt, { trustedRoots: [ca.root.der] });
+  expect(lt.summary).toMatchObject({ complete: true, ocspFetched: 3 });
+  // openssl reads the embedded answer about the user as revoked, at the time we set (after the timestamp)
+  const dss = readDss(lt.pdf);
+  const texts = await Promise.all(dss.ocsps.map(async (der, i) => {
+    writeFileSync(join(ca.dir, `later-ocsp${i}.der`), der);
+    return (await run('openssl', ['ocsp', '-respin', `later-ocsp${i}.der`, '-resp_text', '-noverify'], { cwd: ca.dir })).stdout;
+  }));
+  expect(texts.filter((t) => t.includes('Cert Status: revoked'))).toHaveLength(1);
+  expect(revokedAt.getTime()).toBeGreaterThan(genTime.getTime());
+
+  const lta = await addValidationDataWithSummary(await addDocumentTimestamp(lt.pdf, { tsaUrl }), { trustedRoots: [ca.root.der] });
+  expect(lta.summary.complete).toBe(true);
+  const report = await verifyPdfSignatures(lta.pdf, { trustedRoots: [ca.root.der] });
+  expect(report.signatures[0]).toMatchObject({ valid: true, level: 'B-LTA', revocationDataComplete: true, problems: ['NOT_COVERING_WHOLE_FILE', 'CERT_REVOKED_AFTER_SIGNING'] });
+  expect(report).toMatchObject({ valid: true, level: 'B-LTA' });
+
+  // B-B: nothing proves the signature was made before the revocation
+  const bbLt = await addValidationDataWithSummary(bb, { trustedRoots: [ca.root.der], requireComplete: [] });
+  expect(bbLt.summary.perSignature[0]!.missing).toEqual([expect.objectContaining({ code: 'OCSP_REVOKED', certificate: expect.stringContaining('CN=User later') })]);
+  const bbReport = await verifyPdfSignatures(bbLt.pdf, { trustedRoots: [ca.root.der] });
+  expect(bbReport.signatures[0]).toMatchObject({ valid: false, problems: expect.arrayContaining(['CERT_REVOKED']) });
 });
