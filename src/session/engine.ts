@@ -12,6 +12,7 @@ import {
   generateChallengeCode, isSigningSessionFinished, markHashSubmitted, newSigningSessionState, readBearer, signingSessionDeadline,
   type CertificateEvent, type SignatureEvent, type WebhookRequest, type WebhookResponse, type WebhookVerifier,
 } from '../sign';
+import { readUserCertificate } from '../sign/user-certificate';
 import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
 import { UserCertificateChecker } from './user-certificate';
 import type {
@@ -97,6 +98,9 @@ export interface SigningEngine {
    * point's record instead (prepared, nothing sent): store it, then {@link resumeSubmission}. A temporary failure
    * of the hash call (`isTemporarySubmitFailure`) also returns the save point's record, with `lastSubmitFailure`
    * (step `submitDeferred`): not failed; resubmit from `lastSubmitFailure.retryAt` on with {@link resumeSubmission}.
+   * With `stopAtClaim` it only records the certificate (the claimed record, `isCertificateClaimed`): store it, then
+   * {@link continueCertificate}. Replayed on a claimed record (same nonce) with `save`, it continues that record
+   * (without `save`: `duplicate: true`, the claimer may still be at work).
    */
   acceptCertificate(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
 
@@ -109,6 +113,16 @@ export interface SigningEngine {
    * expires and nothing is sent.
    */
   resumeSubmission(record: SessionRecord, options?: StepOptions): Promise<StepResult>;
+
+  /**
+   * Continue a record claimed at the certificate step and saved there (`isCertificateClaimed(record)`: the
+   * certificate recorded, nothing prepared, e.g. the process died after the claim) from the stored certificate: the
+   * rest of the certificate step (chain + OCSP, prepare, the save point through `options.save`, the hash call), as
+   * {@link acceptCertificate} does. Two executions continuing the same claimed record each prepare, but only the one
+   * whose `save` (compare-and-set against the claimed revision) wins submits; the other gets `duplicate: true` and
+   * sends nothing — so `options.save` is required. Past the deadline the session expires and nothing is sent.
+   */
+  continueCertificate(record: SessionRecord, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
 
   /** The user signed: record the signature (checked against the submitted hash). Then call {@link finish}. */
   acceptSignature(record: SessionRecord, delivery: VerifiedDelivery, options?: StepOptions): Promise<StepResult>;
@@ -202,7 +216,8 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   function alreadyApplied(record: SessionRecord, delivery: VerifiedDelivery): boolean {
     const e = delivery.event;
     const s = record.state;
-    if (e.type === 'certificate') return s.status !== 'waiting_for_scan' && !isAtSavePoint(record) && s.nonce !== undefined && constantTimeEqual(e.nonce, s.nonce);
+    // Claimed or at the save point, the certificate step is not done yet: a replay continues it.
+    if (e.type === 'certificate') return s.status !== 'waiting_for_scan' && !isAtSavePoint(record) && !isCertificateClaimed(record) && s.nonce !== undefined && constantTimeEqual(e.nonce, s.nonce);
     if (e.type === 'signature') return s.signature !== undefined && e.signature === s.signature && e.documentHash === s.documentHash;
     return s.status === 'failed' && s.error?.correlationId === e.correlationId && s.error.code === e.errorCode;
   }
@@ -250,6 +265,41 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     const { submitting, lastSubmitFailure: _failure, ...rest } = next(record, {});
     return { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, clock) };
   };
+
+  /**
+   * The certificate step after the claim (`current`: certificate recorded, nothing prepared): chain + OCSP, prepare,
+   * the save point (`save`, compare-and-set), then the hash call. One copy for a fresh event and a continued claim.
+   */
+  async function certificateStep(claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, stepOptions: StepOptions | undefined): Promise<StepResult> {
+    let current = claimed;
+    await say(stepOptions, { step: 'certificate', event });
+    const finishWith = async (e: unknown): Promise<StepResult> => {
+      const out = ended(current, e);
+      await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
+      return { record: out };
+    };
+    let chain: Buffer[];
+    try {
+      chain = await certificates.check(event.certificate.der);
+    } catch (e) {
+      return finishWith(e); // revoked, unknown, expired, untrusted…: no hash is ever submitted
+    }
+    await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
+    try {
+      const prepared = await prepareSignature(pdf, {
+        certificate: event.certificate.der, chain: chain.slice(1, -1), reason: claimed.request.reason, location: claimed.request.location, clock,
+      });
+      // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
+      current = next(current, { prepared: prepared.state, submitting: { documentHash: prepared.documentHash } });
+      await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
+    } catch (e) {
+      return finishWith(e);
+    }
+    // Lost to another execution (it saved its own save point, or moved the record on): this one sends nothing.
+    if (stepOptions?.save && !(await stepOptions.save(current))) return { record: claimed, duplicate: true };
+    if (stepOptions?.stopAtSavePoint) return { record: current };
+    return submit(current, false, stepOptions);
+  }
 
   const engine: SigningEngine = {
     config,
@@ -312,39 +362,41 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (alreadyApplied(record, delivery)) return { record, duplicate: true };
       const event = delivery.event as CertificateEvent;
       if (event.type !== 'certificate') throw new SingpassFlowsError('STATE_INVALID', `Expected a certificate event, got ${event.type}`, { retryable: false });
-      checkDocument(record, pdf);
+      const sameNonce = record.state.nonce !== undefined && constantTimeEqual(event.nonce, record.state.nonce);
+      // Replayed on a claimed record (nothing prepared yet; its claimer died, or is still at work): the rest of the step,
+      // from the stored certificate, only with a compare-and-set save point (two executions may then both prepare,
+      // only one submits). Without `save` it cannot be told apart from the claimer's own work: a duplicate, as before.
+      if (isCertificateClaimed(record) && sameNonce) {
+        if (stepOptions?.stopAtClaim) return { record };
+        return stepOptions?.save ? engine.continueCertificate(record, pdf, stepOptions) : { record, duplicate: true };
+      }
+      if (!stepOptions?.stopAtClaim) checkDocument(record, pdf);
       // Replayed after a crash past the save point: the hash may be with the user already; send the same one again.
       // (With stopAtSavePoint the saved record is the answer: the caller's next step resubmits it.)
-      if (isAtSavePoint(record) && record.state.nonce !== undefined && constantTimeEqual(event.nonce, record.state.nonce)) return stepOptions?.stopAtSavePoint ? { record } : submit(record, true, stepOptions);
+      if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submit(record, true, stepOptions);
       // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
-      let current = next(record, { state: applySigningEvent(record.state, event, clock) });
-      if (stepOptions?.claim && !(await stepOptions.claim(current))) return { record, duplicate: true };
-      await say(stepOptions, { step: 'certificate', event });
-      const finishWith = async (e: unknown): Promise<StepResult> => {
-        const out = ended(current, e);
-        await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
-        return { record: out };
+      const claimed = next(record, { state: applySigningEvent(record.state, event, clock) });
+      if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
+      if (stepOptions?.stopAtClaim) return { record: claimed };
+      return certificateStep(claimed, event, pdf, stepOptions);
+    },
+
+    async continueCertificate(record, pdf, stepOptions) {
+      checkRecord(record);
+      if (!isCertificateClaimed(record)) throw new SingpassFlowsError('STATE_INVALID', `No claimed certificate to continue: the session is ${record.state.status}${isAtSavePoint(record) ? ' at the save point (resumeSubmission)' : ''}`, { retryable: false });
+      if (!stepOptions?.save) throw invalidInput('save', 'is required to continue a claimed certificate (a compare-and-set save point: another execution may be continuing it too)');
+      checkDocument(record, pdf);
+      // Past the deadline no event can come any more: the session expires (the certificate goes with it), nothing is sent.
+      const expired = engine.expire(record);
+      if (expired.record !== record) {
+        await say(stepOptions, { step: 'ended', status: expired.record.state.status, error: expired.record.error });
+        return expired;
+      }
+      const s = record.state;
+      const event: CertificateEvent = {
+        type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate!), issuedAt: s.scannedAt ?? s.updatedAt,
       };
-      let chain: Buffer[];
-      try {
-        chain = await certificates.check(event.certificate.der);
-      } catch (e) {
-        return finishWith(e); // revoked, unknown, expired, untrusted…: no hash is ever submitted
-      }
-      await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
-      try {
-        const prepared = await prepareSignature(pdf, {
-          certificate: event.certificate.der, chain: chain.slice(1, -1), reason: record.request.reason, location: record.request.location, clock,
-        });
-        // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
-        current = next(current, { prepared: prepared.state, submitting: { documentHash: prepared.documentHash } });
-        await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
-      } catch (e) {
-        return finishWith(e);
-      }
-      if (stepOptions?.save && !(await stepOptions.save(current))) return { record, duplicate: true };
-      if (stepOptions?.stopAtSavePoint) return { record: current };
-      return submit(current, false, stepOptions);
+      return certificateStep(record, event, pdf, stepOptions);
     },
 
     async resumeSubmission(record, stepOptions) {
@@ -457,6 +509,16 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 /** Prepared, hash maybe sent, not yet recorded as submitted: the certificate step's save point. */
 export function isAtSavePoint(record: SessionRecord): boolean {
   return record.state.status === 'certificate_received' && record.submitting !== undefined && record.prepared !== undefined;
+}
+
+/**
+ * Claimed at the certificate step and saved there, nothing prepared yet (the claim's record: the certificate and
+ * nonce recorded; a process that died after the claim left it so): `continueCertificate` (or the replayed
+ * certificate event) runs the rest of the step from the stored certificate.
+ */
+export function isCertificateClaimed(record: SessionRecord): boolean {
+  const s = record.state;
+  return s.status === 'certificate_received' && record.submitting === undefined && record.prepared === undefined && s.certificate !== undefined && s.nonce !== undefined;
 }
 
 /** At the save point because the hash call failed temporarily (`lastSubmitFailure`): resubmit, do not fail. */

@@ -3,9 +3,9 @@ import type { WebhookRequest, WebhookResponse } from '../sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
-import { isAtSavePoint, isSessionEnded, isSubmitDeferred, type SigningEngine } from './engine';
+import { isAtSavePoint, isCertificateClaimed, isSessionEnded, isSubmitDeferred, type SigningEngine } from './engine';
 import { MemorySessionStore, stepSaver, type SessionStore } from './store';
-import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
+import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, StepResult, VerifiedDelivery } from './types';
 
 /** How a session run by the runner ended. */
 export interface SessionOutcome {
@@ -37,15 +37,19 @@ export interface SessionRunnerOptions {
 }
 
 /**
- * Many sessions behind ONE webhook URL, for long-running front ends (CLI, Node-RED, the bench): routes verified
- * events by sign_ref to their session, answers the service at once and processes the event behind it (one event
- * at a time per session), expires sessions at their deadline, and is idempotent under duplicate deliveries (a
- * second copy of an event is acknowledged and dropped: never a second hash).
+ * Many sessions behind ONE webhook URL, for long-running front ends (CLI, the bench): routes verified events by
+ * sign_ref to their session, saves what the event says in the store (a certificate: the claim; a signature or an
+ * error: its effect) BEFORE answering 200 (a 200 is final: the service never resends it), then does the slow part
+ * behind the answer (one session's work at a time), expires sessions at their deadline, and is idempotent under
+ * duplicate deliveries (a second copy of an event is acknowledged and dropped: never a second hash).
  */
 export interface SessionRunner {
   /** Preflight + create-session (see `SigningEngine.start`); the runner then drives the session to its end. */
   start(pdf: Buffer, input: StartSessionInput): Promise<SessionStarted>;
-  /** Handle one POST to the webhook URL; resolve with the HTTP answer to send. Never throws. */
+  /**
+   * Handle one POST to the webhook URL; resolve with the HTTP answer to send. Never throws. A verified event is in the
+   * store when this resolves with 200; a store that fails gets 503 (the service retries).
+   */
   handleWebhook(request: Pick<WebhookRequest, 'headers' | 'body'>): Promise<WebhookResponse>;
   /**
    * Resolves when the session ends (completed, failed or expired); never rejects. The signed PDF is kept for this
@@ -53,9 +57,11 @@ export interface SessionRunner {
    */
   outcome(signRef: string): Promise<SessionOutcome>;
   /**
-   * Pick up unfinished sessions from the store (after a restart): re-arm their expiry, finish the signed ones, and
-   * resubmit the saved hash of those a crash (or a temporary failure of the hash call) left at the save point before
-   * the hash call (never a new hash; a temporary failure again is retried with backoff until the deadline).
+   * Pick up unfinished sessions from the store (after a restart): re-arm their expiry, finish the signed ones,
+   * continue the certificate step of those claimed but not prepared (acknowledged, then the process died: chain,
+   * OCSP, prepare, save point, hash), and resubmit the saved hash of those a crash (or a temporary failure of the
+   * hash call) left at the save point before the hash call (never a new hash; a temporary failure again is retried
+   * with backoff until the deadline).
    */
   resume(): Promise<number>;
   /** Stop timers (sessions stay in the store). */
@@ -221,21 +227,86 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
   };
 
-  const apply = async (delivery: VerifiedDelivery): Promise<void> => {
-    const signRef = delivery.event.signRef;
+  /** Sessions whose claimed certificate is scheduled to be continued here (a replay or resume() adds no second run). */
+  const continuing = new Set<string>();
+  /** A claimed certificate: continue it behind the session's earlier work, a few certificates at a time. */
+  const continueLater = (signRef: string): void => {
+    if (continuing.has(signRef)) return;
+    continuing.add(signRef);
+    certificatesPending++;
+    // After the answer is on its way (the work's first steps would otherwise run before it, hashing the PDF).
+    setImmediate(() => void enqueue(signRef, async () => {
+      try {
+        await withCertificateSlot(() => continueClaimed(signRef));
+      } finally {
+        continuing.delete(signRef);
+        certificateDone();
+      }
+    }));
+  };
+  /** Chain, OCSP, prepare, save point, hash: loaded fresh, saved with compare-and-set (another process may have won). */
+  const continueClaimed = async (signRef: string): Promise<void> => {
     const record = await store.get(signRef);
-    if (!record) return;
+    if (!record || !isCertificateClaimed(record)) return;
     const pdf = await store.getDocument(signRef);
-    if (!pdf && delivery.event.type === 'certificate') return;
-    // Saved when claimed, at the save point before the hash call, and after the step.
+    if (!pdf) return; // another process owns this session's document
+    // Saved at the save point before the hash call, and after the step.
     const saver = stepSaver(store, record);
-    const r = await engine.applyDelivery(record, delivery, pdf ?? Buffer.alloc(0), { ...stepOptions(signRef), claim: saver.save, save: saver.save });
+    const r = await engine.continueCertificate(record, pdf, { ...stepOptions(signRef), save: saver.save });
     if (r.duplicate) return;
     return saved(r.record, saver);
   };
 
+  /**
+   * Before the 200: what the event says goes into the store (certificate: the claim, cheap, no outbound call;
+   * signature and error: the new state). The service's duplicate flag (an in-memory log) is not trusted for that: a
+   * delivery answered 503 comes back flagged; the stored record says whether the event is already in. Throws when
+   * the store fails (answered 503: the service retries).
+   */
+  const receive = async (delivery: VerifiedDelivery): Promise<void> => {
+    const signRef = delivery.event.signRef;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const record = await store.get(signRef);
+      if (!record) return;
+      let r: StepResult;
+      try {
+        r = await engine.applyDelivery(record, delivery, Buffer.alloc(0), { ...stepOptions(signRef), stopAtClaim: true });
+      } catch (e) {
+        // The event does not fit the session (e.g. it already ended): acknowledged and dropped, the session untouched.
+        refused({ signRef, code: isSingpassFlowsError(e) ? e.code : 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 200 });
+        return;
+      }
+      if (r.duplicate || r.record === record) {
+        if (isCertificateClaimed(record)) continueLater(signRef); // claimed before a restart: the replay continues it
+        return;
+      }
+      if (await store.put(r.record, record.revision)) return received(r.record);
+    }
+    throw new Error(`the session record ${signRef} kept changing while the event was saved`);
+  };
+
+  /** The event is stored: the rest happens behind the answer. */
+  const received = (record: SessionRecord): void => {
+    const signRef = record.state.signRef;
+    if (isCertificateClaimed(record)) {
+      arm(record); // the deadline moved with the scan
+      return continueLater(signRef);
+    }
+    if (record.state.status === 'signed') {
+      setImmediate(() => void enqueue(signRef, async () => {
+        const stored = await store.get(signRef);
+        if (stored?.state.status === 'signed') await finishNow(stored);
+      }));
+      return;
+    }
+    if (isSessionEnded(record)) setImmediate(() => void enqueue(signRef, () => settle(record)));
+  };
+
   const saved = async (record: SessionRecord, saver: ReturnType<typeof stepSaver>): Promise<void> => {
     if (!(await saver.save(record))) {
+      // The signature (saved at once by the webhook) or an error event got there first: nothing was lost.
+      const stored = await store.get(record.state.signRef);
+      if (stored && (stored.state.status === 'signed' || isSessionEnded(stored))) return;
       refused({ signRef: record.state.signRef, code: 'STATE_INVALID', message: 'the session record changed meanwhile (another process); event dropped', status: 200 });
       return;
     }
@@ -289,22 +360,13 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
           refused({ code: check.error?.code ?? 'WEBHOOK_TOKEN_INVALID', message: check.error?.message ?? 'refused', status: check.response.status });
           return check.response;
         }
-        if (!check.duplicate) {
-          const delivery = check.delivery;
-          const certificate = delivery.event.type === 'certificate';
-          if (certificate) certificatesPending++;
-          // Answer first (the service wants an immediate 200), then apply behind the session's earlier events.
-          setImmediate(() => void enqueue(delivery.event.signRef, async () => {
-            try {
-              await (certificate ? withCertificateSlot(() => apply(delivery)) : apply(delivery));
-            } finally {
-              if (certificate) certificateDone();
-            }
-          }));
-        }
+        // Stored before the 200 (a crash after the answer loses nothing: resume() continues a claimed certificate and
+        // finishes a signed session); the slow part (chain, OCSP, prepare, hash; finishing) runs behind the answer.
+        // Cheap on purpose: a store read and one compare-and-set write (the service gives up after 2 s).
+        await receive(check.delivery);
         return check.response;
       } catch (e) {
-        // checkDelivery never throws; a failing store lookup is our fault: 503 so the service retries
+        // checkDelivery never throws; a failing store (lookup or saving the event) is our fault: 503, the service retries
         refused({ code: 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 503 });
         return { status: 503, body: { [WEBHOOK_ERROR_BODY.correlationId]: '', [WEBHOOK_ERROR_BODY.errorCode]: WEBHOOK_ERROR_CODES.internal, [WEBHOOK_ERROR_BODY.message]: 'Temporary failure at the DSAP; please retry' } };
       }
@@ -325,7 +387,10 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         waiter(signRef);
         if (record.state.status === 'signed') void enqueue(signRef, () => finishNow(record));
         else if (isAtSavePoint(record)) void enqueue(signRef, () => resubmit(signRef));
-        else arm(record);
+        else {
+          arm(record);
+          if (isCertificateClaimed(record)) continueLater(signRef);
+        }
       }
       return n;
     },

@@ -167,7 +167,9 @@ export interface StepOptions {
   /**
    * Called with the record the moment a certificate event is accepted, BEFORE any outbound call: save it with
    * compare-and-set and resolve false if another execution already claimed the event (then nothing is done). This is
-   * what makes concurrent duplicate deliveries safe across processes (never a second hash).
+   * what makes concurrent duplicate deliveries safe across processes (never a second hash). A claimed record left
+   * by a process that died before the save point (`isCertificateClaimed`) is continued with `continueCertificate`
+   * (or the replayed event with `save`), not dropped.
    */
   claim?: (record: SessionRecord) => boolean | Promise<boolean>;
   /**
@@ -183,4 +185,12 @@ export interface StepOptions {
    * workflow after the node): store the returned record, then call `resumeSubmission(record)` in a later step.
    */
   stopAtSavePoint?: boolean;
+  /**
+   * Certificate events only: record the certificate (the claimed record, `isCertificateClaimed`) and return it;
+   * nothing is checked, prepared or sent, and the PDF is not needed yet. For a webhook that must have the event
+   * stored before it answers 200 (the service never resends an acknowledged event): store the returned record with
+   * compare-and-set, answer, then `continueCertificate(record, pdf, { save })`. A replay on the claimed record
+   * returns it unchanged (continue it).
+   */
+  stopAtClaim?: boolean;
 }

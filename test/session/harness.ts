@@ -4,7 +4,7 @@ import type { Fetch } from '../../src/http';
 import { generateClientKeys, loadSigningKey, publicKeySet } from '../../src/keys';
 import { SigningApiClient, createNotificationTokens, type NotificationTokens } from '../../src/sign';
 import {
-  createSessionRunner, createSigningEngine, MemorySessionStore, type SessionRunner, type SessionRunnerOptions, type SessionStep,
+  createSessionRunner, createSigningEngine, MemorySessionStore, type SessionRecord, type SessionRunner, type SessionRunnerOptions, type SessionStep,
   type SigningEngine, type SigningEngineOptions,
 } from '../../src/session';
 
@@ -112,6 +112,27 @@ export async function startSessionHarness(o: {
       await dsap.close();
     },
   };
+}
+
+/**
+ * A persistent store whose write of a record `when` picks fails once (a process that died before the write, a store
+ * hiccup); `crashes` counts the failures, `armed = true` allows one more.
+ */
+export class StoreFailingWrites extends MemorySessionStore {
+  crashes = 0;
+  armed = true;
+  constructor(private readonly when: (record: SessionRecord) => boolean, private readonly message: string) {
+    super();
+  }
+
+  override put(record: SessionRecord, expectedRevision: number | undefined): boolean {
+    if (this.armed && this.when(record)) {
+      this.armed = false;
+      this.crashes++;
+      throw new Error(this.message);
+    }
+    return super.put(record, expectedRevision);
+  }
 }
 
 /** POST to the DSAP webhook as anyone could. */

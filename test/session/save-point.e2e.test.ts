@@ -6,7 +6,7 @@
  */
 import { samplePdf } from '../pades/ltv-helpers';
 import { isAtSavePoint, MemorySessionStore, type SessionRecord } from '../../src/session';
-import { startSessionHarness, until, type SessionHarness } from './harness';
+import { startSessionHarness, StoreFailingWrites, until, type SessionHarness } from './harness';
 
 let pdf: Buffer;
 beforeAll(async () => {
@@ -124,23 +124,12 @@ describe('step functions: stopAtSavePoint (the record is saved by the caller bet
 });
 
 /** A persistent store whose write of the hash_submitted record is never made: the process died just before it. */
-class DiesBeforeRecordingTheHash extends MemorySessionStore {
-  crashes = 0;
-  armed = true;
-  override put(record: SessionRecord, expectedRevision: number | undefined): boolean {
-    if (this.armed && record.state.status === 'hash_submitted') {
-      this.armed = false;
-      this.crashes++;
-      throw new Error('simulated crash: the process died before writing the record');
-    }
-    return super.put(record, expectedRevision);
-  }
-}
+const diesBeforeRecordingTheHash = () => new StoreFailingWrites((r) => r.state.status === 'hash_submitted', 'simulated crash: the process died before writing the record');
 
 describe('runner: the process dies between the hash call and the record write, then restarts', () => {
   let h: SessionHarness;
   const counter = countingFetch();
-  const store = new DiesBeforeRecordingTheHash();
+  const store = diesBeforeRecordingTheHash();
   beforeAll(async () => { h = await startSessionHarness({ runner: { store }, clientFetch: counter.fetch }); });
   afterAll(() => h.close());
 
