@@ -14,7 +14,7 @@ import { SingpassFlowsError, invalidInput } from '../errors';
 import type { Fetch } from '../http';
 import { buildChainPartial, checkTimestampToken, fetchCrlStatus, fetchOcspResponse, matchingCrls, matchingOcspResponses, type CrlResult, type OcspResult } from '../pki';
 import { attributeValue, findSignerCertificate, parseSignedData } from '../pki/cms';
-import { OID, certDer, crlUrlOf, ocspUrlOf, parseCertificate, subjectString } from '../pki/x509';
+import { OID, certDer, crlUrlOf, ocspUrlOf, parseCertificate, revokedSince, subjectString } from '../pki/x509';
 import { appendDss, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
 
 /**
@@ -410,17 +410,20 @@ async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] 
 function refusalOf(need: Need, proofTime: Date | undefined): { code: MissingValidationDataCode; error: SingpassFlowsError } | undefined {
   const o = need.outcome;
   if (!o) return undefined;
-  const revokedLater = (at: Date | undefined) => !!(proofTime && at && at > proofTime);
+  const revokedLater = (r: { revokedAt?: Date; invalidSince?: Date }) => {
+    const since = revokedSince(r);
+    return !!(proofTime && since && since > proofTime);
+  };
   // Named only in a refusal: a good status (the usual case) parses nothing more.
   const subject = () => subjectString(need.cert);
   if ('crl' in o) {
     const { status, revokedAt, reason } = o.crl;
-    if (status !== 'revoked' || revokedLater(revokedAt)) return undefined;
+    if (status !== 'revoked' || revokedLater(o.crl)) return undefined;
     return { code: 'CRL_REVOKED', error: new SingpassFlowsError('CRL_REVOKED', `The certificate "${subject()}" is revoked according to its CA's CRL${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}${reason ? ` (${reason})` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
   }
   if (!('result' in o)) return o;
   const { status, revokedAt } = o.result;
-  if (status === 'revoked' && !revokedLater(revokedAt)) {
+  if (status === 'revoked' && !revokedLater(o.result)) {
     return { code: 'OCSP_REVOKED', error: new SingpassFlowsError('OCSP_REVOKED', `The certificate "${subject()}" is revoked${revokedAt ? ` since ${revokedAt.toISOString()}` : ''}; the signature cannot be made long-term valid`, { retryable: false }) };
   }
   if (status === 'unknown') {

@@ -9,7 +9,7 @@ import { systemClock, type Clock } from '../clock';
 import { invalidInput } from '../errors';
 import { buildChainPartial, checkTimestampToken, matchingCrls, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
-import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, serialHex, subjectString } from '../pki/x509';
+import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, revokedSince, serialHex, subjectString } from '../pki/x509';
 import { byteRangeDigest, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
 
 export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
@@ -342,13 +342,13 @@ function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buff
       const cert = parseCertificate(chain[i]!);
       const issuer = parseCertificate(chain[i + 1]!);
       const opts = { clock: () => ctx.now.getTime(), checkFreshness: false };
-      const results: { status: string; revokedAt?: Date }[] = [...matchingOcspResponses(dss.ocsps, cert, issuer, opts), ...matchingCrls(dss.crls, cert, issuer, opts)];
-      const before = results.some((r) => r.status === 'revoked' && !(r.revokedAt && r.revokedAt > at));
-      const after = results.some((r) => r.status === 'revoked' && r.revokedAt && r.revokedAt > at);
+      const results: { status: string; revokedAt?: Date; invalidSince?: Date }[] = [...matchingOcspResponses(dss.ocsps, cert, issuer, opts), ...matchingCrls(dss.crls, cert, issuer, opts)];
+      // Revoked only after `at` (revocation and invalidity dates both later): the CA says it was good until then.
+      const later = (r: (typeof results)[number]) => r.status === 'revoked' && (revokedSince(r)?.getTime() ?? -Infinity) > at.getTime();
+      const before = results.some((r) => r.status === 'revoked' && !later(r));
       if (before) revoked = true;
-      else if (after) revokedLater = true;
-      // A revocation dated after `at` is evidence, too: the CA says the certificate was good until then.
-      if (before || !results.some((r) => r.status === 'good' || (r.status === 'revoked' && r.revokedAt && r.revokedAt > at))) complete = false;
+      else if (results.some(later)) revokedLater = true;
+      if (before || !results.some((r) => r.status === 'good' || later(r))) complete = false;
     }
   }
   return { complete, revoked, revokedLater };

@@ -13,7 +13,7 @@ import type { Clock } from '../clock';
 import { systemClock } from '../clock';
 import { SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type HttpOptions } from '../http';
-import { OID, crlUrlsOf, keyUsageAllows, nameDer, parseAsn1, parseIssuedPair, spkiDer, subjectString, toDer, verifySignature, type CertificateInput } from './x509';
+import { OID, crlUrlsOf, invalidityDateOf, keyUsageAllows, nameDer, parseAsn1, parseIssuedPair, spkiDer, subjectString, toDer, verifySignature, type CertificateInput } from './x509';
 
 export type CrlCertStatus = 'good' | 'revoked';
 
@@ -24,6 +24,8 @@ export interface CrlResult {
   thisUpdate: Date;
   nextUpdate?: Date;
   revokedAt?: Date;
+  /** The entry's invalidityDate, when it gives one: the key is suspected invalid since then (may precede `revokedAt`). */
+  invalidSince?: Date;
   /** RFC 5280 reason name (`keyCompromise`, …) when the CRL entry gives one. */
   reason?: string;
   /** Where it was fetched from (undefined for a CRL checked from bytes, e.g. a PDF's /DSS). */
@@ -229,7 +231,8 @@ function checkParsedCrl(parsed: ParsedCrl, cert: pkijs.Certificate, issuer: pkij
     }
   }
   // removeFromCRL only appears in delta CRLs (refused above): every entry of a complete CRL is a revocation.
-  return { ...base, status: 'revoked', revokedAt: entry.revocationDate.value, ...(reason ? { reason } : {}) };
+  const invalidSince = invalidityDateOf(entry.crlEntryExtensions?.extensions);
+  return { ...base, status: 'revoked', revokedAt: entry.revocationDate.value, ...(invalidSince ? { invalidSince } : {}), ...(reason ? { reason } : {}) };
 }
 
 function serialKey(serial: asn1js.Integer): string {

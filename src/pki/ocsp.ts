@@ -6,7 +6,7 @@ import { systemClock } from '../clock';
 import { SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import {
-  OID, certDer, digest, extendedKeyUsages, hashNameOf, isIssuedBy, isValidAt, nameDer, ocspUrlOf, parseAsn1, parseCertificate, parseIssuedPair, type CertificateInput,
+  OID, certDer, digest, extendedKeyUsages, hashNameOf, isIssuedBy, isValidAt, nameDer, ocspUrlOf, invalidityDateOf, parseAsn1, parseCertificate, parseIssuedPair, type CertificateInput,
   positiveNonce, publicKeyBits, spkiDer, subjectString, toArrayBuffer, verifySignature, type HashName,
 } from './x509';
 
@@ -20,6 +20,8 @@ export interface OcspResult {
   nextUpdate?: Date;
   producedAt: Date;
   revokedAt?: Date;
+  /** The answer's invalidityDate, when it gives one: the key is suspected invalid since then (may precede `revokedAt`). */
+  invalidSince?: Date;
   /** The certificate that signed the response (DER): the issuer itself or its delegated responder. */
   responderCertificate: Buffer;
   /** Certificates embedded in the response (DER), e.g. the delegated responder's. */
@@ -182,6 +184,7 @@ export function checkOcspResponse(
       nextUpdate: single.nextUpdate,
       producedAt: basic.tbsResponseData.producedAt,
       revokedAt,
+      ...(status === 'revoked' && invalidityDateOf(single.singleExtensions) ? { invalidSince: invalidityDateOf(single.singleExtensions) } : {}),
       responderCertificate: certDer(responder),
       certificates: embedded.map(certDer),
     },

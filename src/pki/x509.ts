@@ -231,6 +231,26 @@ export function extendedKeyUsages(cert: pkijs.Certificate): string[] {
   return parsed?.keyPurposes ?? [];
 }
 
+/**
+ * The `invalidityDate` of a CRL entry or OCSP single response (RFC 5280 5.3.2): when the key is known or suspected to
+ * have become invalid, which may be before the revocation date.
+ */
+export function invalidityDateOf(extensions: pkijs.Extension[] | undefined): Date | undefined {
+  const ext = extensions?.find((e) => e.extnID === OID.invalidityDate);
+  if (!ext) return undefined;
+  const v = asn1js.fromBER(ext.extnValue.valueBlock.valueHexView).result;
+  return v instanceof asn1js.GeneralizedTime ? v.toDate() : undefined;
+}
+
+/**
+ * From when a revoked certificate counts as revoked: its revocation date, or its invalidity date when that is earlier
+ * (a key compromised before the CA revoked it). Undefined when neither is known.
+ */
+export function revokedSince(r: { revokedAt?: Date; invalidSince?: Date }): Date | undefined {
+  if (r.invalidSince && (!r.revokedAt || r.invalidSince < r.revokedAt)) return r.invalidSince;
+  return r.revokedAt;
+}
+
 /** RFC 5280 keyUsage bits, numbered from the BIT STRING's first (most significant) bit. */
 const KEY_USAGE_BITS = { digitalSignature: 0, nonRepudiation: 1, keyEncipherment: 2, dataEncipherment: 3, keyAgreement: 4, keyCertSign: 5, cRLSign: 6 } as const;
 

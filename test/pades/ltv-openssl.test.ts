@@ -16,7 +16,7 @@ let ca: OpensslCa;
 beforeAll(async () => { ca = await startOpensslCa(); });
 afterAll(async () => { await ca?.close(); });
 
-const signer = (u: 'good' | 'revoked' | 'unknown' | 'later') => ({ certDer: ca.users[u].der, privateKey: createPrivateKey(readFileSync(ca.users[u].key)), chain: [ca.intermediate.der] });
+const signer = (u: 'good' | 'revoked' | 'unknown' | 'later' | 'compromised') => ({ certDer: ca.users[u].der, privateKey: createPrivateKey(readFileSync(ca.users[u].key)), chain: [ca.intermediate.der] });
 
 it('B-LTA with OpenSSL OCSP + TSA; every embedded OCSP answer verifies in openssl against the root', async () => {
   const before = ca.requests.ocsp;
@@ -75,4 +75,21 @@ it('a certificate revoked AFTER the time its signature timestamp proves: B-LT an
   expect(bbLt.summary.perSignature[0]!.missing).toEqual([expect.objectContaining({ code: 'OCSP_REVOKED', certificate: expect.stringContaining('CN=User later') })]);
   const bbReport = await verifyPdfSignatures(bbLt.pdf, { trustedRoots: [ca.root.der] });
   expect(bbReport.signatures[0]).toMatchObject({ valid: false, problems: expect.arrayContaining(['CERT_REVOKED']) });
+});
+
+it('revoked after the timestamp but with an invalidity date before it (key compromised earlier): CERT_REVOKED, not excused', async () => {
+  const tsaUrl = `${ca.baseUrl}/tsa`;
+  const bt = (await signToLevel(await samplePdf(), signer('compromised'), 'B-T', { tsaUrl, trustedRoots: [] })).bt!;
+  await new Promise((r) => setTimeout(r, 1100));
+  ca.revoke('compromised', new Date(), new Date('2024-06-01T00:00:00Z'));
+  const lt = await addValidationDataWithSummary(bt, { trustedRoots: [ca.root.der], requireComplete: [] });
+  expect(lt.summary.perSignature[0]!.missing).toEqual([expect.objectContaining({ code: 'OCSP_REVOKED', certificate: expect.stringContaining('CN=User compromised') })]);
+  // openssl shows the invalidity date in the embedded answer
+  const texts = await Promise.all(readDss(lt.pdf).ocsps.map(async (der, i) => {
+    writeFileSync(join(ca.dir, `compromised-ocsp${i}.der`), der);
+    return (await run('openssl', ['ocsp', '-respin', `compromised-ocsp${i}.der`, '-resp_text', '-noverify'], { cwd: ca.dir })).stdout;
+  }));
+  expect(texts.find((t) => t.includes('Cert Status: revoked'))).toMatch(/Invalidity Date:\s*\n?\s*Jun  1 00:00:00 2024 GMT/);
+  const report = await verifyPdfSignatures(lt.pdf, { trustedRoots: [ca.root.der] });
+  expect(report.signatures[0]).toMatchObject({ valid: false, revocationDataComplete: false, problems: expect.arrayContaining(['CERT_REVOKED']) });
 });

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
 import { checkCrl, clearCrlCache, fetchCrlStatus } from '../../src/pki/crl';
-import { crlUrlOf, crlUrlsOf, keyUsageAllows, ocspUrlOf, parseCertificate } from '../../src/pki/x509';
+import { crlUrlOf, crlUrlsOf, keyUsageAllows, ocspUrlOf, parseCertificate, revokedSince } from '../../src/pki/x509';
 import { startOpensslCa, type OpensslCa } from './openssl-ca';
 
 let ca: OpensslCa;
@@ -121,4 +121,13 @@ it('the CRL is cached per URL until its nextUpdate: one download for several che
   expect(ca.requests.crl).toBe(2);
   await status('crlonly', { cache: false });
   expect(ca.requests.crl).toBe(3);
+});
+
+it('an entry with an invalidity date (key compromised before the revocation) reports it as invalidSince', async () => {
+  const revokedAt = new Date(Math.floor(Date.now() / 1000) * 1000);
+  ca.revoke('compromised', revokedAt, new Date('2024-06-01T00:00:00Z'));
+  const r = await fetchCrlStatus(ca.users.compromised.der, ca.intermediate.der, { url: ca.crlUrl, cache: false });
+  expect(r).toMatchObject({ status: 'revoked', revokedAt, invalidSince: new Date('2024-06-01T00:00:00Z') });
+  expect(revokedSince(r)).toEqual(new Date('2024-06-01T00:00:00Z'));
+  expect(revokedSince({ revokedAt })).toEqual(revokedAt);
 });

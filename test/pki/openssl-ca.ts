@@ -27,7 +27,7 @@ export interface OpensslCa {
   intermediateNoCrlSign: { pem: string; der: Buffer };
   ocspSigner: { pem: string; der: Buffer };
   tsa: { pem: string; der: Buffer };
-  users: Record<'good' | 'revoked' | 'unknown' | 'noaia' | 'crlonly' | 'crlrevoked' | 'both' | 'later', { pem: string; key: string; der: Buffer; serial: string }>;
+  users: Record<'good' | 'revoked' | 'unknown' | 'noaia' | 'crlonly' | 'crlrevoked' | 'both' | 'later' | 'compromised', { pem: string; key: string; der: Buffer; serial: string }>;
   /** Where the intermediate's CRL is served (what `crlonly`/`crlrevoked` name in their CRL Distribution Points). */
   crlUrl: string;
   /** `ocspSigner`: who signs the intermediate's OCSP answers — its delegated responder (default), the TSA (issued by
@@ -36,8 +36,11 @@ export interface OpensslCa {
    * another key), the root's CRL (another issuer), garbage, or HTTP 404; valid one day. `crlPem`: served as PEM. */
   faults: { ocspDown: boolean; tsaDown: boolean; ocspGarbage: boolean; ocspSigner: 'responder' | 'tsa' | 'look-alike'; crl: 'ok' | 'look-alike' | 'root' | 'garbage' | '404'; crlPem: boolean };
   requests: { ocsp: number; tsa: number; certs: number; crl: number };
-  /** Mark a user revoked (keyCompromise) as of `at` in the CA's index: its OCSP answers and CRLs say so from now on. */
-  revoke(user: keyof OpensslCa['users'], at: Date): void;
+  /**
+   * Mark a user revoked (keyCompromise) as of `at` in the CA's index: its OCSP answers and CRLs say so from now on.
+   * `compromisedAt`: also an invalidity date (OpenSSL's "keyTime"), which the answers carry as invalidityDate.
+   */
+  revoke(user: keyof OpensslCa['users'], at: Date, compromisedAt?: Date): void;
   close(): Promise<void>;
 }
 
@@ -199,14 +202,14 @@ default_md = sha384
   key('lookalike-int');
   ossl(dir, ['req', '-x509', '-new', '-key', 'lookalike-int.key', '-subj', '/CN=LTV Test Intermediate/O=Independent OpenSSL CA/C=SG', '-days', '365', '-sha256',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-out', 'lookalike-int.crt']);
-  const extOf = { good: 'v3_user', revoked: 'v3_user', unknown: 'v3_user', noaia: 'v3_noaia', crlonly: 'v3_crl', crlrevoked: 'v3_crl', both: 'v3_both', later: 'v3_user' } as const;
-  for (const u of ['good', 'revoked', 'unknown', 'noaia', 'crlonly', 'crlrevoked', 'both', 'later'] as const) {
+  const extOf = { good: 'v3_user', revoked: 'v3_user', unknown: 'v3_user', noaia: 'v3_noaia', crlonly: 'v3_crl', crlrevoked: 'v3_crl', both: 'v3_both', later: 'v3_user', compromised: 'v3_user' } as const;
+  for (const u of ['good', 'revoked', 'unknown', 'noaia', 'crlonly', 'crlrevoked', 'both', 'later', 'compromised'] as const) {
     key(u);
     issue(u, `/CN=User ${u}/serialNumber=S1234567${u.length}/C=SG`, 'int', extOf[u]);
   }
   const line = (status: 'V' | 'R', name: string): string => `${status}\t301231000000Z\t${status === 'R' ? '240101000000Z,keyCompromise' : ''}\t${serials[name]}\tunknown\t/CN=${name}\n`;
   // "unknown" is deliberately absent from the index: the responder must answer unknown for it.
-  writeFileSync(join(dir, 'index-int.txt'), line('V', 'good') + line('R', 'revoked') + line('V', 'tsa') + line('V', 'ocsp') + line('V', 'noaia') + line('V', 'crlonly') + line('R', 'crlrevoked') + line('V', 'both') + line('V', 'later'));
+  writeFileSync(join(dir, 'index-int.txt'), line('V', 'good') + line('R', 'revoked') + line('V', 'tsa') + line('V', 'ocsp') + line('V', 'noaia') + line('V', 'crlonly') + line('R', 'crlrevoked') + line('V', 'both') + line('V', 'later') + line('V', 'compromised'));
   writeFileSync(join(dir, 'index-root.txt'), line('V', 'int'));
 
   const load = (n: string): { pem: string; der: Buffer } => ({ pem: join(dir, `${n}.crt`), der: der(dir, `${n}.crt`) });
@@ -214,13 +217,15 @@ default_md = sha384
   return {
     dir, baseUrl, faults, requests,
     root: load('root'), intermediate: load('int'), intermediateNoCrlSign: load('int-nocrlsign'), ocspSigner: load('ocsp'), tsa: load('tsa'),
-    users: { good: user('good'), revoked: user('revoked'), unknown: user('unknown'), noaia: user('noaia'), crlonly: user('crlonly'), crlrevoked: user('crlrevoked'), both: user('both'), later: user('later') },
-    revoke: (name, at) => {
+    users: { good: user('good'), revoked: user('revoked'), unknown: user('unknown'), noaia: user('noaia'), crlonly: user('crlonly'), crlrevoked: user('crlrevoked'), both: user('both'), later: user('later'), compromised: user('compromised') },
+    revoke: (name, at, compromisedAt) => {
       const index = join(dir, 'index-int.txt');
-      const stamp = at.toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d).*$/, '$1$2$3$4$5$6Z');
+      const utc = (d: Date) => d.toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d).*$/, '$1$2$3$4$5$6Z');
+      const generalized = (d: Date) => d.toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z'); // YYYYMMDDHHMMSSZ
+      const reason = compromisedAt ? `keyTime,${generalized(compromisedAt)}` : 'keyCompromise';
       const lines = readFileSync(index, 'utf8').split('\n').map((l) => {
         const f = l.split('\t');
-        return f[3] === serials[name] ? ['R', f[1], `${stamp},keyCompromise`, ...f.slice(3)].join('\t') : l;
+        return f[3] === serials[name] ? ['R', f[1], `${utc(at)},${reason}`, ...f.slice(3)].join('\t') : l;
       });
       writeFileSync(index, lines.join('\n'));
     },

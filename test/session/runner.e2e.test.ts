@@ -39,7 +39,7 @@ function expectNoPersonalData(h: SessionHarness, record: SessionRecord): void {
   const stored = h.store.get(record.state.signRef)!;
   expect(stored.state.certificate).toBeUndefined();
   expect(stored.prepared).toBeUndefined();
-  expect(JSON.stringify(stored)).not.toContain('MII'); // no base64 DER certificate anywhere in the record
+  expect(JSON.stringify(stored)).not.toMatch(/MII[A-Za-z0-9+/]{200}/); // no base64 DER certificate anywhere in the record (a random token may hold "MII")
   expect(h.store.getDocument(record.state.signRef)).toBeUndefined();
 }
 
