@@ -12,7 +12,7 @@ import {
   NOTIFICATION_SECRET, SIGN_CLIENT, documentDirOf, signingKeyOf, engineFactory, persistentStoreWarning,
   type NotificationSecretNode, type SignClientNode, type SignClientSettings,
 } from './lib/sign-client';
-import type { Node, NodeAPI, NodeDef } from './lib/types';
+import type { NodeAPI, NodeDef } from './lib/types';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 

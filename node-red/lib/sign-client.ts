@@ -40,7 +40,7 @@ export interface SignClientNode extends Node<{ signingKey?: string }> {
   store: ContextSessionStore;
 }
 
-export interface NotificationSecretNode extends Node<{ secret?: string; previousSecret?: string }> {}
+export type NotificationSecretNode = Node<{ secret?: string; previousSecret?: string }>;
 
 /**
  * Build the engine lazily and keep it (its caches are the point). A failure is not kept: it may be transient (the
@@ -107,7 +107,7 @@ export function signClientOf(RED: NodeAPI, id: unknown, nodeName: string): SignC
 
 /** Warn when sessions would live only in memory (a restart would lose every session in flight). */
 export function persistentStoreWarning(RED: NodeAPI, storeName: string): string | undefined {
-  const stores = (RED.settings.contextStorage ?? {}) as Record<string, unknown>;
+  const stores = RED.settings.contextStorage ?? {};
   const name = storeName || 'default';
   let entry = stores[name] as { module?: unknown } | string | undefined;
   if (typeof entry === 'string') entry = stores[entry] as { module?: unknown } | undefined; // default: "file" alias

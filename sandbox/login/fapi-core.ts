@@ -103,7 +103,7 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
       new Refusal(isRs ? 401 : 400, 'invalid_dpop_proof', `DPoP proof rejected: ${why}`, isRs ? { 'www-authenticate': `DPoP error="invalid_dpop_proof", algs="ES256"` } : {});
     if (values.length === 0) throw bad('a DPoP header is required');
     if (values.length > 1) throw bad('exactly one DPoP header is allowed');
-    const proof = values[0]!;
+    const proof = values[0];
     const decoded = decodeCompact(proof);
     if (!decoded) throw bad('not a compact JWS');
     const { header, payload } = decoded;
@@ -139,13 +139,13 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
       const ath = crypto.createHash('sha256').update(accessToken).digest('base64url');
       if (payload.ath !== ath) throw bad('ath must be the base64url SHA-256 of the access token');
     }
-    return { jkt: (await this.thumbprint(jwk as JWK)) as string, payload };
+    return { jkt: await this.thumbprint(jwk as JWK), payload };
   }
 
   /** Every `DPoP` header value as sent (recorded, decoded, in `rec.dpop`). */
   protected dpopHeaders(req: http.IncomingMessage, rec: RecordedRequest): string[] {
     const values: string[] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'dpop') values.push(req.rawHeaders[i + 1]!);
+    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'dpop') values.push(req.rawHeaders[i + 1]);
     if (values.length) rec.dpop = values.map((v) => ({ ...(decodeCompact(v) ?? { header: {}, payload: {} }), compact: v }));
     return values;
   }
@@ -334,8 +334,8 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
     const auth = String(req.headers.authorization ?? '');
     const match = /^([A-Za-z]+) ([A-Za-z0-9\-._~+/]+=*)$/.exec(auth);
     if (!match) throw invalidToken('Authorization: DPoP <access token> is required');
-    if (match[1]!.toLowerCase() !== 'dpop') throw invalidToken('the access token is DPoP-bound: use the DPoP scheme, not ' + match[1]);
-    const at = match[2]!;
+    if (match[1].toLowerCase() !== 'dpop') throw invalidToken('the access token is DPoP-bound: use the DPoP scheme, not ' + match[1]);
+    const at = match[2];
     const grant = this.accessTokens.get(at);
     if (!grant) throw invalidToken('unknown access token');
     if (grant.expiresAt <= this.now()) throw invalidToken('access token expired');

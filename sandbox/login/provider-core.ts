@@ -674,7 +674,7 @@ export abstract class ProviderCore implements LoginProvider {
   /** Headless user choice: `sandbox_user` query, else `X-Sandbox-User` header, else the first fixture. */
   protected chooseUser<U extends { id: string }>(req: http.IncomingMessage, url: URL, users: readonly U[]): U {
     const wanted = url.searchParams.get('sandbox_user') ?? (req.headers['x-sandbox-user'] as string | undefined);
-    if (!wanted) return users[0]!;
+    if (!wanted) return users[0];
     const u = users.find((x) => x.id === wanted);
     if (!u) throw new Refusal(400, 'invalid_request', `unknown sandbox user ${wanted}; known: ${users.map((x) => x.id).join(', ')}`);
     return u;

@@ -229,7 +229,7 @@ export const signCommand: CliCommand = {
       console.error(`${(e as Error).message}\n\n${HELP}`);
       return 2;
     }
-    const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+    const str = (k: string) => (typeof values[k] === 'string' ? values[k] : undefined);
     if (!str('in') || !str('out')) {
       console.error(`--in and --out are required.\n\n${HELP}`);
       return 2;
