@@ -1,23 +1,8 @@
 // Type-aware lint of our own code: typescript-eslint's recommendedTypeChecked over src/, sandbox/, node-red/, nodes/
-// and credentials/ (tests and benches are left out). Run with `bash scripts/lint-core.sh` (or `npm run lint`): it
-// reuses the @n8n/node-cli install outside the repo (scripts/n8n-node-cli.sh), which already holds eslint and
-// typescript-eslint, and points N8N_NODE_CLI_DIR at it.
-import Module, { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-
-// Type-check with the repo's TypeScript (the one `tsc` builds with), not the older copy in the @n8n/node-cli
-// install: their lib types differ (TS 5.9: a SharedArrayBuffer is no longer an ArrayBuffer), and the lint must agree
-// with the build. typescript-eslint require()s "typescript" (and typescript/lib/tsserverlibrary) from its own folder,
-// so that one package name is redirected to the repo's node_modules.
-const repoTypescript = dirname(createRequire(import.meta.url).resolve('typescript/package.json'));
-const resolveFilename = Module._resolveFilename;
-Module._resolveFilename = function (request, ...rest) {
-  const redirected = /^typescript(\/|$)/.test(request) ? repoTypescript + request.slice('typescript'.length) : request;
-  return resolveFilename.call(this, redirected, ...rest);
-};
-
-const require = createRequire(`${process.env.N8N_NODE_CLI_DIR}/`);
-const tseslint = require('typescript-eslint');
+// and credentials/ (tests and benches are left out), with the repo's TypeScript (the one the build uses). Run with
+// `npm run lint` or `bash scripts/lint-core.sh`. eslint and typescript-eslint are dev dependencies (never installed
+// into a user's n8n or Node-RED).
+import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/**', 'bench/**', 'scripts/**', 'examples/**', 'flows/**'] },
@@ -28,8 +13,6 @@ export default tseslint.config(
       parserOptions: {
         projectService: true,
         tsconfigRootDir: import.meta.dirname,
-        // typescript-eslint 8.35 names TS < 5.9 as supported; 5.9 works (checked: the same findings bar the lib change above).
-        warnOnUnsupportedTypeScriptVersion: false,
       },
     },
     rules: {

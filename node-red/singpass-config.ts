@@ -57,12 +57,12 @@ export = function register(RED: NodeAPI): void {
       let options: Promise<LoginClientOptions & { transactionSecret: string }> | undefined;
       this.options = () => {
         if (!options) {
-          options = loginOptions(provider, creds() as never);
+          options = loginOptions(provider, creds());
           options.catch(() => undefined); // reported to the node that asks
         }
         return options;
       };
-      this.publicKeys = () => loginPublicKeys(provider, creds() as never);
+      this.publicKeys = () => loginPublicKeys(provider, creds());
       this.options().catch((e: unknown) => this.error(asError(e)));
     }
     RED.nodes.registerType(LOGIN_CLIENT[provider], LoginClient as never, {

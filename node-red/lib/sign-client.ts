@@ -62,12 +62,12 @@ export function engineFactory(RED: NodeAPI, node: SignClientNode): () => Promise
 
 /** The signing key alone (no network): checked on deploy so a wrong paste is reported at once; published by the key-set node. */
 export async function signingKeyOf(node: Pick<SignClientNode, 'settings' | 'credentials'>): Promise<LoadedKey> {
-  return (await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' } as never)).signingKey;
+  return (await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' })).signingKey;
 }
 
 async function buildEngine(RED: NodeAPI, node: SignClientNode): Promise<SigningEngine> {
   const s = node.settings;
-  const setup = await signSetup({ ...s, signingKey: node.credentials?.signingKey ?? '' } as never);
+  const setup = await signSetup({ ...s, signingKey: node.credentials?.signingKey ?? '' });
   const secretNode = s.notificationSecret ? (RED.nodes.getNode(s.notificationSecret) as NotificationSecretNode | null) : null;
   if (!secretNode) throw invalidInput('Notification token secret', `the Singpass Sign API client "${node.name || node.id}" needs a notification token secret config node`);
   const secret = secretNode.credentials?.secret ?? '';

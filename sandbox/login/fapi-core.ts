@@ -6,7 +6,6 @@
  */
 import type * as http from 'node:http';
 import * as crypto from 'node:crypto';
-import type { JWK } from 'jose';
 import { ProviderCore, Refusal, applyOverrides, randomToken } from './provider-core';
 import { decodeCompact, isObject, verifyEcCompact, type ContentEnc, type JsonObject } from './jose-forge';
 import type { ClientRegistration, ProviderOptions, RecordedRequest } from './types';
@@ -110,7 +109,7 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
     const jwk = header.jwk;
     if (isObject(jwk)) {
       try {
-        rec.dpopJkt = await this.thumbprint(jwk as JWK);
+        rec.dpopJkt = await this.thumbprint(jwk);
       } catch {
         /* recorded without thumbprint */
       }
@@ -119,7 +118,7 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
     if (header.alg !== 'ES256') throw bad('alg must be ES256');
     if (!isObject(jwk) || jwk.kty !== 'EC' || jwk.crv !== 'P-256') throw bad('jwk must be a public EC P-256 key');
     if ('d' in jwk) throw bad('jwk must not contain the private key');
-    if (!verifyEcCompact(proof, jwk as JWK)) throw bad('signature does not verify with the header jwk');
+    if (!verifyEcCompact(proof, jwk)) throw bad('signature does not verify with the header jwk');
     const now = this.nowS();
     if (typeof payload.jti !== 'string' || payload.jti.length < 16) throw bad('jti must be a random string (at least 96 bits)');
     for (const [j, t] of this.seenDpopJti) if (t < now - 600) this.seenDpopJti.delete(j);
@@ -139,7 +138,7 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
       const ath = crypto.createHash('sha256').update(accessToken).digest('base64url');
       if (payload.ath !== ath) throw bad('ath must be the base64url SHA-256 of the access token');
     }
-    return { jkt: await this.thumbprint(jwk as JWK), payload };
+    return { jkt: await this.thumbprint(jwk), payload };
   }
 
   /** Every `DPoP` header value as sent (recorded, decoded, in `rec.dpop`). */

@@ -202,7 +202,7 @@ function distortEpk(epk: JsonObject, how: 'otherCurve' | 'offCurve'): JsonObject
   if (how === 'otherCurve') {
     const other = epk.crv === 'P-384' ? 'P-256' : 'P-384';
     const { publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: other });
-    return publicKey.export({ format: 'jwk' }) as JsonObject;
+    return publicKey.export({ format: 'jwk' });
   }
   // Same curve name, but y nudged off the curve: an invalid-curve probe.
   const y = unb64u(String(epk.y));

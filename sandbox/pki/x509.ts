@@ -87,7 +87,7 @@ export async function toSigningCryptoKey(key: crypto.KeyObject): Promise<CryptoK
     curve === 'RSA-2048'
       ? { name: 'RSASSA-PKCS1-v1_5', hash: hashFor(key) }
       : { name: 'ECDSA', namedCurve: curve };
-  return crypto.webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']) as Promise<CryptoKey>;
+  return crypto.webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']);
 }
 
 /** Random positive serial (16 bytes, first byte 0x01..0x7f so the DER integer needs no padding). */

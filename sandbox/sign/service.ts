@@ -379,7 +379,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
     if (fd !== undefined) {
       const f = b.delivery_failure ?? 503;
       if (f !== 'connection' && f !== 'timeout' && !(typeof f === 'number' && f >= 200 && f <= 599)) throw argError('delivery_failure must be "connection", "timeout" or an HTTP status');
-      service.faults.failDeliveries(fd, f as DeliveryFailure);
+      service.faults.failDeliveries(fd, f);
       done.fail_deliveries = fd;
     }
     if (typeof b.deliver_twice === 'boolean') {

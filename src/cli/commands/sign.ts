@@ -189,7 +189,7 @@ export function parseSignConfig(text: string): SignConfig {
 export async function signWithConfig(config: SignConfig, o: SignCommandOptions & { baseDir: string }): Promise<SignCommandResult> {
   let signingKey;
   try {
-    signingKey = await loadSigningKey({ key: config.signingKey as never });
+    signingKey = await loadSigningKey({ key: config.signingKey });
   } catch (e) {
     throw isSingpassFlowsError(e) ? invalidInput('config.signingKey', e.message) : e;
   }
