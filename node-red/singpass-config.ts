@@ -12,7 +12,7 @@ import {
   NOTIFICATION_SECRET, SIGN_CLIENT, documentDirOf, signingKeyOf, engineFactory, persistentStoreWarning,
   type NotificationSecretNode, type SignClientNode, type SignClientSettings,
 } from './lib/sign-client';
-import type { Node, NodeAPI, NodeDef } from './lib/types';
+import type { NodeAPI, NodeDef } from './lib/types';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
@@ -57,12 +57,12 @@ export = function register(RED: NodeAPI): void {
       let options: Promise<LoginClientOptions & { transactionSecret: string }> | undefined;
       this.options = () => {
         if (!options) {
-          options = loginOptions(provider, creds() as never);
+          options = loginOptions(provider, creds());
           options.catch(() => undefined); // reported to the node that asks
         }
         return options;
       };
-      this.publicKeys = () => loginPublicKeys(provider, creds() as never);
+      this.publicKeys = () => loginPublicKeys(provider, creds());
       this.options().catch((e: unknown) => this.error(asError(e)));
     }
     RED.nodes.registerType(LOGIN_CLIENT[provider], LoginClient as never, {

@@ -66,7 +66,7 @@ export = function register(RED: NodeAPI): void {
     if (!replaying.has(client.id)) {
       replaying.add(client.id);
       if (RED.events) RED.events.on('flows:started', onStarted);
-      else setTimeout(replay, 0);
+      else setTimeout(() => void replay(), 0);
     }
     function onStarted() {
       RED.events?.removeListener('flows:started', onStarted);

@@ -205,7 +205,7 @@ export = function register(RED: NodeAPI): void {
       const { config } = await client.engine();
       const chain = await buildChain(cert, { trustedRoots: config.trustedRoots, intermediates: config.intermediates });
       if (chain.length < 2) throw new SingpassFlowsError('CHAIN_INCOMPLETE', 'The certificate\'s issuer could not be found (no AIA issuer URL and not among the trusted roots)');
-      const r = await fetchOcspResponse(chain[0]!, chain[1]!);
+      const r = await fetchOcspResponse(chain[0], chain[1]);
       const certificateStatus = { status: r.status, thisUpdate: r.thisUpdate.toISOString(), nextUpdate: r.nextUpdate?.toISOString(), revokedAt: r.revokedAt?.toISOString(), producedAt: r.producedAt.toISOString() };
       this.status({ fill: r.status === 'good' ? 'green' : 'red', shape: 'dot', text: r.status });
       if (r.status !== 'good') {

@@ -34,7 +34,7 @@ export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
  * HTTP error statuses are returned, not thrown: each protocol maps its own error bodies.
  */
 export async function httpRequest(url: string, init: RequestInit = {}, options: HttpOptions = {}): Promise<HttpResponse> {
-  const doFetch = options.fetch ?? (globalThis.fetch as Fetch);
+  const doFetch = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const target = safeUrl(url);
   const transportError = (e: unknown): SingpassFlowsError => {

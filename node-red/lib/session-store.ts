@@ -120,9 +120,9 @@ export class ContextSessionStore implements SessionStore {
     return this.exclusive(key, async () => {
       const all = await this.read<Record<string, StoredDelivery>>(key);
       if (!all?.[type]) return;
-      all[type]!.applied = true;
+      all[type].applied = true;
       // the certificate is not kept beyond its use (the record drops it too when the session ends)
-      if (all[type]!.delivery.event.type === 'certificate') all[type] = { ...all[type]!, delivery: { ...all[type]!.delivery, event: { ...all[type]!.delivery.event, certificate: { ...redactedCertificate } } as SigningEvent } };
+      if (all[type].delivery.event.type === 'certificate') all[type] = { ...all[type], delivery: { ...all[type].delivery, event: { ...all[type].delivery.event, certificate: { ...redactedCertificate } } } };
       await this.write(key, all);
     });
   }

@@ -40,7 +40,7 @@ export interface SignClientNode extends Node<{ signingKey?: string }> {
   store: ContextSessionStore;
 }
 
-export interface NotificationSecretNode extends Node<{ secret?: string; previousSecret?: string }> {}
+export type NotificationSecretNode = Node<{ secret?: string; previousSecret?: string }>;
 
 /**
  * Build the engine lazily and keep it (its caches are the point). A failure is not kept: it may be transient (the
@@ -62,12 +62,12 @@ export function engineFactory(RED: NodeAPI, node: SignClientNode): () => Promise
 
 /** The signing key alone (no network): checked on deploy so a wrong paste is reported at once; published by the key-set node. */
 export async function signingKeyOf(node: Pick<SignClientNode, 'settings' | 'credentials'>): Promise<LoadedKey> {
-  return (await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' } as never)).signingKey;
+  return (await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' })).signingKey;
 }
 
 async function buildEngine(RED: NodeAPI, node: SignClientNode): Promise<SigningEngine> {
   const s = node.settings;
-  const setup = await signSetup({ ...s, signingKey: node.credentials?.signingKey ?? '' } as never);
+  const setup = await signSetup({ ...s, signingKey: node.credentials?.signingKey ?? '' });
   const secretNode = s.notificationSecret ? (RED.nodes.getNode(s.notificationSecret) as NotificationSecretNode | null) : null;
   if (!secretNode) throw invalidInput('Notification token secret', `the Singpass Sign API client "${node.name || node.id}" needs a notification token secret config node`);
   const secret = secretNode.credentials?.secret ?? '';
@@ -107,7 +107,7 @@ export function signClientOf(RED: NodeAPI, id: unknown, nodeName: string): SignC
 
 /** Warn when sessions would live only in memory (a restart would lose every session in flight). */
 export function persistentStoreWarning(RED: NodeAPI, storeName: string): string | undefined {
-  const stores = (RED.settings.contextStorage ?? {}) as Record<string, unknown>;
+  const stores = RED.settings.contextStorage ?? {};
   const name = storeName || 'default';
   let entry = stores[name] as { module?: unknown } | string | undefined;
   if (typeof entry === 'string') entry = stores[entry] as { module?: unknown } | undefined; // default: "file" alias

@@ -58,7 +58,7 @@ export class SingpassKeySet implements INodeType {
       const source = this.getNodeParameter('sources', i) as 'sign' | 'corppass' | 'singpass';
       const keys = await publicKeysOf(source, (name) => this.getCredentials(name));
       const r = keySetResponse(keys);
-      return { json: { statusCode: r.status, headers: r.headers, body: r.body, keys: JSON.parse(r.body).keys }, pairedItem: { item: i } };
+      return { json: { statusCode: r.status, headers: r.headers, body: r.body, keys: (JSON.parse(r.body) as { keys: unknown[] }).keys }, pairedItem: { item: i } };
     })];
   }
 }

@@ -10,6 +10,15 @@ import { deliveryToJson } from '../shared/session-data';
 /** Output index per event type: certificate, signature, error. */
 const OUTPUT = { certificate: 0, signature: 1, error: 2 } as const;
 
+/** What this node uses of n8n's express request and response (n8n-workflow types them with express, not installed here). */
+interface WebhookRequest {
+  headers: Record<string, string | string[] | undefined>;
+  rawBody?: Buffer;
+}
+interface WebhookResponse {
+  status(code: number): { json(body: unknown): unknown; end(): unknown };
+}
+
 /**
  * The webhook the signing service calls (register its URL as your notification URL). Each delivery's Bearer is
  * checked against the notification-token secret (statelessly: works after a restart and in queue mode) and its JWT
@@ -79,13 +88,13 @@ export class SingpassSignTrigger implements INodeType {
   };
 
   async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-    const req = this.getRequestObject();
-    const res = this.getResponseObject();
-    const body = (req as { rawBody?: Buffer }).rawBody ?? (this.getBodyData() as Record<string, unknown>);
+    const req = this.getRequestObject() as WebhookRequest;
+    const res = this.getResponseObject() as WebhookResponse;
+    const body = req.rawBody ?? (this.getBodyData() as Record<string, unknown>);
     let check;
     try {
       const { engine } = await signingEngine(this);
-      check = await engine.checkDelivery({ headers: req.headers as Record<string, string | string[] | undefined>, body });
+      check = await engine.checkDelivery({ headers: req.headers, body });
     } catch (e) {
       // Our configuration failed (e.g. a credential): our fault, so 503 and the service retries after it is fixed.
       this.logger.error(`Singpass Sign Trigger cannot check deliveries: ${(e as Error).message}`);

@@ -49,5 +49,5 @@ export function errorItem(node: INode, e: unknown, itemIndex: number): INodeExec
   const err = toNodeError(node, e, itemIndex);
   const code = (err.context.code as string | undefined) ?? 'UNKNOWN';
   const details = isSingpassFlowsError(e) ? e.details : {};
-  return { json: { error: err.message, code, details: details as JsonObject }, pairedItem: { item: itemIndex } };
+  return { json: { error: err.message, code, details: details }, pairedItem: { item: itemIndex } };
 }

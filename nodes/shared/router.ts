@@ -13,8 +13,8 @@ export type OperationTable = Record<string, Record<string, Operation>>;
 
 /** Run the selected operation for every item (pairedItem and Continue On Fail handled once, in runEachItem). */
 export async function route(ctx: IExecuteFunctions, table: OperationTable): Promise<INodeExecutionData[][]> {
-  const resource = ctx.getNodeParameter('resource', 0) as string;
-  const operation = ctx.getNodeParameter('operation', 0) as string;
+  const resource = ctx.getNodeParameter('resource', 0);
+  const operation = ctx.getNodeParameter('operation', 0);
   const op = table[resource]?.[operation];
   if (!op) throw invalidInput('Operation', `"${resource} / ${operation}" is not supported by this node version`);
   return [await runEachItem(ctx, (i, item) => op.execute.call(ctx, i, item))];

@@ -63,8 +63,8 @@ export function recordSummary(record: SessionRecord): IDataObject {
   return {
     signRef: record.state.signRef,
     status: record.state.status,
-    ...(record.error ? { error: record.error as unknown as IDataObject } : {}),
-    ...(record.result ? { result: record.result as unknown as IDataObject } : {}),
+    ...(record.error ? { error: record.error } : {}),
+    ...(record.result ? { result: record.result } : {}),
     record: JSON.parse(JSON.stringify(record)) as IDataObject,
   };
 }

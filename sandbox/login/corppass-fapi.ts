@@ -79,17 +79,17 @@ export function corppassFapiIdentity(u: CorppassUser): CorppassFapiIdentity {
   const uen = e.CPEnt_TYPE === 'UEN';
   return {
     entity: {
-      sub: e.CPEntID!,
+      sub: e.CPEntID,
       attributes: {
         entity_type: e.CPEnt_TYPE,
         entity_reg_number: uen ? e.CPEntID : e.CPNonUEN_RegNo,
         entity_coi: uen ? 'SG' : e.CPNonUEN_Country,
-        entity_name: uen ? (ENTITY_NAMES[e.CPEntID!] ?? e.CPEntID) : e.CPNonUEN_Name,
+        entity_name: uen ? (ENTITY_NAMES[e.CPEntID] ?? e.CPEntID) : e.CPNonUEN_Name,
         entity_uen_status: e.CPEnt_Status,
       },
     },
     user: {
-      uuid: pairs.uuid!,
+      uuid: pairs.uuid,
       identity: pairs.s
         ? { account_type: 'standard', identity_number: pairs.s, identity_coi: pairs.c ?? 'SG' }
         : { account_type: 'foreign', identity_number: FOREIGN_IDS[u.id] ?? 'UNKNOWN', identity_coi: pairs.c ?? '' },

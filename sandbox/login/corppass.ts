@@ -220,7 +220,7 @@ export class CorppassProvider extends ProviderCore {
     const auth = String(req.headers.authorization ?? '');
     const match = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(auth);
     if (!match) throw new Refusal(401, 'invalid_token', 'Authorization: Bearer <access token> is required', challenge);
-    const grant = this.accessTokens.get(match[1]!);
+    const grant = this.accessTokens.get(match[1]);
     if (!grant) throw new Refusal(401, 'invalid_token', 'unknown access token', challenge);
     if (grant.expiresAt <= this.now()) throw new Refusal(401, 'invalid_token', 'access token expired', challenge);
     if (m.authInfoStatus) throw new Refusal(m.authInfoStatus, m.authInfoStatus === 401 ? 'invalid_token' : 'server_error', `sandbox: status ${m.authInfoStatus}`, m.authInfoStatus === 401 ? challenge : {});

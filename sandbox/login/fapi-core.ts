@@ -6,7 +6,6 @@
  */
 import type * as http from 'node:http';
 import * as crypto from 'node:crypto';
-import type { JWK } from 'jose';
 import { ProviderCore, Refusal, applyOverrides, randomToken } from './provider-core';
 import { decodeCompact, isObject, verifyEcCompact, type ContentEnc, type JsonObject } from './jose-forge';
 import type { ClientRegistration, ProviderOptions, RecordedRequest } from './types';
@@ -103,14 +102,14 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
       new Refusal(isRs ? 401 : 400, 'invalid_dpop_proof', `DPoP proof rejected: ${why}`, isRs ? { 'www-authenticate': `DPoP error="invalid_dpop_proof", algs="ES256"` } : {});
     if (values.length === 0) throw bad('a DPoP header is required');
     if (values.length > 1) throw bad('exactly one DPoP header is allowed');
-    const proof = values[0]!;
+    const proof = values[0];
     const decoded = decodeCompact(proof);
     if (!decoded) throw bad('not a compact JWS');
     const { header, payload } = decoded;
     const jwk = header.jwk;
     if (isObject(jwk)) {
       try {
-        rec.dpopJkt = await this.thumbprint(jwk as JWK);
+        rec.dpopJkt = await this.thumbprint(jwk);
       } catch {
         /* recorded without thumbprint */
       }
@@ -119,7 +118,7 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
     if (header.alg !== 'ES256') throw bad('alg must be ES256');
     if (!isObject(jwk) || jwk.kty !== 'EC' || jwk.crv !== 'P-256') throw bad('jwk must be a public EC P-256 key');
     if ('d' in jwk) throw bad('jwk must not contain the private key');
-    if (!verifyEcCompact(proof, jwk as JWK)) throw bad('signature does not verify with the header jwk');
+    if (!verifyEcCompact(proof, jwk)) throw bad('signature does not verify with the header jwk');
     const now = this.nowS();
     if (typeof payload.jti !== 'string' || payload.jti.length < 16) throw bad('jti must be a random string (at least 96 bits)');
     for (const [j, t] of this.seenDpopJti) if (t < now - 600) this.seenDpopJti.delete(j);
@@ -139,13 +138,13 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
       const ath = crypto.createHash('sha256').update(accessToken).digest('base64url');
       if (payload.ath !== ath) throw bad('ath must be the base64url SHA-256 of the access token');
     }
-    return { jkt: (await this.thumbprint(jwk as JWK)) as string, payload };
+    return { jkt: await this.thumbprint(jwk), payload };
   }
 
   /** Every `DPoP` header value as sent (recorded, decoded, in `rec.dpop`). */
   protected dpopHeaders(req: http.IncomingMessage, rec: RecordedRequest): string[] {
     const values: string[] = [];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'dpop') values.push(req.rawHeaders[i + 1]!);
+    for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'dpop') values.push(req.rawHeaders[i + 1]);
     if (values.length) rec.dpop = values.map((v) => ({ ...(decodeCompact(v) ?? { header: {}, payload: {} }), compact: v }));
     return values;
   }
@@ -334,8 +333,8 @@ export abstract class FapiProviderCore<U extends { id: string }, D> extends Prov
     const auth = String(req.headers.authorization ?? '');
     const match = /^([A-Za-z]+) ([A-Za-z0-9\-._~+/]+=*)$/.exec(auth);
     if (!match) throw invalidToken('Authorization: DPoP <access token> is required');
-    if (match[1]!.toLowerCase() !== 'dpop') throw invalidToken('the access token is DPoP-bound: use the DPoP scheme, not ' + match[1]);
-    const at = match[2]!;
+    if (match[1].toLowerCase() !== 'dpop') throw invalidToken('the access token is DPoP-bound: use the DPoP scheme, not ' + match[1]);
+    const at = match[2];
     const grant = this.accessTokens.get(at);
     if (!grant) throw invalidToken('unknown access token');
     if (grant.expiresAt <= this.now()) throw invalidToken('access token expired');

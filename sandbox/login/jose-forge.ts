@@ -68,7 +68,7 @@ export function verifyEcCompact(compact: string, jwk: JWK): boolean {
   if (parts.length !== 3) return false;
   let header: JsonObject;
   try {
-    header = JSON.parse(unb64u(parts[0]!).toString('utf8')) as JsonObject;
+    header = JSON.parse(unb64u(parts[0]).toString('utf8')) as JsonObject;
   } catch {
     return false;
   }
@@ -77,7 +77,7 @@ export function verifyEcCompact(compact: string, jwk: JWK): boolean {
   if (!h || jwk.kty !== 'EC' || jwk.crv !== h[1]) return false;
   try {
     const key = crypto.createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } as crypto.JsonWebKey, format: 'jwk' });
-    return crypto.verify(h[0], Buffer.from(`${parts[0]}.${parts[1]}`), { key, dsaEncoding: 'ieee-p1363' }, unb64u(parts[2]!));
+    return crypto.verify(h[0], Buffer.from(`${parts[0]}.${parts[1]}`), { key, dsaEncoding: 'ieee-p1363' }, unb64u(parts[2]));
   } catch {
     return false;
   }
@@ -87,8 +87,8 @@ export function decodeCompact(compact: string): { header: JsonObject; payload: J
   const parts = compact.split('.');
   if (parts.length !== 3) return undefined;
   try {
-    const header = JSON.parse(unb64u(parts[0]!).toString('utf8')) as unknown;
-    const payload = JSON.parse(unb64u(parts[1]!).toString('utf8')) as unknown;
+    const header = JSON.parse(unb64u(parts[0]).toString('utf8')) as unknown;
+    const payload = JSON.parse(unb64u(parts[1]).toString('utf8')) as unknown;
     if (!isObject(header) || !isObject(payload)) return undefined;
     return { header, payload };
   } catch {
@@ -202,11 +202,11 @@ function distortEpk(epk: JsonObject, how: 'otherCurve' | 'offCurve'): JsonObject
   if (how === 'otherCurve') {
     const other = epk.crv === 'P-384' ? 'P-256' : 'P-384';
     const { publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: other });
-    return publicKey.export({ format: 'jwk' }) as JsonObject;
+    return publicKey.export({ format: 'jwk' });
   }
   // Same curve name, but y nudged off the curve: an invalid-curve probe.
   const y = unb64u(String(epk.y));
-  y[y.length - 1] = y[y.length - 1]! ^ 0x01;
+  y[y.length - 1] = y[y.length - 1] ^ 0x01;
   return { ...epk, y: b64u(y) };
 }
 
@@ -214,9 +214,9 @@ function distortEpk(epk: JsonObject, how: 'otherCurve' | 'offCurve'): JsonObject
 export function tamperJwe(jwe: string, how: 'ciphertext' | 'iv' | 'tag' | 'header' | 'fourParts' | 'sixParts'): string {
   const parts = jwe.split('.');
   const flip = (i: number) => {
-    const b = unb64u(parts[i]!);
+    const b = unb64u(parts[i]);
     if (b.length === 0) return;
-    b[Math.floor(b.length / 2)] = b[Math.floor(b.length / 2)]! ^ 0x01;
+    b[Math.floor(b.length / 2)] = b[Math.floor(b.length / 2)] ^ 0x01;
     parts[i] = b64u(b);
   };
   switch (how) {
@@ -230,7 +230,7 @@ export function tamperJwe(jwe: string, how: 'ciphertext' | 'iv' | 'tag' | 'heade
       flip(4);
       return parts.join('.');
     case 'header': {
-      const h = JSON.parse(unb64u(parts[0]!).toString('utf8')) as JsonObject;
+      const h = JSON.parse(unb64u(parts[0]).toString('utf8')) as JsonObject;
       h['x-sandbox'] = 'added after encryption';
       parts[0] = b64u(JSON.stringify(h));
       return parts.join('.');

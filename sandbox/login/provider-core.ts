@@ -313,7 +313,7 @@ export abstract class ProviderCore implements LoginProvider {
     }
     const body = (await resp.json().catch(() => undefined)) as unknown;
     if (!resp.ok || !isObject(body) || !Array.isArray(body.keys)) throw new Refusal(401, 'invalid_client', `client key set at ${client.jwksUrl} is unusable (HTTP ${resp.status})`);
-    return (body.keys as unknown[]).filter(isObject) as JWK[];
+    return (body.keys as unknown[]).filter(isObject);
   }
 
   /** The RP encryption key: `use: enc` EC key (by kid if asked), first listed otherwise. */
@@ -582,7 +582,7 @@ export abstract class ProviderCore implements LoginProvider {
     const rpKey = await this.rpEncKey(client, j.jweEncryptToKid);
     const wanted = j.jweAlg ?? (defaults.alg as never) ?? (['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'].includes(String(rpKey.alg)) ? rpKey.alg : 'ECDH-ES+A256KW');
     const kid = j.jweKid === 'missing' ? undefined : j.jweKid === 'unknown' ? 'sandbox-unknown-enc-kid' : rpKey.kid;
-    let jwe = await encryptForRp(Buffer.from(jws), rpKey, { alg: wanted as never, enc: j.jweEnc ?? defaults.enc, kid, header: { cty: 'JWT' }, zip: j.zip, epk: j.epk });
+    let jwe = await encryptForRp(Buffer.from(jws), rpKey, { alg: wanted, enc: j.jweEnc ?? defaults.enc, kid, header: { cty: 'JWT' }, zip: j.zip, epk: j.epk });
     if (j.tamper) jwe = tamperJwe(jwe, j.tamper);
     return jwe;
   }
@@ -674,7 +674,7 @@ export abstract class ProviderCore implements LoginProvider {
   /** Headless user choice: `sandbox_user` query, else `X-Sandbox-User` header, else the first fixture. */
   protected chooseUser<U extends { id: string }>(req: http.IncomingMessage, url: URL, users: readonly U[]): U {
     const wanted = url.searchParams.get('sandbox_user') ?? (req.headers['x-sandbox-user'] as string | undefined);
-    if (!wanted) return users[0]!;
+    if (!wanted) return users[0];
     const u = users.find((x) => x.id === wanted);
     if (!u) throw new Refusal(400, 'invalid_request', `unknown sandbox user ${wanted}; known: ${users.map((x) => x.id).join(', ')}`);
     return u;

@@ -181,7 +181,7 @@ export class SingpassProvider extends FapiProviderCore<SingpassUser, SingpassDet
   private reachedAcr(user: SingpassUser, requested?: string[]): string {
     if (!requested?.length) return user.acr;
     const want = Math.min(...requested.map((a) => ACR.indexOf(a)));
-    return ACR[Math.max(want, ACR.indexOf(user.acr))]!;
+    return ACR[Math.max(want, ACR.indexOf(user.acr))];
   }
 
   // ---- userinfo ---------------------------------------------------------------------------------------------------

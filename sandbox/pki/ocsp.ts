@@ -71,7 +71,7 @@ export class OcspResponder {
       return ocspErrorResponse(OCSP_STATUS.malformedRequest);
     }
     const cas = await this.loadCas();
-    const first = request.tbsRequest.requestList[0]!.reqCert;
+    const first = request.tbsRequest.requestList[0].reqCert;
     // One signer per response: the responder of the first CertID's CA (intermediate's if we do not know that CA).
     const signer = cas.find((ca) => this.matches(ca, first)) ?? cas.find((ca) => ca.name === 'intermediate')!;
 

@@ -66,7 +66,7 @@ export class TimeStampAuthority {
     if (req.version !== 1) throw new Rejection('badRequest', 'TimeStampReq version must be 1');
     const algorithm = req.messageImprint.hashAlgorithm.algorithmId;
     if (!ACCEPTED_IMPRINTS.has(algorithm)) throw new Rejection('badAlg', 'message imprint must use SHA-256, SHA-384 or SHA-512');
-    if (req.messageImprint.hashedMessage.valueBlock.valueHexView.byteLength !== HASH_BY_OID[algorithm]!.length) {
+    if (req.messageImprint.hashedMessage.valueBlock.valueHexView.byteLength !== HASH_BY_OID[algorithm].length) {
       throw new Rejection('badDataFormat', 'message imprint length does not match its algorithm');
     }
     if (req.reqPolicy && req.reqPolicy !== this.pki.tsaPolicy) throw new Rejection('unacceptedPolicy', `only policy ${this.pki.tsaPolicy} is offered`);

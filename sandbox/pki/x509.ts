@@ -87,13 +87,13 @@ export async function toSigningCryptoKey(key: crypto.KeyObject): Promise<CryptoK
     curve === 'RSA-2048'
       ? { name: 'RSASSA-PKCS1-v1_5', hash: hashFor(key) }
       : { name: 'ECDSA', namedCurve: curve };
-  return crypto.webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']) as Promise<CryptoKey>;
+  return crypto.webcrypto.subtle.importKey('pkcs8', der, alg, false, ['sign']);
 }
 
 /** Random positive serial (16 bytes, first byte 0x01..0x7f so the DER integer needs no padding). */
 export function randomSerial(): Buffer {
   const b = crypto.randomBytes(16);
-  b[0] = (b[0]! & 0x7f) || 0x01;
+  b[0] = (b[0] & 0x7f) || 0x01;
   return b;
 }
 
@@ -160,7 +160,7 @@ export async function namedBits(bits: number[]) {
   const { asn1js } = await loadAsn1();
   const max = Math.max(...bits);
   const bytes = new Uint8Array(Math.floor(max / 8) + 1);
-  for (const b of bits) bytes[Math.floor(b / 8)]! |= 0x80 >> (b % 8);
+  for (const b of bits) bytes[Math.floor(b / 8)] |= 0x80 >> (b % 8);
   return new asn1js.BitString({ valueHex: bytes, unusedBits: 7 - (max % 8) });
 }
 
@@ -233,7 +233,7 @@ export function derToPem(der: Buffer, label = 'CERTIFICATE'): string {
 export function pemToDer(pem: string): Buffer {
   const m = /-----BEGIN [^-]+-----([\s\S]+?)-----END [^-]+-----/.exec(pem);
   if (!m) throw new Error('not a PEM block');
-  return Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64');
+  return Buffer.from(m[1].replace(/\s+/g, ''), 'base64');
 }
 
 /** Round down to whole seconds: DER GeneralizedTime/UTCTime in certificates and OCSP must not carry fractions. */

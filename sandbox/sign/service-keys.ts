@@ -75,7 +75,7 @@ export class ServiceKeyRing {
   toState(): ServiceKeyState[] {
     return this.keys.map((k) => ({
       kid: k.kid,
-      privateJwk: k.privateKey.export({ format: 'jwk' }) as JWK,
+      privateJwk: k.privateKey.export({ format: 'jwk' }),
       createdAt: k.createdAt,
       retireAt: k.retireAt,
     }));

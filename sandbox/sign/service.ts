@@ -359,7 +359,10 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       return v;
     };
     const done: Record<string, unknown> = {};
-    if (b.reset === true) (service.faults.reset(), (done.reset = true));
+    if (b.reset === true) {
+      service.faults.reset();
+      done.reset = true;
+    }
     const se = count('service_error');
     if (se !== undefined) {
       const st = count('service_error_status') ?? 500;
@@ -368,22 +371,34 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       done.service_error = se;
     }
     const rl = count('rate_limit');
-    if (rl !== undefined) (service.faults.rateLimit(rl), (done.rate_limit = rl));
+    if (rl !== undefined) {
+      service.faults.rateLimit(rl);
+      done.rate_limit = rl;
+    }
     const fd = count('fail_deliveries');
     if (fd !== undefined) {
       const f = b.delivery_failure ?? 503;
       if (f !== 'connection' && f !== 'timeout' && !(typeof f === 'number' && f >= 200 && f <= 599)) throw argError('delivery_failure must be "connection", "timeout" or an HTTP status');
-      service.faults.failDeliveries(fd, f as DeliveryFailure);
+      service.faults.failDeliveries(fd, f);
       done.fail_deliveries = fd;
     }
-    if (typeof b.deliver_twice === 'boolean') (service.faults.deliverTwice(b.deliver_twice), (done.deliver_twice = b.deliver_twice));
+    if (typeof b.deliver_twice === 'boolean') {
+      service.faults.deliverTwice(b.deliver_twice);
+      done.deliver_twice = b.deliver_twice;
+    }
     if (typeof b.skip_user_certificate_checks === 'boolean') {
       service.faults.skipUserCertificateChecks(b.skip_user_certificate_checks);
       done.skip_user_certificate_checks = b.skip_user_certificate_checks;
     }
-    if (typeof b.expire_session === 'string') (service.faults.expireSession(b.expire_session), (done.expire_session = b.expire_session));
+    if (typeof b.expire_session === 'string') {
+      service.faults.expireSession(b.expire_session);
+      done.expire_session = b.expire_session;
+    }
     if (b.rotate_keys === true) done.rotated_to = service.rotateKeys();
-    if (b.retire_old_keys === true) (service.retireOldKeys(), (done.retire_old_keys = true));
+    if (b.retire_old_keys === true) {
+      service.retireOldKeys();
+      done.retire_old_keys = true;
+    }
     return done;
   };
 

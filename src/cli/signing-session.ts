@@ -104,7 +104,7 @@ export async function runSigningSession(env: SessionEnvironment, o: SessionOptio
     } catch (e) {
       return phoneFailed(new SingpassFlowsError('SIGN_REQUEST_REJECTED', `The simulated phone could not act: ${(e as Error)?.message ?? e}`));
     }
-    await o.onStep({ step, delivery } as SessionStep);
+    await o.onStep({ step, delivery });
   };
   const runner = createSessionRunner({
     engine,

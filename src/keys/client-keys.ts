@@ -42,7 +42,7 @@ export function publicKeySet(keys: Array<Pick<LoadedKey, 'publicJwk'>>): { keys:
 /** Strip every private member (d, and RSA's p/q/dp/dq/qi/oth, and symmetric k). */
 export function publicOnly(jwk: JWK): JWK {
   const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, oth: _oth, k: _k, ...pub } = jwk as JWK & Record<string, unknown>;
-  return pub as JWK;
+  return pub;
 }
 
 async function privateJwk(use: 'sig' | 'enc', alg: string): Promise<JWK> {

@@ -57,7 +57,7 @@ export async function verifyJwsWithKeySet(token: string, keySet: KeySource, opti
     if (typeof token !== 'string' || token.split('.').length !== 3) throw fail('is not a signed JWT (expected three dot-separated parts)');
     let header: JWSHeaderParameters;
     try {
-      header = decodeProtectedHeader(token) as JWSHeaderParameters;
+      header = decodeProtectedHeader(token);
     } catch (e) {
       throw fail('has an unreadable header', e);
     }

@@ -87,9 +87,9 @@ export function createCorppassClient(options: CorppassClientOptions & { profile?
  */
 export function createCorppassClient(options: (CorppassClientOptions & { profile?: 'legacy' }) | (CorppassFapiClientOptions & { profile: 'fapi' })): CorppassClient | CorppassFapiClient {
   const profile = (options as { profile?: unknown } | undefined)?.profile;
-  if (profile === 'fapi') return createCorppassFapiClient(options as CorppassFapiClientOptions);
+  if (profile === 'fapi') return createCorppassFapiClient(options);
   if (profile !== undefined && profile !== 'legacy') throw invalidInput('profile', 'use "legacy" (services onboarded before Corppass FAPI 2.0) or "fapi" (FAPI 2.0, required for new services)');
-  return createLegacyCorppassClient(options as CorppassClientOptions);
+  return createLegacyCorppassClient(options);
 }
 
 function createLegacyCorppassClient(options: CorppassClientOptions): CorppassClient {
@@ -116,7 +116,7 @@ function createLegacyCorppassClient(options: CorppassClientOptions): CorppassCli
     if (typeof payload.sub !== 'string' || !constantTimeEqual(payload.sub, expectedSub)) {
       throw new SingpassFlowsError('AUTHORIZATION_INFO_INVALID', 'The authorization info is about another user than the one who logged in');
     }
-    return { sub: payload.sub, issuedAt: payload.iat!, expiresAt: payload.exp!, ...parseAuthorizationInfo(payload as Record<string, unknown>) };
+    return { sub: payload.sub, issuedAt: payload.iat!, expiresAt: payload.exp!, ...parseAuthorizationInfo(payload) };
   }
 
   return {

@@ -41,7 +41,7 @@ export async function decryptAndVerify(token: unknown, o: NestedJwtOptions): Pro
   if (parts.length !== 5) throw fail('is not an encrypted token (JWE compact form has five parts)');
   let header: JWEHeaderParameters;
   try {
-    header = decodeProtectedHeader(token) as JWEHeaderParameters;
+    header = decodeProtectedHeader(token);
   } catch (e) {
     throw fail('has an unreadable header', e);
   }
@@ -74,7 +74,7 @@ async function verifyInner(inner: string, o: NestedJwtOptions): Promise<{ payloa
   const fail = (msg: string, cause?: unknown) => new SingpassFlowsError(o.errorCode, `The ${o.what} ${msg}`, {}, cause ? { cause } : undefined);
   let jwsHeader: Record<string, unknown>;
   try {
-    jwsHeader = decodeProtectedHeader(inner) as Record<string, unknown>;
+    jwsHeader = decodeProtectedHeader(inner);
   } catch (e) {
     throw fail('does not contain a signed JWT', e);
   }

@@ -100,7 +100,8 @@ export class ProviderKeySet {
       await this.inflight;
       // A fetch that started before the kid was asked for may predate a rotation: then take a slot of our own.
       if (joinedStartedAt >= askedAt) return true;
-      if (this.inflight) {
+      // (read again: TS keeps the narrowing across the await, but another call may have cleared or replaced it)
+      if (this.inflight !== undefined) {
         await this.inflight;
         return true;
       }

@@ -60,8 +60,8 @@ export function parseTokenResponse(res: HttpResponse, url: string, expectedType:
     accessToken: body.access_token,
     tokenType: expectedType,
     idToken: body.id_token,
-    expiresIn: body.expires_in as number | undefined,
-    scope: (body.scope as string | undefined) ?? requestedScope,
+    expiresIn: body.expires_in,
+    scope: body.scope ?? requestedScope,
   };
 }
 

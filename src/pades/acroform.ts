@@ -124,8 +124,8 @@ export function chooseField(
     throw fieldExists(`The empty signature field "${wanted}" cannot be filled (it has no single widget on a page). Choose another field name.`);
   }
   const r = (reader.resolveArray(widget.dict.get('Rect')) ?? []).map((v) => reader.resolve(v));
-  const n = r.length === 4 && r.every((v) => typeof v === 'number') ? (r as number[]) : [0, 0, 0, 0];
-  const rect: [number, number, number, number] = [Math.min(n[0]!, n[2]!), Math.min(n[1]!, n[3]!), Math.max(n[0]!, n[2]!), Math.max(n[1]!, n[3]!)];
+  const n = r.length === 4 && r.every((v) => typeof v === 'number') ? r : [0, 0, 0, 0];
+  const rect: [number, number, number, number] = [Math.min(n[0], n[2]), Math.min(n[1], n[3]), Math.max(n[0], n[2]), Math.max(n[1], n[3])];
   return { fieldName: wanted, empty: { field: { ref: existing.ref, dict: existing.dict }, widget, page, rect } };
 }
 
@@ -258,8 +258,8 @@ export function pageMediaBox(reader: PdfReader, page: PdfDict): [number, number,
   for (let depth = 0; node && depth < 64; depth++) {
     const box = reader.resolveArray(node.get('MediaBox'))?.map((v) => reader.resolve(v));
     if (box && box.length === 4 && box.every((v) => typeof v === 'number')) {
-      const [a, b, c, d] = box as number[];
-      return [Math.min(a!, c!), Math.min(b!, d!), Math.max(a!, c!), Math.max(b!, d!)];
+      const [a, b, c, d] = box;
+      return [Math.min(a, c), Math.min(b, d), Math.max(a, c), Math.max(b, d)];
     }
     node = reader.resolveDict(node.get('Parent'));
   }

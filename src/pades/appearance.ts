@@ -13,7 +13,7 @@ export function normaliseRect(rect: unknown): Rect {
     throw invalidInput('appearance.rect', 'must be [x1, y1, x2, y2] in PDF points');
   }
   const [a, b, c, d] = rect as number[];
-  const r: Rect = [Math.min(a!, c!), Math.min(b!, d!), Math.max(a!, c!), Math.max(b!, d!)];
+  const r: Rect = [Math.min(a, c), Math.min(b, d), Math.max(a, c), Math.max(b, d)];
   if (r[2] - r[0] < 10 || r[3] - r[1] < 10) throw invalidInput('appearance.rect', 'must be at least 10 × 10 points');
   return r;
 }

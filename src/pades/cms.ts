@@ -42,7 +42,7 @@ export function toCertificateDer(input: Buffer | string, field: string): Buffer 
   if (Buffer.isBuffer(input)) der = input;
   else if (typeof input === 'string') {
     const pem = /-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/.exec(input);
-    const b64 = (pem ? pem[1]! : input).replace(/\s+/g, '');
+    const b64 = (pem ? pem[1] : input).replace(/\s+/g, '');
     if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(b64)) throw invalidInput(field, 'expected a certificate as base64 DER or PEM');
     der = Buffer.from(b64, b64.includes('-') || b64.includes('_') ? 'base64url' : 'base64');
   } else throw invalidInput(field, 'expected a certificate as base64 DER, PEM or bytes');
@@ -58,7 +58,7 @@ export function readCertificateFields(input: Buffer | string, field = 'certifica
     const [tbs, sigAlg, sigValue] = children(der, cert);
     if (!tbs || !sigAlg || sigValue?.tag !== 0x03) throw new Error('not a certificate');
     const fields = children(der, tbs);
-    const i = fields[0]!.tag === 0xa0 ? 1 : 0; // optional [0] version
+    const i = fields[0].tag === 0xa0 ? 1 : 0; // optional [0] version
     const [serial, , issuer, validity, subject, spki] = fields.slice(i);
     if (serial?.tag !== 0x02 || issuer?.tag !== 0x30 || validity?.tag !== 0x30 || subject?.tag !== 0x30 || spki?.tag !== 0x30) {
       throw new Error('not a certificate');

@@ -38,7 +38,7 @@ export function smallInteger(n: number): Buffer {
     bytes.unshift(v & 0xff);
     v = Math.floor(v / 256);
   } while (v > 0);
-  if (bytes[0]! & 0x80) bytes.unshift(0);
+  if (bytes[0] & 0x80) bytes.unshift(0);
   return tlv(0x02, Buffer.from(bytes));
 }
 
@@ -47,7 +47,7 @@ export function unsignedInteger(bytes: Buffer): Buffer {
   let i = 0;
   while (i < bytes.length - 1 && bytes[i] === 0) i++;
   let v = bytes.subarray(i);
-  if (v[0]! & 0x80) v = Buffer.concat([Buffer.from([0]), v]);
+  if (v[0] & 0x80) v = Buffer.concat([Buffer.from([0]), v]);
   return tlv(0x02, v);
 }
 
@@ -62,7 +62,7 @@ export function oid(dotted: string): Buffer {
 function encodeOid(dotted: string): Buffer {
   const arcs = dotted.split('.').map((a) => BigInt(a));
   const out: number[] = [];
-  const first = arcs[0]! * 40n + arcs[1]!;
+  const first = arcs[0] * 40n + arcs[1];
   for (const arc of [first, ...arcs.slice(2)]) {
     const chunk: number[] = [];
     let v = arc;
@@ -70,7 +70,7 @@ function encodeOid(dotted: string): Buffer {
       chunk.unshift(Number(v & 0x7fn));
       v >>= 7n;
     } while (v > 0n);
-    for (let i = 0; i < chunk.length - 1; i++) chunk[i]! |= 0x80;
+    for (let i = 0; i < chunk.length - 1; i++) chunk[i] |= 0x80;
     out.push(...chunk);
   }
   return tlv(0x06, Buffer.from(out));
@@ -92,10 +92,10 @@ export function setOf(elements: Buffer[]): Buffer {
 /** Reads one TLV at `offset`; throws on truncation or indefinite length (DER has none). */
 export function readTlv(buf: Buffer, offset = 0, limit = buf.length): Tlv {
   if (offset + 2 > limit) throw new RangeError('DER: truncated');
-  const tag = buf[offset]!;
+  const tag = buf[offset];
   if ((tag & 0x1f) === 0x1f) throw new RangeError('DER: multi-byte tags are not supported');
   let pos = offset + 1;
-  const first = buf[pos++]!;
+  const first = buf[pos++];
   let len: number;
   if (first < 0x80) len = first;
   else {
@@ -103,7 +103,7 @@ export function readTlv(buf: Buffer, offset = 0, limit = buf.length): Tlv {
     if (n === 0 || n > 4) throw new RangeError('DER: unsupported length');
     if (pos + n > limit) throw new RangeError('DER: truncated');
     len = 0;
-    for (let i = 0; i < n; i++) len = len * 256 + buf[pos++]!;
+    for (let i = 0; i < n; i++) len = len * 256 + buf[pos++];
   }
   const end = pos + len;
   if (end > limit) throw new RangeError('DER: truncated');

@@ -61,7 +61,7 @@ export function listSignatures(pdf: Buffer): PdfSignatureInfo[] {
       const s = reader.resolve(v.get(k));
       return isName(s) ? s.name : undefined;
     };
-    const byteRange = br as number[];
+    const byteRange = br;
     const subFilter = nm('SubFilter');
     out.push({
       fieldName: f.fullName,
@@ -72,14 +72,14 @@ export function listSignatures(pdf: Buffer): PdfSignatureInfo[] {
       contents: der,
       contentsRaw: raw,
       vriKey: createHash('sha1').update(raw).digest('hex').toUpperCase(),
-      coversWholeDocument: byteRange[2]! + byteRange[3]! === pdf.length,
+      coversWholeDocument: byteRange[2] + byteRange[3] === pdf.length,
       signingTime: str('M'),
       reason: str('Reason'),
       location: str('Location'),
       name: str('Name'),
     });
   }
-  return out.sort((a, b) => a.byteRange[1]! - b.byteRange[1]!);
+  return out.sort((a, b) => a.byteRange[1] - b.byteRange[1]);
 }
 
 /**
@@ -87,7 +87,7 @@ export function listSignatures(pdf: Buffer): PdfSignatureInfo[] {
  * none. Signatures are appended, so the newest is the last one in file order: after signing, it is ours.
  */
 export function newestSignatureIndex(signatures: readonly Pick<PdfSignatureInfo, 'type'>[]): number {
-  for (let i = signatures.length - 1; i >= 0; i--) if (signatures[i]!.type === 'signature') return i;
+  for (let i = signatures.length - 1; i >= 0; i--) if (signatures[i].type === 'signature') return i;
   return -1;
 }
 
@@ -96,8 +96,8 @@ export function byteRangeDigest(pdf: Buffer, byteRange: number[], algorithm = 's
   if (byteRange.length % 2 !== 0) throw invalidInput('byteRange', 'must have an even number of entries');
   const h = createHash(algorithm);
   for (let i = 0; i < byteRange.length; i += 2) {
-    const start = byteRange[i]!;
-    const len = byteRange[i + 1]!;
+    const start = byteRange[i];
+    const len = byteRange[i + 1];
     if (!Number.isSafeInteger(start) || !Number.isSafeInteger(len) || start < 0 || len < 0 || start + len > pdf.length) {
       throw invalidInput('byteRange', 'points outside the file');
     }

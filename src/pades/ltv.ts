@@ -188,7 +188,7 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
   const existing = readDss(pdf);
 
   const materials: Material[] = [];
-  for (const [i, sig] of signatures.entries()) materials.push(await materialOf(sig, required[i]!, existing.certs, options));
+  for (const [i, sig] of signatures.entries()) materials.push(await materialOf(sig, required[i], existing.certs, options));
 
   // One status per certificate, however many signatures share it. Those a required signature relies on come first,
   // one by one, so a refusal (revoked, unknown, unreachable) is known before anything else is asked; the others are
@@ -197,8 +197,8 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
   for (const m of materials) {
     for (const chain of m.chains) {
       for (let i = 0; i + 1 < chain.length; i++) {
-        const key = linkKey(chain[i]!, chain[i + 1]!);
-        const need = needs.get(key) ?? { cert: chain[i]!, issuer: chain[i + 1]!, required: false };
+        const key = linkKey(chain[i], chain[i + 1]);
+        const need = needs.get(key) ?? { cert: chain[i], issuer: chain[i + 1], required: false };
         need.required ||= m.info.required;
         if (m.proofTime && (!need.notBefore || need.notBefore < m.proofTime)) need.notBefore = m.proofTime;
         if (!m.proofTime) need.untimed = true;
@@ -223,10 +223,10 @@ export async function addValidationDataWithSummary(pdf: Buffer, options: AddVali
     const miss = missingFor(m);
     for (const chain of m.chains) {
       for (let i = 0; i < chain.length; i++) {
-        const cert = chain[i]!;
+        const cert = chain[i];
         pushUnique(mine.certs, cert);
         if (i === chain.length - 1) break; // the top: the anchor, or where the path stopped (already reported)
-        const need = needs.get(linkKey(cert, chain[i + 1]!))!;
+        const need = needs.get(linkKey(cert, chain[i + 1]))!;
         const refused = refusalOf(need, m.proofTime);
         if (refused) miss(refused.code, refused.error, cert);
         // Good, or revoked for a signature that need not be complete: the signed answer (or CRL) is the evidence either way.

@@ -147,12 +147,12 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
 
   // Revocation data: from the DSS of the whole file (B-LT), and from the DSS as covered by a later valid
   // document timestamp (B-LTA).
-  const docTimestamps = sigs.map((s, i) => ({ s, r: results[i]! })).filter(({ s, r }) => s.type === 'docTimestamp' && r.integrity.digestMatches && r.integrity.signatureValid
+  const docTimestamps = sigs.map((s, i) => ({ s, r: results[i] })).filter(({ s, r }) => s.type === 'docTimestamp' && r.integrity.digestMatches && r.integrity.signatureValid
     && !r.problems.some((p) => p === 'CHAIN_UNTRUSTED' || p === 'CHAIN_INCOMPLETE' || p === 'CERT_NOT_VALID_AT_SIGNING_TIME'));
   for (let i = 0; i < sigs.length; i++) {
-    const r = results[i]!;
-    const sig = sigs[i]!;
-    const chains = chainsBySig[i]!;
+    const r = results[i];
+    const sig = sigs[i];
+    const chains = chainsBySig[i];
     const at = provenTime(r, ctx);
     const rev = revocationStatus(chains, dss, at, ctx);
     r.revocationDataComplete = chains.length > 0 && rev.complete;
@@ -162,9 +162,9 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
     if (!rev.complete && r.level === 'B-T') r.problems.push('REVOCATION_DATA_MISSING');
     if (r.level !== 'B-T' || !rev.complete || rev.revoked) continue;
     r.level = 'B-LT';
-    const sigEnd = sig.byteRange[2]! + sig.byteRange[3]!;
+    const sigEnd = sig.byteRange[2] + sig.byteRange[3];
     const lta = docTimestamps.some(({ s }) => {
-      const end = s.byteRange[2]! + s.byteRange[3]!;
+      const end = s.byteRange[2] + s.byteRange[3];
       if (end <= sigEnd) return false;
       // The DSS as it was when the document timestamp was taken (its own revision ends at `end`).
       const covered = readDss(pdf.subarray(0, end));
@@ -177,7 +177,7 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
   const order: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
   const level = signatureLevels.length === 0 || signatureLevels.includes(null)
     ? null
-    : order[Math.min(...signatureLevels.map((l) => order.indexOf(l!)))]!;
+    : order[Math.min(...signatureLevels.map((l) => order.indexOf(l!)))];
   for (const r of results) {
     r.valid = r.integrity.digestMatches && r.integrity.signatureValid && (roots.length === 0 || r.chain.trusted)
       && !r.problems.some((p) => !INFORMATIVE_PROBLEMS.includes(p));
@@ -189,9 +189,9 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
 function newestVerdict(results: SignatureVerification[]): NewestSignatureVerdict | undefined {
   const index = newestSignatureIndex(results);
   if (index < 0) return undefined;
-  const sig = results[index]!;
+  const sig = results[index];
   const documentTimestamps = results.map((_, i) => i).filter((i) => i > index); // all docTimestamps: index is the last signature
-  const group = [sig, ...documentTimestamps.map((i) => results[i]!)];
+  const group = [sig, ...documentTimestamps.map((i) => results[i])];
   return {
     index,
     fieldName: sig.fieldName,
@@ -267,15 +267,15 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
     }
     if (check.signerCertificate) {
       signerDer = certDer(check.signerCertificate);
-      const scv2 = signingCertificateV2Hash(parsed.signedData.signerInfos[0]!);
+      const scv2 = signingCertificateV2Hash(parsed.signedData.signerInfos[0]);
       if (!scv2) problems.push('SIGNING_CERT_ATTR_MISSING');
       else if (!digest(scv2.hash, signerDer).equals(scv2.certHash)) problems.push('SIGNING_CERT_ATTR_MISMATCH');
     }
-    const tstAttr = attributeValue(parsed.signedData.signerInfos[0]!, OID.signatureTimeStampToken, true);
+    const tstAttr = attributeValue(parsed.signedData.signerInfos[0], OID.signatureTimeStampToken, true);
     if (tstAttr) {
       try {
         tstInfo = checkTimestampToken(Buffer.from(tstAttr.valueBeforeDecodeView));
-        const sigValue = Buffer.from(parsed.signedData.signerInfos[0]!.signature.valueBlock.valueHexView);
+        const sigValue = Buffer.from(parsed.signedData.signerInfos[0].signature.valueBlock.valueHexView);
         const imprintOk = digest(tstInfo.hashAlgorithm, sigValue).equals(tstInfo.hashedMessage);
         if (!imprintOk) problems.push('TIMESTAMP_IMPRINT_MISMATCH');
         report.timestampTime = tstInfo.genTime.toISOString();
@@ -339,8 +339,8 @@ function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buff
   let revokedLater = false;
   for (const chain of chains) {
     for (let i = 0; i + 1 < chain.length; i++) {
-      const cert = parseCertificate(chain[i]!);
-      const issuer = parseCertificate(chain[i + 1]!);
+      const cert = parseCertificate(chain[i]);
+      const issuer = parseCertificate(chain[i + 1]);
       const opts = { clock: () => ctx.now.getTime(), checkFreshness: false };
       const results: { status: string; revokedAt?: Date; invalidSince?: Date }[] = [...matchingOcspResponses(dss.ocsps, cert, issuer, opts), ...matchingCrls(dss.crls, cert, issuer, opts)];
       // Revoked only after `at` (revocation and invalidity dates both later): the CA says it was good until then.

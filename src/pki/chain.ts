@@ -57,7 +57,7 @@ export async function buildChainPartial(cert: Buffer | string, options: BuildCha
   const stop = (code: ChainProblem['code'], message: string) =>
     ({ chain: chain.map(certDer), problem: { code, error: new SingpassFlowsError('CHAIN_INCOMPLETE', message, {}) } });
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
-    const current = chain[chain.length - 1]!;
+    const current = chain[chain.length - 1];
     const currentDer = certDer(current);
     if (rootDers.some((r) => r.equals(currentDer))) return { chain: chain.map(certDer) };
     if (isSelfSigned(current)) {
@@ -81,12 +81,12 @@ export async function buildChainPartial(cert: Buffer | string, options: BuildCha
     if (!issuer) {
       return stop('CHAIN_INCOMPLETE', `The issuer of "${subjectString(current)}" was not found (not among the given certificates${options.fetchIssuers === false ? '' : ', and not downloadable from the certificate\'s AIA'})`);
     }
-    if (chain.some((c) => certDer(c).equals(certDer(issuer!)))) {
-      return stop('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" loops`);
+    if (chain.some((c) => certDer(c).equals(certDer(issuer)))) {
+      return stop('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0])}" loops`);
     }
     chain.push(issuer);
   }
-  return stop('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0]!)}" is longer than ${MAX_DEPTH}`);
+  return stop('CHAIN_INCOMPLETE', `The certificate chain of "${subjectString(chain[0])}" is longer than ${MAX_DEPTH}`);
 }
 
 /**

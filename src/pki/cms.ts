@@ -44,7 +44,7 @@ function splitCertificateSet(signedData: unknown): { rest: asn1js.Sequence; cert
   const members = signedData.valueBlock.value;
   const at = members.findIndex((m, i) => i >= 3 && m.idBlock.tagClass === 3 && m.idBlock.tagNumber === 0);
   if (at < 0) return { rest: signedData, certificates: [] };
-  const set = members[at]!;
+  const set = members[at];
   if (!(set instanceof asn1js.Constructed)) throw new Error('certificates is not constructed');
   const certificates = set.valueBlock.value.filter((c) => c instanceof asn1js.Sequence).map((c) => c.valueBeforeDecodeView);
   return { rest: new asn1js.Sequence({ value: members.filter((_, i) => i !== at) }), certificates };
@@ -52,12 +52,12 @@ function splitCertificateSet(signedData: unknown): { rest: asn1js.Sequence; cert
 
 export function attributeValue(signerInfo: pkijs.SignerInfo, oid: string, unsigned = false): asn1js.AsnType | undefined {
   const attrs = unsigned ? signerInfo.unsignedAttrs : signerInfo.signedAttrs;
-  return attrs?.attributes.find((a) => a.type === oid)?.values[0];
+  return attrs?.attributes.find((a) => a.type === oid)?.values[0] as asn1js.AsnType | undefined;
 }
 
 /** Finds the certificate a SignerInfo names (issuerAndSerialNumber or subjectKeyIdentifier). */
 export function findSignerCertificate(signerInfo: pkijs.SignerInfo, candidates: pkijs.Certificate[]): pkijs.Certificate | undefined {
-  const sid = signerInfo.sid;
+  const sid: unknown = signerInfo.sid;
   if (sid instanceof pkijs.IssuerAndSerialNumber) {
     const issuer = nameDer(sid.issuer);
     const serial = Buffer.from(sid.serialNumber.valueBlock.valueHexView);

@@ -106,7 +106,7 @@ export async function fetchCrlStatus(cert: CertificateInput, issuer: Certificate
       errors.push(e);
     }
   }
-  if (errors.length === 1) throw errors[0]!;
+  if (errors.length === 1) throw errors[0];
   throw new SingpassFlowsError('CRL_FAILED', `No CRL distribution point of "${subjectString(certParsed)}" gave a usable CRL: ${errors.map((e) => e.message).join('; ')}`,
     { retryable: errors.some((e) => e.details.retryable) }, { cause: errors[0] });
 }

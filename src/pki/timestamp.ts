@@ -86,11 +86,11 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} sent a response that is not an RFC 3161 TimeStampResp`, { url: target }, { cause: e });
   }
   const status = resp.status.status;
-  if ((status !== 0 && status !== 1) || !resp.timeStampToken) {
+  if ((status !== pkijs.PKIStatus.granted && status !== pkijs.PKIStatus.grantedWithMods) || !resp.timeStampToken) {
     const text = resp.status.statusStrings?.map((s) => s.valueBlock.value).join('; ');
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} refused the request (PKIStatus ${status}${text ? `: ${text}` : ''})`, { url: target, pkiStatus: status });
   }
-  const token = derEncapsulatedContent(Buffer.from((asn as asn1js.Sequence).valueBlock.value[1]!.valueBeforeDecodeView));
+  const token = derEncapsulatedContent(Buffer.from((asn as asn1js.Sequence).valueBlock.value[1].valueBeforeDecodeView));
   const info = checkTimestampToken(token, { digest: digestBytes, hashAlgorithm: hash.name });
   if (!info.nonce || !info.nonce.equals(nonce)) {
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp from ${target} does not echo our nonce (a replayed or foreign answer)`, { url: target });
@@ -153,10 +153,10 @@ function derEncapsulatedContent(token: Buffer): Buffer {
     const eContentDer = Buffer.from(new asn1js.OctetString({ valueHex: toArrayBuffer(flat) }).toBER(false));
     const raw = (b: asn1js.AsnType): Buffer => Buffer.from(b.valueBeforeDecodeView);
     const tlv = (tag: number, body: Buffer): Buffer => Buffer.concat([Buffer.from([tag]), derLength(body.length), body]);
-    const encapDer = tlv(0x30, Buffer.concat([raw(encap.valueBlock.value[0]!), tlv(0xa0, eContentDer)]));
+    const encapDer = tlv(0x30, Buffer.concat([raw(encap.valueBlock.value[0]), tlv(0xa0, eContentDer)]));
     const sdParts = sd.valueBlock.value.map((v, i) => (i === 2 ? encapDer : raw(v)));
     const sdDer = tlv(0x30, Buffer.concat(sdParts));
-    return tlv(0x30, Buffer.concat([raw(ci.valueBlock.value[0]!), tlv(0xa0, sdDer)]));
+    return tlv(0x30, Buffer.concat([raw(ci.valueBlock.value[0]), tlv(0xa0, sdDer)]));
   } catch {
     return token;
   }

@@ -322,6 +322,6 @@ export function caIssuersUrlOf(cert: Buffer | pkijs.Certificate): string | undef
 /** A random positive INTEGER body (minimal DER: first byte 0x01..0x7f), for OCSP/TSA nonces. */
 export function positiveNonce(bytes: Buffer): Buffer {
   const n = Buffer.from(bytes);
-  n[0] = (n[0]! & 0x7f) | 0x01;
+  n[0] = (n[0] & 0x7f) | 0x01;
   return n;
 }

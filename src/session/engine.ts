@@ -394,7 +394,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       }
       const s = record.state;
       const event: CertificateEvent = {
-        type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate!), issuedAt: s.scannedAt ?? s.updatedAt,
+        type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate), issuedAt: s.scannedAt ?? s.updatedAt,
       };
       return certificateStep(record, event, pdf, stepOptions);
     },

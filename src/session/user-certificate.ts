@@ -35,7 +35,7 @@ export class UserCertificateChecker {
     const leaf = new X509Certificate(certificate);
     checkValidity(leaf, now, 'Your signing certificate');
     const chain = this.cachedChain(leaf, certificate, now) ?? (await this.buildAndCheck(leaf, certificate, now));
-    const ocsp = await fetchOcspResponse(certificate, chain[1]!, { fetch: this.options.fetch, clock: this.options.clock });
+    const ocsp = await fetchOcspResponse(certificate, chain[1], { fetch: this.options.fetch, clock: this.options.clock });
     if (ocsp.status === 'revoked') {
       throw new SingpassFlowsError('OCSP_REVOKED', `The signing certificate of "${oneLine(leaf.subject)}" is revoked${ocsp.revokedAt ? ` (since ${ocsp.revokedAt.toISOString()})` : ''}; nothing was sent for signing`, { retryable: false });
     }
@@ -62,7 +62,7 @@ export class UserCertificateChecker {
     const path = await buildChain(certificate, { intermediates: [...this.known, ...this.roots], fetch: this.options.fetch });
     const anchorAt = path.findIndex((c) => this.roots.some((r) => r.equals(c)));
     if (anchorAt < 0) {
-      throw new SingpassFlowsError('CERTIFICATE_UNTRUSTED', `The signing certificate of "${oneLine(leaf.subject)}" is issued by "${oneLine(new X509Certificate(path[path.length - 1]!).subject)}", which is not one of the trusted root CAs configured for this DSAP; nothing was sent for signing`, { retryable: false });
+      throw new SingpassFlowsError('CERTIFICATE_UNTRUSTED', `The signing certificate of "${oneLine(leaf.subject)}" is issued by "${oneLine(new X509Certificate(path[path.length - 1]).subject)}", which is not one of the trusted root CAs configured for this DSAP; nothing was sent for signing`, { retryable: false });
     }
     const chain = path.slice(0, anchorAt + 1);
     for (const ca of chain.slice(1)) checkValidity(new X509Certificate(ca), now, 'A CA certificate of your signing certificate');
@@ -72,7 +72,7 @@ export class UserCertificateChecker {
     this.learn(chain.slice(1, -1));
     if (this.issuerPaths.length < 64) {
       const parsed = chain.slice(1).map((c) => new X509Certificate(c));
-      this.issuerPaths.push({ ca: parsed[0]!, path: chain.slice(1), parsed });
+      this.issuerPaths.push({ ca: parsed[0], path: chain.slice(1), parsed });
     }
     return chain;
   }

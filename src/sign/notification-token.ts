@@ -44,7 +44,7 @@ export function createNotificationTokens(options: NotificationTokenOptions): Not
   const mac = (secret: Buffer, id: string): string => createHmac('sha256', secret).update(LABEL + id).digest('base64url');
   const parse = (token: string): { id: string; mac: string } | undefined => {
     const m = typeof token === 'string' ? FORMAT.exec(token) : null;
-    return m ? { id: m[1]!, mac: m[2]! } : undefined;
+    return m ? { id: m[1], mac: m[2] } : undefined;
   };
   const isIssued = (token: string): boolean => {
     const p = parse(token);
@@ -56,7 +56,7 @@ export function createNotificationTokens(options: NotificationTokenOptions): Not
   return {
     issue() {
       const id = randomBytes(16).toString('hex');
-      return `sfn1_${id}_${mac(secrets[0]!, id)}`;
+      return `sfn1_${id}_${mac(secrets[0], id)}`;
     },
     isIssued,
     idOf: (token) => (isIssued(token) ? parse(token)!.id : undefined),

@@ -46,7 +46,7 @@ export function readUserCertificate(der: Buffer, base64 = der.toString('base64')
       der, base64,
       subject: formatName(der, expect(subject, 0x30)),
       issuer: formatName(der, expect(issuer, 0x30)),
-      serialNumber: serialHex(contentOf(der, serial!)),
+      serialNumber: serialHex(contentOf(der, serial)),
       notBefore: readTime(der, from).toISOString(),
       notAfter: readTime(der, to).toISOString(),
       publicKeyAlgorithm: keyAlgorithm(der, expect(spki, 0x30)),
@@ -150,7 +150,7 @@ function readTime(der: Buffer, t: Tlv | undefined): Date {
   const [month, day, hour, minute, second] = [digits(2), digits(2), digits(2), digits(2), digits(2)];
   if (generalized && der[pos] === 0x2e) { // fraction of a second: digits, at least one
     const from = ++pos;
-    while (pos < t.end && der[pos]! >= 0x30 && der[pos]! <= 0x39) pos++;
+    while (pos < t.end && der[pos] >= 0x30 && der[pos] <= 0x39) pos++;
     if (pos === from) throw new Error('bad validity time');
   }
   if (der[pos] !== 0x5a || pos + 1 !== t.end) throw new Error('bad validity time');
@@ -183,7 +183,7 @@ function keyAlgorithm(der: Buffer, spki: Tlv): string {
     const [modulus] = children(rsaKey, expect(readTlv(rsaKey), 0x30));
     let m = contentOf(rsaKey, expect(modulus, 0x02));
     while (m.length > 1 && m[0] === 0) m = m.subarray(1);
-    const length = (m.length - 1) * 8 + (32 - Math.clz32(m[0]!));
+    const length = (m.length - 1) * 8 + (32 - Math.clz32(m[0]));
     if (length < MIN_RSA_BITS) {
       // A signature under such a key can be forged; no qualified CA issues one, so it is not the service talking.
       throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', `The certificate notification carries a certificate with a ${length}-bit RSA key ("user_cert"); at least ${MIN_RSA_BITS} bits are required`, { field: 'user_cert' });

@@ -233,7 +233,7 @@ function unverifiedSignRef(token: string): string {
   try {
     const parts = token.split('.');
     if (parts.length !== 3) throw new Error('not three parts');
-    payload = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+    payload = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
   } catch {
     throw new SingpassFlowsError('WEBHOOK_TOKEN_INVALID', 'The webhook token is not a readable JWT');
   }

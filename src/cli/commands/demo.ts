@@ -95,7 +95,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
           if (options.qr) log(await QRCode.toString(s.qrPayload, { type: 'terminal', small: true }));
           return;
         }
-        case 'scanned': return say(`phone (user ${options.user}) scanned the QR code; certificate notification ${s.delivery}`);
+        case 'scanned': return say(`phone (user ${options.user}) scanned the QR code; certificate notification ${String(s.delivery)}`);
         case 'certificate': {
           const c = s.event.certificate;
           return say(`webhook: certificate of "${c.subject.replace(/\n/g, ', ')}" (${c.publicKeyAlgorithm}, serial ${c.serialNumber}), nonce received`);
@@ -104,7 +104,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
           return say(`PDF (${s.inputBytes} bytes) prepared with prepareSignature; document hash = SHA-256 of the CMS SignedAttributes = ${s.documentHash}`);
         case 'submitted': return say('hash submitted (user now compares the challenge code in the app)');
         case 'submitDeferred': return say(`hash call failed temporarily (${s.code}, attempt ${s.attempts}): the session stays at the save point; the same hash is sent again at ${new Date(s.retryAt).toISOString()}`);
-        case 'approved': return say(`phone approved and signed the hash; signature notification ${s.delivery}`);
+        case 'approved': return say(`phone approved and signed the hash; signature notification ${String(s.delivery)}`);
         case 'embedded':
           // finalizeSignature verified it (node:crypto, over the SignedAttributes, with the user certificate) before embedding
           say(`webhook: signature (${s.event.signature.length / 2} bytes DER) verifies with node:crypto over the SignedAttributes`);
@@ -170,7 +170,7 @@ export const demoCommand: CliCommand = {
       }
       ports.push(n);
     }
-    return runNodeRedDemo({ sandboxPort: ports[0]!, nodeRedPort: ports[1]!, signedDir: resolve(values['signed-dir'] ?? DEFAULT_SIGNED_DIR), auto: values.auto === true });
+    return runNodeRedDemo({ sandboxPort: ports[0], nodeRedPort: ports[1], signedDir: resolve(values['signed-dir'] ?? DEFAULT_SIGNED_DIR), auto: values.auto === true });
   },
 };
 

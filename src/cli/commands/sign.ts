@@ -189,7 +189,7 @@ export function parseSignConfig(text: string): SignConfig {
 export async function signWithConfig(config: SignConfig, o: SignCommandOptions & { baseDir: string }): Promise<SignCommandResult> {
   let signingKey;
   try {
-    signingKey = await loadSigningKey({ key: config.signingKey as never });
+    signingKey = await loadSigningKey({ key: config.signingKey });
   } catch (e) {
     throw isSingpassFlowsError(e) ? invalidInput('config.signingKey', e.message) : e;
   }
@@ -229,7 +229,7 @@ export const signCommand: CliCommand = {
       console.error(`${(e as Error).message}\n\n${HELP}`);
       return 2;
     }
-    const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+    const str = (k: string) => (typeof values[k] === 'string' ? values[k] : undefined);
     if (!str('in') || !str('out')) {
       console.error(`--in and --out are required.\n\n${HELP}`);
       return 2;

@@ -60,7 +60,7 @@ export const verifyCommand: CliCommand = {
       console.error(`Give exactly one PDF file.\n\n${HELP}`);
       return 2;
     }
-    const pdf = readUserFile(positionals[0]!, 'FILE');
+    const pdf = readUserFile(positionals[0], 'FILE');
     const trustedRoots = (values.root ?? []).map((f) => readUserFile(f, '--root'));
     const report = await verifyPdfSignatures(pdf, { trustedRoots });
     console.log(values.json ? JSON.stringify(report, null, 2) : formatReport(report));

@@ -29,7 +29,7 @@ export class PdfParser {
   skipWs(): void {
     const { buf } = this;
     while (this.pos < this.end) {
-      const c = buf[this.pos]!;
+      const c = buf[this.pos];
       if (WS.has(c)) this.pos++;
       else if (c === 0x25) {
         while (this.pos < this.end && buf[this.pos] !== 0x0a && buf[this.pos] !== 0x0d) this.pos++;
@@ -41,7 +41,7 @@ export class PdfParser {
   regularToken(): string {
     this.skipWs();
     const start = this.pos;
-    while (this.pos < this.end && !WS.has(this.buf[this.pos]!) && !DELIM.has(this.buf[this.pos]!)) this.pos++;
+    while (this.pos < this.end && !WS.has(this.buf[this.pos]) && !DELIM.has(this.buf[this.pos])) this.pos++;
     return this.buf.toString('latin1', start, this.pos);
   }
 
@@ -67,7 +67,7 @@ export class PdfParser {
   object(resolveLength?: LengthResolver): PdfObject {
     this.skipWs();
     if (this.pos >= this.end) this.fail('unexpected end of data');
-    const c = this.buf[this.pos]!;
+    const c = this.buf[this.pos];
     if (c === 0x2f) return this.name();
     if (c === 0x28) return this.literalString();
     if (c === 0x5b) {
@@ -114,7 +114,7 @@ export class PdfParser {
     this.pos++; // '/'
     const bytes: number[] = [];
     while (this.pos < this.end) {
-      const c = this.buf[this.pos]!;
+      const c = this.buf[this.pos];
       if (WS.has(c) || DELIM.has(c)) break;
       if (c === 0x23 && this.pos + 2 < this.end) {
         const h = this.buf.toString('latin1', this.pos + 1, this.pos + 3);
@@ -136,14 +136,14 @@ export class PdfParser {
     const out: number[] = [];
     let depth = 1;
     while (this.pos < this.end) {
-      const c = buf[this.pos++]!;
+      const c = buf[this.pos++];
       if (c === 0x5c) {
-        const n = buf[this.pos++]!;
+        const n = buf[this.pos++];
         const map: Record<number, number> = { 0x6e: 10, 0x72: 13, 0x74: 9, 0x62: 8, 0x66: 12, 0x28: 0x28, 0x29: 0x29, 0x5c: 0x5c };
-        if (n in map) out.push(map[n]!);
+        if (n in map) out.push(map[n]);
         else if (n >= 0x30 && n <= 0x37) {
           let v = n - 0x30;
-          for (let i = 0; i < 2 && buf[this.pos]! >= 0x30 && buf[this.pos]! <= 0x37; i++) v = v * 8 + (buf[this.pos++]! - 0x30);
+          for (let i = 0; i < 2 && buf[this.pos] >= 0x30 && buf[this.pos] <= 0x37; i++) v = v * 8 + (buf[this.pos++] - 0x30);
           out.push(v & 0xff);
         } else if (n === 0x0d) {
           if (buf[this.pos] === 0x0a) this.pos++;

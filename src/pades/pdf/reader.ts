@@ -54,14 +54,14 @@ function unpredict(data: Buffer, parms: PdfDict): Buffer {
   const out = Buffer.alloc(rows * rowLen);
   const prev = Buffer.alloc(rowLen);
   for (let r = 0; r < rows; r++) {
-    const type = data[r * (rowLen + 1)]!;
+    const type = data[r * (rowLen + 1)];
     const row = data.subarray(r * (rowLen + 1) + 1, (r + 1) * (rowLen + 1));
     const cur = out.subarray(r * rowLen, (r + 1) * rowLen);
     for (let i = 0; i < rowLen; i++) {
-      const left = i >= bpp ? cur[i - bpp]! : 0;
-      const up = prev[i]!;
-      const upLeft = i >= bpp ? prev[i - bpp]! : 0;
-      let v = row[i]!;
+      const left = i >= bpp ? cur[i - bpp] : 0;
+      const up = prev[i];
+      const upLeft = i >= bpp ? prev[i - bpp] : 0;
+      let v = row[i];
       if (type === 1) v += left;
       else if (type === 2) v += up;
       else if (type === 3) v += (left + up) >> 1;
@@ -193,12 +193,12 @@ export class PdfReader {
     let offset = 0;
     let gen = 0;
     for (let i = 0; i < 10; i++) {
-      const d = b[pos + i]! - 0x30;
+      const d = b[pos + i] - 0x30;
       if (d < 0 || d > 9) return undefined;
       offset = offset * 10 + d;
     }
     for (let i = 11; i < 16; i++) {
-      const d = b[pos + i]! - 0x30;
+      const d = b[pos + i] - 0x30;
       if (d < 0 || d > 9) return undefined;
       gen = gen * 10 + d;
     }
@@ -214,11 +214,11 @@ export class PdfReader {
     const [w0, w1, w2] = w as number[];
     const size = Number(obj.dict.get('Size'));
     const index = (obj.dict.get('Index') as number[] | undefined) ?? [0, size];
-    const rowLen = w0! + w1! + w2!;
+    const rowLen = w0 + w1 + w2;
     const field = (pos: number, len: number, dflt: number) => {
       if (len === 0) return dflt;
       let v = 0;
-      for (let i = 0; i < len; i++) v = v * 256 + data[pos + i]!;
+      for (let i = 0; i < len; i++) v = v * 256 + data[pos + i];
       return v;
     };
     let pos = 0;
@@ -226,9 +226,9 @@ export class PdfReader {
       const start = Number(index[i]);
       const count = Number(index[i + 1]);
       for (let j = 0; j < count && pos + rowLen <= data.length; j++, pos += rowLen) {
-        const type = field(pos, w0!, 1);
-        const a = field(pos + w0!, w1!, 0);
-        const b = field(pos + w0! + w1!, w2!, 0);
+        const type = field(pos, w0, 1);
+        const a = field(pos + w0, w1, 0);
+        const b = field(pos + w0 + w1, w2, 0);
         if (type === 1) this.setEntry(start + j, { kind: 'n', offset: a, gen: b }, hybrid);
         else if (type === 2) this.setEntry(start + j, { kind: 'c', stream: a, index: b }, hybrid);
         else if (type === 0) this.setEntry(start + j, { kind: 'f' });
@@ -258,7 +258,7 @@ export class PdfReader {
       }
     } catch (err) {
       if (err instanceof SingpassFlowsError) throw err;
-      throw pdfInvalid(`cannot read object ${num}: ${err instanceof Error ? err.message : err}`, err);
+      throw pdfInvalid(`cannot read object ${num}: ${err instanceof Error ? err.message : String(err)}`, err);
     }
     this.cache.set(num, value);
     return value;

@@ -41,5 +41,5 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     expectedSub: this.getNodeParameter('subject', i) as string,
   });
   const on = (this.getNodeParameter('activeOn', i) as string).trim();
-  return { json: { ...(info as unknown as IDataObject), activeRoles: (on ? activeRoles(info, on) : activeRoles(info)) as unknown as IDataObject[] } };
+  return { json: { ...(info as unknown as IDataObject), activeRoles: on ? activeRoles(info, on) : activeRoles(info) } };
 }

@@ -34,16 +34,16 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   if (client.profile === 'fapi') return { json: corppassFapiOutput(await client.completeLogin({ transaction, callback })) };
   const login = await client.completeLogin({ transaction, callback });
   const json: IDataObject = {
-    subject: login.subject as unknown as IDataObject,
-    userInfo: login.userInfo as IDataObject,
-    entityInfo: login.entityInfo as IDataObject,
-    idTokenClaims: login.idTokenClaims as IDataObject,
+    subject: login.subject,
+    userInfo: login.userInfo,
+    entityInfo: login.entityInfo,
+    idTokenClaims: login.idTokenClaims,
     scope: login.scope,
   };
   if (this.getNodeParameter('fetchAuthorizationInfo', i) as boolean) {
     const info = await client.getAuthorizationInfo({ accessToken: login.accessToken, expectedSub: login.subject.raw });
-    json.authorizationInfo = info as unknown as IDataObject;
-    json.activeRoles = activeRoles(info) as unknown as IDataObject[];
+    json.authorizationInfo = info;
+    json.activeRoles = activeRoles(info);
   }
   if (this.getNodeParameter('includeAccessToken', i) as boolean) {
     json.accessToken = login.accessToken;

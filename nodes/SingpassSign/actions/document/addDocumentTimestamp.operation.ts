@@ -21,7 +21,7 @@ export const description: INodeProperties[] = forOperation('document', 'addDocum
 
 /** PAdES B-LTA: a document timestamp from the credential's timestamp authority over the whole PDF. */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
-  const { pdf, meta } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  const { pdf, meta } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
   const setup = await signSetup(await this.getCredentials(CREDENTIAL.sign));
   const tsaUrl = setup.endpoints.tsaUrl;
   if (!tsaUrl) throw invalidInput('Timestamp Authority URL', 'is empty in the "Singpass Sign API" credential; a document timestamp needs one');

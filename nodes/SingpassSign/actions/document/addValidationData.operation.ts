@@ -12,7 +12,7 @@ export const description: INodeProperties[] = forOperation('document', 'addValid
  * append them (one incremental update). Refuses — writing nothing — when a certificate is revoked or unknown.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
-  const { pdf, meta } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  const { pdf, meta } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
   const setup = await signSetup(await this.getCredentials(CREDENTIAL.sign));
   const r = await addValidationDataWithSummary(pdf, { trustedRoots: await setup.trustedRoots() });
   return withPdf(this, item, this.getNodeParameter('outputBinaryPropertyName', i) as string, r.pdf, derivedFileName(meta.fileName, 'lt'), { validationData: { ...r.summary } });

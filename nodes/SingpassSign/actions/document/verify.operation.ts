@@ -19,7 +19,7 @@ export const description: INodeProperties[] = forOperation('document', 'verifySi
 
 /** Every signature and timestamp checked (integrity, chain to your trusted roots, timestamps, revocation data): the report as JSON. */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
-  const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
   const setup = await signSetup(await this.getCredentials(CREDENTIAL.sign));
   const report = await verifyPdfSignatures(pdf, { trustedRoots: await setup.trustedRoots() });
   if (!report.valid && (this.getNodeParameter('failIfInvalid', i) as boolean)) {

@@ -27,7 +27,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const delivery = readDelivery(this.getNodeParameter('delivery', i));
   // Only the certificate step reads the PDF (it prepares the signature); the others need no bytes.
   const pdf = delivery.event.type === 'certificate'
-    ? (await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string)).pdf
+    ? (await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i))).pdf
     : Buffer.alloc(0);
   const { engine } = await signingEngine(this);
   const r = await engine.applyDelivery(record, delivery, pdf);

@@ -52,7 +52,7 @@ export const description: INodeProperties[] = forOperation('session', 'createSes
  * challenge code, expiry) and the session record to store under signRef, with the PDF kept as binary.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
-  const property = this.getNodeParameter('binaryPropertyName', i) as string;
+  const property = this.getNodeParameter('binaryPropertyName', i);
   const { pdf, meta } = await readPdf(this, i, property);
   const o = this.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrWidth?: number; qrProperty?: string };
   const documentName = (this.getNodeParameter('documentName', i) as string).trim() || meta.fileName || 'document.pdf';

@@ -19,7 +19,7 @@ export const description: INodeProperties[] = forOperation('session', 'finalizeS
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const record = readRecord(this.getNodeParameter('record', i));
-  const { pdf, meta } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  const { pdf, meta } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
   const { engine } = await signingEngine(this);
   const f = await engine.finish(record, pdf);
   if (!f.pdf) {

@@ -26,7 +26,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   if (delivery.event.type !== 'certificate') {
     throw new SingpassFlowsError('STATE_INVALID', `Prepare PDF Signature takes the trigger's certificate event, got the "${delivery.event.type}" event (use Apply Webhook Event for it)`, { retryable: false, field: 'Webhook Delivery' });
   }
-  const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
   const { engine } = await signingEngine(this);
   const r = await engine.applyDelivery(record, delivery, pdf, { stopAtSavePoint: true });
   return { json: { ...recordSummary(r.record), readyToSubmit: isAtSavePoint(r.record), duplicate: r.duplicate === true }, binary: item.binary };
