@@ -286,8 +286,13 @@ export class FileSessionStore implements SessionStore {
 
   /** True when the lock is gone now (it was stale and we broke it, or its holder released it). */
   private async breakIfStale(file: string): Promise<boolean> {
-    const st = await fsp.stat(file).catch((e) => (errno(e) === 'ENOENT' ? null : Promise.reject(e)));
-    if (!st) return true;
+    let st: Awaited<ReturnType<typeof fsp.stat>>;
+    try {
+      st = await fsp.stat(file);
+    } catch (e) {
+      if (errno(e) === 'ENOENT') return true;
+      throw e;
+    }
     if (Date.now() - st.mtimeMs < this.lockStaleMs) return false;
     // One breaker at a time: otherwise a second breaker could delete the lock the first one's retry just created.
     const guard = `${file}.break`;
