@@ -66,7 +66,9 @@ export type ErrorCode =
   | 'CERTIFICATE_EXPIRED'
   | 'CERTIFICATE_NOT_YET_VALID'
   | 'CERTIFICATE_UNTRUSTED'
-  | 'SESSION_EXPIRED';
+  | 'SESSION_EXPIRED'
+  // a session store (the file store's per-record lock held by another save for too long: retry)
+  | 'STORE_BUSY';
 
 export interface ErrorDetails {
   /** HTTP status of a service answer, when there was one. */

@@ -21,7 +21,8 @@ export class SingpassSign implements INodeType {
     outputs: [NodeConnectionTypes.Main],
     usableAsTool: true,
     credentials: [
-      { name: 'singpassSignApi', required: true, testedBy: 'singpassSignApiTest' },
+      // the Session Record operations only read and write files
+      { name: 'singpassSignApi', required: true, testedBy: 'singpassSignApiTest', displayOptions: { hide: { resource: ['sessionRecord'] } } },
       {
         name: 'singpassNotificationTokenApi', required: true, testedBy: 'singpassNotificationTokenApiTest',
         displayOptions: { show: { resource: ['session'] } },
@@ -37,6 +38,7 @@ export class SingpassSign implements INodeType {
           { name: 'Signing Session', value: 'session' },
           { name: 'Signed Document', value: 'document' },
           { name: 'Certificate', value: 'certificate' },
+          { name: 'Session Record', value: 'sessionRecord' },
         ],
         default: 'session',
       },
@@ -81,7 +83,21 @@ export class SingpassSign implements INodeType {
         default: 'checkCertificateStatus',
       },
       {
-        displayName: 'Store the output "record" under its signRef (Data Table, database or file) after every session step, and pass it back to the next step: no signing state is kept in n8n\'s memory, so sessions survive restarts and queue mode.',
+        displayName: 'Operation',
+        name: 'operation',
+        type: 'options',
+        noDataExpression: true,
+        displayOptions: { show: { resource: ['sessionRecord'] } },
+        options: [
+          { name: 'Clean Up Ended Sessions', value: 'cleanUp', action: 'Clean up ended sessions', description: 'For a daily schedule: delete completed, failed and expired sessions (record and saved PDF) past the retention' },
+          { name: 'List Due Sessions', value: 'listDue', action: 'List sessions due for a step', description: 'For a schedule: sessions left at the save point (resubmit the hash) or past their deadline (expire them)' },
+          { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record file named after the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
+          { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Write the record file named after the signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial file, never over another execution\'s change' },
+        ],
+        default: 'loadRecord',
+      },
+      {
+        displayName: 'Store the output "record" under its signRef after every session step (the Session Record resource: atomic compare-and-set files; or a Data Table or database), and pass it back to the next step: no signing state is kept in n8n\'s memory, so sessions survive restarts and queue mode.',
         name: 'stateNotice',
         type: 'notice',
         default: '',

@@ -108,6 +108,11 @@ export interface SignFaults {
   skipUserCertificateChecks(on: boolean): void;
   /** Expire a session now (later calls get `SIGN_REF_NOT_FOUND`, as after `expires_at`). */
   expireSession(signRef: string): void;
+  /**
+   * Answer every hash call `ms` late (0: off). The call takes effect at once (the hash is accepted, the phone can
+   * approve); only the answer waits: a slow service, or one whose answer a client's timeout cuts off.
+   */
+  hashAnswerDelay(ms: number): void;
   /** Rotate the service signing key (same as `rotateKeys`). */
   rotateKeys(): string;
   /** Clear every pending fault. */
@@ -172,6 +177,7 @@ function keepLast<T>(log: T[], entry: T): void {
  * `POST /sandbox/clients` (register a DSAP: `{client_id, jwks_url, notification_url, basic_secret?}`),
  * `POST /sandbox/faults` (`{service_error?: n, service_error_status?, rate_limit?: n, fail_deliveries?: n,
  * delivery_failure?: 'connection'|'timeout'|status, deliver_twice?: bool, skip_user_certificate_checks?: bool, expire_session?: sign_ref,
+ * hash_delay_ms?: n,
  * rotate_keys?: true, retire_old_keys?: true, reset?: true}`), `GET /sandbox/deliveries` and `GET /sandbox/hashes` (every
  * hash call and its answer's status: how many hashes a session got, from another process).
  *
@@ -203,7 +209,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
   const events = new EventEmitter();
   const caCerts = (opts.caCertificates ?? []).map((d) => new crypto.X509Certificate(d));
   let requestHost: string | undefined;
-  const fault = { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [] as DeliveryFailure[], twice: false, uncheckedCerts: false };
+  const fault = { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [] as DeliveryFailure[], twice: false, uncheckedCerts: false, hashDelayMs: 0 };
 
   const persist = (): void => {
     if (!stateFile) return;
@@ -394,6 +400,12 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       service.faults.expireSession(b.expire_session);
       done.expire_session = b.expire_session;
     }
+    if (b.hash_delay_ms !== undefined) {
+      const ms = b.hash_delay_ms;
+      if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > 120_000) throw argError('hash_delay_ms must be a whole number 0-120000');
+      service.faults.hashAnswerDelay(ms);
+      done.hash_delay_ms = ms;
+    }
     if (b.rotate_keys === true) done.rotated_to = service.rotateKeys();
     if (b.retire_old_keys === true) {
       service.retireOldKeys();
@@ -446,6 +458,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
           throw new ApiError(fault.serviceErrorStatus, API_ERRORS.serverSideError, 'internal error (sandbox fault)');
         }
         if (!call) return await createSession(req, res);
+        if (fault.hashDelayMs > 0) answerLate(res, fault.hashDelayMs);
         return await submitHash(req, res, call.signRef, call);
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
@@ -541,8 +554,11 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
         if (s) s.expiresAt = clock();
       },
       rotateKeys: () => service.rotateKeys(),
+      hashAnswerDelay(ms) {
+        fault.hashDelayMs = ms;
+      },
       reset() {
-        Object.assign(fault, { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [], twice: false, uncheckedCerts: false });
+        Object.assign(fault, { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [], twice: false, uncheckedCerts: false, hashDelayMs: 0 });
       },
     },
     async close() {
@@ -596,4 +612,15 @@ async function jsonBody(req: http.IncomingMessage): Promise<Record<string, unkno
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ApiError(400, API_ERRORS.clientSideError, 'request body must be a JSON object');
   return parsed as Record<string, unknown>;
+}
+
+/** Hold a response's end (the headers go with it) for `ms`: the work is done, only the answer is late. */
+function answerLate(res: http.ServerResponse, ms: number): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
+  res.end = ((...args: unknown[]) => {
+    setTimeout(() => {
+      if (!res.destroyed) end(...args);
+    }, ms).unref();
+    return res;
+  }) as typeof res.end;
 }

@@ -3,3 +3,4 @@ export * from './types';
 export * from './engine';
 export * from './store';
 export * from './runner';
+export * from './file-store';

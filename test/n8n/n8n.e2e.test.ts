@@ -25,6 +25,8 @@ const itWithBrowser = hasChromium ? it : it.skip;
 const PKG = '@singpass-flows/n8n-nodes-singpass';
 const RESUME_INTERVAL_S = 2;
 const RESUME_GRACE_S = 5;
+const CLEANUP_INTERVAL_S = 3;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describeN8n('sample workflows in a real n8n', () => {
   let sb: Sandbox; // in process: the login providers (their clients are registered in code)
@@ -67,8 +69,10 @@ describeN8n('sample workflows in a real n8n', () => {
       login('corppassApi', 'spflCorppass0001', 'Corppass (sandbox)', 'corppass'),
       login('singpassLoginApi', 'spflSgLogin00001', 'Singpass Login (sandbox)', 'singpass'),
     ], {
-      // the resume schedule runs every 2 s (not 30) and takes records left at the save point for 5 s (not 45)
-      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`], ['Math.floor($now.toSeconds()) - 45', `Math.floor($now.toSeconds()) - ${RESUME_GRACE_S}`]],
+      // the resume schedule runs every 2 s (not 30) and takes records left at the save point for 5 s (not 45); the
+      // clean-up schedule runs every 3 s (not daily), with its 7-day retention
+      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`], ['"idleSeconds": 45', `"idleSeconds": ${RESUME_GRACE_S}`],
+        ['"field": "days"', `"field": "seconds", "secondsInterval": ${CLEANUP_INTERVAL_S}`]],
     });
     await n8n.start();
     expect(n8n.log()).not.toMatch(/Error loading package|Unrecognized node type/);
@@ -86,19 +90,18 @@ describeN8n('sample workflows in a real n8n', () => {
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
 
-  type StoredRecord = { state: { status: string }; result?: { level: string; valid: boolean }; prepared?: unknown; submitting?: { documentHash: string } };
+  type StoredRecord = {
+    state: { status: string }; revision: number; result?: { level: string; valid: boolean }; prepared?: unknown; submitting?: { documentHash: string }; lastSubmitFailure?: unknown;
+  };
   const readRecord = (signRef: string) => {
     const f = path.join(n8n.filesDir, `${signRef}.json`);
     return fs.existsSync(f) ? (JSON.parse(fs.readFileSync(f, 'utf8')) as StoredRecord) : undefined;
   };
-  /** The same, while n8n may be writing the file (a half-written record reads as not there yet). */
-  const pollRecord = (signRef: string) => {
-    try {
-      return readRecord(signRef);
-    } catch {
-      return undefined;
-    }
-  };
+  /**
+   * The same, while n8n may be writing the file: Save Session Record replaces it atomically (temporary file + rename),
+   * so a read never sees a half-written record — a parse error here fails the test.
+   */
+  const pollRecord = readRecord;
   /** Sessions signed and stored by the tests: the resume schedule must leave their records alone. */
   const completed: string[] = [];
 
@@ -244,6 +247,80 @@ describeN8n('sample workflows in a real n8n', () => {
     }
     expect(completed.length).toBeGreaterThanOrEqual(2);
   }, 600_000);
+
+  it('the resume schedule never overwrites a session completed while its resubmission was in flight (compare-and-set Save Session Record)', async () => {
+    await phoneByHand();
+    const s = await startSession();
+    const file = path.join(n8n.filesDir, `${s.signRef}.json`);
+    // The live Submit gets 503 (the service is down): the record is saved at the save point with the failure.
+    await signing.faults({ service_error: 1000, service_error_status: 503 });
+    try {
+      await signing.phone('scan', { sign_ref: s.signRef, user: 'p256' });
+      await waitFor('the save point with a failed submission', n8n, () => {
+        const r = pollRecord(s.signRef);
+        return r?.state.status === 'certificate_received' && r.submitting && r.lastSubmitFailure ? r : undefined;
+      }, 120_000);
+    } finally {
+      // Now the service takes a hash at once but answers 25 s late: the schedule's next resubmission gets its hash
+      // accepted (the user can sign) and then times out (2 × 10 s) — it is still running when the session completes,
+      // and then saves what it has (the save point with a timeout) over the record it listed.
+      await signing.faults({ reset: true, hash_delay_ms: 25_000 });
+    }
+    try {
+      await waitFor('the resubmitted hash accepted (the phone can approve)', n8n, async () => {
+        try {
+          await signing.phone('approve', { sign_ref: s.signRef });
+          return true;
+        } catch {
+          return undefined;
+        }
+      }, 60_000);
+      await waitFor('the completed record', n8n, signedAndStored(s.signRef), 60_000);
+      const completedText = fs.readFileSync(file, 'utf8');
+      const completedAt = Date.now();
+      // the race is real: the resubmission that got the hash through has not been answered yet
+      const calls = await signing.hashes(s.signRef);
+      expect(calls.filter((h) => h.status === 0).length).toBeGreaterThanOrEqual(1);
+      // its execution gives up 2 × 10 s after its call (the call came before the approval): wait for that, and for a
+      // few more schedule rounds
+      await sleep(Math.max(0, completedAt + 25_000 - Date.now()));
+      expect(JSON.parse(fs.readFileSync(file, 'utf8')).state.status).toBe('completed');
+      expect(fs.readFileSync(file, 'utf8')).toBe(completedText);
+      checkSignedPdf(s.signRef);
+      completed.push(s.signRef);
+    } finally {
+      await signing.faults({ reset: true });
+    }
+  }, 600_000);
+
+  it('the daily clean-up deletes ended sessions (record and saved PDF) past the 7-day retention and keeps live sessions, recent ones and signed PDFs', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const day = 86_400;
+    const dir = n8n.filesDir;
+    // records as Save Session Record writes them (the format the nodes read), aged by their last change
+    const synthetic = (signRef: string, status: string, updatedAt: number, expiresAt = updatedAt + 120) => {
+      fs.writeFileSync(path.join(dir, `${signRef}.json`), JSON.stringify({
+        format: 'singpass-flows/signing-session@1',
+        state: { version: 1, signRef, status, expiresAt, challengeCode: 'ABCD', clientNotificationToken: 'sfn1_x_y', updatedAt },
+        request: { documentName: 'old.pdf', level: 'B-T' }, document: { length: 4, sha256: '00' }, revision: 3,
+      }));
+      fs.writeFileSync(path.join(dir, `${signRef}.pdf`), '%PDF');
+    };
+    synthetic('cleanup-old-completed', 'completed', now - 8 * day);
+    fs.writeFileSync(path.join(dir, 'cleanup-old-completed-signed.pdf'), '%PDF signed');
+    synthetic('cleanup-old-failed', 'failed', now - 30 * day);
+    synthetic('cleanup-old-expired', 'expired', now - 8 * day);
+    synthetic('cleanup-recent-completed', 'completed', now - 6 * day);
+    synthetic('cleanup-live', 'waiting_for_scan', now - 8 * day, now + 3600); // created long ago, its QR still valid
+    const gone = (ref: string) => !fs.existsSync(path.join(dir, `${ref}.json`)) && !fs.existsSync(path.join(dir, `${ref}.pdf`));
+    await waitFor('the clean-up of ended sessions past the retention', n8n,
+      () => (['cleanup-old-completed', 'cleanup-old-failed', 'cleanup-old-expired'].every(gone) ? true : undefined), 60_000);
+    await sleep(2 * CLEANUP_INTERVAL_S * 1000); // more rounds: nothing else goes
+    for (const ref of ['cleanup-recent-completed', 'cleanup-live', ...completed]) expect(fs.existsSync(path.join(dir, `${ref}.json`))).toBe(true);
+    for (const ref of ['cleanup-recent-completed', 'cleanup-live']) expect(fs.existsSync(path.join(dir, `${ref}.pdf`))).toBe(true);
+    expect(fs.readFileSync(path.join(dir, 'cleanup-old-completed-signed.pdf'), 'utf8')).toBe('%PDF signed');
+    for (const ref of completed) checkSignedPdf(ref);
+  }, 120_000);
 
   async function browserLogin(prefix: string, user: string): Promise<Record<string, unknown>> {
     const start = await fetch(`${n8n.baseUrl}/webhook/${prefix}/login`, { method: 'POST', redirect: 'manual' });

@@ -34,29 +34,69 @@ describe('flows/n8n sample workflows', () => {
     expect(new Set(paths).size).toBe(paths.length);
   });
 
-  it('document-signing.json resumes sessions left at the save point: a schedule → the stored records → at the save point past a grace period → Expire Session → Submit Document Hash again → stored', () => {
-    const { wf } = samples.find((x) => x.file === 'document-signing.json')!;
+  /** The nodes a trigger runs, breadth first, as `<type>:<operation>`. */
+  function branch(wf: Workflow, triggerName: string): { names: string[]; ops: string[] } {
     const byName = new Map(wf.nodes.map((n) => [n.name, n]));
-    const trigger = wf.nodes.find((n) => n.type === 'n8n-nodes-base.scheduleTrigger')!;
-    expect(trigger.parameters).toEqual({ rule: { interval: [{ field: 'seconds', secondsInterval: 30 }] } });
-    // the nodes the schedule runs, in order (one path; the IF's true branch stores an expired record)
-    const order: string[] = [];
-    for (const seen = new Set<string>(), queue = [trigger.name]; queue.length;) {
+    const names: string[] = [];
+    for (const seen = new Set<string>(), queue = [triggerName]; queue.length;) {
       const name = queue.shift()!;
       if (seen.has(name)) continue;
       seen.add(name);
-      order.push(name);
+      names.push(name);
       queue.push(...(wf.connections[name]?.main ?? []).flat().map((c) => c.node));
     }
-    const ops = order.map((n) => byName.get(n)!).map((n) => `${n.type.split('.').pop()}:${String(n.parameters.operation ?? '')}`);
-    expect(ops).toEqual(['scheduleTrigger:', 'readWriteFile:read', 'extractFromFile:fromJson', 'filter:', 'singpassSign:expireSession', 'if:',
-      'set:', 'singpassSign:submitDocumentHash', 'convertToFile:toText', 'readWriteFile:write']);
-    const filter = JSON.stringify(byName.get(order[3])!.parameters);
-    for (const part of ['certificate_received', 'record?.submitting?.documentHash', 'record?.state?.updatedAt', '$now.toSeconds()) - 45']) expect(filter).toContain(part);
-    // both Submits keep the save point when the service cannot take the hash just now (the engine's rule, no option
-    // any more), for the schedule to resubmit
+    return { names, ops: names.map((n) => byName.get(n)!).map((n) => `${n.type.split('.').pop()}:${String(n.parameters.operation ?? '')}`) };
+  }
+  const signing = () => samples.find((x) => x.file === 'document-signing.json')!.wf;
+
+  it('document-signing.json keeps session records with the Session Record operations only: no Read/Write Files, Convert to File or Extract from File for records or the PDF being signed', () => {
+    const wf = signing();
+    const files = wf.nodes.filter((n) => /readWriteFile|convertToFile|extractFromFile/.test(n.type));
+    // only the signed PDF, the workflow's output, is written with Read/Write Files
+    expect(files.map((n) => [n.name, n.parameters.operation, n.parameters.fileName])).toEqual([
+      ['Store Signed PDF', 'write', "=/home/node/.n8n-files/singpass/{{ $('Finalize Signature').item.json.signRef }}-signed.pdf"],
+    ]);
+    const records = wf.nodes.filter((n) => n.parameters.resource === 'sessionRecord');
+    for (const n of records) expect(n.parameters.folder).toBe('/home/node/.n8n-files/singpass');
+    // every save after a load is a compare-and-set against the revision that load read
+    const saves = records.filter((n) => n.parameters.operation === 'saveRecord');
+    expect(saves.map((n) => [n.name, n.parameters.saveAs]).sort()).toEqual([
+      ['Save Record (error)', 'update'], ['Save Record (prepared)', 'update'], ['Save Record (resumed)', 'update'],
+      ['Save Record (signed)', 'update'], ['Save Record (submitted)', 'update'], ['Save Record and PDF (created)', 'new'],
+    ]);
+    for (const n of saves.filter((x) => x.parameters.saveAs === 'update')) expect(n.parameters.expectedRevision).toMatch(/^=\{\{ \$\('(Load Record[^']*|List Due Sessions|Save Record \(prepared\))'\)\.item\.json\.revision \}\}$/);
+    expect(wf.nodes.find((n) => n.name === 'Save Record and PDF (created)')!.parameters.pdfBinaryField).toBe('data');
+    // the signature's save refused by a concurrent change of the unfinished record: load again and re-apply (bounded)
+    expect(wf.connections['Save Record (signed)'].main).toEqual([[expect.objectContaining({ node: 'Changed Meanwhile? Load Again' })]]);
+    expect(wf.connections['Changed Meanwhile? Load Again'].main[0]).toEqual([expect.objectContaining({ node: 'Load Record and PDF (signature)' })]);
+    expect(JSON.stringify(wf.nodes.find((n) => n.name === 'Changed Meanwhile? Load Again')!.parameters)).toContain('$runIndex < 3');
+    // nothing is submitted unless the save point was saved
+    expect(JSON.stringify(wf.nodes.find((n) => n.name === 'Ready to Submit?')!.parameters)).toContain("$('Save Record (prepared)').item.json.saved");
+  });
+
+  it('document-signing.json resumes sessions left at the save point: a schedule → List Due Sessions → Expire Session → Submit Document Hash again → a compare-and-set save', () => {
+    const wf = signing();
+    const triggers = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.scheduleTrigger');
+    expect(triggers.map((t) => t.parameters)).toEqual([
+      { rule: { interval: [{ field: 'seconds', secondsInterval: 30 }] } },
+      { rule: { interval: [{ field: 'days', triggerAtHour: 3 }] } },
+    ]);
+    const resume = branch(wf, triggers[0].name);
+    expect(resume.ops).toEqual(['scheduleTrigger:', 'singpassSign:listDue', 'singpassSign:expireSession', 'if:', 'singpassSign:saveRecord', 'singpassSign:submitDocumentHash']);
+    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
+    expect(byName.get(resume.names[1])!.parameters.idleSeconds).toBe(45);
+    expect(byName.get(resume.names[4])!.parameters).toMatchObject({ saveAs: 'update', expectedRevision: "={{ $('List Due Sessions').item.json.revision }}" });
+    // both Submits keep the save point when the service cannot take the hash just now (the engine's rule), for the schedule to resubmit
     const submits = wf.nodes.filter((n) => n.parameters.operation === 'submitDocumentHash');
     expect(submits).toHaveLength(2);
     for (const n of submits) expect(n.parameters).not.toHaveProperty('keepOnTemporaryFailure');
+  });
+
+  it('document-signing.json cleans up daily: ended sessions past a 7-day retention', () => {
+    const wf = signing();
+    const daily = wf.nodes.find((n) => n.type === 'n8n-nodes-base.scheduleTrigger' && JSON.stringify(n.parameters).includes('days'))!;
+    const { ops, names } = branch(wf, daily.name);
+    expect(ops).toEqual(['scheduleTrigger:', 'singpassSign:cleanUp']);
+    expect(wf.nodes.find((n) => n.name === names[1])!.parameters.retentionDays).toBe(7);
   });
 });

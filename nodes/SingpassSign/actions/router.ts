@@ -3,6 +3,10 @@ import * as checkCertificateStatus from './certificate/checkStatus.operation';
 import * as addDocumentTimestamp from './document/addDocumentTimestamp.operation';
 import * as addValidationData from './document/addValidationData.operation';
 import * as verifySignedPdf from './document/verify.operation';
+import * as cleanUp from './record/cleanUp.operation';
+import * as listDue from './record/listDue.operation';
+import * as loadRecord from './record/load.operation';
+import * as saveRecord from './record/save.operation';
 import * as applyEvent from './session/applyEvent.operation';
 import * as createSession from './session/create.operation';
 import * as expireSession from './session/expire.operation';
@@ -14,6 +18,7 @@ export const operations: OperationTable = {
   session: { createSession, preparePdfSignature, submitDocumentHash, applyEvent, finalizeSignature, expireSession },
   document: { addValidationData, addDocumentTimestamp, verifySignedPdf },
   certificate: { checkCertificateStatus },
+  sessionRecord: { saveRecord, loadRecord, listDue, cleanUp },
 };
 
 /** All operations' parameters, for the node description. */

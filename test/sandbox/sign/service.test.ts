@@ -209,6 +209,20 @@ describe('hash-call validation', () => {
   });
 });
 
+describe('hash_delay_ms fault', () => {
+  it('the hash is accepted at once (the session waits for the phone), only the answer comes late', async () => {
+    const { ref, nonce } = await scanned();
+    const res = await fetch(`${server.baseUrl}/sign/sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ hash_delay_ms: 600 }) });
+    expect(await res.json()).toEqual({ hash_delay_ms: 600 });
+    const t0 = Date.now();
+    const call = dsap.call(hashPath(ref), hashBody(nonce));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sign.session(ref)?.state).toBe('hash_submitted'); // accepted before the answer
+    expect((await call).status).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(590);
+  });
+});
+
 describe('API routes', () => {
   it.each([`${SESSIONS}x`, `${SESSIONS}/`, `${SESSIONS}/ref`, `${SESSIONS}/ref/hash/x`, `${SESSIONS}//hash`, '/doc-signing'])('%s → 404 NOT_FOUND', async (path) => {
     const r = await dsap.call(path, {});

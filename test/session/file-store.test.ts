@@ -1,0 +1,256 @@
+/**
+ * The file session store (src/session/file-store.ts) on the real file system: atomic writes (a reader, or a process
+ * killed mid-save, never leaves or sees a partial record), compare-and-set refusals, the lock under contention within
+ * one process and across processes, a stale lock broken, listDue and cleanUp.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { FileSessionStore, type SaveOutcome } from '../../src/session/file-store';
+import type { SessionRecord } from '../../src/session';
+
+const REGISTER = path.join(__dirname, '../helpers/ts-register.js');
+const STORE_MODULE = path.join(__dirname, '../../src/session/file-store.ts');
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-filestore-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const nowS = () => Math.floor(Date.now() / 1000);
+
+/** A synthetic record (the store only reads format, state.signRef/status/updatedAt/expiresAt, revision, submitting, prepared). */
+function record(signRef: string, revision: number, patch: { status?: string; updatedAt?: number; expiresAt?: number; savePoint?: boolean; padding?: number } = {}): SessionRecord {
+  const status = patch.status ?? 'waiting_for_scan';
+  return {
+    format: 'singpass-flows/signing-session@1',
+    state: {
+      version: 1, signRef, status, expiresAt: patch.expiresAt ?? nowS() + 300, challengeCode: 'ABCD', clientNotificationToken: 'sfn1_x_y',
+      updatedAt: patch.updatedAt ?? nowS(), ...(status === 'certificate_received' ? { scannedAt: patch.updatedAt ?? nowS(), nonce: 'n', certificate: 'MII' } : {}),
+    },
+    request: { documentName: 'x'.repeat(patch.padding ?? 1), level: 'B-T' },
+    document: { length: 1, sha256: '00' },
+    ...(patch.savePoint ? { prepared: { any: 'thing' }, submitting: { documentHash: 'ab'.repeat(32) } } : {}),
+    revision,
+  } as unknown as SessionRecord;
+}
+
+describe('FileSessionStore', () => {
+  it('keeps each record as plain JSON in <signRef>.json (mode 0600), the PDF as <signRef>.pdf, and nothing else visible once saved', async () => {
+    const store = new FileSessionStore(path.join(dir, 'nested', 'singpass'));
+    const r = record('ref-1', 1);
+    expect(await store.save(r, undefined, { document: Buffer.from('%PDF-1.7 test') })).toEqual({ saved: true, signRef: 'ref-1', revision: 1, status: 'waiting_for_scan' });
+    const file = path.join(store.dir, 'ref-1.json');
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(r);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(path.join(store.dir, 'ref-1.pdf'), 'utf8')).toBe('%PDF-1.7 test');
+    expect(fs.readdirSync(store.dir).sort()).toEqual(['ref-1.json', 'ref-1.pdf']); // no temporary or lock file left
+    expect(await store.get('ref-1')).toEqual(r);
+    expect(await store.get('nope')).toBeUndefined();
+    expect(await store.list()).toEqual(['ref-1']);
+  });
+
+  it('refuses path tricks in a signRef', async () => {
+    const store = new FileSessionStore(dir);
+    for (const bad of ['../x', 'a/b', '..', '.hidden', 'a\\b', '']) {
+      await expect(store.get(bad)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(store.save(record(bad, 1), undefined)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('compare-and-set: a new record must not exist, an update must find the revision it loaded; a refusal is an outcome and keeps the stored record', async () => {
+    const store = new FileSessionStore(dir);
+    expect((await store.save(record('r', 1), undefined)).saved).toBe(true);
+    expect(await store.save(record('r', 1), undefined)).toEqual({ saved: false, reason: 'exists', signRef: 'r', expectedRevision: undefined, storedRevision: 1, storedStatus: 'waiting_for_scan' });
+    expect((await store.save(record('r', 2, { status: 'certificate_received' }), 1)).saved).toBe(true);
+    // a second writer that also loaded revision 1 is refused and changes nothing
+    const stale = await store.save(record('r', 2, { status: 'expired' }), 1);
+    expect(stale).toEqual({ saved: false, reason: 'conflict', signRef: 'r', expectedRevision: 1, storedRevision: 2, storedStatus: 'certificate_received' });
+    expect((await store.get('r'))!.state.status).toBe('certificate_received');
+    expect(await store.save(record('gone', 2), 1)).toEqual({ saved: false, reason: 'missing', signRef: 'gone', expectedRevision: 1 });
+    // the SessionStore interface: put resolves false on the same refusals
+    expect(await store.put(record('r', 3), 1)).toBe(false);
+    expect(await store.put(record('r', 3), 2)).toBe(true);
+  });
+
+  it('a reader never sees a partial record while large records are rewritten', async () => {
+    const store = new FileSessionStore(dir);
+    await store.save(record('big', 1, { padding: 2_000_000 }), undefined);
+    const file = store.recordPath('big');
+    let writing = true;
+    let reads = 0;
+    const reader = (async () => {
+      while (writing) {
+        const text = fs.readFileSync(file, 'utf8'); // the file is always there: replaced by rename, never truncated
+        expect(() => JSON.parse(text)).not.toThrow();
+        reads++;
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    for (let rev = 1; rev < 15; rev++) {
+      expect((await store.save(record('big', rev + 1, { padding: 2_000_000 + rev }), rev)).saved).toBe(true);
+    }
+    writing = false;
+    await reader;
+    expect(reads).toBeGreaterThan(5);
+    expect((await store.get('big'))!.revision).toBe(15);
+  });
+
+  it('a process SIGKILLed in the middle of saves leaves the last complete record (never an empty or partial file), and Clean Up removes its temporary file later', async () => {
+    const store = new FileSessionStore(dir);
+    await store.save(record('crash', 1, { padding: 4_000_000 }), undefined);
+    // the child rewrites a 4 MB record as fast as it can; it is killed at a random moment
+    const script = `const { FileSessionStore } = require(${JSON.stringify(STORE_MODULE)});
+      const store = new FileSessionStore(${JSON.stringify(dir)});
+      (async () => { for (let rev = 1; ; rev++) {
+        const r = await store.get('crash');
+        await store.save({ ...r, revision: r.revision + 1, request: { ...r.request, documentName: String(rev % 10).repeat(4000000) } }, r.revision);
+        if (rev === 1) process.stdout.write('saving\\n');
+      } })();`;
+    for (let round = 0; round < 3; round++) {
+      const child = spawn(process.execPath, ['-r', REGISTER, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 150));
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+      const r = await store.get('crash'); // parses, or throws
+      expect(r!.request.documentName).toHaveLength(4_000_000);
+      // a lock the dead process held would be broken as stale; remove it here to keep the test fast
+      fs.rmSync(path.join(dir, '.crash.lock'), { force: true });
+    }
+    expect((await store.get('crash'))!.revision).toBeGreaterThan(1);
+    // a temporary file a kill left behind (if any) is hidden from *.json and removed by Clean Up once an hour old
+    const temps = fs.readdirSync(dir).filter((n) => n.endsWith('.tmp'));
+    for (const t of temps) fs.utimesSync(path.join(dir, t), new Date(Date.now() - 7_200_000), new Date(Date.now() - 7_200_000));
+    expect((await store.cleanUp({ retentionSeconds: 86_400 })).tempFiles).toBe(temps.length);
+    expect(fs.readdirSync(dir)).toEqual(['crash.json']);
+  }, 60_000);
+
+  it('concurrent saves of the same loaded revision in one process: exactly one wins, every other is refused', async () => {
+    const store = new FileSessionStore(dir);
+    for (let round = 0; round < 10; round++) {
+      const ref = `race-${round}`;
+      await store.save(record(ref, 1), undefined);
+      const outcomes = await Promise.all(Array.from({ length: 12 }, (_, k) => store.save(record(ref, 2, { status: k % 2 ? 'completed' : 'hash_submitted', padding: 1000 + k }), 1)));
+      expect(outcomes.filter((o) => o.saved)).toHaveLength(1);
+      const winner = outcomes.findIndex((o) => o.saved);
+      for (const o of outcomes.filter((x) => !x.saved)) expect(o).toMatchObject({ reason: 'conflict', storedRevision: 2 });
+      expect((await store.get(ref))!.request.documentName).toHaveLength(1000 + winner);
+    }
+    expect(fs.readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+
+  it('concurrent saves from several processes: each revision is written by exactly one of them (the lock makes check-and-rename atomic)', async () => {
+    const store = new FileSessionStore(dir);
+    await store.save(record('shared', 1), undefined);
+    // 4 processes, each: load, save revision+1 with compare-and-set, 25 times; count the wins
+    const script = `const { FileSessionStore } = require(${JSON.stringify(STORE_MODULE)});
+      const store = new FileSessionStore(${JSON.stringify(dir)});
+      (async () => { let wins = 0, refused = 0;
+        for (let k = 0; k < 25; k++) {
+          const r = await store.get('shared');
+          const o = await store.save({ ...r, revision: r.revision + 1, request: { ...r.request, documentName: r.request.documentName + '|' + process.argv[1] } }, r.revision);
+          o.saved ? wins++ : refused++;
+        }
+        process.stdout.write(JSON.stringify({ wins, refused }));
+      })();`;
+    const results = await Promise.all(['a', 'b', 'c', 'd'].map((name) => new Promise<{ wins: number; refused: number }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['-r', REGISTER, '-e', script, name], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout!.on('data', (d) => (out += d));
+      child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`child ${name} exited ${code}`))));
+    })));
+    const wins = results.reduce((n, r) => n + r.wins, 0);
+    const final = (await store.get('shared'))!;
+    // every win bumped the revision by one, and every win's mark is in the record: no save was lost or overwritten
+    expect(final.revision).toBe(1 + wins);
+    expect(final.request.documentName.split('|')).toHaveLength(1 + wins);
+    expect(results.reduce((n, r) => n + r.wins + r.refused, 0)).toBe(100);
+  }, 60_000);
+
+  it('waits for a live lock (then saves), fails with STORE_BUSY after the timeout, and breaks a stale lock left by a dead process', async () => {
+    const store = new FileSessionStore(dir, { lockTimeoutMs: 300, lockStaleMs: 2_000 });
+    await store.save(record('l', 1), undefined);
+    const lock = path.join(dir, '.l.lock');
+    // a live lock (fresh mtime) held longer than the timeout
+    fs.writeFileSync(lock, 'someone-else');
+    const t0 = Date.now();
+    await expect(store.save(record('l', 2), 1)).rejects.toMatchObject({ code: 'STORE_BUSY', details: { retryable: true } });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(280);
+    expect((await store.get('l'))!.revision).toBe(1);
+    expect(fs.readFileSync(lock, 'utf8')).toBe('someone-else'); // not ours: left alone
+    // released while we wait: the save goes through
+    setTimeout(() => fs.rmSync(lock), 100);
+    expect((await store.save(record('l', 2), 1)).saved).toBe(true);
+    // a stale lock (its holder died 5 s ago): broken, the save goes through at once
+    fs.writeFileSync(lock, 'dead-process');
+    fs.utimesSync(lock, new Date(Date.now() - 5_000), new Date(Date.now() - 5_000));
+    const t1 = Date.now();
+    expect((await store.save(record('l', 3), 2)).saved).toBe(true);
+    expect(Date.now() - t1).toBeLessThan(250);
+    expect(fs.existsSync(lock)).toBe(false);
+    // two stores racing to break the same stale lock: both saves are decided, exactly one wins
+    fs.writeFileSync(lock, 'dead-process');
+    fs.utimesSync(lock, new Date(Date.now() - 5_000), new Date(Date.now() - 5_000));
+    const other = new FileSessionStore(dir, { lockTimeoutMs: 1_000, lockStaleMs: 2_000 });
+    const both = await Promise.all([store.save(record('l', 4, { padding: 2 }), 3), other.save(record('l', 4, { padding: 3 }), 3)]);
+    expect(both.filter((o: SaveOutcome) => o.saved)).toHaveLength(1);
+    expect(fs.readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
+  });
+
+  it('listDue: records at the save point idle long enough, and unfinished records past their deadline; never ended or waiting ones', async () => {
+    let now = Date.now();
+    const store = new FileSessionStore(dir, { now: () => now });
+    const t = Math.floor(now / 1000);
+    await store.save(record('fresh-save-point', 1, { status: 'certificate_received', savePoint: true, updatedAt: t - 10 }), undefined);
+    await store.save(record('idle-save-point', 1, { status: 'certificate_received', savePoint: true, updatedAt: t - 50 }), undefined);
+    await store.save(record('claimed-only', 1, { status: 'certificate_received', updatedAt: t - 50 }), undefined);
+    await store.save(record('waiting', 1, { expiresAt: t + 100 }), undefined);
+    await store.save(record('unscanned-past', 1, { expiresAt: t - 1 }), undefined);
+    await store.save(record('submitted-past', 1, { status: 'hash_submitted', expiresAt: t - 500, updatedAt: t - 400 }), undefined);
+    for (const s of ['completed', 'failed', 'expired']) await store.save(record(`ended-${s}`, 1, { status: s, expiresAt: t - 1000, updatedAt: t - 1000 }), undefined);
+    fs.writeFileSync(path.join(dir, 'broken.json'), '');
+    const { due, unreadable } = await store.listDue({ idleSeconds: 45 });
+    expect(due.map((d) => [d.signRef, d.reason]).sort()).toEqual([['idle-save-point', 'savePoint'], ['submitted-past', 'pastDeadline'], ['unscanned-past', 'pastDeadline']]);
+    expect(due.find((d) => d.signRef === 'idle-save-point')!.record.revision).toBe(1);
+    expect(unreadable).toEqual(['broken']);
+    now += 400_000; // past every deadline (expiresAt + 300 s)
+    expect((await store.listDue({ idleSeconds: 45 })).due.map((d) => d.signRef).sort()).toEqual(['claimed-only', 'fresh-save-point', 'idle-save-point', 'submitted-past', 'unscanned-past', 'waiting']);
+  });
+
+  it('cleanUp deletes ended sessions (record and PDF) past the retention, old PDFs without a record and old temporary files; keeps live sessions, recent ended ones, signed PDFs and other files', async () => {
+    const store = new FileSessionStore(dir);
+    const t = nowS();
+    const day = 86_400;
+    const pdf = Buffer.from('%PDF');
+    for (const [ref, status, age] of [
+      ['old-completed', 'completed', 8 * day], ['old-failed', 'failed', 8 * day], ['old-expired', 'expired', 30 * day],
+      ['new-completed', 'completed', 1 * day], ['old-live', 'hash_submitted', 8 * day], ['old-waiting', 'waiting_for_scan', 8 * day],
+    ] as const) {
+      await store.save(record(ref, 1, { status, updatedAt: t - age }), undefined, { document: pdf });
+    }
+    fs.writeFileSync(path.join(dir, 'old-completed-signed.pdf'), pdf);
+    const aged = (name: string, seconds: number) => fs.utimesSync(path.join(dir, name), new Date((t - seconds) * 1000), new Date((t - seconds) * 1000));
+    aged('old-completed-signed.pdf', 30 * day);
+    fs.writeFileSync(path.join(dir, 'orphan.pdf'), pdf);
+    aged('orphan.pdf', 8 * day);
+    fs.writeFileSync(path.join(dir, 'recent-orphan.pdf'), pdf);
+    fs.writeFileSync(path.join(dir, '.x.json.1-abc.tmp'), '{');
+    aged('.x.json.1-abc.tmp', 2 * 3600);
+    fs.writeFileSync(path.join(dir, '.y.json.1-def.tmp'), '{'); // maybe a save in progress: kept
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
+
+    const r = await store.cleanUp({ retentionSeconds: 7 * day });
+    expect(r.deleted.sort()).toEqual(['old-completed', 'old-expired', 'old-failed']);
+    expect(r).toMatchObject({ documents: 3, orphanDocuments: 1, tempFiles: 1, kept: 3, unreadable: [] });
+    expect(fs.readdirSync(dir).sort()).toEqual([
+      '.y.json.1-def.tmp', 'new-completed.json', 'new-completed.pdf', 'notes.txt', 'old-completed-signed.pdf', 'old-live.json', 'old-live.pdf',
+      'old-waiting.json', 'old-waiting.pdf', 'recent-orphan.pdf',
+    ]);
+    // run again: nothing more to do
+    expect(await store.cleanUp({ retentionSeconds: 7 * day })).toMatchObject({ deleted: [], documents: 0, orphanDocuments: 0, tempFiles: 0, kept: 3 });
+  });
+});
