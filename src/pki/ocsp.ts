@@ -175,6 +175,7 @@ export function checkOcspResponse(
     default: status = 'unknown';
   }
 
+  const invalidSince = status === 'revoked' ? invalidityDateOf(single.singleExtensions) : undefined;
   const nonceExt = basic.tbsResponseData.responseExtensions?.find((e) => e.extnID === OID.ocspNonce);
   return {
     result: {
@@ -184,7 +185,7 @@ export function checkOcspResponse(
       nextUpdate: single.nextUpdate,
       producedAt: basic.tbsResponseData.producedAt,
       revokedAt,
-      ...(status === 'revoked' && invalidityDateOf(single.singleExtensions) ? { invalidSince: invalidityDateOf(single.singleExtensions) } : {}),
+      ...(invalidSince ? { invalidSince } : {}),
       responderCertificate: certDer(responder),
       certificates: embedded.map(certDer),
     },

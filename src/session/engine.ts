@@ -162,6 +162,9 @@ export interface SigningEngineOptions extends SigningEngineConfig {
  */
 const REFETCH_COOLDOWN_S = 1;
 
+/** Seconds a scanned session waits for the signature past `expires_at` when the engine is given no `scanExtensionSeconds`. */
+export const DEFAULT_SCAN_EXTENSION_SECONDS = 120;
+
 /** Build the engine for one DSAP and environment (cheap; reuse it to keep its caches). */
 export function createSigningEngine(options: SigningEngineOptions): SigningEngine {
   if (!options || typeof options !== 'object') throw invalidInput('config', 'expected the signing engine configuration');
@@ -179,7 +182,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   const config: SigningEngineConfig = { ...options };
   const verifier = options.verifier ?? createWebhookVerifier({ keySetUrl: options.serviceKeySetUrl!, fetch: options.fetch, clock, refetchCooldownSeconds: options.keySetRefetchCooldownSeconds ?? REFETCH_COOLDOWN_S });
   const certificates = new UserCertificateChecker({ trustedRoots: options.trustedRoots, intermediates: options.intermediates, fetch: options.fetch, clock });
-  const scanExtensionSeconds = options.scanExtensionSeconds ?? 120;
+  const scanExtensionSeconds = options.scanExtensionSeconds ?? DEFAULT_SCAN_EXTENSION_SECONDS;
   const tokens = options.notificationTokens;
 
   const next = (record: SessionRecord, patch: Partial<SessionRecord>): SessionRecord => ({ ...record, ...patch, revision: record.revision + 1 });

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { SingpassFlowsError } from '../errors';
 import { signingSessionDeadline } from '../sign/session';
 import { checkSignRef } from '../sign/validate';
-import { isAtSavePoint } from './engine';
+import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isSessionEnded } from './engine';
 import type { SessionStore } from './store';
 import type { SessionRecord } from './types';
 
@@ -40,7 +40,7 @@ export class FileSessionStore implements SessionStore {
     this.lockStaleMs = options.lockStaleMs ?? 10_000;
     this.lockTimeoutMs = options.lockTimeoutMs ?? 15_000;
     this.now = options.now ?? Date.now;
-    this.scanExtensionSeconds = options.scanExtensionSeconds ?? 120;
+    this.scanExtensionSeconds = options.scanExtensionSeconds ?? DEFAULT_SCAN_EXTENSION_SECONDS;
   }
 
   /** `<dir>/<signRef>.json` (the signRef checked: no path tricks). */
@@ -74,8 +74,7 @@ export class FileSessionStore implements SessionStore {
       throw new SingpassFlowsError('STATE_INVALID', 'Session Record: pass the "record" a Singpass Sign step output', { field: 'Session Record' });
     }
     const signRef = ref(record.state.signRef);
-    await this.ensureDir();
-    const lock = await this.lock(signRef);
+    const lock = await this.lock(signRef); // creates the folder when missing
     try {
       const current = await this.get(signRef);
       if (expectedRevision === undefined && current) return refused('exists', signRef, expectedRevision, current);
@@ -110,7 +109,7 @@ export class FileSessionStore implements SessionStore {
 
   /** Every stored signRef (the `<signRef>.json` files). */
   async list(): Promise<string[]> {
-    return (await this.names()).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length)).filter(isSignRef);
+    return recordRefs(await this.names());
   }
 
   async getDocument(signRef: string): Promise<Buffer | undefined> {
@@ -149,7 +148,7 @@ export class FileSessionStore implements SessionStore {
         unreadable.push(signRef);
         continue;
       }
-      if (!record || ENDED.has(record.state.status)) continue;
+      if (!record || isSessionEnded(record)) continue;
       const deadline = signingSessionDeadline(record.state, this.scanExtensionSeconds);
       if (nowS > deadline) due.push({ signRef, reason: 'pastDeadline', record });
       else if (isAtSavePoint(record) && nowS - record.state.updatedAt >= options.idleSeconds) due.push({ signRef, reason: 'savePoint', record });
@@ -168,7 +167,8 @@ export class FileSessionStore implements SessionStore {
     const cutoffS = nowMs / 1000 - options.retentionSeconds;
     const result: CleanUpResult = { deleted: [], documents: 0, orphanDocuments: 0, tempFiles: 0, kept: 0, unreadable: [] };
     const names = await this.names();
-    for (const signRef of names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter(isSignRef)) {
+    const records = recordRefs(names);
+    for (const signRef of records) {
       const lock = await this.lock(signRef);
       try {
         let record: SessionRecord | undefined;
@@ -179,7 +179,7 @@ export class FileSessionStore implements SessionStore {
           continue;
         }
         if (!record) continue;
-        if (!ENDED.has(record.state.status) || record.state.updatedAt > cutoffS) {
+        if (!isSessionEnded(record) || record.state.updatedAt > cutoffS) {
           result.kept++;
           continue;
         }
@@ -190,10 +190,10 @@ export class FileSessionStore implements SessionStore {
         await lock.release();
       }
     }
-    const records = new Set(names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)));
+    const recorded = new Set(records);
     for (const n of names) {
       const file = path.join(this.dir, n);
-      if (n.endsWith('.pdf') && !n.endsWith('-signed.pdf') && isSignRef(n.slice(0, -4)) && !records.has(n.slice(0, -4))) {
+      if (n.endsWith('.pdf') && !n.endsWith('-signed.pdf') && isSignRef(n.slice(0, -4)) && !recorded.has(n.slice(0, -4))) {
         const age = await mtimeAge(file, nowMs);
         if (age !== undefined && age >= options.retentionSeconds * 1000 && !(await exists(this.recordPath(n.slice(0, -4))))) {
           if (await rmFile(file)) result.orphanDocuments++;
@@ -323,7 +323,7 @@ export interface FileSessionStoreOptions {
   lockTimeoutMs?: number;
   /** Clock (ms) for listDue and cleanUp. */
   now?: () => number;
-  /** The engine's scan extension (default 120 s, as the engine), for the deadline in listDue. */
+  /** The engine's scan extension (default: the engine's, DEFAULT_SCAN_EXTENSION_SECONDS), for the deadline in listDue. */
   scanExtensionSeconds?: number;
 }
 
@@ -362,7 +362,6 @@ export interface CleanUpResult {
   unreadable: string[];
 }
 
-const ENDED = new Set(['completed', 'failed', 'expired']);
 const TEMP_FILE_MAX_AGE_MS = 3_600_000;
 
 interface HeldLock {
@@ -375,6 +374,11 @@ function ref(signRef: string): string {
   // also no path separators or names the store keeps for itself
   if (s.includes('/') || s.includes('\\') || s.startsWith('.')) throw new SingpassFlowsError('INVALID_INPUT', 'signRef: contains characters a sign_ref never has; pass the value from createSession', { field: 'signRef' });
   return s;
+}
+
+/** The signRefs of the record files (`<signRef>.json`) among a folder's names. */
+function recordRefs(names: string[]): string[] {
+  return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length)).filter(isSignRef);
 }
 
 function isSignRef(s: string): boolean {
