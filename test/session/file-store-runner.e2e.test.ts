@@ -30,6 +30,9 @@ describe('runner over FileSessionStore', () => {
     expect(fs.readFileSync(path.join(dir, `${s.signRef}.pdf`))).toEqual(pdf);
     await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
     await until(() => h.sandbox.sign.session(s.signRef)?.state === 'hash_submitted', 'the hash');
+    // The service accepts the hash before the runner has its answer and saves it (fsync, rename): wait for the file.
+    const onDisk = () => (JSON.parse(fs.readFileSync(path.join(dir, `${s.signRef}.json`), 'utf8')) as { state: { status: string } }).state.status;
+    await until(() => onDisk() === 'hash_submitted', 'the record saved as hash_submitted');
     // "restart": the runner and the store object are new, only the folder is kept
     const store = new FileSessionStore(dir);
     expect((await store.get(s.signRef))!.state.status).toBe('hash_submitted');
