@@ -19,6 +19,7 @@ export function stepStatus(step: SessionStep): NodeStatus {
       case 'submitted': return `hash submitted, waiting for approval (${step.challengeCode})`;
       case 'submitDeferred': return `service unavailable (${step.code}), will retry`;
       case 'signature': return 'signature received';
+      case 'finishDeferred': return `${step.stage === 'embed' ? 'timestamp' : step.stage === 'validationData' ? 'validation data' : 'document timestamp'} unavailable (${step.code}), will retry`;
       case 'embedded': return step.timestamped ? 'signature embedded + timestamp' : 'signature embedded';
       case 'validationData': return 'validation data added';
       case 'documentTimestamp': return 'document timestamp added';
@@ -26,7 +27,7 @@ export function stepStatus(step: SessionStep): NodeStatus {
       case 'ended': return `session ${step.status}${step.error ? `: ${step.error.code}` : ''}`;
     }
   })();
-  const fill = step.step === 'ended' && step.status !== 'signed' ? 'red' : step.step === 'submitDeferred' ? 'yellow' : step.step === 'verified' || step.step === 'ended' ? 'green' : 'blue';
+  const fill = step.step === 'ended' && step.status !== 'signed' ? 'red' : step.step === 'submitDeferred' || step.step === 'finishDeferred' ? 'yellow' : step.step === 'verified' || step.step === 'ended' ? 'green' : 'blue';
   return { fill, shape: 'dot', text };
 }
 

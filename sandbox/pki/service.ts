@@ -1,7 +1,7 @@
 import { listen, mount, readBody, sendBytes, sendJson, type SandboxService } from '../http';
 import { createTestPki, type TestPki } from './ca';
 import { OcspResponder } from './ocsp';
-import { TimeStampAuthority } from './tsa';
+import { TimeStampAuthority, tsaRejection } from './tsa';
 
 /** The `/ca` sandbox service plus its fault switches (for tests of outage handling). */
 export interface PkiService extends SandboxService {
@@ -13,6 +13,14 @@ export interface PkiService extends SandboxService {
   setTsaDown(down: boolean): void;
   /** Delay every OCSP answer by `ms` (timeouts). */
   setOcspDelay(ms: number): void;
+  /**
+   * Fail the next `n` requests to the TSA or the OCSP responder, then recover: a responder that is down for a
+   * moment. `failure`: an HTTP status (default 503), or for the TSA `'systemFailure'` (a signed-off RFC 3161
+   * rejection with PKIFailureInfo systemFailure, as a TSA says "not now").
+   */
+  failNext(responder: 'tsa' | 'ocsp', n: number, failure?: number | 'systemFailure'): void;
+  /** Requests each responder answered since start (failed ones included). */
+  requestCounts(): { tsa: number; ocsp: number };
 }
 
 const MAX_REQUEST = 64 * 1024;
@@ -27,6 +35,20 @@ export function createPkiService(pki: TestPki): PkiService {
   let ocspDown = false;
   let tsaDown = false;
   let ocspDelay = 0;
+  const failing = { tsa: { n: 0, failure: 503 as number | 'systemFailure' }, ocsp: { n: 0, failure: 503 as number | 'systemFailure' } };
+  const counts = { tsa: 0, ocsp: 0 };
+  const failNext = (responder: 'tsa' | 'ocsp', n: number, failure: number | 'systemFailure' = 503): void => {
+    if (!Number.isInteger(n) || n < 0) throw new Error('failNext: n must be a whole number');
+    if (failure === 'systemFailure' ? responder !== 'tsa' : !(Number.isInteger(failure) && failure >= 400 && failure <= 599)) throw new Error('failNext: failure must be an HTTP status 400-599 (or systemFailure for the TSA)');
+    failing[responder] = { n, failure };
+  };
+  /** Takes one pending failure of `responder`, if any. */
+  const takeFailure = (responder: 'tsa' | 'ocsp'): number | 'systemFailure' | undefined => {
+    const f = failing[responder];
+    if (f.n <= 0) return undefined;
+    f.n--;
+    return f.failure;
+  };
   const certs: Record<string, Buffer> = {
     '/ca/root.crt': pki.root.certDer,
     '/ca/intermediate.crt': pki.intermediate.certDer,
@@ -42,11 +64,33 @@ export function createPkiService(pki: TestPki): PkiService {
     setOcspDown: (down) => { ocspDown = down; },
     setTsaDown: (down) => { tsaDown = down; },
     setOcspDelay: (ms) => { ocspDelay = Math.max(0, ms); },
+    failNext,
+    requestCounts: () => ({ ...counts }),
     async handle(req, res, url) {
       const p = url.pathname;
       const method = req.method ?? 'GET';
       const cert = certs[p];
       if (cert && (method === 'GET' || method === 'HEAD')) return sendBytes(res, 200, cert, 'application/pkix-cert');
+
+      // Fault switches over HTTP (for a DSAP in another process): {"tsa_fail": n, "tsa_failure": 503 | "systemFailure",
+      // "ocsp_fail": n, "ocsp_failure": 503}; answers the pending counts.
+      if (p === '/ca/faults' && method === 'POST') {
+        let b: Record<string, unknown>;
+        try {
+          b = JSON.parse((await readBody(req, MAX_REQUEST)).toString('utf8') || '{}') as Record<string, unknown>;
+          for (const r of ['tsa', 'ocsp'] as const) {
+            const n = b[`${r}_fail`];
+            if (n === undefined) continue;
+            if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 1000) throw new Error(`${r}_fail must be a whole number 0-1000`);
+            const f = b[`${r}_failure`] ?? 503;
+            if (typeof f !== 'number' && f !== 'systemFailure') throw new Error(`${r}_failure must be an HTTP status or "systemFailure"`);
+            failNext(r, n, f);
+          }
+        } catch (e) {
+          return sendJson(res, 400, { error: 'INVALID_REQUEST', error_description: (e as Error).message });
+        }
+        return sendJson(res, 200, { tsa_fail: failing.tsa.n, ocsp_fail: failing.ocsp.n, requests: counts });
+      }
 
       if (p === '/ca/ocsp' || p.startsWith('/ca/ocsp/')) {
         let der: Buffer;
@@ -55,15 +99,22 @@ export function createPkiService(pki: TestPki): PkiService {
           // RFC 6960 A.1: url-encoding of base64 of the DER request; some clients leave '+' '/' '=' raw.
           der = Buffer.from(decodeURIComponent(p.slice('/ca/ocsp/'.length)), 'base64');
         } else return sendJson(res, 405, { error: 'METHOD_NOT_ALLOWED', error_description: 'use POST /ca/ocsp or GET /ca/ocsp/<base64>' });
+        counts.ocsp++;
         if (ocspDelay > 0) await new Promise((r) => setTimeout(r, ocspDelay));
         if (ocspDown) return sendBytes(res, 503, 'OCSP responder is down (sandbox fault switch)', 'text/plain');
+        const failure = takeFailure('ocsp');
+        if (failure !== undefined) return sendBytes(res, failure as number, 'OCSP responder failed this request (sandbox fault switch)', 'text/plain');
         return sendBytes(res, 200, await ocsp.respond(der), 'application/ocsp-response', { 'cache-control': 'no-store' });
       }
 
       if (p === '/ca/tsa') {
         if (method !== 'POST') return sendJson(res, 405, { error: 'METHOD_NOT_ALLOWED', error_description: 'POST a timestamp-query to /ca/tsa' });
         const body = await readBody(req, MAX_REQUEST);
+        counts.tsa++;
         if (tsaDown) return sendBytes(res, 503, 'TSA is down (sandbox fault switch)', 'text/plain');
+        const failure = takeFailure('tsa');
+        if (failure === 'systemFailure') return sendBytes(res, 200, await tsaRejection('systemFailure', 'TSA not available just now (sandbox fault switch)'), 'application/timestamp-reply');
+        if (failure !== undefined) return sendBytes(res, failure, 'TSA failed this request (sandbox fault switch)', 'text/plain');
         return sendBytes(res, 200, await tsa.respond(body), 'application/timestamp-reply');
       }
       return sendJson(res, 404, { error: 'NOT_FOUND', error_description: `no PKI route for ${method} ${p}` });

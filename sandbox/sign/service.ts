@@ -113,6 +113,11 @@ export interface SignFaults {
    * approve); only the answer waits: a slow service, or one whose answer a client's timeout cuts off.
    */
   hashAnswerDelay(ms: number): void;
+  /**
+   * Refuse the next `n` hash calls with 400 `ARGUMENTS_NOT_VALID` and `message` (nothing is recorded: the session
+   * still waits for a hash): a service that refuses a hash for good, to show the DSAP ends the session with the reason.
+   */
+  refuseHash(n: number, message?: string): void;
   /** Rotate the service signing key (same as `rotateKeys`). */
   rotateKeys(): string;
   /** Clear every pending fault. */
@@ -177,7 +182,7 @@ function keepLast<T>(log: T[], entry: T): void {
  * `POST /sandbox/clients` (register a DSAP: `{client_id, jwks_url, notification_url, basic_secret?}`),
  * `POST /sandbox/faults` (`{service_error?: n, service_error_status?, rate_limit?: n, fail_deliveries?: n,
  * delivery_failure?: 'connection'|'timeout'|status, deliver_twice?: bool, skip_user_certificate_checks?: bool, expire_session?: sign_ref,
- * hash_delay_ms?: n,
+ * hash_delay_ms?: n, refuse_hash?: n, refuse_hash_message?,
  * rotate_keys?: true, retire_old_keys?: true, reset?: true}`), `GET /sandbox/deliveries` and `GET /sandbox/hashes` (every
  * hash call and its answer's status: how many hashes a session got, from another process).
  *
@@ -209,7 +214,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
   const events = new EventEmitter();
   const caCerts = (opts.caCertificates ?? []).map((d) => new crypto.X509Certificate(d));
   let requestHost: string | undefined;
-  const fault = { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [] as DeliveryFailure[], twice: false, uncheckedCerts: false, hashDelayMs: 0 };
+  const fault = { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [] as DeliveryFailure[], twice: false, uncheckedCerts: false, hashDelayMs: 0, refusedHashes: 0, refusalMessage: '' };
 
   const persist = (): void => {
     if (!stateFile) return;
@@ -406,6 +411,13 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       service.faults.hashAnswerDelay(ms);
       done.hash_delay_ms = ms;
     }
+    const rh = count('refuse_hash');
+    if (rh !== undefined) {
+      const m = b.refuse_hash_message;
+      if (m !== undefined && (typeof m !== 'string' || m.length === 0 || m.length > 300)) throw argError('refuse_hash_message must be 1-300 characters');
+      service.faults.refuseHash(rh, m);
+      done.refuse_hash = rh;
+    }
     if (b.rotate_keys === true) done.rotated_to = service.rotateKeys();
     if (b.retire_old_keys === true) {
       service.retireOldKeys();
@@ -458,6 +470,10 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
           throw new ApiError(fault.serviceErrorStatus, API_ERRORS.serverSideError, 'internal error (sandbox fault)');
         }
         if (!call) return await createSession(req, res);
+        if (fault.refusedHashes > 0) {
+          fault.refusedHashes--;
+          throw new ApiError(400, API_ERRORS.argumentsNotValid, fault.refusalMessage);
+        }
         if (fault.hashDelayMs > 0) answerLate(res, fault.hashDelayMs);
         return await submitHash(req, res, call.signRef, call);
       } catch (e) {
@@ -557,8 +573,12 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
       hashAnswerDelay(ms) {
         fault.hashDelayMs = ms;
       },
+      refuseHash(n, message = 'document hash refused (sandbox fault)') {
+        fault.refusedHashes = n;
+        fault.refusalMessage = message;
+      },
       reset() {
-        Object.assign(fault, { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [], twice: false, uncheckedCerts: false, hashDelayMs: 0 });
+        Object.assign(fault, { serviceErrors: 0, serviceErrorStatus: 500, rateLimited: 0, deliveryFailures: [], twice: false, uncheckedCerts: false, hashDelayMs: 0, refusedHashes: 0, refusalMessage: '' });
       },
     },
     async close() {

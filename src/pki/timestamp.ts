@@ -46,6 +46,9 @@ export interface TimestampTokenInfo {
  * @example
  * const tst = await requestTimestamp(createHash('sha256').update(signatureValue).digest(), { url: 'http://127.0.0.1:4000/ca/tsa' });
  */
+/** RFC 3161 PKIFailureInfo bits that say the TSA, not the request, is at fault. */
+const FAIL_INFO = { timeNotAvailable: 14, systemFailure: 25 } as const;
+
 export async function requestTimestamp(digestBytes: Buffer, options: RequestTimestampOptions): Promise<Buffer> {
   const hashAlgorithm = options.hashAlgorithm ?? 'SHA-256';
   const hash = HASHES[hashAlgorithm];
@@ -88,7 +91,11 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
   const status = resp.status.status;
   if ((status !== pkijs.PKIStatus.granted && status !== pkijs.PKIStatus.grantedWithMods) || !resp.timeStampToken) {
     const text = resp.status.statusStrings?.map((s) => s.valueBlock.value).join('; ');
-    throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} refused the request (PKIStatus ${status}${text ? `: ${text}` : ''})`, { url: target, pkiStatus: status });
+    // "waiting", or refused for its own reasons (RFC 3161 PKIFailureInfo timeNotAvailable, systemFailure): try later.
+    const failInfo = resp.status.failInfo?.valueBlock.valueHexView;
+    const bit = (n: number): boolean => failInfo !== undefined && failInfo.length > n >> 3 && (failInfo[n >> 3] & (0x80 >> (n & 7))) !== 0;
+    const retryable = status === pkijs.PKIStatus.waiting || bit(FAIL_INFO.timeNotAvailable) || bit(FAIL_INFO.systemFailure);
+    throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} refused the request (PKIStatus ${status}${text ? `: ${text}` : ''})`, { url: target, pkiStatus: status, retryable });
   }
   const token = derEncapsulatedContent(Buffer.from((asn as asn1js.Sequence).valueBlock.value[1].valueBeforeDecodeView));
   const info = checkTimestampToken(token, { digest: digestBytes, hashAlgorithm: hash.name });

@@ -14,10 +14,12 @@ import {
 } from '../sign';
 import { readUserCertificate } from '../sign/user-certificate';
 import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
+import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
 import { UserCertificateChecker } from './user-certificate';
 import type {
-  FinishResult, SessionRecord, SessionStarted, SessionStep, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, SubmitFailure, VerifiedDelivery,
+  FinishFailure, FinishResult, SessionRecord, SessionStarted, SessionStep, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, SubmitFailure, VerifiedDelivery,
 } from './types';
+
 
 /**
  * THE rule for a failed hash call (the only copy; every front end goes through the engine): these codes say nothing
@@ -36,6 +38,28 @@ export function isTemporarySubmitFailure(e: unknown): e is SingpassFlowsError {
 export function submitRetryDelayMs(attempts: number): number {
   return Math.min(15_000, 1000 * 2 ** Math.max(0, attempts - 1));
 }
+
+/**
+ * THE rule for a failed finishing stage (embedding with its signature timestamp, validation data, document
+ * timestamp): the TSA, an OCSP responder or CRL server, or the network failed in a way that says nothing about the
+ * signature (unreachable, timed out, 5xx, 429, "try later", a TSA's systemFailure / timeNotAvailable). The core
+ * marks those `retryable: true`; a revoked or unknown certificate, a signature that does not verify, an answer
+ * that cannot be trusted are not, and end the session with their reason.
+ */
+const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
+
+/** True for a finishing failure after which the record stays `signed` and finishing is retried (see above). */
+export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
+  return isSingpassFlowsError(e) && TEMPORARY_FINISH_FAILURES.has(e.code) && (e.details.retryable === true || e.details.status === 429);
+}
+
+/** Backoff between finishing attempts after a temporary failure: 1, 2, 4 … 256 s, then every 5 min. */
+export function finishRetryDelayMs(attempts: number): number {
+  return Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
+
+/** Default `finishRetryWindowSeconds`: a day (see `SigningEngineConfig`). */
+export const DEFAULT_FINISH_RETRY_WINDOW_SECONDS = 24 * 3600;
 
 /** The PAdES baseline levels, lowest first. */
 export const PADES_LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -162,9 +186,6 @@ export interface SigningEngineOptions extends SigningEngineConfig {
  */
 const REFETCH_COOLDOWN_S = 1;
 
-/** Seconds a scanned session waits for the signature past `expires_at` when the engine is given no `scanExtensionSeconds`. */
-export const DEFAULT_SCAN_EXTENSION_SECONDS = 120;
-
 /** Build the engine for one DSAP and environment (cheap; reuse it to keep its caches). */
 export function createSigningEngine(options: SigningEngineOptions): SigningEngine {
   if (!options || typeof options !== 'object') throw invalidInput('config', 'expected the signing engine configuration');
@@ -183,6 +204,8 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   const verifier = options.verifier ?? createWebhookVerifier({ keySetUrl: options.serviceKeySetUrl!, fetch: options.fetch, clock, refetchCooldownSeconds: options.keySetRefetchCooldownSeconds ?? REFETCH_COOLDOWN_S });
   const certificates = new UserCertificateChecker({ trustedRoots: options.trustedRoots, intermediates: options.intermediates, fetch: options.fetch, clock });
   const scanExtensionSeconds = options.scanExtensionSeconds ?? DEFAULT_SCAN_EXTENSION_SECONDS;
+  const finishWindowMs = (options.finishRetryWindowSeconds ?? DEFAULT_FINISH_RETRY_WINDOW_SECONDS) * 1000;
+  if (!(finishWindowMs >= 0)) throw invalidInput('finishRetryWindowSeconds', 'must be a number of seconds, 0 or more');
   const tokens = options.notificationTokens;
 
   const next = (record: SessionRecord, patch: Partial<SessionRecord>): SessionRecord => ({ ...record, ...patch, revision: record.revision + 1 });
@@ -225,9 +248,25 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     return s.status === 'failed' && s.error?.correlationId === e.correlationId && s.error.code === e.errorCode;
   }
 
-  /** The hash call of a record at the save point (`submitting`); `resubmission`: it may have been sent before. */
-  async function submit(record: SessionRecord, resubmission: boolean, stepOptions: StepOptions | undefined): Promise<StepResult> {
+  /**
+   * The hash call of a record at the save point (`submitting`). The call is counted in the record
+   * (`submitting.attempts`) BEFORE it leaves — saved through `save` when given, so two executions never both make a
+   * "first" call and a process that died mid-call leaves a record that knows. `counted`: the record passed in already
+   * counts this call (the certificate step's save point did). A refusal of the FIRST call is the service's verdict:
+   * the session fails with its code and message. On a resend (an earlier call counted, a temporary failure before,
+   * or `mayHaveBeenSent`) a refusal as "already submitted" means an earlier call got through.
+   */
+  async function submit(record: SessionRecord, counted: boolean, stepOptions: StepOptions | undefined): Promise<StepResult> {
     const { documentHash } = record.submitting!;
+    // Absent (a record saved before calls were counted): it may have been sent, as the old rule assumed.
+    const made = record.submitting!.attempts ?? 1;
+    const earlier = counted ? made - 1 : made;
+    let sending = record;
+    if (!counted) {
+      sending = next(record, { submitting: { documentHash, attempts: earlier + 1 } });
+      if (stepOptions?.save && !(await stepOptions.save(sending))) return { record, duplicate: true };
+    }
+    const resubmission = earlier > 0 || record.lastSubmitFailure !== undefined || stepOptions?.mayHaveBeenSent === true;
     try {
       await config.client.submitDocumentHash(record.state.signRef, {
         documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: record.state.nonce!, domainName: config.domainName,
@@ -239,14 +278,14 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (!(isSingpassFlowsError(e) && e.details.possiblyAccepted === true)) {
         // A temporary fault: the service still waits for this hash; keep the save point (never `failed`) for a
         // resubmission of the same hash — unless no event can come any more (past the deadline: expired).
-        const expired = isTemporarySubmitFailure(e) ? engine.expire(record).record : undefined;
-        if (expired === record) return deferred(record, e as SingpassFlowsError, stepOptions);
-        const out = expired ?? ended(record, e);
+        const expired = isTemporarySubmitFailure(e) ? engine.expire(sending).record : undefined;
+        if (expired === sending) return deferred(sending, e as SingpassFlowsError, stepOptions);
+        const out = expired ?? ended(sending, e);
         await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
         return { record: out };
       }
     }
-    const out = hashSubmitted(record);
+    const out = hashSubmitted(sending);
     await say(stepOptions, { step: 'submitted', documentName: record.request.documentName, challengeCode: record.state.challengeCode });
     return { record: out };
   }
@@ -261,6 +300,24 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     };
     await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
     return { record: next(record, { lastSubmitFailure }) };
+  }
+
+  /**
+   * A `signed` record kept (the user's signature is in it) after a finishing stage failed temporarily, with the
+   * failure and when to finish again; undefined when the finishing window (`finishRetryWindowSeconds` after the
+   * signature arrived) is over: the session then fails with this failure's code.
+   */
+  async function finishDeferred(record: SessionRecord, stage: FinishFailure['stage'], e: SingpassFlowsError, stepOptions: StepOptions | undefined): Promise<FinishResult | undefined> {
+    const at = clock();
+    const finishBy = record.lastFinishFailure?.finishBy ?? record.state.updatedAt * 1000 + finishWindowMs;
+    if (at >= finishBy) return undefined;
+    const attempts = (record.lastFinishFailure?.attempts ?? 0) + 1;
+    const retryAt = Math.min(at + finishRetryDelayMs(attempts), finishBy);
+    const lastFinishFailure: FinishFailure = {
+      stage, code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt, finishBy,
+    };
+    await say(stepOptions, { step: 'finishDeferred', stage, code: e.code, message: e.message, attempts, retryAt });
+    return { record: next(record, { lastFinishFailure }), deferred: true };
   }
 
   /** The save point's record once its hash is with the service (the prepared state is the saved one). */
@@ -293,7 +350,8 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         certificate: event.certificate.der, chain: chain.slice(1, -1), reason: claimed.request.reason, location: claimed.request.location, clock,
       });
       // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
-      current = next(current, { prepared: prepared.state, submitting: { documentHash: prepared.documentHash } });
+      // Counted as sent unless the caller sends it in a later step (stopAtSavePoint): the hash call follows this save.
+      current = next(current, { prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts: stepOptions?.stopAtSavePoint ? 0 : 1 } });
       await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
     } catch (e) {
       return finishWith(e);
@@ -301,7 +359,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     // Lost to another execution (it saved its own save point, or moved the record on): this one sends nothing.
     if (stepOptions?.save && !(await stepOptions.save(current))) return { record: claimed, duplicate: true };
     if (stepOptions?.stopAtSavePoint) return { record: current };
-    return submit(current, false, stepOptions);
+    return submit(current, true, stepOptions);
   }
 
   const engine: SigningEngine = {
@@ -376,7 +434,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (!stepOptions?.stopAtClaim) checkDocument(record, pdf);
       // Replayed after a crash past the save point: the hash may be with the user already; send the same one again.
       // (With stopAtSavePoint the saved record is the answer: the caller's next step resubmits it.)
-      if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submit(record, true, stepOptions);
+      if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submit(record, false, { ...stepOptions, mayHaveBeenSent: true });
       // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
       const claimed = next(record, { state: applySigningEvent(record.state, event, clock) });
       if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
@@ -411,7 +469,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         await say(stepOptions, { step: 'ended', status: expired.record.state.status, error: expired.record.error });
         return expired;
       }
-      return submit(record, true, stepOptions);
+      return submit(record, false, stepOptions);
     },
 
     async acceptSignature(record, delivery, stepOptions) {
@@ -433,12 +491,15 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${record.state.status}`, { retryable: false });
       }
       checkDocument(record, pdf);
+      // Always from the PDF as it was before signing and the saved prepared state: a retry (after a fault or a crash)
+      // embeds the same signature in the same field again — never a second signature.
       const prepared = record.prepared;
       const level = record.request.level;
       const roots = config.trustedRoots;
       const timestamped = level !== 'B-B';
       let best: { pdf: Buffer; level: PadesLevel } | undefined;
       let validationData: ValidationDataSummary | undefined;
+      let stage: FinishFailure['stage'] = 'embed';
       const finishWith = async (e: unknown, report?: PdfVerificationReport): Promise<FinishResult> => {
         const out = ended(record, e, { result: { level: best?.level ?? null, valid: false } });
         await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
@@ -454,6 +515,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         // made before ours by others get what can be obtained and `validationData` says what could not.
         const ltv = { trustedRoots: roots, intermediates: certificates.intermediates(), fetch: config.fetch, clock };
         if (level === 'B-LT' || level === 'B-LTA') {
+          stage = 'validationData';
           const r = await addValidationDataWithSummary(out, ltv);
           out = r.pdf;
           validationData = r.summary;
@@ -461,6 +523,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
           await say(stepOptions, { step: 'validationData', summary: r.summary });
         }
         if (level === 'B-LTA') {
+          stage = 'documentTimestamp';
           out = await addDocumentTimestamp(out, { tsaUrl: config.tsaUrl!, fetch: config.fetch });
           // The document timestamp's own TSA chain gets its OCSP too, so the next renewal has what it needs (what the
           // B-LT step put in the DSS is reused, not fetched again).
@@ -471,6 +534,10 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
           await say(stepOptions, { step: 'documentTimestamp' });
         }
       } catch (e) {
+        if (isTemporaryFinishFailure(e)) {
+          const kept = await finishDeferred(record, stage, e, stepOptions);
+          if (kept) return kept;
+        }
         return finishWith(e);
       }
       const report = await verifyPdfSignatures(best.pdf, { trustedRoots: roots, clock });
@@ -509,35 +576,10 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   return engine;
 }
 
-/** Prepared, hash maybe sent, not yet recorded as submitted: the certificate step's save point. */
-export function isAtSavePoint(record: SessionRecord): boolean {
-  return record.state.status === 'certificate_received' && record.submitting !== undefined && record.prepared !== undefined;
-}
-
-/**
- * Claimed at the certificate step and saved there, nothing prepared yet (the claim's record: the certificate and
- * nonce recorded; a process that died after the claim left it so): `continueCertificate` (or the replayed
- * certificate event) runs the rest of the step from the stored certificate.
- */
-export function isCertificateClaimed(record: SessionRecord): boolean {
-  const s = record.state;
-  return s.status === 'certificate_received' && record.submitting === undefined && record.prepared === undefined && s.certificate !== undefined && s.nonce !== undefined;
-}
-
-/** At the save point because the hash call failed temporarily (`lastSubmitFailure`): resubmit, do not fail. */
-export function isSubmitDeferred(record: SessionRecord): boolean {
-  return isAtSavePoint(record) && record.lastSubmitFailure !== undefined;
-}
-
 /** An ended session keeps neither the prepared signature state nor the save point. */
 function withoutSessionData(record: SessionRecord): SessionRecord {
-  const { prepared: _prepared, submitting: _submitting, lastSubmitFailure: _failure, ...rest } = record;
+  const { prepared: _prepared, submitting: _submitting, lastSubmitFailure: _failure, lastFinishFailure: _finishFailure, ...rest } = record;
   return rest;
-}
-
-/** True once the session has ended (completed, failed, expired). */
-export function isSessionEnded(record: SessionRecord): boolean {
-  return record.state.status === 'completed' || record.state.status === 'failed' || record.state.status === 'expired';
 }
 
 function checkRecord(record: SessionRecord): void {

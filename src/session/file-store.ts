@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { SingpassFlowsError } from '../errors';
 import { signingSessionDeadline } from '../sign/session';
 import { checkSignRef } from '../sign/validate';
-import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isSessionEnded } from './engine';
+import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isSessionEnded } from './next-step';
 import type { SessionStore } from './store';
 import type { SessionRecord } from './types';
 

@@ -4,3 +4,4 @@ export * from './engine';
 export * from './store';
 export * from './runner';
 export * from './file-store';
+export * from './next-step';

@@ -3,7 +3,8 @@ import type { WebhookRequest, WebhookResponse } from '../sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
-import { isAtSavePoint, isCertificateClaimed, isSessionEnded, isSubmitDeferred, type SigningEngine } from './engine';
+import type { SigningEngine } from './engine';
+import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep } from './next-step';
 import { MemorySessionStore, stepSaver, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, StepResult, VerifiedDelivery } from './types';
 
@@ -120,7 +121,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     }
   };
   const timers = new Map<string, NodeJS.Timeout>();
-  /** Resubmissions of the saved hash after a temporary failure of the hash call, by sign_ref. */
+  /** Retries after a temporary failure (the saved hash resubmitted; finishing run again), by sign_ref. */
   const retries = new Map<string, NodeJS.Timeout>();
   const waiting = new Map<string, { promise: Promise<SessionOutcome>; resolve: (o: SessionOutcome) => void }>();
   let closed = false;
@@ -224,6 +225,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       },
     });
     if (!(await save(f.record, record.revision))) return;
+    // A finishing stage failed temporarily (TSA, OCSP…): the signature stays in the stored record; run it again later.
+    if (f.deferred) return retryLater(f.record);
     await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
   };
 
@@ -316,15 +319,26 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (isSubmitDeferred(record)) retryLater(record);
   };
 
-  /** The hash call failed temporarily: resubmit the SAME saved hash at `retryAt` (the engine's backoff). */
+  /** A stored `signed` record (a finishing retry, or a restart): finish it if nothing else did meanwhile. */
+  const finishStored = async (signRef: string): Promise<void> => {
+    const stored = await store.get(signRef);
+    if (stored?.state.status === 'signed') await finishNow(stored);
+  };
+
+  /**
+   * A step failed temporarily: at the time the session's next step is due (`nextStep`: the engine's backoff in
+   * `retryAt`), resubmit the SAME saved hash, or finish the signed session again.
+   */
   const retryLater = (record: SessionRecord): void => {
     const signRef = record.state.signRef;
     clearTimeout(retries.get(signRef));
     if (closed) return;
+    const due = nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds });
+    const work = due.action === 'finish' ? () => finishStored(signRef) : () => resubmit(signRef);
     const t = setTimeout(() => {
       retries.delete(signRef);
-      void enqueue(signRef, () => resubmit(signRef));
-    }, Math.max(0, record.lastSubmitFailure!.retryAt - Date.now()));
+      void enqueue(signRef, work);
+    }, Math.min(Math.max(0, due.at - Date.now()), 2 ** 31 - 1));
     t.unref?.();
     retries.set(signRef, t);
   };
@@ -336,8 +350,11 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const resubmit = async (signRef: string): Promise<void> => {
     const record = await store.get(signRef);
     if (!record || !isAtSavePoint(record)) return;
-    const r = await engine.resumeSubmission(record, stepOptions(signRef));
-    return saved(r.record, stepSaver(store, record));
+    // Saved with the call counted before it leaves (compare-and-set: another process resubmitting gets a duplicate).
+    const saver = stepSaver(store, record);
+    const r = await engine.resumeSubmission(record, { ...stepOptions(signRef), save: saver.save });
+    if (r.duplicate) return;
+    return saved(r.record, saver);
   };
 
   return {
@@ -385,7 +402,11 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         if (!record || isSessionEnded(record)) continue;
         n++;
         waiter(signRef);
-        if (record.state.status === 'signed') void enqueue(signRef, () => finishNow(record));
+        // Due now, or at the backoff's retryAt after a temporary failure (the one rule: nextStep).
+        if (isFinishDeferred(record) || isSubmitDeferred(record)) {
+          arm(record);
+          retryLater(record);
+        } else if (record.state.status === 'signed') void enqueue(signRef, () => finishNow(record));
         else if (isAtSavePoint(record)) void enqueue(signRef, () => resubmit(signRef));
         else {
           arm(record);

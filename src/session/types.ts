@@ -35,7 +35,16 @@ export interface SessionRecord {
    * A record still carrying it may have had its hash submitted by a process that then died: the next step resubmits
    * exactly this hash (`resumeSubmission`, or the replayed certificate event) and never prepares a new one.
    */
-  submitting?: { documentHash: string };
+  submitting?: {
+    documentHash: string;
+    /**
+     * Hash calls made (or started) for this hash. 0 or absent: none yet, so a refusal of the next call is the
+     * service's verdict on it (the session fails with the service's code). From 1 on the next call is a resend, and
+     * "already submitted" means an earlier call got through. Saved BEFORE each call where the step can save
+     * (`StepOptions.save`), so a process that dies mid-call leaves a record that knows.
+     */
+    attempts?: number;
+  };
   /**
    * Set while the record is at the save point after a hash call failed TEMPORARILY (service unreachable, timed out,
    * 5xx, rate-limited: `isTemporarySubmitFailure`): the session is NOT failed, the service still waits for this hash
@@ -43,6 +52,13 @@ export interface SessionRecord {
    * Removed once the hash got through or the session ended.
    */
   lastSubmitFailure?: SubmitFailure;
+  /**
+   * Set while a `signed` record (the second save point: the user's signature is stored) could not be finished because
+   * a finishing step failed TEMPORARILY (TSA, OCSP/CRL responder, network, 5xx, 429, timeout:
+   * `isTemporaryFinishFailure`). The session is NOT failed: finish again from `retryAt` on, until `finishBy`.
+   * Removed once the session ended.
+   */
+  lastFinishFailure?: FinishFailure;
   /** Set when the session ended: the level reached and whether OUR signature verified. */
   result?: { level: PadesLevel | null; valid: boolean };
   /** Why the session ended without a signed PDF at the requested level (stable code, user-readable message). */
@@ -66,6 +82,17 @@ export interface SubmitFailure {
   retryAt: number;
 }
 
+/** The last temporary failure of finishing a `signed` record (see `SessionRecord.lastFinishFailure`). */
+export interface FinishFailure extends SubmitFailure {
+  /** The finishing stage that failed: embedding with its signature timestamp, validation data, document timestamp. */
+  stage: 'embed' | 'validationData' | 'documentTimestamp';
+  /**
+   * UNIX ms after which a temporary failure ends the session (`finishRetryWindowSeconds` after the signature
+   * arrived); `retryAt` is never later.
+   */
+  finishBy: number;
+}
+
 /** Where the engine runs: one per DSAP and environment, built from the adapter's credentials (holds no session). */
 export interface SigningEngineConfig {
   /** The signing API client (client ID + signing key). */
@@ -87,6 +114,13 @@ export interface SigningEngineConfig {
    * scanned session; older docs: 2 min). Default 120.
    */
   scanExtensionSeconds?: number;
+  /**
+   * Seconds after the signature arrived during which a finishing step that failed temporarily (TSA, OCSP/CRL, network)
+   * is retried. The service's deadline covers the signing only; finishing is ours. Default 86400 (a day: outlives an
+   * outage over a night, short enough that a certificate revoked meanwhile — which B-LT would then refuse — stays
+   * unlikely, and the PDF being signed is not kept for long).
+   */
+  finishRetryWindowSeconds?: number;
   fetch?: Fetch;
   clock?: Clock;
 }
@@ -130,6 +164,8 @@ export interface StepResult {
 
 /** Result of `finish`: the signed PDF (when a signature was embedded) and the verification report. */
 export interface FinishResult extends StepResult {
+  /** True when a finishing stage failed temporarily: `record` is still `signed`, with `lastFinishFailure`; store it. */
+  deferred?: boolean;
   /** The signed PDF at `record.result.level`; undefined when nothing could be embedded. */
   pdf?: Buffer;
   /** `report.newest` is OUR signature's verdict; `report.valid` also judges signatures made before ours. */
@@ -155,6 +191,11 @@ export type SessionStep =
    */
   | { step: 'submitDeferred'; code: string; message: string; attempts: number; retryAt: number }
   | { step: 'signature'; event: SignatureEvent }
+  /**
+   * A finishing stage failed temporarily: the record stays `signed` (the signature is kept) with `lastFinishFailure`;
+   * finish again from `retryAt` (UNIX ms) on.
+   */
+  | { step: 'finishDeferred'; stage: FinishFailure['stage']; code: string; message: string; attempts: number; retryAt: number }
   | { step: 'embedded'; timestamped: boolean }
   | { step: 'validationData'; summary: ValidationDataSummary }
   | { step: 'documentTimestamp' }
@@ -193,4 +234,11 @@ export interface StepOptions {
    * returns it unchanged (continue it).
    */
   stopAtClaim?: boolean;
+  /**
+   * `resumeSubmission` only: the record was found at the save point after an interruption (a resume schedule, a
+   * restart), so a hash call may have been made that the record does not count (the process died before saving):
+   * a refusal as "already submitted" then means that call got through. Not needed where the step is given `save`
+   * (the attempt is saved before each call) or after a counted attempt.
+   */
+  mayHaveBeenSent?: boolean;
 }

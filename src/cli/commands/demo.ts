@@ -104,6 +104,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
           return say(`PDF (${s.inputBytes} bytes) prepared with prepareSignature; document hash = SHA-256 of the CMS SignedAttributes = ${s.documentHash}`);
         case 'submitted': return say('hash submitted (user now compares the challenge code in the app)');
         case 'submitDeferred': return say(`hash call failed temporarily (${s.code}, attempt ${s.attempts}): the session stays at the save point; the same hash is sent again at ${new Date(s.retryAt).toISOString()}`);
+        case 'finishDeferred': return say(`finishing failed temporarily at ${s.stage} (${s.code}, attempt ${s.attempts}): the signature is kept in the record; finishing runs again at ${new Date(s.retryAt).toISOString()}`);
         case 'approved': return say(`phone approved and signed the hash; signature notification ${String(s.delivery)}`);
         case 'embedded':
           // finalizeSignature verified it (node:crypto, over the SignedAttributes, with the user certificate) before embedding

@@ -97,6 +97,7 @@ function signNarrator(o: SignCommandOptions, mode: 'sandbox' | 'config'): Sessio
         return say(`4/8 hash submitted as "${s.documentName}"; challenge code ${s.challengeCode}${mode === 'sandbox' ? '' : ' (check it matches the one in the app, then approve)'}`);
       case 'submitDeferred': return say(`4/8 the signing service cannot take the hash just now (${s.code}); the same hash is sent again at ${new Date(s.retryAt).toISOString()}`);
       case 'signature': return say('5/8 approved; signature webhook received');
+      case 'finishDeferred': return say(`finishing paused: ${s.code} (${s.message}); the signature is kept and finishing runs again at ${new Date(s.retryAt).toISOString()}`);
       case 'embedded': return say(`6/8 signature checked and embedded${s.timestamped ? ' with a signature timestamp (B-T)' : ''}`);
       case 'validationData': {
         // Ours is always complete (else the step fails); earlier signatures by others may not be, which is not an error.

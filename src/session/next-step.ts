@@ -1,0 +1,91 @@
+import { signingSessionDeadline } from '../sign/session';
+import type { SessionRecord } from './types';
+
+/**
+ * What a stored session needs next, and from when. THE rule for every scheduler — the runner's timers, the Node-RED
+ * sweep, the stores' "due" lists (the n8n resume schedule reads those) and the PostgreSQL store's `due_at` index —
+ * so a record is never "due" by one front end's rule and "waiting" by another's.
+ *
+ * - `continueCertificate`: claimed (certificate stored, nothing prepared): `engine.continueCertificate`.
+ * - `submitHash`: at the save point (hash prepared, maybe sent): `engine.resumeSubmission` (expires it past the deadline).
+ * - `finish`: `signed` (the user's signature is stored): `engine.finish`.
+ * - `expire`: waiting for an event from the service: `engine.expire` once the deadline passed.
+ * - `forget`: ended: delete the record and its PDF once the retention passed.
+ */
+export type SessionAction = 'continueCertificate' | 'submitHash' | 'finish' | 'expire' | 'forget';
+
+export interface NextStep {
+  action: SessionAction;
+  /** UNIX ms from which the action is due (may be in the past). */
+  at: number;
+}
+
+export interface NextStepPolicy {
+  /** The engine's scan extension (`SigningEngineConfig.scanExtensionSeconds`, default 120). */
+  scanExtensionSeconds?: number;
+  /**
+   * How long a record in the middle of a step (claimed, at the save point, signed with no failure recorded) is left
+   * to the execution working on it before a scheduler takes it over as interrupted (a crash). 0 (default): at once,
+   * for a process that knows nothing else is working on it (a runner resuming after its own restart).
+   */
+  idleMs?: number;
+  /** How long an ended record is kept before `forget` is due. Default 7 days. */
+  retentionMs?: number;
+}
+
+/** Default seconds a scanned session still receives events past `expires_at` (the service extends it after the scan). */
+export const DEFAULT_SCAN_EXTENSION_SECONDS = 120;
+/** Default retention of ended session records. */
+export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/** True once the session has ended (completed, failed, expired). */
+export function isSessionEnded(record: SessionRecord): boolean {
+  return record.state.status === 'completed' || record.state.status === 'failed' || record.state.status === 'expired';
+}
+
+/** Prepared, hash maybe sent, not yet recorded as submitted: the certificate step's save point. */
+export function isAtSavePoint(record: SessionRecord): boolean {
+  return record.state.status === 'certificate_received' && record.submitting !== undefined && record.prepared !== undefined;
+}
+
+/**
+ * Claimed at the certificate step and saved there, nothing prepared yet (the claim's record: the certificate and
+ * nonce recorded; a process that died after the claim left it so): `continueCertificate` (or the replayed
+ * certificate event) runs the rest of the step from the stored certificate.
+ */
+export function isCertificateClaimed(record: SessionRecord): boolean {
+  const s = record.state;
+  return s.status === 'certificate_received' && record.submitting === undefined && record.prepared === undefined && s.certificate !== undefined && s.nonce !== undefined;
+}
+
+/** At the save point because the hash call failed temporarily (`lastSubmitFailure`): resubmit, do not fail. */
+export function isSubmitDeferred(record: SessionRecord): boolean {
+  return isAtSavePoint(record) && record.lastSubmitFailure !== undefined;
+}
+
+/** Signed, and finishing failed temporarily (`lastFinishFailure`): finish again from `retryAt`, do not fail. */
+export function isFinishDeferred(record: SessionRecord): boolean {
+  return record.state.status === 'signed' && record.lastFinishFailure !== undefined;
+}
+
+/** UNIX ms after which no event can come any more (Infinity once signed); see `SigningEngine.deadline`. */
+export function sessionDeadline(record: SessionRecord, scanExtensionSeconds = DEFAULT_SCAN_EXTENSION_SECONDS): number {
+  return signingSessionDeadline(record.state, scanExtensionSeconds) * 1000;
+}
+
+/** What `record` needs next and from when (see {@link SessionAction}). Pure: the same record gives the same answer. */
+export function nextStep(record: SessionRecord, policy: NextStepPolicy = {}): NextStep {
+  const idle = policy.idleMs ?? 0;
+  const changed = record.state.updatedAt * 1000;
+  if (isSessionEnded(record)) return { action: 'forget', at: changed + (policy.retentionMs ?? DEFAULT_RETENTION_MS) };
+  if (record.state.status === 'signed') return { action: 'finish', at: record.lastFinishFailure?.retryAt ?? changed + idle };
+  const deadline = sessionDeadline(record, policy.scanExtensionSeconds);
+  if (isAtSavePoint(record)) return { action: 'submitHash', at: Math.min(record.lastSubmitFailure?.retryAt ?? changed + idle, deadline) };
+  if (isCertificateClaimed(record)) return { action: 'continueCertificate', at: Math.min(changed + idle, deadline) };
+  return { action: 'expire', at: deadline };
+}
+
+/** True when {@link nextStep}'s action is due at `now` (UNIX ms). */
+export function isDue(record: SessionRecord, now: number, policy: NextStepPolicy = {}): boolean {
+  return nextStep(record, policy).at <= now;
+}
