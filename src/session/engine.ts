@@ -263,7 +263,9 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     const earlier = counted ? made - 1 : made;
     let sending = record;
     if (!counted) {
-      sending = next(record, { submitting: { documentHash, attempts: earlier + 1 } });
+      const submitting = { documentHash, attempts: earlier + 1 };
+      // A new revision only where it is saved now (compare-and-set needs it); else the step's result carries the count.
+      sending = stepOptions?.save ? next(record, { submitting }) : { ...record, submitting };
       if (stepOptions?.save && !(await stepOptions.save(sending))) return { record, duplicate: true };
     }
     const resubmission = earlier > 0 || record.lastSubmitFailure !== undefined || stepOptions?.mayHaveBeenSent === true;
