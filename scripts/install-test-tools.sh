@@ -9,6 +9,8 @@ command -v pdfsig >/dev/null || need+=(poppler-utils)
 command -v certutil >/dev/null || need+=(libnss3-tools)
 command -v openssl >/dev/null || need+=(openssl)
 command -v chromium >/dev/null || need+=(chromium)
+# nginx: the round-robin reverse proxy in front of several instances (test/helpers/nginx.ts)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 if [ ${#need[@]} -eq 0 ]; then
   echo "test tools present"
 else

@@ -242,6 +242,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         await yieldToCertificates();
       },
     });
+    // The signed PDF is stored before the record says completed: a crash in between finishes again (one signature).
+    if (f.pdf && f.record.state.status === 'completed' && store.putSignedDocument) await store.putSignedDocument(signRef, f.pdf);
     if (!(await save(f.record, record.revision))) return;
     // A finishing stage failed temporarily (TSA, OCSP…): the signature stays in the stored record; run it again later.
     if (f.deferred) return retryLater(f.record);
