@@ -5,3 +5,4 @@ export * from './store';
 export * from './runner';
 export * from './file-store';
 export * from './next-step';
+export type { CertificateStatusReport } from './user-certificate';
