@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports';
@@ -7,6 +7,8 @@ import { freePort } from './ports';
 export interface RunningNginx {
   /** http://127.0.0.1:<port> */
   url: string;
+  /** Seconds nginx took to answer each request whose URI starts with `prefix` (with `logRequestTime`). */
+  requestTimes(prefix: string): number[];
   stop(): Promise<void>;
 }
 
@@ -16,7 +18,7 @@ export interface RunningNginx {
  * An upstream that refuses the connection is skipped for that request (`proxy_next_upstream error`), never marked
  * down (`max_fails=0`): a restarted instance gets traffic again at once.
  */
-export async function startNginx(upstreams: string[]): Promise<RunningNginx> {
+export async function startNginx(upstreams: string[], options: { logRequestTime?: boolean } = {}): Promise<RunningNginx> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'nginx-'));
   mkdirSync(join(dir, 'logs'));
@@ -27,7 +29,8 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/logs/error.log warn;
 events { worker_connections 512; }
 http {
-  access_log ${dir}/logs/access.log;
+  log_format timing '$request_time $request_method $request_uri $status';
+  access_log ${dir}/logs/access.log${options.logRequestTime ? ' timing' : ''};
   client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
   client_max_body_size 60m;
   upstream app { ${upstreams.map((u) => `server ${u} max_fails=0;`).join(' ')} }
@@ -55,6 +58,15 @@ http {
   }
   return {
     url,
+    requestTimes(prefix) {
+      let text = '';
+      try {
+        text = readFileSync(join(dir, 'logs', 'access.log'), 'utf8');
+      } catch {
+        return [];
+      }
+      return text.split('\n').map((l) => l.split(' ')).filter((f) => f.length >= 4 && f[2]!.startsWith(prefix)).map((f) => Number(f[0]));
+    },
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
