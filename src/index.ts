@@ -15,5 +15,5 @@ export * from './pades/ltv';
 export * from './pades/doc-timestamp';
 export * from './pades/verify';
 export * from './secrets';
-// issue 7: the signing-session engine (step functions over a JSON record, multi-session runner)
+// The signing-session engine (step functions over a JSON record, multi-session runner)
 export * from './session';
