@@ -62,7 +62,7 @@ export type ErrorCode =
   | 'DPOP_FAILED'
   | 'PAR_FAILED'
   | 'ASSURANCE_INSUFFICIENT'
-  // issue 7 (session engine): the user's certificate checked before the hash; a session that ran out of time
+  // Session engine: the user's certificate checked before the hash; a session that ran out of time
   | 'CERTIFICATE_EXPIRED'
   | 'CERTIFICATE_NOT_YET_VALID'
   | 'CERTIFICATE_UNTRUSTED'
