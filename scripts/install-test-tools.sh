@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the independent verifiers the tests check our PDFs and PKI with (Debian/Ubuntu): qpdf, pdfsig
-# (poppler-utils), certutil (libnss3-tools), openssl, chromium for the editor and demo browser tests, and a real
-# n8n (scripts/install-n8n.sh, cached in ~/.cache/singpass-flows). Does nothing when they are all present.
+# (poppler-utils), certutil (libnss3-tools), openssl, chromium for the editor and demo browser tests, tinyproxy (the
+# real proxy of test/http-proxy.test.ts, started by the test itself), and a real n8n (scripts/install-n8n.sh, cached
+# in ~/.cache/singpass-flows). Does nothing when they are all present.
 set -euo pipefail
 need=()
 command -v qpdf >/dev/null || need+=(qpdf)
@@ -11,6 +12,7 @@ command -v openssl >/dev/null || need+=(openssl)
 command -v chromium >/dev/null || need+=(chromium)
 # nginx: the round-robin reverse proxy in front of several instances (test/helpers/nginx.ts)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v tinyproxy >/dev/null || need+=(tinyproxy)
 if [ ${#need[@]} -eq 0 ]; then
   echo "test tools present"
 else
@@ -19,6 +21,10 @@ else
   echo "installing: ${need[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}"
+  # The package enables a system-wide tinyproxy service; the test starts its own on 127.0.0.1, so none is left running.
+  if [[ " ${need[*]} " == *" tinyproxy "* ]] && command -v systemctl >/dev/null; then
+    $sudo systemctl disable --now tinyproxy >/dev/null 2>&1 || true
+  fi
 fi
 # A real n8n 2.41 on its own Node 24 for test/n8n, cached outside the repo (minutes once per machine, then instant).
 bash "$(dirname "$0")/install-n8n.sh" >/dev/null
