@@ -367,6 +367,8 @@ export interface CleanUpResult {
   deleted: string[];
   /** `<signRef>.pdf` files deleted with their record. */
   documents: number;
+  /** Signed PDFs deleted with their record (stores that keep them with the record; the folder store keeps them). */
+  signedDocuments?: number;
   /** `<signRef>.pdf` files with no record, older than the retention. */
   orphanDocuments: number;
   /** Temporary files a crash left (older than an hour). */
