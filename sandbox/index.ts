@@ -38,6 +38,8 @@ export interface SandboxOptions {
   webhookRetryDelayMs?: number;
   /** Per-attempt webhook timeout (default 2000 ms). */
   webhookTimeoutMs?: number;
+  /** Webhook attempts in all for one notification (default 3), e.g. more to ride out a DSAP outage in a test. */
+  webhookAttempts?: number;
   /** Start the phone in automatic mode (scan new sessions, approve submitted hashes). */
   autoPhone?: boolean | AutoOptions;
   /** DSAPs to register with the signing service at start. */
@@ -124,6 +126,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       sessionTtlSeconds: opts.sessionTtlSeconds,
       webhookRetryDelayMs: opts.webhookRetryDelayMs,
       webhookTimeoutMs: opts.webhookTimeoutMs,
+      webhookAttempts: opts.webhookAttempts,
       caCertificates: [pki.root.certDer, pki.intermediate.certDer],
     });
     for (const c of opts.signClients ?? []) sign.registerClient(c);

@@ -81,7 +81,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
     notificationTokens: createNotificationTokens({ secret }),
     trustedRoots, tsaUrl: config.tsaUrl, domainName: config.domainName, tenantId: config.tenantId ?? 'singpass-flows serve',
   });
-  const store: SessionStore & { close?(): Promise<void> } = o.store ? await openStore(o.store) : new MemorySessionStore();
+  const store: SessionStore & { close?(): Promise<void> } = o.store ? await openStore(o.store, { takeOverMs: o.takeOverMs }) : new MemorySessionStore();
   const shared = o.store !== undefined && !(store instanceof MemorySessionStore);
   const sweepMs = o.sweepMs ?? (shared ? 5000 : 0);
   const runner = createSessionRunner({

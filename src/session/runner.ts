@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { invalidInput, isSingpassFlowsError } from '../errors';
 import type { WebhookRequest, WebhookResponse } from '../sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
@@ -382,10 +384,19 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   if (!(takeOverAfterMs >= 0)) throw invalidInput('takeOverAfterMs', 'must be 0 or more milliseconds');
   /** Sessions this process is at work on or has scheduled (a sweep leaves them alone). */
   const busyHere = (signRef: string): boolean => queues.has(signRef) || continuing.has(signRef) || retries.has(signRef);
+  /** This process's name for the leases of a store that hands out due sessions (claimDue). */
+  const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** Candidates for a sweep: the due sessions the store leased to us (an index, shared stores), or every record. */
+  const sweepCandidates = async (): Promise<string[]> => {
+    const shared: SessionStore = store;
+    if (!shared.claimDue) return store.list();
+    const { due } = await shared.claimDue({ owner, leaseMs: Math.max(takeOverAfterMs, 1_000), limit: 200 });
+    return due.map((d) => d.signRef);
+  };
   const sweep = async (): Promise<number> => {
     let n = 0;
     const now = Date.now();
-    for (const signRef of await store.list()) {
+    for (const signRef of await sweepCandidates()) {
       if (closed) break;
       if (busyHere(signRef)) continue;
       const record = await store.get(signRef);

@@ -25,6 +25,12 @@ export interface SessionStore {
    */
   putSignedDocument?(signRef: string, pdf: Buffer): Promise<void> | void;
   getSignedDocument?(signRef: string): Promise<Buffer | undefined> | Buffer | undefined;
+  /**
+   * Stores shared by several processes (PgSessionStore): the sessions whose next step is due, found by an index and
+   * each leased to `owner` for `leaseMs`, so that schedulers in other processes skip them meanwhile. Optional: without
+   * it a sweep reads every record.
+   */
+  claimDue?(options: { owner: string; leaseMs?: number; limit?: number }): Promise<{ due: { signRef: string }[] }>;
 }
 
 /**

@@ -311,7 +311,8 @@ const WEBHOOK_CODE_FOR: Partial<Record<ErrorCode, string>> = {
 };
 
 /** DSAP-side transient failures (key set unreachable): answer 503 so the service retries (spec §6 rule 5). */
-const TRANSIENT: ErrorCode[] = ['WEBHOOK_HANDLER_FAILED', 'KEY_SET_FETCH_FAILED', 'KEY_SET_INVALID', 'HTTP_TIMEOUT', 'HTTP_NETWORK', 'HTTP_UNEXPECTED_RESPONSE', 'HTTP_REDIRECT_REFUSED'];
+// A failing session store (STORE_*) is our own fault like any other: the service retries.
+const TRANSIENT: ErrorCode[] = ['WEBHOOK_HANDLER_FAILED', 'STORE_BUSY', 'STORE_FAILED', 'KEY_SET_FETCH_FAILED', 'KEY_SET_INVALID', 'HTTP_TIMEOUT', 'HTTP_NETWORK', 'HTTP_UNEXPECTED_RESPONSE', 'HTTP_REDIRECT_REFUSED'];
 
 function errorResponse(err: SingpassFlowsError): WebhookResponse {
   // An unknown kid right after a key rotation: our refetch may have been rate-limited just now. The Bearer already

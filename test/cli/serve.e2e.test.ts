@@ -1,11 +1,14 @@
 /**
  * `singpass-flows serve` as an ops team runs it beyond one process: two processes of the built CLI over one shared
- * store behind Debian's nginx (round robin, one URL for the signing service and the applications), against the
- * sandbox over real HTTP. A certificate event taken by one process and the signature by the other complete the
- * session; a process SIGKILLed in the middle (the hash call in flight; after the hash) loses nothing: exactly one hash
- * is accepted and the PDF verifies (our verifier and pdfsig).
+ * store — a folder (one host) and PostgreSQL (several hosts) — behind Debian's nginx (round robin, one URL for the
+ * signing service and the applications), against the sandbox over real HTTP. A certificate event taken by one
+ * process and the signature by the other complete the session; a process SIGKILLed in the middle (the hash call in
+ * flight; after the hash) loses nothing: exactly one hash is accepted and the PDF verifies (our verifier and pdfsig).
+ * With PostgreSQL also: the same certificate delivery to both processes at once gives one hash, and a database
+ * restart during a run loses no session.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +19,7 @@ import { run, samplePdf } from '../pades/ltv-helpers';
 import { makeNssDb } from '../helpers/pki-tools';
 import { pdfsigSections } from '../pades/foreign-signer';
 import { startNginx, type RunningNginx } from '../helpers/nginx';
+import { startPostgres, type Postgres } from '../helpers/postgres';
 
 const ROOT = join(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'index.js');
@@ -28,9 +32,9 @@ interface ServeProcess {
 }
 
 /** One `serve` process; resolves once it prints where it listens. */
-function startServe(args: string[]): Promise<ServeProcess> {
+function startServe(args: string[], env: Record<string, string> = {}): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     const log: string[] = [];
     let buf = '';
     const onLine = (line: string) => {
@@ -59,19 +63,29 @@ async function until<T>(check: () => Promise<T | undefined> | T | undefined, wha
   }
 }
 
-describe('serve: two processes over one store behind nginx', () => {
+describe.each(['a folder', 'PostgreSQL'] as const)('serve: two processes over one store (%s) behind nginx', (kind) => {
   let sandbox: Sandbox;
   let dir: string;
   let nginx: RunningNginx;
   let procs: ServeProcess[] = [];
   let pdf: Buffer;
   let configPath: string;
-  const store = () => join(dir, 'store');
+  let pg: Postgres | undefined;
+  /** The --store value; PostgreSQL's password goes in PGPASSWORD, as docs/cli.md advises, never on the command line. */
+  const store = () => (pg ? `postgres://${pg.user}@127.0.0.1:${pg.port}/${pg.database}` : join(dir, 'store'));
+  const storeEnv = (): Record<string, string> => (pg ? { PGPASSWORD: pg.password } : {});
+  const serveArgs = (port = 0) => ['--config', configPath, '--store', store(), '--port', String(port), '--sweep-ms', '300', '--take-over-ms', '1500'];
+  /** The webhook URL the service calls: nginx, or (race test) both processes at once. */
+  let relay: http.Server;
+  let raceNextDelivery = false;
+  const raced: number[] = [];
+  const relayErrors: string[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'serve-'));
+    if (kind === 'PostgreSQL') pg = await startPostgres();
     pdf = await samplePdf('Served');
-    sandbox = await startSandbox({ webhookRetryDelayMs: 300 });
+    sandbox = await startSandbox({ webhookRetryDelayMs: 300, webhookAttempts: 20 });
     writeFileSync(join(dir, 'root.pem'), sandbox.pki.root.certPem);
     configPath = join(dir, 'config.json');
     writeFileSync(configPath, JSON.stringify({
@@ -80,19 +94,50 @@ describe('serve: two processes over one store behind nginx', () => {
       domainName: 'serve.example.sg', tenantId: 'serve tests', notificationSecret: 'the-same-secret-in-every-process-0123456789',
     }));
     procs = [];
-    for (let i = 0; i < 2; i++) procs.push(await startServe(['--config', configPath, '--store', store(), '--port', '0', '--sweep-ms', '300', '--take-over-ms', '1500']));
+    for (let i = 0; i < 2; i++) procs.push(await startServe(serveArgs(), storeEnv()));
     nginx = await startNginx(procs.map((p) => `127.0.0.1:${p.port}`));
+    relay = await startRelay();
     sandbox.sign.events.on('hash', (x: { signRef: string }) => taken.set(x.signRef, (taken.get(x.signRef) ?? 0) + 1));
-    sandbox.sign.registerClient({ clientId: 'serve-dsap', jwksUrl: `${nginx.url}/jwks`, notificationUrl: `${nginx.url}/webhook` });
-  }, 60_000);
+    const relayUrl = `http://127.0.0.1:${(relay.address() as { port: number }).port}`;
+    sandbox.sign.registerClient({ clientId: 'serve-dsap', jwksUrl: `${nginx.url}/jwks`, notificationUrl: `${relayUrl}/webhook` });
+  }, 120_000);
 
   afterAll(async () => {
     sandbox?.phone.auto(false);
     for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    await new Promise((r) => (relay ? relay.close(r) : r(undefined)));
     await nginx?.stop();
     await sandbox?.close();
+    await pg?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  /**
+   * The service's webhook calls pass through here to nginx; with `raceNextDelivery` the next one goes to BOTH
+   * processes at the same moment (the same verified delivery taken twice at once), answered with the first answer.
+   */
+  function startRelay(): Promise<http.Server> {
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const headers: Record<string, string> = {};
+        for (const k of ['authorization', 'content-type']) if (typeof req.headers[k] === 'string') headers[k] = req.headers[k];
+        const targets = raceNextDelivery ? procs.map((p) => p.url) : [nginx.url];
+        raceNextDelivery = false;
+        Promise.all(targets.map((t) => fetch(`${t}${req.url}`, { method: req.method, headers, body: new Uint8Array(body) }).then(async (r) => ({ status: r.status, text: await r.text() }))))
+          .then((answers) => {
+            if (targets.length > 1) raced.push(...answers.map((a) => a.status));
+            res.writeHead(answers[0]!.status, { 'content-type': 'application/json' }).end(answers[0]!.text);
+          }, (e: Error) => {
+            relayErrors.push(e.message);
+            res.writeHead(502).end();
+          });
+      });
+    });
+    return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  }
 
   async function start(name: string, level = 'B-T'): Promise<string> {
     const res = await fetch(`${nginx.url}/sessions?name=${encodeURIComponent(name)}&level=${level}`, { method: 'POST', body: new Uint8Array(pdf), headers: { 'content-type': 'application/pdf' } });
@@ -166,7 +211,7 @@ describe('serve: two processes over one store behind nginx', () => {
     await expectSignedPdf(signRef, 'killed.pdf');
     // bring the killed process back for the next test (a restarted instance resumes from the store)
     const i = procs.indexOf(worker);
-    procs[i] = await startServe(['--config', configPath, '--store', store(), '--port', String(worker.port), '--sweep-ms', '300', '--take-over-ms', '1500']);
+    procs[i] = await startServe(serveArgs(worker.port), storeEnv());
   }, 90_000);
 
   it('the process that submitted the hash is SIGKILLed before the user approves: the signature goes to the other, which finishes', async () => {
@@ -179,5 +224,46 @@ describe('serve: two processes over one store behind nginx', () => {
     const s = await completed(signRef);
     expect(s).toMatchObject({ status: 'completed', result: { level: 'B-T', valid: true } });
     expect(acceptedHashes(signRef)).toBe(1);
+    procs[procs.indexOf(worker)] = await startServe(serveArgs(worker.port), storeEnv());
   }, 90_000);
+  it('the same certificate delivery reaching both processes at once: both answer 200, one hash is accepted, the session completes', async () => {
+    const signRef = await start('Raced.pdf');
+    raceNextDelivery = true;
+    await sandbox.phone.scan(signRef, { user: 'p256' });
+    await until(() => raced.length >= 2 || undefined, 'the raced delivery').catch((e: Error) => {
+      throw new Error(`${e.message}: ${relayErrors.join('; ')}`);
+    });
+    expect(raced.slice(-2)).toEqual([200, 200]);
+    await until(() => sandbox.sign.session(signRef)?.state === 'hash_submitted' || undefined, 'the hash');
+    await sandbox.phone.approve(signRef);
+    const s = await completed(signRef);
+    expect(s).toMatchObject({ status: 'completed', result: { level: 'B-T', valid: true } });
+    expect(acceptedHashes(signRef)).toBe(1);
+    expect(sandbox.sign.hashCalls().filter((c) => c.signRef === signRef)).toHaveLength(1);
+  }, 90_000);
+
+  if (kind === 'PostgreSQL') it('PostgreSQL restarted during a run: sessions in flight complete (webhooks answered 503 meanwhile are retried by the service), one hash each', async () => {
+    const refs = await Promise.all([0, 1, 2].map((i) => start(`Restart ${i}.pdf`)));
+    await sandbox.phone.scan(refs[0]!, { user: 'p256' });
+    await until(() => sandbox.sign.session(refs[0]!)?.state === 'hash_submitted' || undefined, 'the first hash');
+    await pg!.halt();
+    // while the database is down: a scan (its certificate event cannot be stored: 503, the service retries) and an approval
+    const during = [sandbox.phone.scan(refs[1]!, { user: 'p256' }), sandbox.phone.approve(refs[0]!)];
+    await new Promise((r) => setTimeout(r, 1500));
+    await pg!.start();
+    await Promise.all(during);
+    await sandbox.phone.scan(refs[2]!, { user: 'p256' });
+    for (const signRef of refs.slice(1)) {
+      await until(() => sandbox.sign.session(signRef)?.state === 'hash_submitted' || undefined, 'the hash after the restart', 45_000).catch(async (e: Error) => {
+        throw new Error(`${e.message} (${signRef}: service ${sandbox.sign.session(signRef)?.state}, record ${JSON.stringify(await status(signRef).catch((x: Error) => x.message))})\n${procs.map((p) => p.log.slice(-15).join('\n')).join('\n---\n')}`);
+      });
+    }
+    for (const signRef of refs.slice(1)) await sandbox.phone.approve(signRef);
+    for (const signRef of refs) {
+      const s = await completed(signRef);
+      expect(s).toMatchObject({ status: 'completed', result: { level: 'B-T', valid: true } });
+      expect(acceptedHashes(signRef)).toBe(1);
+    }
+    expect(procs.every((p) => p.child.exitCode === null)).toBe(true); // an outage is not a crash
+  }, 150_000);
 });

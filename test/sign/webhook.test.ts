@@ -1,3 +1,4 @@
+import { SingpassFlowsError } from '../../src/errors';
 import * as crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import * as http from 'node:http';
@@ -212,6 +213,13 @@ describe('webhook verification: DSAP-side trouble answers 503 so the service ret
     const r = await verifier.handle({ ...req(await sign(key, claims('user_cert'))), seen: { remember: () => { throw new Error('db down'); } } });
     expect(r.response.status).toBe(503);
     expect(r.error?.code).toBe('WEBHOOK_HANDLER_FAILED');
+  });
+
+  it('a session store that cannot answer the token lookup (STORE_BUSY, e.g. PostgreSQL restarting) → 503, not a final 400', async () => {
+    const t = await sign(key, claims('user_cert'));
+    const r = await verifier.handle({ ...req(t), expectedToken: () => Promise.reject(new SingpassFlowsError('STORE_BUSY', 'Session store (PostgreSQL): server not reachable', { retryable: true })) });
+    expect(r.response.status).toBe(503);
+    expect(r.error?.code).toBe('STORE_BUSY');
   });
 });
 
