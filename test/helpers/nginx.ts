@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports';
@@ -21,6 +21,9 @@ export interface RunningNginx {
 export async function startNginx(upstreams: string[], options: { logRequestTime?: boolean } = {}): Promise<RunningNginx> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'nginx-'));
+  // Run as root, nginx's workers switch to an unprivileged user that must reach the request-body temp folder inside
+  // (bodies over 16 KB, e.g. a PDF upload, are buffered there; a 0700 folder makes them fail with 500)
+  chmodSync(dir, 0o755);
   mkdirSync(join(dir, 'logs'));
   const conf = `
 worker_processes 1;
