@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
-import { isSubmitDeferred, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { deliveryFromJson, deliveryToJson as coreDeliveryToJson, isSubmitDeferred, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 
 /**
  * The session record and verified deliveries as they travel through n8n: plain JSON in items, in a Data Table or a
@@ -25,27 +25,16 @@ export function readRecord(value: unknown): SessionRecord {
   return r as SessionRecord;
 }
 
-/** JSON form of a verified delivery (what the trigger outputs). */
+/** JSON form of a verified delivery (what the trigger outputs): the core's codec. */
 export function deliveryToJson(d: VerifiedDelivery): IDataObject {
-  const event = d.event.type === 'certificate'
-    ? { ...d.event, certificate: { ...d.event.certificate, der: undefined } }
-    : d.event;
-  return JSON.parse(JSON.stringify({ event, notificationToken: d.notificationToken })) as IDataObject;
+  return coreDeliveryToJson(d) as IDataObject;
 }
 
-/** Back from JSON: the certificate's DER is rebuilt from its base64. */
+/** Back from JSON (text or object): the certificate's DER is rebuilt from its base64. */
 export function readDelivery(value: unknown): VerifiedDelivery {
-  const d = parseJson('Webhook Delivery', value) as { event?: Record<string, unknown>; notificationToken?: unknown } | undefined;
-  const e = d?.event;
-  if (!e || typeof e.type !== 'string' || typeof e.signRef !== 'string' || typeof d?.notificationToken !== 'string') {
-    throw invalidInput('Webhook Delivery', 'pass the "delivery" output of the Singpass Sign Trigger (e.g. {{ $json.delivery }})');
-  }
-  if (e.type === 'certificate') {
-    const cert = e.certificate as Record<string, unknown> | undefined;
-    if (!cert || typeof cert.base64 !== 'string') throw invalidInput('Webhook Delivery', 'the certificate event has no certificate');
-    return { notificationToken: d.notificationToken, event: { ...e, certificate: { ...cert, der: Buffer.from(cert.base64, 'base64') } } as unknown as VerifiedDelivery['event'] };
-  }
-  return { notificationToken: d.notificationToken, event: e as unknown as VerifiedDelivery['event'] };
+  const d = parseJson('Webhook Delivery', value) as { event?: unknown } | undefined;
+  if (!d?.event) throw invalidInput('Webhook Delivery', 'pass the "delivery" output of the Singpass Sign Trigger (e.g. {{ $json.delivery }})');
+  return deliveryFromJson(d, 'Webhook Delivery');
 }
 
 /**

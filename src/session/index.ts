@@ -6,4 +6,5 @@ export * from './runner';
 export * from './file-store';
 export * from './pg-store';
 export * from './next-step';
+export { deliveryToJson, deliveryFromJson } from './delivery-codec';
 export type { CertificateStatusReport } from './user-certificate';

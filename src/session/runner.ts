@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { invalidInput, isSingpassFlowsError } from '../errors';
-import type { WebhookRequest, WebhookResponse } from '../sign';
-import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../sign/wire';
+import { temporaryWebhookFailure, type WebhookRequest, type WebhookResponse } from '../sign/webhook';
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
 import type { SigningEngine } from './engine';
@@ -452,7 +451,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       } catch (e) {
         // checkDelivery never throws; a failing store (lookup or saving the event) is our fault: 503, the service retries
         refused({ code: 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 503 });
-        return { status: 503, body: { [WEBHOOK_ERROR_BODY.correlationId]: '', [WEBHOOK_ERROR_BODY.errorCode]: WEBHOOK_ERROR_CODES.internal, [WEBHOOK_ERROR_BODY.message]: 'Temporary failure at the DSAP; please retry' } };
+        return temporaryWebhookFailure();
       }
     },
 

@@ -314,6 +314,19 @@ const WEBHOOK_CODE_FOR: Partial<Record<ErrorCode, string>> = {
 // A failing session store (STORE_*) is our own fault like any other: the service retries.
 const TRANSIENT: ErrorCode[] = ['WEBHOOK_HANDLER_FAILED', 'STORE_BUSY', 'STORE_FAILED', 'KEY_SET_FETCH_FAILED', 'KEY_SET_INVALID', 'HTTP_TIMEOUT', 'HTTP_NETWORK', 'HTTP_UNEXPECTED_RESPONSE', 'HTTP_REDIRECT_REFUSED'];
 
+/**
+ * The spec's webhook error body (wire names from the wire table) with a fresh correlation id. The front ends answer
+ * with it when they fail before or after the verifier (body unreadable, engine not configured, store down).
+ */
+export function webhookErrorBody(message: string, code: string = WEBHOOK_ERROR_CODES.internal): Record<string, string> {
+  return { [WEBHOOK_ERROR_BODY.correlationId]: randomUUID(), [WEBHOOK_ERROR_BODY.errorCode]: code, [WEBHOOK_ERROR_BODY.message]: message };
+}
+
+/** 503 "please retry": our own failure (a store, the engine), never the service's; the service delivers again. */
+export function temporaryWebhookFailure(): { status: 503; body: Record<string, string> } {
+  return { status: 503, body: webhookErrorBody('Temporary failure at the DSAP; please retry') };
+}
+
 function errorResponse(err: SingpassFlowsError): WebhookResponse {
   // An unknown kid right after a key rotation: our refetch may have been rate-limited just now. The Bearer already
   // matched, so this is the service, not an attacker: let it retry (it waits ~2 s) instead of failing the session.
@@ -322,10 +335,7 @@ function errorResponse(err: SingpassFlowsError): WebhookResponse {
   const code = transient ? WEBHOOK_ERROR_CODES.internal : WEBHOOK_CODE_FOR[err.code] ?? WEBHOOK_ERROR_CODES.invalidRequest;
   // Little detail to the caller (it may not be the service); the full message stays in `error` for our logs.
   const message = unknownKid ? 'Signing key not (yet) known to the DSAP; please retry' : transient ? 'Temporary failure at the DSAP; please retry' : publicMessage(err.code);
-  return {
-    status: transient ? 503 : 400,
-    body: { [WEBHOOK_ERROR_BODY.correlationId]: randomUUID(), [WEBHOOK_ERROR_BODY.errorCode]: code, [WEBHOOK_ERROR_BODY.message]: message },
-  };
+  return { status: transient ? 503 : 400, body: webhookErrorBody(message, code) };
 }
 
 function publicMessage(code: ErrorCode): string {
