@@ -61,7 +61,7 @@ def signing():
             {'t': 'set', 'p': 'statusCode', 'pt': 'msg', 'to': '400', 'tot': 'num'}], x=760, y=190, wires=[['sf-start-out']]),
 
         n(id='sf-c2', type='comment', name='2. The signing service calls the webhook: certificate → check → hash; signature → signed PDF', x=390, y=260, wires=[]),
-        n(id='sf-webhook', type='singpass-sign-webhook', name='', client='sf-sign-client', url='/singpass/sign/webhook', x=160, y=340, wires=[['sf-on-cert'], ['sf-on-sig'], ['sf-on-error']]),
+        n(id='sf-webhook', type='singpass-sign-webhook', name='', client='sf-sign-client', url='/singpass/sign/webhook', x=160, y=340, wires=[['sf-on-cert'], ['sf-on-sig'], ['sf-on-error'], ['sf-file-name']]),
         n(id='sf-on-cert', type='singpass-sign-apply', name='certificate: check status (OCSP) → prepare → submit hash', client='sf-sign-client', x=530, y=300, wires=[[]]),
         n(id='sf-on-sig', type='singpass-sign-apply', name='signature received', client='sf-sign-client', x=440, y=350, wires=[['sf-finish']]),
         n(id='sf-finish', type='singpass-sign-finish', name='finalize → validation data → document timestamp → verify', client='sf-sign-client', x=790, y=350, wires=[['sf-file-name']]),

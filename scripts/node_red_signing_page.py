@@ -170,7 +170,7 @@ def add_signing_page(flow):
     return flow + [
         n(id='sf-p-c', type='comment', name='5. The signing page follows the session: status, sample documents, signed PDF, verification report', x=420, y=y, wires=[]),
         n(id='sf-p-record', type='function', name='remember progress for the page', func=RECORD, outputs=0, x=1090, y=300, wires=[]),
-        n(id='sf-p-finish-status', type='status', name='finish steps', scope=['sf-finish'], x=1100, y=250, wires=[['sf-p-record']]),
+        n(id='sf-p-finish-status', type='status', name='finish steps', scope=['sf-finish', 'sf-webhook'], x=1100, y=250, wires=[['sf-p-record']]),
 
         n(id='sf-p-status-in', type='http in', name='', url='/sign/status/:signRef', method='get', upload=False, swaggerDoc='', x=170, y=y + 40, wires=[['sf-p-lookup-status']]),
         n(id='sf-p-lookup-status', type='function', name='session progress', func=LOOKUP, outputs=2, x=420, y=y + 40, wires=[['sf-p-status'], ['sf-p-out']]),
