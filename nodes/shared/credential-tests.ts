@@ -4,7 +4,7 @@ import { RemoteKeySet } from '../../src/keys';
 import { createSingpassClient } from '../../src/login';
 import { createNotificationTokens } from '../../src/sign/notification-token';
 import { corppassLoginClient, loginOptions, signSetup } from './credentials';
-import type { LoginProvider } from './environments';
+import type { LoginProvider } from '../../src/setup';
 
 /**
  * Credential tests (n8n's "Test" button), referenced by the nodes' `testedBy`: each loads the keys with the core's

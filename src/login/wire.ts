@@ -1,6 +1,6 @@
 /**
- * Wire names and value tables of the Corppass and Singpass login protocols that the specs leave open ([I]/[NF] in
- * wire-names.md) or that vary between provider versions. Every such name lives here, so a correction is one line.
+ * Wire names and value tables of the Corppass and Singpass login protocols that the specs leave open ([I] inferred,
+ * [NF] not found) or that vary between provider versions. Every such name lives here, so a correction is one line.
  */
 
 /** Discovery member for the Corppass authorization-info endpoint (the literal name has a hyphen) and its fallback. */
@@ -13,7 +13,7 @@ export const CORPPASS_SUB_KEYS = { s: 'nric', uuid: 'uuid', u: 'userId', c: 'cou
 export const AUTH_INFO_MEMBERS = ['AuthInfo', 'TPAuthInfo'] as const;
 
 /**
- * Singpass FAPI scopes whose data comes in the ID token (`sub_attributes`, singpass-fapi-profile.md §2.1). Any other
+ * Singpass FAPI scopes whose data comes in the ID token (`sub_attributes`, Singpass FAPI profile §2.1). Any other
  * scope is a person-data (Myinfo) scope, released as `person_info` at userinfo. [C]
  */
 export const SINGPASS_ID_TOKEN_SCOPES = ['openid', 'user.identity', 'name', 'mobileno', 'email'] as const;
@@ -37,7 +37,7 @@ export const AUTHENTICATION_CONTEXT_TYPE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
 export const AUTHENTICATION_CONTEXT_MESSAGE_MAX = 100;
 
 /** ID token / userinfo JWE key management: ECDH-ES with key wrapping only (direct ECDH-ES is refused). */
-export const JWE_KEY_ALGS = ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'] as const;
+export { JWE_KEY_ALGS } from '../keys/algs';
 /** Content encryption accepted per provider (Singpass uses both, Corppass only CBC-HMAC). */
 export const CORPPASS_JWE_ENCS = ['A256CBC-HS512'] as const;
 export const SINGPASS_JWE_ENCS = ['A256CBC-HS512', 'A256GCM'] as const;
@@ -53,7 +53,7 @@ export const DPOP_PROOF_LIFETIME_SECONDS = 120;
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
-// ---- Corppass FAPI 2.0 (corppass-fapi.md) ----------------------------------------------------------------------------
+// ---- Corppass FAPI 2.0 ----------------------------------------------------------------------------------------------
 
 /** The same authorization rows as {@link AUTH_INFO_MEMBERS}, as the FAPI userinfo names them. [C] */
 export const FAPI_AUTH_INFO_MEMBERS = ['auth_info', 'tp_auth_info'] as const;

@@ -151,7 +151,7 @@ describe('step functions (n8n-style): resumeSubmission on the save point', () =>
     expect(steps).toEqual(['submitDeferred']);
     expect(isAtSavePoint(r.record)).toBe(true);
     expect(r.record.state).toEqual(saved.state);
-    expect(r.record.submitting).toEqual(saved.submitting);
+    expect(r.record.submitting).toEqual({ ...saved.submitting, attempts: 1 }); // the same hash; the call is counted
     expect(r.record.prepared).toEqual(saved.prepared);
     expect(r.record.error).toBeUndefined();
     expect(r.record.revision).toBe(saved.revision + 1);

@@ -1,0 +1,321 @@
+/**
+ * An approved signature is never lost (the engine and the runner, over real HTTP against the sandbox): the signature
+ * event is the second save point; a TSA or OCSP responder that fails for a while leaves the record `signed` with a
+ * typed `lastFinishFailure` and finishing is retried with backoff until it goes through (after the service's own
+ * deadline too), a restart picks it up, a permanent failure ends the session with its reason, and finishing again
+ * never embeds a second signature. Independent check of the result: pdfsig and qpdf.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run, samplePdf } from '../pades/ltv-helpers';
+import { pdfsigSections } from '../pades/foreign-signer';
+import { makeNssDb } from '../helpers/pki-tools';
+import { verifyPdfSignatures } from '../../src/pades/verify';
+import {
+  isFinishDeferred, MemorySessionStore, nextStep, type SessionRecord, type SessionStep,
+} from '../../src/session';
+import { startSessionHarness, until, type SessionHarness } from './harness';
+
+let pdf: Buffer;
+let dir: string;
+beforeAll(async () => {
+  pdf = await samplePdf('Finish retry');
+  dir = mkdtempSync(join(tmpdir(), 'finish-retry-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const stepsOf = (h: SessionHarness, signRef: string): SessionStep[] => h.steps.filter((x) => x.signRef === signRef).map((x) => x.step);
+
+/** Scans, waits for the hash, approves: the runner has the signature event stored when this returns. */
+async function approved(h: SessionHarness, documentName: string, level: 'B-T' | 'B-LT' | 'B-LTA'): Promise<string> {
+  const s = await h.runner.start(pdf, { documentName, level });
+  await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
+  await until(() => h.sandbox.sign.session(s.signRef)?.state === 'hash_submitted', 'the hash');
+  await h.sandbox.phone.approve(s.signRef);
+  return s.signRef;
+}
+
+/** pdfsig's sections of a signed PDF (NSS database trusting the sandbox root) and qpdf's check. */
+async function independentCheck(h: SessionHarness, signed: Buffer, name: string): Promise<string[]> {
+  const file = join(dir, name);
+  writeFileSync(file, signed);
+  expect((await run('qpdf', ['--check', file])).stdout).toContain('No syntax or stream encoding errors found');
+  const nss = await makeNssDb(join(dir, `nss-${name}`), h.sandbox.pki.root.certPem);
+  const report = await run('pdfsig', ['-nssdir', `sql:${nss}`, file]).then((r) => r.stdout, (e: { stdout?: string }) => e.stdout ?? '');
+  return pdfsigSections(report);
+}
+
+describe('runner: the TSA or OCSP responder fails for a while after the user approved', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness(); });
+  afterAll(() => h.close());
+
+  it('TSA fails 3 requests (HTTP 503), then recovers: the record stays signed with lastFinishFailure, finishing is retried with backoff and completes at B-LTA with one user signature', async () => {
+    const tsaBefore = h.sandbox.ca.requestCounts().tsa;
+    h.sandbox.ca.failNext('tsa', 3);
+    const signRef = await approved(h, 'Tsa down.pdf', 'B-LTA');
+    // While it is failing, the stored record keeps the user's signature and says why it waits.
+    await until(() => isFinishDeferred(h.store.get(signRef)!), 'the deferred record');
+    const waiting = h.store.get(signRef)!;
+    expect(waiting.state.status).toBe('signed');
+    expect(waiting.state.signature).toMatch(/^[0-9a-f]+$/);
+    expect(waiting.prepared).toBeDefined();
+    expect(waiting.lastFinishFailure).toMatchObject({ stage: 'embed', code: 'TSA_FAILED', status: 503, attempts: 1 });
+    expect(nextStep(waiting)).toEqual({ action: 'finish', at: waiting.lastFinishFailure!.retryAt });
+
+    const out = await h.runner.outcome(signRef);
+    expect(out.record.error).toBeUndefined();
+    expect(out.record.result).toEqual({ level: 'B-LTA', valid: true });
+    expect(out.record.lastFinishFailure).toBeUndefined();
+    const deferred = stepsOf(h, signRef).filter((s) => s.step === 'finishDeferred');
+    expect(deferred.map((s) => (s as { attempts: number }).attempts)).toEqual([1, 2, 3]);
+    // backoff 1, 2, 4 s: the three failed attempts and the good one took at least 1 + 2 + 4 s
+    const at = deferred.map((s) => (s as { retryAt: number }).retryAt);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(1900);
+    expect(h.sandbox.ca.requestCounts().tsa - tsaBefore).toBe(3 + 2); // the failed ones, then signature + document timestamp
+    expect(h.hashes.get(signRef)).toBe(1);
+
+    const report = await verifyPdfSignatures(out.pdf!, { trustedRoots: [h.sandbox.pki.root.certDer] });
+    expect(report.signatures.filter((s) => s.type === 'signature')).toHaveLength(1);
+    const sections = await independentCheck(h, out.pdf!, 'tsa-down.pdf');
+    expect(sections).toHaveLength(2); // the user's signature and the document timestamp
+    expect(sections[0]).toContain('Signature Validation: Signature is Valid.');
+    expect(sections[0]).toContain('Certificate Validation: Certificate is Trusted.');
+    expect(sections[1]).toContain('Signature Field Name: DocTimeStamp'); // pdfsig 22 words its type "unknown"
+  }, 60_000);
+
+  it('the TSA answers "systemFailure" (an RFC 3161 rejection that means not now): temporary too', async () => {
+    h.sandbox.ca.failNext('tsa', 1, 'systemFailure');
+    const signRef = await approved(h, 'Tsa busy.pdf', 'B-T');
+    const out = await h.runner.outcome(signRef);
+    expect(out.record.result).toEqual({ level: 'B-T', valid: true });
+    expect(stepsOf(h, signRef).find((s) => s.step === 'finishDeferred')).toMatchObject({ stage: 'embed', code: 'TSA_FAILED', attempts: 1 });
+  }, 60_000);
+
+  it('OCSP fails 2 requests at the validation-data stage, then recovers: completes at B-LT', async () => {
+    const signRef = await approved(h, 'Ocsp down.pdf', 'B-LT');
+    // armed after the certificate check (which needs OCSP before any hash), so it hits finishing
+    h.sandbox.ca.failNext('ocsp', 2);
+    const out = await h.runner.outcome(signRef);
+    expect(out.record.error).toBeUndefined();
+    expect(out.record.result).toEqual({ level: 'B-LT', valid: true });
+    const deferred = stepsOf(h, signRef).filter((s) => s.step === 'finishDeferred');
+    expect(deferred.length).toBeGreaterThanOrEqual(1);
+    expect(deferred[0]).toMatchObject({ stage: 'validationData', code: 'OCSP_FAILED' });
+    const report = await verifyPdfSignatures(out.pdf!, { trustedRoots: [h.sandbox.pki.root.certDer] });
+    expect(report.newest).toMatchObject({ valid: true, level: 'B-LT' });
+    expect(report.signatures.filter((s) => s.type === 'signature')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('runner: finishing outlives the service deadline and a restart', () => {
+  let h: SessionHarness;
+  let store: MemorySessionStore;
+  // sessions end 3 s after creation, 2 s after the scan: the TSA outage below lasts longer than that
+  beforeAll(async () => { h = await startSessionHarness({ sandbox: { sessionTtlSeconds: 3 }, engine: { scanExtensionSeconds: 2 } }); store = h.store; });
+  afterAll(() => h.close());
+
+  it('the TSA is down past the session deadline; the runner is stopped and restarted meanwhile: the signature is still finished', async () => {
+    h.sandbox.ca.setTsaDown(true);
+    const signRef = await approved(h, 'Late.pdf', 'B-T');
+    await until(() => isFinishDeferred(store.get(signRef)!), 'the deferred record');
+    await h.restartRunner({}); // the first runner is gone (its timers with it); the record is in the store
+    // wait until past the session's own deadline (expires_at, or the scan + 2 s): no event could come any more
+    const s = store.get(signRef)!.state;
+    const deadline = Math.max(s.expiresAt, (s.scannedAt ?? 0) + 2) * 1000;
+    await new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()) + 1500));
+    expect(store.get(signRef)!.state.status).toBe('signed');
+    h.sandbox.ca.setTsaDown(false);
+    expect(await h.runner.resume()).toBeGreaterThanOrEqual(1);
+    const out = await h.runner.outcome(signRef);
+    expect(out.record.error).toBeUndefined();
+    expect(out.record.result).toEqual({ level: 'B-T', valid: true });
+    expect(store.getDocument(signRef)).toBeUndefined(); // the input PDF goes once the session ended
+  }, 60_000);
+});
+
+describe('step functions: the finishing window, permanent failures, idempotence', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness({ mode: 'steps' }); });
+  afterAll(() => h.close());
+
+  /** A session driven through the step functions up to the stored signature (the second save point). */
+  async function signedRecord(name: string, level: 'B-B' | 'B-T' | 'B-LTA'): Promise<SessionRecord> {
+    const engine = h.newEngine();
+    const started = await engine.start(pdf, { documentName: name, level });
+    let n = h.raw.length;
+    await h.sandbox.phone.scan(started.signRef, { user: 'p256' });
+    await until(() => h.raw.length > n, 'the certificate webhook');
+    const cert = (await engine.checkDelivery({ headers: h.raw[n]!.headers, body: h.raw[n]!.body })).delivery!;
+    const submitted = (await engine.applyDelivery(started.record, cert, pdf)).record;
+    expect(submitted.state.status).toBe('hash_submitted');
+    n = h.raw.length;
+    await h.sandbox.phone.approve(started.signRef);
+    await until(() => h.raw.length > n, 'the signature webhook');
+    const sig = (await engine.checkDelivery({ headers: h.raw[n]!.headers, body: h.raw[n]!.body })).delivery!;
+    return (await engine.applyDelivery(submitted, sig, pdf)).record;
+  }
+
+  it('a temporary failure returns the record still signed (same signature and prepared state) with a typed lastFinishFailure; it ends the session only after the finishing window', async () => {
+    const signed = await signedRecord('Window.pdf', 'B-T');
+    h.sandbox.ca.setTsaDown(true);
+    try {
+      const engine = h.newEngine({ finishRetryWindowSeconds: 3 });
+      const r = await engine.finish(signed, pdf);
+      expect(r.deferred).toBe(true);
+      expect(r.pdf).toBeUndefined();
+      expect(r.record.state).toEqual(signed.state);
+      expect(r.record.prepared).toEqual(signed.prepared);
+      expect(r.record.revision).toBe(signed.revision + 1);
+      const f = r.record.lastFinishFailure!;
+      expect(f).toMatchObject({ stage: 'embed', code: 'TSA_FAILED', status: 503, attempts: 1 });
+      expect(f.retryAt - f.at).toBe(1000);
+      expect(f.finishBy).toBe(signed.state.updatedAt * 1000 + 3000);
+      // the JSON round trip a store makes keeps everything finishing needs
+      const again = await engine.finish(JSON.parse(JSON.stringify(r.record)) as SessionRecord, pdf);
+      expect(again.record.lastFinishFailure).toMatchObject({ attempts: 2, finishBy: f.finishBy });
+      expect(again.record.lastFinishFailure!.retryAt).toBeLessThanOrEqual(f.finishBy);
+      await new Promise((res) => setTimeout(res, Math.max(0, f.finishBy - Date.now()) + 50));
+      const last = await engine.finish(again.record, pdf);
+      expect(last.deferred).toBeUndefined();
+      expect(last.record.state.status).toBe('failed');
+      expect(last.record.error).toMatchObject({ code: 'TSA_FAILED' });
+      expect(last.record.prepared).toBeUndefined();
+      expect(last.record.lastFinishFailure).toBeUndefined();
+    } finally {
+      h.sandbox.ca.setTsaDown(false);
+    }
+  }, 60_000);
+
+  it('a permanent failure (a signature that does not verify with the user\'s certificate) fails the session with its reason, no retry', async () => {
+    const signed = await signedRecord('Broken.pdf', 'B-T');
+    const sig = signed.state.signature!;
+    const broken: SessionRecord = { ...signed, state: { ...signed.state, signature: sig.slice(0, -4) + (sig.endsWith('00') ? '0101' : '0000') } };
+    const r = await h.newEngine().finish(broken, pdf);
+    expect(r.deferred).toBeUndefined();
+    expect(r.record.state.status).toBe('failed');
+    expect(r.record.error!.code).toMatch(/SIGNATURE_INVALID|CERTIFICATE_MISMATCH/);
+    expect(r.record.lastFinishFailure).toBeUndefined();
+  }, 60_000);
+
+  it('finishing the same stored record twice (a crash after finishing, before the store had the result) embeds the same single signature', async () => {
+    const signed = await signedRecord('Twice.pdf', 'B-LTA');
+    const first = await h.newEngine().finish(signed, pdf);
+    const second = await h.newEngine().finish(signed, pdf);
+    for (const f of [first, second]) {
+      expect(f.record.result).toEqual({ level: 'B-LTA', valid: true });
+      const report = await verifyPdfSignatures(f.pdf!, { trustedRoots: [h.sandbox.pki.root.certDer] });
+      const users = report.signatures.filter((s) => s.type === 'signature');
+      expect(users).toHaveLength(1);
+      expect(users[0]!.fieldName).toBe(signed.prepared!.fieldName);
+    }
+    const sections = await independentCheck(h, second.pdf!, 'twice.pdf');
+    expect(sections.filter((s) => s.includes('Signature Type: ETSI.CAdES.detached'))).toHaveLength(1);
+    expect(sections).toHaveLength(2); // and the document timestamp
+  }, 60_000);
+});
+
+describe('a hash the service refuses for good', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness(); });
+  afterAll(() => h.close());
+
+  it('runner: refused on the first call, the session fails with the service\'s code and message (not "hash submitted" until the deadline)', async () => {
+    const s = await h.runner.start(pdf, { documentName: 'Refused.pdf', level: 'B-B' });
+    h.sandbox.sign.faults.refuseHash(1, 'document_name contains characters that are not allowed');
+    await h.sandbox.phone.scan(s.signRef, { user: 'p256' });
+    const out = await h.runner.outcome(s.signRef);
+    expect(out.record.state.status).toBe('failed');
+    expect(out.record.error!.code).toBe('SIGN_REQUEST_REJECTED');
+    expect(out.record.error!.message).toContain('document_name contains characters that are not allowed');
+    expect(h.sandbox.sign.hashCalls().filter((c) => c.signRef === s.signRef).map((c) => c.status)).toEqual([400]);
+  }, 60_000);
+});
+
+describe('step functions (n8n-style): the first call and a resend', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness({ mode: 'steps' }); });
+  afterAll(() => h.close());
+
+  async function atSavePoint(name: string): Promise<SessionRecord> {
+    const engine = h.newEngine();
+    const started = await engine.start(pdf, { documentName: name, level: 'B-B' });
+    const n = h.raw.length;
+    await h.sandbox.phone.scan(started.signRef, { user: 'p256' });
+    await until(() => h.raw.length > n, 'the certificate webhook');
+    const delivery = (await engine.checkDelivery({ headers: h.raw[n]!.headers, body: h.raw[n]!.body })).delivery!;
+    return (await engine.applyDelivery(started.record, delivery, pdf, { stopAtSavePoint: true })).record;
+  }
+
+  it('the save point counts no call; the first call refused fails the session with the service\'s reason', async () => {
+    const saved = await atSavePoint('First.pdf');
+    expect(saved.submitting!.attempts).toBe(0);
+    h.sandbox.sign.faults.refuseHash(1, 'challenge_code must be 4 digits');
+    const r = await h.newEngine().resumeSubmission(saved);
+    expect(r.record.state.status).toBe('failed');
+    expect(r.record.error).toMatchObject({ code: 'SIGN_REQUEST_REJECTED' });
+    expect(r.record.error!.message).toContain('challenge_code must be 4 digits');
+  }, 60_000);
+
+  it('a counted call, then the same hash again: "already submitted" from the real service means the first got through', async () => {
+    const saved = await atSavePoint('Resend.pdf');
+    const saves: SessionRecord[] = [];
+    const first = await h.newEngine().resumeSubmission(saved, { save: (rec) => { saves.push(rec); return true; } });
+    expect(first.record.state.status).toBe('hash_submitted');
+    // the attempt was counted in a saved record BEFORE the call left
+    expect(saves).toHaveLength(1);
+    expect(saves[0]!.submitting).toEqual({ documentHash: saved.submitting!.documentHash, attempts: 1 });
+    // the process died before storing `first`: the stored record is saves[0]; resumed, it is a resend
+    const again = await h.newEngine().resumeSubmission(saves[0]!);
+    expect(again.record.state.status).toBe('hash_submitted');
+    expect(again.record.error).toBeUndefined();
+  }, 60_000);
+
+  it('two executions resuming the same save point with compare-and-set: only one makes the call', async () => {
+    const saved = await atSavePoint('Race.pdf');
+    let stored = saved.revision;
+    const cas = (rec: SessionRecord): boolean => {
+      if (stored !== saved.revision) return false;
+      stored = rec.revision;
+      return true;
+    };
+    const before = h.sandbox.sign.hashCalls().length;
+    const [a, b] = await Promise.all([h.newEngine().resumeSubmission(saved, { save: cas }), h.newEngine().resumeSubmission(saved, { save: cas })]);
+    expect([a.duplicate === true, b.duplicate === true].sort()).toEqual([false, true]);
+    expect(h.sandbox.sign.hashCalls().length - before).toBe(1);
+  }, 60_000);
+});
+
+describe('runner: another process takes over what a dead one left (a shared store, sweepIntervalMs)', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness(); });
+  afterAll(() => h.close());
+
+  it('a hash deferred and a finishing deferred by a runner that then stopped are done by the sweep of another runner over the same store', async () => {
+    // process A: one session's finishing fails (TSA down), another's hash call fails (service 503); then A stops
+    h.sandbox.ca.setTsaDown(true);
+    const b = await approved(h, 'Left signed.pdf', 'B-T');
+    await until(() => isFinishDeferred(h.store.get(b)!), 'the deferred finishing');
+    const a = await h.runner.start(pdf, { documentName: 'Left at the save point.pdf', level: 'B-B' });
+    h.sandbox.sign.faults.serviceError(1000, 503);
+    await h.sandbox.phone.scan(a.signRef, { user: 'p256' });
+    await until(() => h.store.get(a.signRef)?.lastSubmitFailure !== undefined, 'the deferred hash');
+    await h.runner.close();
+    h.sandbox.sign.faults.reset();
+    h.sandbox.ca.setTsaDown(false);
+    // process B: a new runner on the same store, no resume(): only its sweep finds them
+    const other = await h.restartRunner({ sweepIntervalMs: 200, takeOverAfterMs: 0 });
+    const [outA, outB] = await Promise.all([
+      (async () => {
+        await until(() => h.sandbox.sign.session(a.signRef)?.state === 'hash_submitted', 'the hash sent by the sweep', 20_000);
+        await h.sandbox.phone.approve(a.signRef);
+        return other.outcome(a.signRef);
+      })(),
+      other.outcome(b),
+    ]);
+    expect(outA.record.result).toEqual({ level: 'B-B', valid: true });
+    expect(outB.record.result).toEqual({ level: 'B-T', valid: true });
+    expect(h.hashes.get(a.signRef)).toBe(1);
+  }, 60_000);
+});
