@@ -56,7 +56,7 @@ function signing() {
       { t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' }], x: 760, y: 190, wires: [['sf-start-out']] }),
 
     n({ id: 'sf-c2', type: 'comment', name: '2. The signing service calls the webhook: certificate → check → hash; signature → signed PDF', x: 390, y: 260, wires: [] }),
-    n({ id: 'sf-webhook', type: 'singpass-sign-webhook', name: '', client: 'sf-sign-client', url: '/singpass/sign/webhook', x: 160, y: 340, wires: [['sf-on-cert'], ['sf-on-sig'], ['sf-on-error']] }),
+    n({ id: 'sf-webhook', type: 'singpass-sign-webhook', name: '', client: 'sf-sign-client', url: '/singpass/sign/webhook', x: 160, y: 340, wires: [['sf-on-cert'], ['sf-on-sig'], ['sf-on-error'], ['sf-file-name']] }),
     n({ id: 'sf-on-cert', type: 'singpass-sign-apply', name: 'certificate: check status (OCSP) → prepare → submit hash', client: 'sf-sign-client', x: 530, y: 300, wires: [[]] }),
     n({ id: 'sf-on-sig', type: 'singpass-sign-apply', name: 'signature received', client: 'sf-sign-client', x: 440, y: 350, wires: [['sf-finish']] }),
     n({ id: 'sf-finish', type: 'singpass-sign-finish', name: 'finalize → validation data → document timestamp → verify', client: 'sf-sign-client', x: 790, y: 350, wires: [['sf-file-name']] }),
@@ -82,7 +82,7 @@ function signing() {
 }
 
 /**
- * The signing page's module (issue 11): live progress, sample documents, download, verification report. Kept apart
+ * The signing page's module (the demo page): live progress, sample documents, download, verification report. Kept apart
  * from the signing flow: it only adds nodes (ids sf-p-*) and wires from the signing nodes' outputs to the progress
  * recorder, which keeps each session's steps in flow context (one key per session and step: no read-modify-write, so
  * two outputs firing together cannot lose a step) for the page's routes to read back.
@@ -102,7 +102,7 @@ function addSigningPage(flow) {
   return flow.concat([
     n({ id: 'sf-p-c', type: 'comment', name: '5. The signing page follows the session: status, sample documents, signed PDF, verification report', x: 420, y, wires: [] }),
     n({ id: 'sf-p-record', type: 'function', name: 'remember progress for the page', func: fn('record-progress.js'), outputs: 0, x: 1090, y: 300, wires: [] }),
-    n({ id: 'sf-p-finish-status', type: 'status', name: 'finish steps', scope: ['sf-finish'], x: 1100, y: 250, wires: [['sf-p-record']] }),
+    n({ id: 'sf-p-finish-status', type: 'status', name: 'finish steps', scope: ['sf-finish', 'sf-webhook'], x: 1100, y: 250, wires: [['sf-p-record']] }),
 
     n({ id: 'sf-p-status-in', type: 'http in', name: '', url: '/sign/status/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 40, wires: [['sf-p-lookup-status']] }),
     n({ id: 'sf-p-lookup-status', type: 'function', name: 'session progress', func: lookup, outputs: 2, x: 420, y: y + 40, wires: [['sf-p-status'], ['sf-p-out']] }),

@@ -229,7 +229,7 @@ export interface CliSandbox {
  * its own process on 127.0.0.1:`port`, its CA, service keys and registered DSAPs kept in `dir` across restarts.
  */
 export async function startCliSandbox(packageDir: string, port: number, dir: string, args: string[]): Promise<CliSandbox> {
-  const cli = path.join(packageDir, 'dist', 'src', 'cli', 'index.js');
+  const cli = path.join(packageDir, 'dist', 'cli', 'index.js');
   const child = spawn(process.execPath, [cli, 'sandbox', '--port', String(port), '--dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => { output += d; });

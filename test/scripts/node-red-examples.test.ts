@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 const root = join(__dirname, '..', '..');
 const examples = join(root, 'examples');
 const sources = join(root, 'scripts', 'node-red-examples');
-const REGENERATE = 'run node scripts/make-node-red-examples.js';
+const REGENERATE = 'run npm run examples (node scripts/make-node-red-examples.js)';
 
 let out: string;
 beforeAll(async () => {
