@@ -23,6 +23,17 @@ const SAMPLES_JS = 'const SAMPLES = [' + SAMPLES.map((s) => JSON.stringify(s)).j
 /** A node on the tab `z` (the tab's id comes first, as Node-RED exports it). */
 const on = (z) => (props) => ({ z, ...props });
 
+/**
+ * The two config nodes a signing flow needs: the notification token secret `<prefix>-secret` and the Sign API client
+ * `<prefix>-sign-client` using it, every field of the client in the editor's order, empty unless `settings` sets it.
+ */
+const signConfigNodes = (prefix, settings) => [
+  { id: `${prefix}-secret`, type: 'singpass-notification-secret', name: 'webhook token secret' },
+  { id: `${prefix}-sign-client`, type: 'singpass-sign-client', name: '', environment: 'staging', sandboxUrl: '', baseUrl: '',
+    keySetUrl: '', clientId: '', domainName: '', tenantId: '', tsaUrl: '', trustedRoots: '', ...settings,
+    notificationSecret: `${prefix}-secret`, contextStore: '', documentDir: '' },
+];
+
 function signing() {
   const tab = 'sf-sign-tab';
   const n = on(tab);
@@ -33,11 +44,8 @@ function signing() {
         '(npx singpass-flows sandbox --client-id node-red-dsap --jwks-url http://127.0.0.1:1880/singpass/jwks ' +
         '--webhook-url http://127.0.0.1:1880/singpass/sign/webhook) or your onboarded environment. ' +
         'Signed PDFs and results.jsonl / errors.jsonl go to $SINGPASS_SIGNED_DIR (default ./signed).' },
-    { id: 'sf-secret', type: 'singpass-notification-secret', name: 'webhook token secret' },
-    { id: 'sf-sign-client', type: 'singpass-sign-client', name: 'Singpass Sign (sandbox)', environment: 'sandbox',
-      sandboxUrl: 'http://127.0.0.1:5156', baseUrl: '', keySetUrl: '', clientId: 'node-red-dsap',
-      domainName: 'localhost', tenantId: 'example', tsaUrl: '', trustedRoots: '', notificationSecret: 'sf-secret',
-      contextStore: '', documentDir: '' },
+    ...signConfigNodes('sf', { name: 'Singpass Sign (sandbox)', environment: 'sandbox', sandboxUrl: 'http://127.0.0.1:5156',
+      clientId: 'node-red-dsap', domainName: 'localhost', tenantId: 'example' }),
 
     n({ id: 'sf-c1', type: 'comment', name: '1. The signing page: upload a PDF, show the QR code and the challenge code', x: 330, y: 40, wires: [] }),
     n({ id: 'sf-page-in', type: 'http in', name: '', url: '/sign', method: 'get', upload: false, swaggerDoc: '', x: 130, y: 80, wires: [['sf-page']] }),
@@ -194,10 +202,7 @@ function keySet() {
         'GET http://127.0.0.1:1880/jwks serves the PUBLIC keys of the config nodes chosen in the key set node (private parts ' +
         'never leave Node-RED; duplicate key IDs are refused). Register this URL as your JWKS URL with the signing ' +
         'service, Corppass and Singpass. Paste your private keys into the config nodes first.' },
-    { id: 'ks-secret', type: 'singpass-notification-secret', name: 'webhook token secret' },
-    { id: 'ks-sign-client', type: 'singpass-sign-client', name: 'Singpass Sign', environment: 'staging', sandboxUrl: '', baseUrl: '',
-      keySetUrl: '', clientId: '', domainName: '', tenantId: '', tsaUrl: '', trustedRoots: '', notificationSecret: 'ks-secret',
-      contextStore: '', documentDir: '' },
+    ...signConfigNodes('ks', { name: 'Singpass Sign' }),
     { id: 'ks-cp-client', type: 'corppass-client', name: 'Corppass', environment: 'staging', sandboxUrl: '', issuer: '', clientId: '', redirectUri: '' },
     { id: 'ks-sp-client', type: 'singpass-login-client', name: 'Singpass login', environment: 'staging', sandboxUrl: '', issuer: '', clientId: '', redirectUri: '' },
     n({ id: 'ks-c1', type: 'comment', name: 'Your public key set: one URL for the signing service, Corppass and Singpass', x: 330, y: 60, wires: [] }),
