@@ -5,23 +5,33 @@
  * loses nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for
  * the rest of the flow: 200, or 400 with the spec's error body, or 503 when the fault is ours (the service retries).
  * Certificate, signature and error events leave on three outputs; a repeated delivery never comes out twice.
+ * A fourth output gives the signed PDF of a session the node's sweep finished (after a temporary TSA / OCSP failure,
+ * or left signed by a crash): the finish node's message, so wire it where the finish node's output goes.
  */
 import { randomUUID } from 'node:crypto';
 import { SingpassFlowsError } from '../src/errors';
 import type { SigningEvent } from '../src/sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../src/sign/wire';
 import { asError } from './lib/run';
-import { isSessionEnded, isSubmitDeferred, type SessionRecord, type SigningEngine } from '../src/session';
+import { isSessionEnded, isSubmitDeferred, nextStep, stepSaver, type NextStepPolicy, type SessionRecord, type SigningEngine } from '../src/session';
+import { finishSigned } from './lib/finishing';
 import { endSession, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
-const OUTPUT: Record<SigningEvent['type'], number> = { certificate: 0, signature: 1, error: 2 };
+const OUTPUT: Record<SigningEvent['type'] | 'finished', number> = { certificate: 0, signature: 1, error: 2, finished: 3 };
 const MAX_BODY = 1024 * 1024;
-/** How often the webhook node looks for sessions past their deadline, and for ended records to forget. */
+/** How often the webhook node looks for sessions with something due (`nextStep`): resubmit, finish, expire, forget. */
 const SWEEP_MS = 5_000;
 /** Ended session records stay this long (for a flow that looks one up), then leave the context store. */
 const KEEP_ENDED_MS = 24 * 3600 * 1000;
+/**
+ * How long a record left in the middle of a step (signed and not finished; at the save point after a hash call was
+ * started) belongs to the node working on it before the sweep takes it over as interrupted. Longer than the slowest
+ * step that leaves it so: a hash call (2 attempts × 10 s timeout), or the hand-over from apply event (signature
+ * saved) to finish signing. A finish that has started is never raced however long it takes (finishing.ts knows it).
+ */
+const IDLE_MS = 60_000;
 
 /** One Express route per path for the process; the node currently deployed on the path handles it. */
 const routes = new Map<string, (req: HttpRequest, res: HttpResponse) => void>();
@@ -73,8 +83,11 @@ export = function register(RED: NodeAPI): void {
       void replay();
     }
 
+    let sweeping = false;
     const sweeper = setInterval(() => {
-      sweep(node, client).catch((e: unknown) => node.error(asError(e), {}));
+      if (sweeping) return; // a finish can outlast the interval: one sweep at a time
+      sweeping = true;
+      sweep(node, client).catch((e: unknown) => node.error(asError(e), {})).finally(() => (sweeping = false));
     }, SWEEP_MS);
     sweeper.unref?.();
 
@@ -105,13 +118,15 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     node.status({ fill: 'red', shape: 'ring', text: `not ready: ${err.code}` });
     return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
   }
-  const check = await engine.checkDelivery({ headers: req.headers, body: body as Buffer });
+  // The delivery is bound to its session here, before the answer: the Bearer must be the token THAT session was
+  // created with (one store read), so a token issued for another session is answered 400 and nothing is kept or sent
+  // (an unknown or forgotten session too). A failing store is our fault: 503, the service retries.
+  const check = await engine.checkDelivery({ headers: req.headers, body: body as Buffer }, async (signRef) => (await client.store.get(signRef))?.state.clientNotificationToken);
   let fresh = false;
   if (check.delivery && !check.duplicate) {
-    const { signRef, type } = check.delivery.event;
+    const { signRef } = check.delivery.event;
     try {
-      if (await client.store.get(signRef)) fresh = await client.store.rememberDelivery(signRef, check.delivery);
-      else node.warn(`signing webhook: a ${type} event for session ${signRef}, which is not in this Node-RED's context store (ignored)`);
+      fresh = await client.store.rememberDelivery(signRef, check.delivery);
     } catch (e) {
       // Not kept = not safe to acknowledge: the service retries a 503.
       node.error(asError(e), { ...answered(503), signRef });
@@ -136,7 +151,7 @@ function answered(status: number): NodeMessage {
 }
 
 function emit(node: Node, event: SigningEvent): void {
-  const outputs: (NodeMessage | null)[] = [null, null, null];
+  const outputs: (NodeMessage | null)[] = [null, null, null, null];
   outputs[OUTPUT[event.type]] = { payload: summary(event), signRef: event.signRef, event: summary(event) };
   node.status({ fill: 'green', shape: 'dot', text: `${event.type} for ${short(event.signRef)}` });
   node.send(outputs);
@@ -152,9 +167,18 @@ function summary(event: SigningEvent): Record<string, unknown> {
 }
 
 /**
- * Sessions past their deadline (the user never scanned or never approved: no event can come any more) end as
- * SESSION_EXPIRED — PDF and deliveries deleted, the certificate dropped — and go out on the error output
- * (`msg.event.type` "expired") so the flow records them. Ended records are forgotten a day after they ended.
+ * What each stored session needs, by the engine's one rule (`nextStep`):
+ * - `finish`: a signed session whose finishing failed temporarily (from `lastFinishFailure.retryAt`, the engine's
+ *   backoff), or left signed for {@link IDLE_MS} (a crash after the signature was stored): finished here, the signed
+ *   PDF out on the "finished" output (a failure for good to a Catch node). A signed session never expires: the
+ *   service's deadline covers the signing, the finishing window (`finishBy`) is the engine's.
+ * - `submitHash`: the saved hash again after a temporary failure (from `retryAt`), or after a call that started and
+ *   never ended ({@link IDLE_MS}); past the deadline the session expires. A hash prepare signature saved and submit
+ *   hash has not sent yet (no call made) is the flow's to send (it may be under review): only expired here.
+ * - `expire`: past the deadline (the user never scanned or never approved: no event can come any more), the session
+ *   ends as SESSION_EXPIRED — PDF and deliveries deleted, the certificate dropped — out on the error output
+ *   (`msg.event.type` "expired") so the flow records it.
+ * - `forget`: ended records leave the context store a day after they ended.
  */
 async function sweep(node: Node, client: SignClientNode): Promise<void> {
   let engine;
@@ -163,42 +187,86 @@ async function sweep(node: Node, client: SignClientNode): Promise<void> {
   } catch {
     return; // a configuration problem: reported when a delivery or a node uses the client
   }
+  const policy: NextStepPolicy = { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: IDLE_MS, retentionMs: KEEP_ENDED_MS };
   for (const record of await client.store.records()) {
     const { signRef } = record.state;
-    if (isSessionEnded(record)) {
-      if (Date.now() - record.state.updatedAt * 1000 > KEEP_ENDED_MS) await client.store.delete(signRef);
-      continue;
+    const due = nextStep(record, policy);
+    const now = Date.now();
+    if (due.at > now) continue;
+    try {
+      switch (due.action) {
+        case 'forget':
+          await endSession(client, signRef);
+          await client.store.delete(signRef);
+          break;
+        case 'finish':
+          await finishLater(node, client, engine, record);
+          break;
+        case 'submitHash':
+          if (record.submitting?.attempts === 0 && !isSubmitDeferred(record)) await expire(node, client, engine, record);
+          else await resubmit(node, client, engine, record);
+          break;
+        case 'continueCertificate': // not made by these nodes (no claim): the replayed delivery continues it
+        case 'expire':
+          await expire(node, client, engine, record);
+          break;
+      }
+    } catch (e) {
+      node.error(asError(e), { payload: { type: due.action, signRef }, signRef }); // this session only; the others go on
     }
-    if (isSubmitDeferred(record) && Date.now() >= record.lastSubmitFailure!.retryAt) {
-      await resubmit(node, client, engine, record);
-      continue;
-    }
-    if (record.state.status === 'signed' || Date.now() <= engine.deadline(record)) continue;
-    const { record: expired } = engine.expire(record);
-    if (expired === record || !(await client.store.put(expired, record.revision))) continue; // changed meanwhile: next round
-    await endSession(client, signRef);
-    sendExpired(node, expired);
   }
+}
+
+/** End a session past its deadline as expired (no-op before it). */
+async function expire(node: Node, client: SignClientNode, engine: SigningEngine, record: SessionRecord): Promise<void> {
+  const { record: expired } = engine.expire(record);
+  if (expired === record || !(await client.store.put(expired, record.revision))) return; // not yet, or changed meanwhile: next round
+  await endSession(client, record.state.signRef);
+  sendExpired(node, expired);
+}
+
+/**
+ * Finish a signed session the flow's finish node could not (a temporary TSA / OCSP failure, or a crash): the same
+ * message as the finish node's, on the "finished" output; a failure for good goes to a Catch node.
+ */
+async function finishLater(node: Node, client: SignClientNode, engine: SigningEngine, record: SessionRecord): Promise<void> {
+  const { signRef } = record.state;
+  const pdf = await client.store.getDocument(signRef);
+  if (!pdf) return; // kept until the session ends; gone means another Node-RED on this store owns it
+  const r = await finishSigned(client, engine, record, pdf, statusReporter(node, signRef));
+  if (r.kind !== 'ended') return; // busy (a live finish), lost (changed meanwhile), deferred (saved, retried later)
+  // a signature delivery not applied yet (a crash between saving the signature and marking it) must not come out again
+  await client.store.markApplied(signRef, 'signature');
+  if (r.error) {
+    node.error(r.error, r.msg);
+    return;
+  }
+  const outputs: (NodeMessage | null)[] = [null, null, null, null];
+  outputs[OUTPUT.finished] = r.msg;
+  node.send(outputs);
 }
 
 /** An expired session out on the error output (`msg.event.type` "expired"). */
 function sendExpired(node: Node, expired: SessionRecord): void {
   const { signRef } = expired.state;
-  const outputs: (NodeMessage | null)[] = [null, null, null];
+  const outputs: (NodeMessage | null)[] = [null, null, null, null];
   outputs[OUTPUT.error] = { payload: { type: 'expired', signRef }, signRef, event: { type: 'expired', signRef }, session: recordForMessage(expired) };
   node.status({ fill: 'yellow', shape: 'ring', text: `${short(signRef)} expired` });
   node.send(outputs);
 }
 
 /**
- * A session whose hash call failed temporarily (service unreachable, timeout, 5xx, 429): the SAME saved hash goes out
- * again (the engine's backoff in `retryAt`, checked every sweep). Through: the session waits for the signature as
- * usual. Refused for good: the session ends, to a Catch node. Past the deadline: expired (error output).
+ * A session whose hash call failed temporarily (service unreachable, timeout, 5xx, 429), or was interrupted: the SAME
+ * saved hash goes out again (the engine's backoff in `retryAt`, checked every sweep). Through: the session waits for
+ * the signature as usual. Refused for good: the session ends, to a Catch node. Past the deadline: expired (error output).
  */
 async function resubmit(node: Node, client: SignClientNode, engine: SigningEngine, record: SessionRecord): Promise<void> {
   const { signRef } = record.state;
-  const r = await engine.resumeSubmission(record, { onStep: statusReporter(node, signRef) });
-  if (!(await client.store.put(r.record, record.revision))) return; // another node moved the session on meanwhile
+  // The call is counted in the stored record before it leaves (compare-and-set): a live node sending the same hash
+  // meanwhile makes this a duplicate that sends nothing.
+  const saver = stepSaver(client.store, record);
+  const r = await engine.resumeSubmission(record, { onStep: statusReporter(node, signRef), save: saver.save });
+  if (r.duplicate || !(await saver.save(r.record))) return; // another node moved the session on meanwhile
   if (isSubmitDeferred(r.record)) return;
   await client.store.markApplied(signRef, 'certificate');
   if (!isSessionEnded(r.record)) return;

@@ -15,6 +15,7 @@ import { renderQr } from '../src/sign/qr';
 import { isAtSavePoint, isSessionEnded, isSubmitDeferred } from '../src/session';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
+import { finishSigned } from './lib/finishing';
 import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { StoredDelivery } from './lib/session-store';
@@ -148,12 +149,16 @@ export = function register(RED: NodeAPI): void {
       const client = signClientOf(RED, def.client, 'submit hash');
       const { signRef } = await loadSession(client, msg.signRef);
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record) => {
+      // `save`: the call is counted in the stored record BEFORE it leaves (compare-and-set), so a refusal of the first
+      // call is the service's verdict (the session fails with its code and message) and a resend after a crash knows
+      // it is one; another execution already sending this hash makes this one a duplicate that sends nothing.
+      const result = await runStep(client, signRef, (record, save) => {
         if (!isAtSavePoint(record)) {
           throw new SingpassFlowsError('STATE_INVALID', `submit hash takes a session prepare signature saved (certificate checked, PDF prepared); session ${signRef} is ${record.state.status}`, { retryable: false });
         }
-        return engine.resumeSubmission(record, { onStep: statusReporter(node, signRef) });
+        return engine.resumeSubmission(record, { onStep: statusReporter(node, signRef), save });
       });
+      if (result.duplicate) return duplicate(node, signRef, 'hash submission');
       // The service could not take the hash just now (unreachable, timeout, 5xx, 429): the session is still at the
       // save point, not failed; the signing webhook node sends the same hash again (status: "will retry").
       const deferred = isSubmitDeferred(result.record);
@@ -170,24 +175,34 @@ export = function register(RED: NodeAPI): void {
   }
   RED.nodes.registerType('singpass-sign-submit', Submit as never);
 
-  /** After the signature event: embed, extend to the session's level, verify. `msg.payload` becomes the signed PDF. */
+  /**
+   * After the signature event: embed, extend to the session's level, verify. `msg.payload` becomes the signed PDF.
+   * A temporary failure (TSA, OCSP/CRL responder, network) keeps the session signed, with `lastFinishFailure`: no
+   * output, no error (status "… unavailable, will retry"); the signing webhook node's sweep finishes it later and
+   * sends this same message on its "finished" output.
+   */
   function Finish(this: Node, def: Def) {
     RED.nodes.createNode(this, def);
     const node = this;
     onInput(node, async (msg) => {
       const client = signClientOf(RED, def.client, 'finish signing');
-      const { signRef, pdf } = await loadSession(client, msg.signRef);
-      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder (already finished?)`);
+      const { signRef, record, pdf } = await loadSession(client, msg.signRef);
+      if (isSessionEnded(record)) {
+        // finished already (the webhook node's sweep after a restart, or a repeated message): it sent the outcome
+        node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} already ${record.state.status}` });
+        return;
+      }
+      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record) => engine.finish(record, pdf, { onStep: statusReporter(node, signRef) }));
-      await endSession(client, signRef);
-      const out: NodeMessage = {
-        ...msg, signRef, session: recordForMessage(result.record), verification: result.report,
-        payload: result.pdf ?? pdf, filename: `${signRef}.pdf`,
-      };
-      const err = sessionError(result.record);
-      if (err) {
-        node.error(err, out);
+      const r = await finishSigned(client, engine, record, pdf, statusReporter(node, signRef));
+      if (r.kind === 'busy' || r.kind === 'lost') {
+        node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} being finished elsewhere` });
+        return;
+      }
+      if (r.kind === 'deferred') return; // the status says "will retry"; the sweep takes it from here
+      const out: NodeMessage = { ...msg, ...r.msg };
+      if (r.error) {
+        node.error(r.error, out);
         return;
       }
       return out;

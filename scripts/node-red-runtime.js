@@ -107,8 +107,23 @@ function killAfterHashSubmission() {
   };
 }
 
+/**
+ * Test hook (never set in production): SINGPASS_TEST_SIGKILL_AT=<path> kills this process (SIGKILL) the moment a
+ * request to a URL whose path ends with <path> is about to leave, e.g. `/ca/tsa`: the first call of finishing a
+ * signed session (the signature timestamp), so the crash lands after the signature was stored and before anything
+ * of the finish was.
+ */
+function killAtRequest(pathSuffix) {
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (url, init) => {
+    if (new URL(String(url)).pathname.endsWith(pathSuffix)) process.kill(process.pid, 'SIGKILL');
+    return realFetch(url, init);
+  };
+}
+
 if (require.main === module) {
   if (process.env.SINGPASS_TEST_SIGKILL_AFTER_HASH === '1') killAfterHashSubmission();
+  if (process.env.SINGPASS_TEST_SIGKILL_AT) killAtRequest(process.env.SINGPASS_TEST_SIGKILL_AT);
   startNodeRed(parse(process.argv.slice(2))).then(
     (nr) => {
       process.stdout.write(JSON.stringify({ ready: true, url: nr.url, version: nr.version }) + '\n');

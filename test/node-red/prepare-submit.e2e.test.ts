@@ -4,7 +4,8 @@
  * at prepare with OCSP_REVOKED and no hash; and a flow that stopped between the two nodes (here: deployed without
  * submit hash, then Node-RED killed and started with the complete flow) sends exactly the hash prepare saved; a
  * hash call the service answers 503 leaves the session at the save point (output with retryLater, no error) and the
- * webhook node's sweep sends the same hash again once the service is back.
+ * webhook node's sweep sends the same hash again once the service is back; submit hash counts its call in the stored
+ * record before the call leaves, so a refusal of that first call ends the session with the service's code and message.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -13,7 +14,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
 import { fixture } from '../fixtures/pdfs';
 import { freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
-import { deploySigningExample, startSigning } from './signing-scenario';
+import { deploySigningExample, startSigning, storedRecord } from './signing-scenario';
 
 type Flow = Record<string, unknown>[];
 
@@ -123,4 +124,33 @@ test('the service answers the hash call 503 for a while: submit hash outputs the
   const result = await waitFor('the result line', () => lines(path.join(signedDir, 'results.jsonl')).find((l) => l.signRef === s.signRef), 60_000);
   expect(result).toMatchObject({ status: 'completed', valid: true, level: 'B-LTA' });
   expect(lines(path.join(signedDir, 'errors.jsonl')).find((l) => l.signRef === s.signRef)).toBeUndefined();
+}, 180_000);
+
+test('submit hash counts the call in the stored record before it leaves; the first call refused ends the session with the service\'s message (Catch)', async () => {
+  await nr?.stop();
+  await startNodeRed(true);
+  // The service takes the hash at once and answers 2 s late: meanwhile the record on disk already counts the call.
+  const slow = await startSigning(nr!, await fixture('classic'));
+  sb.sign.faults.hashAnswerDelay(2000);
+  try {
+    await sb.phone.scan(slow.signRef, { user: 'p256' });
+    await waitFor('the hash taken by the service', () => (sb.sign.session(slow.signRef)?.state === 'hash_submitted' || undefined), 30_000);
+    const during = storedRecord(userDir, slow.signRef);
+    expect(during?.state.status).toBe('certificate_received'); // the answer is not back yet
+    expect(during?.submitting?.attempts).toBe(1); // prepare saved 0; submit hash saved 1 before calling
+  } finally {
+    sb.sign.faults.hashAnswerDelay(0);
+  }
+  await waitFor('the submit hash output', () => lines(path.join(signedDir, 'submitted.jsonl')).find((l) => l.signRef === slow.signRef && l.status === 'hash_submitted'), 30_000);
+
+  const refused = await startSigning(nr!, await fixture('classic'));
+  const message = 'document hash refused by the two-step e2e test';
+  sb.sign.faults.refuseHash(1, message);
+  await sb.phone.scan(refused.signRef, { user: 'p256' });
+  const error = await waitFor('the error line', () => lines(path.join(signedDir, 'errors.jsonl')).find((l) => l.signRef === refused.signRef), 30_000);
+  expect(error.code).toBe('SIGN_REQUEST_REJECTED');
+  expect(String(error.message)).toContain(message);
+  expect(storedRecord(userDir, refused.signRef)).toMatchObject({ state: { status: 'failed' }, error: { code: 'SIGN_REQUEST_REJECTED' } });
+  expect(lines(path.join(signedDir, 'submitted.jsonl')).find((l) => l.signRef === refused.signRef)).toBeUndefined();
+  expect(sb.sign.hashCalls().filter((c) => c.signRef === refused.signRef).map((c) => c.status)).toEqual([400]);
 }, 180_000);

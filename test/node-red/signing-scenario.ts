@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { Sandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
+import type { SessionRecord } from '../../src/session';
 import { fixture } from '../fixtures/pdfs';
 import { makeNssDb } from '../helpers/pki-tools';
 import { REPO_ROOT, deploy, freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
@@ -195,13 +196,11 @@ function storedStatus(userDir: string, signRef: string): string | undefined {
   return storedRecord(userDir, signRef)?.state?.status;
 }
 
-type StoredRecord = { state?: { signRef?: string; status?: string; documentHash?: string }; submitting?: { documentHash?: string } };
-
 /** The session record as Node-RED's localfilesystem context store holds it on disk (global scope). */
-function storedRecord(userDir: string, signRef: string): StoredRecord | undefined {
+export function storedRecord(userDir: string, signRef: string): SessionRecord | undefined {
   try {
-    const global = JSON.parse(fs.readFileSync(path.join(userDir, 'context', 'global', 'global.json'), 'utf8')) as Record<string, StoredRecord>;
-    return Object.values(global).find((v) => v?.state?.signRef === signRef);
+    const global = JSON.parse(fs.readFileSync(path.join(userDir, 'context', 'global', 'global.json'), 'utf8')) as Record<string, Partial<SessionRecord> | undefined>;
+    return Object.values(global).find((v): v is SessionRecord => v?.state?.signRef === signRef);
   } catch {
     return undefined; // not written yet, or caught mid-write
   }

@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+// Writes examples/*.json, the flows Node-RED lists under Import ▸ Examples (the demo deploys the signing one).
+// The flows' structure is here; the function nodes' bodies and the pages are files of their own under
+// scripts/node-red-examples/ (functions/*.js are linted by eslint.examples.config.mjs, with the pages' inline scripts),
+// read verbatim. Run it after changing a flow or one of those files:
+//   node scripts/make-node-red-examples.js [--out <dir>]
+// test/scripts/node-red-examples.test.ts regenerates into a temporary folder and compares with examples/ byte for byte.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+const SOURCES = path.join(__dirname, 'node-red-examples');
+const fn = (name) => fs.readFileSync(path.join(SOURCES, 'functions', name), 'utf8');
+const page = (name) => fs.readFileSync(path.join(SOURCES, 'pages', name), 'utf8');
+
+const SIGNED_DIR = '($d := $env("SINGPASS_SIGNED_DIR"); $d ? $d : "signed")';
+const HTML = { 'content-type': 'text/html; charset=utf-8' };
+// The sample documents the signing page offers (cli/demo ships them; SINGPASS_SAMPLES_DIR names their folder). The two
+// sample functions get this list as `const SAMPLES = [...]` before their body (eslint.examples.config.mjs declares it).
+const SAMPLES = ['tenancy-agreement.pdf', 'consent-form.pdf'];
+const SAMPLES_JS = 'const SAMPLES = [' + SAMPLES.map((s) => JSON.stringify(s)).join(', ') + '];\n';
+
+/** A node on the tab `z` (the tab's id comes first, as Node-RED exports it). */
+const on = (z) => (props) => ({ z, ...props });
+
+/**
+ * The two config nodes a signing flow needs: the notification token secret `<prefix>-secret` and the Sign API client
+ * `<prefix>-sign-client` using it, every field of the client in the editor's order, empty unless `settings` sets it.
+ */
+const signConfigNodes = (prefix, settings) => [
+  { id: `${prefix}-secret`, type: 'singpass-notification-secret', name: 'webhook token secret' },
+  { id: `${prefix}-sign-client`, type: 'singpass-sign-client', name: '', environment: 'staging', sandboxUrl: '', baseUrl: '',
+    keySetUrl: '', clientId: '', domainName: '', tenantId: '', tsaUrl: '', trustedRoots: '', ...settings,
+    notificationSecret: `${prefix}-secret`, contextStore: '', documentDir: '' },
+];
+
+function signing() {
+  const tab = 'sf-sign-tab';
+  const n = on(tab);
+  return [
+    { id: tab, type: 'tab', label: 'Singpass document signing', info:
+        'Sign a PDF end to end. Needs contextStorage with localfilesystem in settings.js (see the README), ' +
+        'the signing key and token secret pasted into the config nodes, and the sandbox ' +
+        '(npx singpass-flows sandbox --client-id node-red-dsap --jwks-url http://127.0.0.1:1880/singpass/jwks ' +
+        '--webhook-url http://127.0.0.1:1880/singpass/sign/webhook) or your onboarded environment. ' +
+        'Signed PDFs and results.jsonl / errors.jsonl go to $SINGPASS_SIGNED_DIR (default ./signed).' },
+    ...signConfigNodes('sf', { name: 'Singpass Sign (sandbox)', environment: 'sandbox', sandboxUrl: 'http://127.0.0.1:5156',
+      clientId: 'node-red-dsap', domainName: 'localhost', tenantId: 'example' }),
+
+    n({ id: 'sf-c1', type: 'comment', name: '1. The signing page: upload a PDF, show the QR code and the challenge code', x: 330, y: 40, wires: [] }),
+    n({ id: 'sf-page-in', type: 'http in', name: '', url: '/sign', method: 'get', upload: false, swaggerDoc: '', x: 130, y: 80, wires: [['sf-page']] }),
+    n({ id: 'sf-page', type: 'template', name: 'signing page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'plain', template: page('signing-page.html'), output: 'str', x: 330, y: 80, wires: [['sf-page-out']] }),
+    n({ id: 'sf-page-out', type: 'http response', name: '', statusCode: '', headers: HTML, x: 530, y: 80, wires: [] }),
+
+    n({ id: 'sf-start-in', type: 'http in', name: '', url: '/sign/start', method: 'post', upload: false, swaggerDoc: '', x: 150, y: 140, wires: [['sf-name']] }),
+    n({ id: 'sf-name', type: 'change', name: 'document name', rules: [{ t: 'set', p: 'documentName', pt: 'msg', to: 'req.query.name', tot: 'msg' }], x: 350, y: 140, wires: [['sf-start']] }),
+    n({ id: 'sf-start', type: 'singpass-sign-start', name: 'start signing', client: 'sf-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', x: 550, y: 140, wires: [['sf-started']] }),
+    n({ id: 'sf-started', type: 'change', name: 'QR + challenge code', rules: [{ t: 'set', p: 'payload', pt: 'msg',
+      to: '{"signRef": signRef, "challengeCode": challengeCode, "expiresAt": expiresAt, "qr": qr.dataUrl}', tot: 'jsonata' }], x: 760, y: 140, wires: [['sf-start-out']] }),
+    n({ id: 'sf-start-out', type: 'http response', name: '', statusCode: '', headers: {}, x: 950, y: 140, wires: [] }),
+    n({ id: 'sf-start-catch', type: 'catch', name: 'start failed', scope: ['sf-start'], uncaught: false, x: 550, y: 190, wires: [['sf-start-error']] }),
+    n({ id: 'sf-start-error', type: 'change', name: 'error answer', rules: [
+      { t: 'set', p: 'payload', pt: 'msg', to: '{"code": error.code, "message": error.message}', tot: 'jsonata' },
+      { t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' }], x: 760, y: 190, wires: [['sf-start-out']] }),
+
+    n({ id: 'sf-c2', type: 'comment', name: '2. The signing service calls the webhook: certificate → check → hash; signature → signed PDF', x: 390, y: 260, wires: [] }),
+    n({ id: 'sf-webhook', type: 'singpass-sign-webhook', name: '', client: 'sf-sign-client', url: '/singpass/sign/webhook', x: 160, y: 340, wires: [['sf-on-cert'], ['sf-on-sig'], ['sf-on-error'], ['sf-file-name']] }),
+    n({ id: 'sf-on-cert', type: 'singpass-sign-apply', name: 'certificate: check status (OCSP) → prepare → submit hash', client: 'sf-sign-client', x: 530, y: 300, wires: [[]] }),
+    n({ id: 'sf-on-sig', type: 'singpass-sign-apply', name: 'signature received', client: 'sf-sign-client', x: 440, y: 350, wires: [['sf-finish']] }),
+    n({ id: 'sf-finish', type: 'singpass-sign-finish', name: 'finalize → validation data → document timestamp → verify', client: 'sf-sign-client', x: 790, y: 350, wires: [['sf-file-name']] }),
+    n({ id: 'sf-file-name', type: 'change', name: 'signed/<signRef>.pdf', rules: [{ t: 'set', p: 'filename', pt: 'msg',
+      to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x: 230, y: 420, wires: [['sf-write']] }),
+    n({ id: 'sf-write', type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 440, y: 420, wires: [['sf-result']] }),
+    n({ id: 'sf-result', type: 'change', name: 'result line', rules: [
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "status": session.state.status, "level": session.result.level, "valid": verification.valid, "file": filename, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/results.jsonl"', tot: 'jsonata' }], x: 630, y: 420, wires: [['sf-record']] }),
+    n({ id: 'sf-record', type: 'file', name: 'record result', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 810, y: 420, wires: [[]] }),
+
+    n({ id: 'sf-c3', type: 'comment', name: '3. Errors: the session failed (declined, revoked certificate, …) → errors.jsonl', x: 360, y: 490, wires: [] }),
+    n({ id: 'sf-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'sf-sign-client', x: 430, y: 530, wires: [['sf-error-line']] }),
+    n({ id: 'sf-catch', type: 'catch', name: 'signing errors', scope: ['sf-on-cert', 'sf-on-sig', 'sf-finish', 'sf-write', 'sf-webhook'], uncaught: false, x: 420, y: 580, wires: [['sf-error-line']] }),
+    n({ id: 'sf-error-line', type: 'change', name: 'error line', rules: [
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.state.error.code, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/errors.jsonl"', tot: 'jsonata' }], x: 640, y: 550, wires: [['sf-error-record']] }),
+    n({ id: 'sf-error-record', type: 'file', name: 'record error', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 830, y: 550, wires: [[]] }),
+
+    n({ id: 'sf-c4', type: 'comment', name: '4. Your public key set (register this URL as your JWKS URL)', x: 300, y: 650, wires: [] }),
+    n({ id: 'sf-keyset', type: 'singpass-keyset', name: '', url: '/singpass/jwks', signClient: 'sf-sign-client', corppassClient: '', singpassClient: '', x: 150, y: 690, wires: [] }),
+  ];
+}
+
+/**
+ * The signing page's module (the demo page): live progress, sample documents, download, verification report. Kept apart
+ * from the signing flow: it only adds nodes (ids sf-p-*) and wires from the signing nodes' outputs to the progress
+ * recorder, which keeps each session's steps in flow context (one key per session and step: no read-modify-write, so
+ * two outputs firing together cannot lose a step) for the page's routes to read back.
+ */
+function addSigningPage(flow) {
+  const tab = flow.find((node) => node.type === 'tab').id;
+  const byId = new Map(flow.map((node) => [node.id, node]));
+  const n = on(tab);
+
+  // Progress: the start node and the signing nodes' outputs also go to the recorder.
+  for (const [source, output] of [['sf-start', 0], ['sf-webhook', 0], ['sf-webhook', 1], ['sf-on-cert', 0], ['sf-write', 0], ['sf-on-error', 0], ['sf-catch', 0], ['sf-start-catch', 0]]) {
+    byId.get(source).wires[output].push('sf-p-record');
+  }
+
+  const y = 780;
+  const lookup = fn('session-progress.js');
+  return flow.concat([
+    n({ id: 'sf-p-c', type: 'comment', name: '5. The signing page follows the session: status, sample documents, signed PDF, verification report', x: 420, y, wires: [] }),
+    n({ id: 'sf-p-record', type: 'function', name: 'remember progress for the page', func: fn('record-progress.js'), outputs: 0, x: 1090, y: 300, wires: [] }),
+    n({ id: 'sf-p-finish-status', type: 'status', name: 'finish steps', scope: ['sf-finish', 'sf-webhook'], x: 1100, y: 250, wires: [['sf-p-record']] }),
+
+    n({ id: 'sf-p-status-in', type: 'http in', name: '', url: '/sign/status/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 40, wires: [['sf-p-lookup-status']] }),
+    n({ id: 'sf-p-lookup-status', type: 'function', name: 'session progress', func: lookup, outputs: 2, x: 420, y: y + 40, wires: [['sf-p-status'], ['sf-p-out']] }),
+    n({ id: 'sf-p-status', type: 'function', name: 'status JSON', func: fn('status-json.js'), outputs: 1, x: 620, y: y + 40, wires: [['sf-p-out']] }),
+
+    n({ id: 'sf-p-signed-in', type: 'http in', name: '', url: '/sign/signed/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 90, wires: [['sf-p-lookup-signed']] }),
+    n({ id: 'sf-p-lookup-signed', type: 'function', name: 'session progress', func: lookup, outputs: 2, x: 420, y: y + 90, wires: [['sf-p-signed-file'], ['sf-p-out']] }),
+    n({ id: 'sf-p-signed-file', type: 'function', name: 'signed PDF path', func: fn('signed-pdf-path.js'), outputs: 2, x: 620, y: y + 90, wires: [['sf-p-read'], ['sf-p-out']] }),
+    n({ id: 'sf-p-read', type: 'file in', name: 'read PDF', filename: 'filename', filenameType: 'msg', format: '', chunk: false, sendError: false, encoding: 'none', allProps: false, x: 820, y: y + 90, wires: [['sf-p-out']] }),
+
+    n({ id: 'sf-p-report-in', type: 'http in', name: '', url: '/sign/report/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 140, wires: [['sf-p-lookup-report']] }),
+    n({ id: 'sf-p-lookup-report', type: 'function', name: 'session progress', func: lookup, outputs: 2, x: 420, y: y + 140, wires: [['sf-p-report'], ['sf-p-out']] }),
+    n({ id: 'sf-p-report', type: 'template', name: 'verification report page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'mustache', template: page('verification-report.html'), output: 'str', x: 640, y: y + 140, wires: [['sf-p-html']] }),
+    n({ id: 'sf-p-html', type: 'http response', name: '', statusCode: '', headers: HTML, x: 850, y: y + 140, wires: [] }),
+
+    n({ id: 'sf-p-samples-in', type: 'http in', name: '', url: '/sign/samples', method: 'get', upload: false, swaggerDoc: '', x: 160, y: y + 190, wires: [['sf-p-samples']] }),
+    n({ id: 'sf-p-samples', type: 'function', name: 'sample list', func: SAMPLES_JS + fn('sample-list.js'), outputs: 1, x: 420, y: y + 190, wires: [['sf-p-out']] }),
+    n({ id: 'sf-p-sample-in', type: 'http in', name: '', url: '/sign/samples/:name', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 240, wires: [['sf-p-sample-file']] }),
+    n({ id: 'sf-p-sample-file', type: 'function', name: 'sample path', func: SAMPLES_JS + fn('sample-path.js'), outputs: 2, x: 420, y: y + 240, wires: [['sf-p-read'], ['sf-p-out']] }),
+
+    n({ id: 'sf-p-catch', type: 'catch', name: 'file not readable', scope: ['sf-p-read'], uncaught: false, x: 620, y: y + 290, wires: [['sf-p-not-found']] }),
+    n({ id: 'sf-p-not-found', type: 'change', name: '404', rules: [
+      { t: 'set', p: 'payload', pt: 'msg', to: '{"code": "INVALID_INPUT", "message": "The file is not there any more"}', tot: 'json' },
+      { t: 'set', p: 'statusCode', pt: 'msg', to: '404', tot: 'num' },
+      { t: 'delete', p: 'headers', pt: 'msg' }], x: 820, y: y + 290, wires: [['sf-p-out']] }),
+    n({ id: 'sf-p-out', type: 'http response', name: '', statusCode: '', headers: {}, x: 1050, y: y + 140, wires: [] }),
+  ]);
+}
+
+const LOGIN_KEYS_NOTE = (jwks, callback) =>
+  'Paste your private signing and encryption keys (JWK or PEM; `npx singpass-flows keys` makes a pair) ' +
+  'and a transaction secret of 32+ characters into the client config node, and register ' +
+  `${jwks} as your key set URL and ${callback} as your redirect URI with the provider.`;
+
+/** Corppass (with roles) or Singpass login: /<base>/login redirects, /<base>/callback shows who logged in. */
+function login(provider) {
+  const cp = provider === 'corppass';
+  const p = cp ? 'cp' : 'sp';
+  const base = cp ? '/corppass' : '/singpass-login';
+  const tab = `${p}-login-tab`;
+  const n = on(tab);
+  const nodeType = cp ? 'corppass-login' : 'singpass-login';
+  const title = cp ? 'Corppass login with roles' : 'Singpass login';
+  const client = cp
+    // The roles example uses the legacy (pre-FAPI) Corppass profile: pinned, so that an import keeps it (a client
+    // saved without a profile is legacy, but the editor gives a new one FAPI 2.0).
+    ? { id: `${p}-client`, type: 'corppass-client', name: 'Corppass (sandbox)', profile: 'legacy', environment: 'sandbox' }
+    : { id: `${p}-client`, type: 'singpass-login-client', name: 'Singpass login (sandbox)', environment: 'sandbox' };
+  Object.assign(client, { sandboxUrl: 'http://127.0.0.1:5156', issuer: '', clientId: 'node-red-rp', redirectUri: `http://127.0.0.1:1880${base}/callback` });
+  const start = n({ id: `${p}-start`, type: nodeType, name: '', client: client.id, action: 'start', scope: cp ? 'openid' : 'openid user.identity name',
+    fetchRoles: true, includeAccessToken: false, acrValues: '', requiredAcr: '', authenticationContextType: cp ? '' : 'APP_AUTHENTICATION_DEFAULT',
+    authenticationContextMessage: '', x: 360, y: 100, wires: [[`${p}-redirect`]] });
+  const complete = n({ id: `${p}-complete`, type: nodeType, name: '', client: client.id, action: 'complete', scope: '', fetchRoles: true, includeAccessToken: false,
+    acrValues: '', requiredAcr: '', authenticationContextType: '', authenticationContextMessage: '', x: 380, y: 180, wires: [[`${p}-page`]] });
+  return [
+    { id: tab, type: 'tab', label: title, info:
+        `${title}: open http://127.0.0.1:1880${base}/login. ` +
+        (cp ? 'Shows the verified user, the entity and the roles active today (AuthInfo and TPAuthInfo). '
+          : 'Shows the verified person (name, NRIC/FIN from the scope). ') +
+        LOGIN_KEYS_NOTE(`http://127.0.0.1:1880${base}/jwks`, client.redirectUri) +
+        ' Errors (cancelled, replayed or altered callback) go to the Catch node with msg.error.code.' },
+    client,
+    n({ id: `${p}-c1`, type: 'comment', name: `1. ${base}/login: redirect to ${cp ? 'Corppass' : 'Singpass'} (the login transaction rides in an HttpOnly cookie)`, x: 400, y: 60, wires: [] }),
+    n({ id: `${p}-login-in`, type: 'http in', name: '', url: `${base}/login`, method: 'get', upload: false, swaggerDoc: '', x: 150, y: 100, wires: [[start.id]] }),
+    start,
+    n({ id: `${p}-redirect`, type: 'http response', name: 'redirect', statusCode: '', headers: {}, x: 590, y: 100, wires: [] }),
+    n({ id: `${p}-c2`, type: 'comment', name: `2. ${base}/callback: verify, then show ` + (cp ? 'the user, entity and roles' : 'the person'), x: 370, y: 140, wires: [] }),
+    n({ id: `${p}-callback-in`, type: 'http in', name: '', url: `${base}/callback`, method: 'get', upload: false, swaggerDoc: '', x: 160, y: 180, wires: [[complete.id]] }),
+    complete,
+    n({ id: `${p}-page`, type: 'template', name: 'who logged in' + (cp ? ' + roles' : ''), field: 'payload', fieldType: 'msg', format: 'html', syntax: 'mustache',
+      template: page(cp ? 'corppass-login.html' : 'singpass-login.html'), output: 'str', x: 610, y: 180, wires: [[`${p}-page-out`]] }),
+    n({ id: `${p}-page-out`, type: 'http response', name: '', statusCode: '', headers: HTML, x: 800, y: 180, wires: [] }),
+    n({ id: `${p}-catch`, type: 'catch', name: 'login failed', scope: [start.id, complete.id], uncaught: false, x: 370, y: 240, wires: [[`${p}-error-page`]] }),
+    n({ id: `${p}-error-page`, type: 'template', name: 'error page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'mustache', template: page('login-error.html'), output: 'str', x: 590, y: 240, wires: [[`${p}-error-status`]] }),
+    n({ id: `${p}-error-status`, type: 'change', name: '400', rules: [{ t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' },
+      { t: 'delete', p: 'headers', pt: 'msg' }], x: 760, y: 240, wires: [[`${p}-page-out`]] }),
+    n({ id: `${p}-c3`, type: 'comment', name: `3. ${base}/jwks: your public keys (register this URL with the provider)`, x: 330, y: 300, wires: [] }),
+    n({ id: `${p}-keyset`, type: 'singpass-keyset', name: '', url: `${base}/jwks`, signClient: '', corppassClient: cp ? client.id : '',
+      singpassClient: cp ? '' : client.id, x: 160, y: 340, wires: [] }),
+  ];
+}
+
+/** One key-set URL publishing the public keys of a signing client and both login clients. */
+function keySet() {
+  const tab = 'ks-tab';
+  const n = on(tab);
+  return [
+    { id: tab, type: 'tab', label: 'Singpass key set endpoint', info:
+        'GET http://127.0.0.1:1880/jwks serves the PUBLIC keys of the config nodes chosen in the key set node (private parts ' +
+        'never leave Node-RED; duplicate key IDs are refused). Register this URL as your JWKS URL with the signing ' +
+        'service, Corppass and Singpass. Paste your private keys into the config nodes first.' },
+    ...signConfigNodes('ks', { name: 'Singpass Sign' }),
+    { id: 'ks-cp-client', type: 'corppass-client', name: 'Corppass', environment: 'staging', sandboxUrl: '', issuer: '', clientId: '', redirectUri: '' },
+    { id: 'ks-sp-client', type: 'singpass-login-client', name: 'Singpass login', environment: 'staging', sandboxUrl: '', issuer: '', clientId: '', redirectUri: '' },
+    n({ id: 'ks-c1', type: 'comment', name: 'Your public key set: one URL for the signing service, Corppass and Singpass', x: 330, y: 60, wires: [] }),
+    n({ id: 'ks-keyset', type: 'singpass-keyset', name: '', url: '/jwks', signClient: 'ks-sign-client', corppassClient: 'ks-cp-client',
+      singpassClient: 'ks-sp-client', x: 140, y: 100, wires: [] }),
+  ];
+}
+
+/**
+ * A flow as the committed files have always been written: two-space JSON, one final newline, every character outside
+ * printable ASCII as a \uXXXX escape (→, —, … in names and pages), so the files are plain ASCII whatever opens them.
+ */
+function toJson(flow) {
+  const text = JSON.stringify(flow, null, 2) + '\n';
+  // JSON.stringify leaves raw newlines only between tokens, never inside a string: every other one is escaped here.
+  return text.replace(/[^\n\x20-\x7e]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+function main(argv) {
+  const usage = 'usage: node scripts/make-node-red-examples.js [--out <dir>]  (default: examples/)';
+  let out = path.join(__dirname, '..', 'examples');
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--out' && argv[i + 1]) out = path.resolve(argv[++i]);
+    else {
+      console.error(usage);
+      process.exit(2);
+    }
+  }
+  const examples = {
+    'singpass-document-signing.json': addSigningPage(signing()),
+    'corppass-login-with-roles.json': login('corppass'),
+    'singpass-login.json': login('singpass'),
+    'key-set-endpoint.json': keySet(),
+  };
+  fs.mkdirSync(out, { recursive: true });
+  for (const [name, flow] of Object.entries(examples)) fs.writeFileSync(path.join(out, name), toJson(flow));
+}
+
+main(process.argv.slice(2));
