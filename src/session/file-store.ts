@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { SingpassFlowsError } from '../errors';
+import { acquireLockFile, errno, removeFile, syncDir, writeFileAtomic, type HeldLock } from '../files';
 import { signingSessionDeadline } from '../sign/session';
 import { checkSignRef } from '../sign/validate';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isSessionEnded } from './next-step';
@@ -15,7 +14,7 @@ import type { SessionRecord } from './types';
  * read it), `<signRef>.pdf` the PDF being signed. Safe across concurrent executions and processes on one host (or a
  * shared file system with atomic rename and O_EXCL):
  *
- * - every write is atomic: a temporary file in the same folder (`.<name>.<pid>-<random>.tmp`), written, fsynced,
+ * - every write is atomic (`writeFileAtomic` in ../files.ts): a temporary file in the same folder, written, fsynced,
  *   renamed over the target, then the folder fsynced; a reader (or a crash at any moment) sees the old file or the
  *   new one, never a part;
  * - `save` is compare-and-set on `record.revision`: under a per-record lock file (`.<signRef>.lock`, created with
@@ -100,7 +99,7 @@ export class FileSessionStore implements SessionStore {
     const r = ref(signRef);
     const lock = await this.lock(r);
     try {
-      await rmFile(this.recordPath(r));
+      await removeFile(this.recordPath(r));
       await this.syncDir();
     } finally {
       await lock.release();
@@ -127,7 +126,7 @@ export class FileSessionStore implements SessionStore {
   }
 
   async deleteDocument(signRef: string): Promise<void> {
-    await rmFile(this.documentPath(signRef));
+    await removeFile(this.documentPath(signRef));
   }
 
   /** The signed PDF as `<signRef>-signed.pdf` (atomic; kept by cleanUp: it is the product, not the session's state). */
@@ -198,8 +197,8 @@ export class FileSessionStore implements SessionStore {
           result.kept++;
           continue;
         }
-        if (await rmFile(this.documentPath(signRef))) result.documents++;
-        await rmFile(this.recordPath(signRef));
+        if (await removeFile(this.documentPath(signRef))) result.documents++;
+        await removeFile(this.recordPath(signRef));
         result.deleted.push(signRef);
       } finally {
         await lock.release();
@@ -211,11 +210,11 @@ export class FileSessionStore implements SessionStore {
       if (n.endsWith('.pdf') && !n.endsWith('-signed.pdf') && isSignRef(n.slice(0, -4)) && !recorded.has(n.slice(0, -4))) {
         const age = await mtimeAge(file, nowMs);
         if (age !== undefined && age >= options.retentionSeconds * 1000 && !(await exists(this.recordPath(n.slice(0, -4))))) {
-          if (await rmFile(file)) result.orphanDocuments++;
+          if (await removeFile(file)) result.orphanDocuments++;
         }
       } else if (n.startsWith('.') && n.endsWith('.tmp')) {
         const age = await mtimeAge(file, nowMs);
-        if (age !== undefined && age >= TEMP_FILE_MAX_AGE_MS && (await rmFile(file))) result.tempFiles++;
+        if (age !== undefined && age >= TEMP_FILE_MAX_AGE_MS && (await removeFile(file))) result.tempFiles++;
       }
     }
     if (result.deleted.length || result.orphanDocuments || result.tempFiles) await this.syncDir();
@@ -237,97 +236,22 @@ export class FileSessionStore implements SessionStore {
     await fsp.mkdir(this.dir, { recursive: true, mode: 0o700 });
   }
 
-  /** Temporary file in the same folder, written and fsynced, renamed over `name`, then the folder fsynced. */
-  private async writeAtomic(name: string, data: string | Buffer): Promise<void> {
-    const tmp = path.join(this.dir, `.${name}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
-    const fh = await fsp.open(tmp, 'wx', 0o600);
-    try {
-      try {
-        await fh.writeFile(data);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await fsp.rename(tmp, path.join(this.dir, name));
-    } catch (e) {
-      await rmFile(tmp);
-      throw e;
-    }
-    await this.syncDir();
+  private writeAtomic(name: string, data: string | Buffer): Promise<void> {
+    return writeFileAtomic(path.join(this.dir, name), data);
   }
 
-  /** fsync the folder, so a rename survives a power cut (not supported everywhere: best effort). */
-  private async syncDir(): Promise<void> {
-    let fh: fsp.FileHandle | undefined;
-    try {
-      fh = await fsp.open(this.dir, 'r');
-      await fh.sync();
-    } catch {
-      // some platforms/file systems cannot fsync a directory
-    } finally {
-      await fh?.close().catch(() => undefined);
-    }
+  private syncDir(): Promise<void> {
+    return syncDir(this.dir);
   }
 
-  /** The per-record lock: `.<signRef>.lock` created with O_EXCL; waits up to lockTimeoutMs, breaks a stale one. */
+  /** The per-record lock: `.<signRef>.lock` (see acquireLockFile); waits up to lockTimeoutMs, breaks a stale one. */
   private async lock(signRef: string): Promise<HeldLock> {
     await this.ensureDir();
-    const file = path.join(this.dir, `.${signRef}.lock`);
-    const token = `${os.hostname()}:${process.pid}:${randomBytes(8).toString('hex')}`;
-    const deadline = Date.now() + this.lockTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const fh = await fsp.open(file, 'wx', 0o600);
-        try {
-          await fh.writeFile(token);
-        } finally {
-          await fh.close();
-        }
-        return {
-          held: async () => (await fsp.readFile(file, 'utf8').catch(() => '')) === token,
-          release: async () => {
-            // only our own lock: a lock broken as stale may be someone else's by now
-            if ((await fsp.readFile(file, 'utf8').catch(() => '')) === token) await rmFile(file);
-          },
-        };
-      } catch (e) {
-        if (errno(e) !== 'EEXIST') throw e;
-      }
-      if (await this.breakIfStale(file)) continue;
-      if (Date.now() > deadline) throw busy(signRef, `another save has held the lock for over ${this.lockTimeoutMs} ms`);
-      await sleep(Math.min(5 * 2 ** Math.min(attempt, 4), 50) * (0.5 + Math.random()));
-    }
-  }
-
-  /** True when the lock is gone now (it was stale and we broke it, or its holder released it). */
-  private async breakIfStale(file: string): Promise<boolean> {
-    let st: Awaited<ReturnType<typeof fsp.stat>>;
-    try {
-      st = await fsp.stat(file);
-    } catch (e) {
-      if (errno(e) === 'ENOENT') return true;
-      throw e;
-    }
-    if (Date.now() - st.mtimeMs < this.lockStaleMs) return false;
-    // One breaker at a time: otherwise a second breaker could delete the lock the first one's retry just created.
-    const guard = `${file}.break`;
-    let g: fsp.FileHandle;
-    try {
-      g = await fsp.open(guard, 'wx', 0o600);
-    } catch (e) {
-      if (errno(e) !== 'EEXIST') throw e;
-      const gs = await fsp.stat(guard).catch(() => null);
-      if (gs && Date.now() - gs.mtimeMs >= this.lockStaleMs) await rmFile(guard);
-      return false;
-    }
-    try {
-      await g.close();
-      const again = await fsp.stat(file).catch(() => null);
-      if (again && again.ino === st.ino && again.mtimeMs === st.mtimeMs) await rmFile(file);
-      return true;
-    } finally {
-      await rmFile(guard);
-    }
+    return acquireLockFile(path.join(this.dir, `.${signRef}.lock`), {
+      staleMs: this.lockStaleMs,
+      timeoutMs: this.lockTimeoutMs,
+      onTimeout: () => busy(signRef, `another save has held the lock for over ${this.lockTimeoutMs} ms`),
+    });
   }
 }
 
@@ -381,11 +305,6 @@ export interface CleanUpResult {
 
 const TEMP_FILE_MAX_AGE_MS = 3_600_000;
 
-interface HeldLock {
-  held(): Promise<boolean>;
-  release(): Promise<void>;
-}
-
 function ref(signRef: string): string {
   const s = checkSignRef(signRef);
   // also no path separators or names the store keeps for itself
@@ -428,21 +347,6 @@ function busy(signRef: string, why: string): SingpassFlowsError {
   return new SingpassFlowsError('STORE_BUSY', `Session record ${signRef} could not be saved: ${why}; nothing was written, retry`, { retryable: true });
 }
 
-function errno(e: unknown): string | undefined {
-  return (e as NodeJS.ErrnoException | undefined)?.code;
-}
-
-/** Remove a file; false when it was not there. */
-async function rmFile(file: string): Promise<boolean> {
-  try {
-    await fsp.unlink(file);
-    return true;
-  } catch (e) {
-    if (errno(e) === 'ENOENT') return false;
-    throw e;
-  }
-}
-
 async function exists(file: string): Promise<boolean> {
   return fsp.stat(file).then(() => true, () => false);
 }
@@ -452,6 +356,3 @@ async function mtimeAge(file: string, nowMs: number): Promise<number | undefined
   return st ? nowMs - st.mtimeMs : undefined;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}

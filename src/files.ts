@@ -1,0 +1,137 @@
+/**
+ * Crash-safe file primitives for stores kept in a folder (the session store; anything else that keeps state on one
+ * host): atomic replacement of a file, and a lock file shared by processes, broken when its holder died.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/**
+ * Replace `file` atomically: a temporary file in the same folder (`.<name>.<pid>-<random>.tmp`, mode 0600), written
+ * and fsynced, renamed over `file`, then the folder fsynced. A reader, or a crash at any moment, sees the old file or
+ * the new one, never a part. Temporary files a crash left start with `.` and end with `.tmp`.
+ */
+export async function writeFileAtomic(file: string, data: string | Buffer): Promise<void> {
+  const dir = path.dirname(file);
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await fsp.open(tmp, 'wx', 0o600);
+  try {
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await removeFile(tmp);
+    throw e;
+  }
+  await syncDir(dir);
+}
+
+/** fsync a folder, so a rename or unlink in it survives a power cut (not supported everywhere: best effort). */
+export async function syncDir(dir: string): Promise<void> {
+  let fh: fsp.FileHandle | undefined;
+  try {
+    fh = await fsp.open(dir, 'r');
+    await fh.sync();
+  } catch {
+    // some platforms/file systems cannot fsync a directory
+  } finally {
+    await fh?.close().catch(() => undefined);
+  }
+}
+
+export interface HeldLock {
+  /** Still ours (not broken as stale by another process meanwhile). */
+  held(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+export interface LockFileOptions {
+  /** A lock file older than this is its dead holder's and is broken. */
+  staleMs: number;
+  /** Give up waiting after this long (`onTimeout` says how). */
+  timeoutMs: number;
+  onTimeout(): Error;
+}
+
+/**
+ * Take the lock file `file` (created with O_EXCL, i.e. `'wx'`, holding a token of ours): waits with jittered backoff
+ * while another holds it, and breaks a lock older than `staleMs` — one breaker at a time (a second `.break` file), so
+ * a second breaker cannot delete the lock the first one's retry just created. Release removes only our own lock.
+ */
+export async function acquireLockFile(file: string, options: LockFileOptions): Promise<HeldLock> {
+  const token = `${os.hostname()}:${process.pid}:${randomBytes(8).toString('hex')}`;
+  const deadline = Date.now() + options.timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fh = await fsp.open(file, 'wx', 0o600);
+      try {
+        await fh.writeFile(token);
+      } finally {
+        await fh.close();
+      }
+      const ours = async () => (await fsp.readFile(file, 'utf8').catch(() => '')) === token;
+      return {
+        held: ours,
+        release: async () => {
+          // only our own lock: a lock broken as stale may be someone else's by now
+          if (await ours()) await removeFile(file);
+        },
+      };
+    } catch (e) {
+      if (errno(e) !== 'EEXIST') throw e;
+    }
+    if (await breakIfStale(file, options.staleMs)) continue;
+    if (Date.now() > deadline) throw options.onTimeout();
+    await new Promise((r) => setTimeout(r, Math.min(5 * 2 ** Math.min(attempt, 4), 50) * (0.5 + Math.random())));
+  }
+}
+
+/** True when the lock is gone now (it was stale and we broke it, or its holder released it). */
+async function breakIfStale(file: string, staleMs: number): Promise<boolean> {
+  let st: Awaited<ReturnType<typeof fsp.stat>>;
+  try {
+    st = await fsp.stat(file);
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return true;
+    throw e;
+  }
+  if (Date.now() - st.mtimeMs < staleMs) return false;
+  const guard = `${file}.break`;
+  let g: fsp.FileHandle;
+  try {
+    g = await fsp.open(guard, 'wx', 0o600);
+  } catch (e) {
+    if (errno(e) !== 'EEXIST') throw e;
+    const gs = await fsp.stat(guard).catch(() => null);
+    if (gs && Date.now() - gs.mtimeMs >= staleMs) await removeFile(guard);
+    return false;
+  }
+  try {
+    await g.close();
+    const again = await fsp.stat(file).catch(() => null);
+    if (again && again.ino === st.ino && again.mtimeMs === st.mtimeMs) await removeFile(file);
+    return true;
+  } finally {
+    await removeFile(guard);
+  }
+}
+
+/** Remove a file; false when it was not there. */
+export async function removeFile(file: string): Promise<boolean> {
+  try {
+    await fsp.unlink(file);
+    return true;
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return false;
+    throw e;
+  }
+}
+
+export function errno(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
