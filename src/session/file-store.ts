@@ -4,7 +4,7 @@ import { SingpassFlowsError } from '../errors';
 import { acquireLockFile, errno, removeFile, syncDir, writeFileAtomic, type HeldLock } from '../files';
 import { signingSessionDeadline } from '../sign/session';
 import { checkSignRef } from '../sign/validate';
-import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isSessionEnded } from './next-step';
+import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isSessionEnded, nextStep } from './next-step';
 import type { SessionStore } from './store';
 import type { SessionRecord } from './types';
 
@@ -178,7 +178,6 @@ export class FileSessionStore implements SessionStore {
    */
   async cleanUp(options: { retentionSeconds: number }): Promise<CleanUpResult> {
     const nowMs = this.now();
-    const cutoffS = nowMs / 1000 - options.retentionSeconds;
     const result: CleanUpResult = { deleted: [], documents: 0, orphanDocuments: 0, tempFiles: 0, kept: 0, unreadable: [] };
     const names = await this.names();
     const records = recordRefs(names);
@@ -193,7 +192,9 @@ export class FileSessionStore implements SessionStore {
           continue;
         }
         if (!record) continue;
-        if (!isSessionEnded(record) || record.state.updatedAt > cutoffS) {
+        // the one rule (nextStep): an ended record's `forget` step is due once the retention passed
+        const next = nextStep(record, { retentionMs: options.retentionSeconds * 1000 });
+        if (next.action !== 'forget' || next.at > nowMs) {
           result.kept++;
           continue;
         }
