@@ -6,6 +6,7 @@
  *    PDF end to end with a restart in between (pdfsig + qpdf).
  * First run downloads Node 24 and Node-RED 5 into ~/.cache/singpass-flows (about a minute); later runs reuse them.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -55,6 +56,12 @@ test('Node 20: installs like the palette manager (engine-strict, no n8n runtime)
   expect(installed).not.toContain('pdf-lib'); // a dev dependency since the demo signs a shipped sample
   expect(fs.readdirSync(path.join(pkgDir, 'examples')).sort()).toEqual(EXAMPLES);
   expect(fs.lstatSync(pkgDir).isSymbolicLink()).toBe(false); // a real install, not a link to the repository
+  // the exports map: the public API and the sandbox resolve from the user's folder; internals do not
+  const probe = (spec: string) => execFileSync(process.execPath, ['-e', `try { const m = require(${JSON.stringify(spec)}); console.log(Object.keys(m).join(',')) } catch (e) { console.log(e.code) }`], { cwd: userDir, encoding: 'utf8' }).trim();
+  expect(probe('@singpass-flows/n8n-nodes-singpass').split(',')).toEqual(expect.arrayContaining(['createSigningEngine', 'PgSessionStore', 'FileSessionStore', 'verifyPdfSignatures']));
+  expect(probe('@singpass-flows/n8n-nodes-singpass').split(',')).not.toContain('constantTimeEqual');
+  expect(probe('@singpass-flows/n8n-nodes-singpass/sandbox').split(',')).toContain('startSandbox');
+  expect(probe('@singpass-flows/n8n-nodes-singpass/dist/src/http')).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
 
   const nr = await startNodeRedProcess({ userDir, port: await freePort(), packageDir: pkgDir });
   running.push(nr);
