@@ -6,10 +6,12 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../helpers/ports';
+
+export { freePort };
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -20,17 +22,6 @@ const NODE_VERSION = '24.21.0';
 export function n8nInstallDir(): string | undefined {
   const dir = process.env.SINGPASS_FLOWS_N8N_DIR ?? path.join(os.homedir(), '.cache', 'singpass-flows', `n8n-${N8N_VERSION}`);
   return fs.existsSync(path.join(dir, `.complete-n8n-${N8N_VERSION}-node-${NODE_VERSION}`)) ? dir : undefined;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 /** `npm pack` this package once per test run (prepack builds it). */
