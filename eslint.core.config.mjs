@@ -1,5 +1,5 @@
-// Type-aware lint of our own code: typescript-eslint's recommendedTypeChecked over src/, sandbox/, node-red/, nodes/
-// and credentials/ (tests and benches are left out), with the repo's TypeScript (the one the build uses). Run with
+// Type-aware lint of our own code: typescript-eslint's recommendedTypeChecked over src/, cli/, sandbox/, node-red/,
+// nodes/ and credentials/ (tests and benches are left out), plus the house's boundaries (no-restricted-imports below), with the repo's TypeScript (the one the build uses). Run with
 // `npm run lint` or `bash scripts/lint-core.sh`. eslint and typescript-eslint are dev dependencies (never installed
 // into a user's n8n or Node-RED).
 import tseslint from 'typescript-eslint';
@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/**', 'bench/**', 'scripts/**', 'examples/**', 'flows/**'] },
   {
-    files: ['src/**/*.ts', 'sandbox/**/*.ts', 'node-red/**/*.ts', 'nodes/**/*.ts', 'credentials/**/*.ts'],
+    files: ['src/**/*.ts', 'cli/**/*.ts', 'sandbox/**/*.ts', 'node-red/**/*.ts', 'nodes/**/*.ts', 'credentials/**/*.ts'],
     extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: {
@@ -29,6 +29,35 @@ export default tseslint.config(
       '@typescript-eslint/no-base-to-string': 'off',
       // A runtime guard that reports a value its type says is impossible (`${event.type}` narrowed to never).
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNever: true }],
+    },
+  },
+  // Boundaries. The core knows the protocols and the session engine and nothing of the front ends, the sandbox or an
+  // engine's API; the sandbox is a peer of the client (a mistake on one side must not hide in the other), so it shares
+  // no code with it; the front ends are siblings over the core.
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/sandbox', '**/sandbox/**'], message: 'The core must not import the sandbox (it is the client\'s peer, not its helper).' },
+        { group: ['**/nodes/**', '**/credentials/**', '**/node-red/**', '**/cli/**', '**/cli'], message: 'The core must not import a front end (n8n nodes, Node-RED nodes, the CLI).' },
+        { group: ['n8n-workflow', 'n8n-core', 'node-red'], message: 'The core is engine-agnostic: no n8n or Node-RED API here.' },
+      ] }],
+    },
+  },
+  {
+    files: ['sandbox/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/src', '**/src/**', '**/nodes/**', '**/node-red/**', '**/cli/**'], message: 'The sandbox shares no code with the client (wire tables, assertion builder, token verifier, CMS builder): a mistake on one side must not hide in the other.' },
+      ] }],
+    },
+  },
+  {
+    files: ['nodes/**/*.ts', 'credentials/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/node-red/**', '**/cli/**', '**/sandbox', '**/sandbox/**'], message: 'The n8n nodes are a sibling front end: import the core (src/), not Node-RED, the CLI or the sandbox.' },
+      ] }],
     },
   },
 );

@@ -1,19 +1,16 @@
 /**
- * Engine-agnostic core of the package. Adapters (n8n, Node-RED) and the CLI import from here.
+ * The package's public API: the engine-agnostic core that adapters (n8n, Node-RED), the CLI and developers import.
+ * Each area's index (keys, sign, login, pki, pades, session) lists what it makes public; internals (the HTTP client,
+ * constant-time comparison, clocks' helpers) stay inside.
  */
-export * from './errors';
-export * from './clock';
-export * from './http';
+export { SingpassFlowsError, isSingpassFlowsError } from './errors';
+export type { ErrorCode, ErrorDetails } from './errors';
+export type { Clock } from './clock';
+export type { Fetch, HttpOptions } from './http';
 export * from './keys';
 export * from './sign';
 export * from './login';
 export * from './pki';
 export * from './pades';
-// LTV, document timestamps and verification build on ./pades (and import it), so they are exported here rather
-// than from pades/index.ts, which would make a cycle.
-export * from './pades/ltv';
-export * from './pades/doc-timestamp';
-export * from './pades/verify';
-export * from './secrets';
-// issue 7: the signing-session engine (step functions over a JSON record, multi-session runner)
+// The signing-session engine: step functions over a JSON record, the multi-session runner, the stores.
 export * from './session';

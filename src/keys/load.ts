@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject, type JsonWebKey } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { SingpassFlowsError } from '../errors';
-import { JWE_KEY_ALGS } from '../login/wire';
+import { JWE_KEY_ALGS } from './algs';
 
 export type EcSigningAlg = 'ES256' | 'ES384' | 'ES512';
 /** The key-management algorithms an encryption key may name: exactly those the ID-token / userinfo decryptor accepts. */

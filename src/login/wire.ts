@@ -37,7 +37,7 @@ export const AUTHENTICATION_CONTEXT_TYPE_PATTERN = /^[A-Z][A-Z0-9_]{0,63}$/;
 export const AUTHENTICATION_CONTEXT_MESSAGE_MAX = 100;
 
 /** ID token / userinfo JWE key management: ECDH-ES with key wrapping only (direct ECDH-ES is refused). */
-export const JWE_KEY_ALGS = ['ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW'] as const;
+export { JWE_KEY_ALGS } from '../keys/algs';
 /** Content encryption accepted per provider (Singpass uses both, Corppass only CBC-HMAC). */
 export const CORPPASS_JWE_ENCS = ['A256CBC-HS512'] as const;
 export const SINGPASS_JWE_ENCS = ['A256CBC-HS512', 'A256GCM'] as const;

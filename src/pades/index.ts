@@ -13,3 +13,7 @@ export type { DssData, DssEntry } from './dss';
 export { listSignatures, byteRangeDigest, newestSignatureIndex } from './list';
 export type { PdfSignatureInfo } from './list';
 export type { PreparedUpdate } from './signature-update';
+// LTV, document timestamps and verification (they build on the modules above, imported directly: no cycle).
+export * from './ltv';
+export * from './doc-timestamp';
+export * from './verify';

@@ -15,7 +15,8 @@ import type { Fetch } from '../http';
 import { buildChainPartial, checkTimestampToken, fetchCrlStatus, fetchOcspResponse, matchingCrls, matchingOcspResponses, type CrlResult, type OcspResult } from '../pki';
 import { attributeValue, findSignerCertificate, parseSignedData } from '../pki/cms';
 import { OID, certDer, crlUrlOf, ocspUrlOf, parseCertificate, revokedSince, subjectString } from '../pki/x509';
-import { appendDss, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
+import { appendDss, readDss } from './dss';
+import { listSignatures, newestSignatureIndex, type PdfSignatureInfo } from './list';
 
 /**
  * Which signatures must get complete validation data: `'newest'`, `'all'`, or the field names of exactly those.

@@ -10,7 +10,8 @@ import { invalidInput } from '../errors';
 import { buildChainPartial, checkTimestampToken, matchingCrls, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
 import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, revokedSince, serialHex, subjectString } from '../pki/x509';
-import { byteRangeDigest, listSignatures, newestSignatureIndex, readDss, type PdfSignatureInfo } from './index';
+import { readDss } from './dss';
+import { byteRangeDigest, listSignatures, newestSignatureIndex, type PdfSignatureInfo } from './list';
 
 export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demoCommand } from '../../src/cli/commands/demo';
-import { commands } from '../../src/cli/commands';
+import { demoCommand } from '../../cli/commands/demo';
+import { commands } from '../../cli/commands';
 import { verifyPdfSignatures } from '../../src/pades/verify';
 
 /** Run the command in-process, capturing what it prints. */

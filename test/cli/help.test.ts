@@ -1,5 +1,5 @@
-import { main } from '../../src/cli/index';
-import { commands } from '../../src/cli/commands';
+import { main } from '../../cli/index';
+import { commands } from '../../cli/commands';
 
 describe('singpass-flows CLI', () => {
   let out: string[];

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keysCommand, FILES } from '../../src/cli/commands/keys';
+import { keysCommand, FILES } from '../../cli/commands/keys';
 import { loadEncryptionKey, loadSigningKey } from '../../src/keys';
 
 function capture() {

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../src/cli';
+import { main } from '../../cli';
 import { createServer } from 'node:net';
 import { startSandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';

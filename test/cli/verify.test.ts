@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../src/cli';
+import { main } from '../../cli';
 import { startPkiServer, type RunningPkiServer } from '../../sandbox/pki';
 import { samplePdf, signToLevel } from '../pades/ltv-helpers';
 

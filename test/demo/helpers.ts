@@ -1,5 +1,5 @@
 /**
- * The demo as a user runs it: the built CLI (`node dist/src/cli/index.js demo`, what `npm run demo` runs) in a
+ * The demo as a user runs it: the built CLI (`node dist/cli/index.js demo`, what `npm run demo` runs) in a
  * child process on free ports, stopped with Ctrl-C (SIGINT). `npm test` builds dist first.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';

@@ -1,7 +1,7 @@
 /** @jest-environment ./test/malformed/environment.ts */
 import { generateKeyPairSync } from 'node:crypto';
 import type { JWK } from 'jose';
-import { parseSignConfig } from '../../src/cli/commands/sign';
+import { parseSignConfig } from '../../cli/commands/sign';
 import { RemoteKeySet, loadEncryptionKey, loadSigningKey, type LoadedKey } from '../../src/keys';
 import { createCorppassClient, createSingpassClient } from '../../src/login';
 import { SigningApiClient, createWebhookVerifier, signingEnvironment } from '../../src/sign';

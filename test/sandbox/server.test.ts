@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { parseSandboxArgs, runSandboxCommand } from '../../src/cli/commands/sandbox';
+import { parseSandboxArgs, runSandboxCommand } from '../../cli/commands/sandbox';
 import { startTestDsap, type TestDsap } from './sign/test-dsap';
 
 describe('startSandbox', () => {

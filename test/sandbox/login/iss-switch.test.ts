@@ -3,7 +3,7 @@
  * switch for the day Corppass turns `iss` on: `startSandbox({ corppassIssParameter })` and `--corppass-iss`.
  */
 import { startSandbox } from '../../../sandbox';
-import { parseSandboxArgs } from '../../../src/cli/commands/sandbox';
+import { parseSandboxArgs } from '../../../cli/commands/sandbox';
 
 const flag = async (issuer: string) =>
   ((await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>).authorization_response_iss_parameter_supported;

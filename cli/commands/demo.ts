@@ -1,20 +1,19 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import QRCode from 'qrcode';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { checkWritableFile, wantsHelp, type CliCommand } from '../command';
-import { isSingpassFlowsError } from '../../errors';
-import { renderQr } from '../../sign';
-import type { PadesLevel } from '../../pades/verify';
+import { isSingpassFlowsError } from '../../src/errors';
+import { renderQr } from '../../src/sign';
+import type { PadesLevel } from '../../src/pades/verify';
 import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionStep } from '../signing-session';
 // The CLI (not the core) may use the sandbox: the demo runs against a local stand-in of the services.
-import { startSandbox, type Sandbox } from '../../../sandbox';
+import { startSandbox, type Sandbox } from '../../sandbox';
 import { signSampleUnattended } from '../demo/auto';
-import { DEMO_PORTS, startDemo, type RunningDemo } from '../demo/launcher';
+import { DEMO_PORTS, packageRoot, startDemo, type RunningDemo } from '../demo/launcher';
 import { formatReport } from './verify';
-import { untilSignal } from '../../../sandbox/server';
+import { untilSignal } from '../../sandbox/server';
 
 const DEFAULT_SIGNED_DIR = join(tmpdir(), 'singpass-flows-demo', 'signed');
 /** The sample the --auto run signs (assets/samples). */
@@ -122,7 +121,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
       }
     };
     const r = await runSigningSession(env, {
-      input: await samplePdf(), documentName: 'Demo agreement.pdf', level: options.level, reason: 'Singpass flows demo', location: 'Singapore', onStep: narrate,
+      input: samplePdf(), documentName: 'Demo agreement.pdf', level: options.level, reason: 'Singpass flows demo', location: 'Singapore', onStep: narrate,
     });
     if (options.out) {
       writeFileSync(resolve(options.out), r.pdf);
@@ -134,14 +133,9 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
   }
 }
 
-async function samplePdf(): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const page = doc.addPage([595, 842]);
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  page.drawText('Singpass flows - demo agreement', { x: 72, y: 760, size: 18, font });
-  // The PDF exists before the session (it is checked first), so it names the time, not the sign_ref.
-  page.drawText(`Signed in the sandbox on ${new Date().toISOString()} (TEST ONLY)`, { x: 72, y: 730, size: 11, font });
-  return Buffer.from(await doc.save({ useObjectStreams: false }));
+/** The round trip signs a sample the package ships (assets/samples), so the CLI needs no PDF library at run time. */
+function samplePdf(): Buffer {
+  return readFileSync(join(packageRoot(), 'assets', 'samples', 'consent-form.pdf'));
 }
 
 export const demoCommand: CliCommand = {

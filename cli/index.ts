@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { isSingpassFlowsError } from '../errors';
+import { isSingpassFlowsError } from '../src/errors';
 import type { CliCommand } from './command';
 import { commands } from './commands';
 

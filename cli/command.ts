@@ -1,8 +1,8 @@
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { invalidInput } from '../errors';
+import { invalidInput } from '../src/errors';
 
-/** A CLI command: each lives in `src/cli/commands/<name>.ts` and is listed in `src/cli/index.ts`. */
+/** A CLI command: each lives in `cli/commands/<name>.ts` and is listed in `cli/index.ts`. */
 export interface CliCommand {
   name: string;
   /** One line for the command list. */

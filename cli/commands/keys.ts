@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { wantsHelp, type CliCommand } from '../command';
-import { generateClientKeys } from '../../keys';
+import { generateClientKeys } from '../../src/keys';
 
 export const FILES = { signing: 'signing.private.jwk.json', encryption: 'encryption.private.jwk.json', jwks: 'jwks.json' } as const;
 

@@ -9,10 +9,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { SingpassFlowsError, invalidInput } from '../../errors';
-import { generateClientKeys } from '../../keys';
+import { SingpassFlowsError, invalidInput } from '../../src/errors';
+import { generateClientKeys } from '../../src/keys';
 // The CLI (not the core) may use the sandbox: the demo runs against a local stand-in of the services.
-import { startSandbox, type Sandbox } from '../../../sandbox';
+import { startSandbox, type Sandbox } from '../../sandbox';
 
 export const DEMO_PORTS = { sandbox: 5156, nodeRed: 1890 } as const;
 export const SIGNING_EXAMPLE = 'singpass-document-signing.json';
@@ -59,7 +59,7 @@ interface NodeRedRuntime {
 
 type FlowNode = Record<string, unknown> & { id: string; type: string };
 
-/** The package root (holds package.json): from src/cli/demo (ts) or dist/src/cli/demo (compiled). */
+/** The package root (holds package.json): from cli/demo (ts) or dist/cli/demo (compiled). */
 export function packageRoot(): string {
   let dir = __dirname;
   for (let i = 0; i < 6; i++) {

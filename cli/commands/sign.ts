@@ -3,15 +3,15 @@ import { basename, dirname, resolve } from 'node:path';
 import QRCode from 'qrcode';
 import { parseArgs } from 'node:util';
 import { checkWritableFile, readUserFile, wantsHelp, type CliCommand } from '../command';
-import { invalidInput, isSingpassFlowsError } from '../../errors';
-import { requireHttpsUrl } from '../../http';
-import { loadSigningKey, publicKeySet } from '../../keys';
-import { SigningApiClient } from '../../sign';
-import type { PadesLevel } from '../../pades/verify';
+import { invalidInput, isSingpassFlowsError } from '../../src/errors';
+import { requireHttpsUrl } from '../../src/http';
+import { loadSigningKey, publicKeySet } from '../../src/keys';
+import { SigningApiClient } from '../../src/sign';
+import type { PadesLevel } from '../../src/pades/verify';
 import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionOptions } from '../signing-session';
 // The CLI (not the core) may start the sandbox: `sign` runs the whole session against a local stand-in.
-import { startSandbox, type Sandbox } from '../../../sandbox';
-import { listen } from '../../../sandbox/http';
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { listen } from '../../sandbox/http';
 
 const HELP = `Usage: singpass-flows sign --in <file.pdf> --out <signed.pdf> [--level B-B|B-T|B-LT|B-LTA]
                            [--sandbox [--user p256|p384|revoked] [--root-out <root.pem>] | --config <file.json>]

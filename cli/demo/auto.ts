@@ -5,8 +5,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { SingpassFlowsError, type ErrorCode } from '../../errors';
-import { verifyPdfSignatures, type PdfVerificationReport } from '../../pades/verify';
+import { SingpassFlowsError, type ErrorCode } from '../../src/errors';
+import { verifyPdfSignatures, type PdfVerificationReport } from '../../src/pades/verify';
 import type { RunningDemo } from './launcher';
 
 export interface AutoResult {

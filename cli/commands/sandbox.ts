@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { invalidInput } from '../../errors';
+import { invalidInput } from '../../src/errors';
 import type { CliCommand } from '../command';
 import { wantsHelp } from '../command';
-import type { Sandbox, SandboxOptions } from '../../../sandbox';
+import type { Sandbox, SandboxOptions } from '../../sandbox';
 
 const HELP = `Usage: singpass-flows sandbox [options]
 
@@ -106,7 +106,7 @@ export async function runSandboxCommand(argv: string[], io: { log?: (line: strin
   const opts = parseSandboxArgs(argv);
   // Loaded lazily (require, not import(): this package is CommonJS) so other commands do not load the PKI code.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { serveSandbox } = require('../../../sandbox/server') as typeof import('../../../sandbox/server');
+  const { serveSandbox } = require('../../sandbox/server') as typeof import('../../sandbox/server');
   try {
     await serveSandbox(opts, io);
   } catch (e) {

@@ -1,13 +1,13 @@
 import type * as http from 'node:http';
-import { SingpassFlowsError } from '../errors';
-import { generateClientKeys, loadSigningKey, publicKeySet } from '../keys';
-import { SigningApiClient, createNotificationTokens, type SignatureEvent } from '../sign';
-import { randomToken } from '../secrets';
-import type { PadesLevel, PdfVerificationReport } from '../pades/verify';
-import { PADES_LEVELS, createSessionRunner, createSigningEngine, type SessionStep as EngineStep } from '../session';
+import { SingpassFlowsError } from '../src/errors';
+import { generateClientKeys, loadSigningKey, publicKeySet } from '../src/keys';
+import { SigningApiClient, createNotificationTokens, type SignatureEvent } from '../src/sign';
+import { randomToken } from '../src/secrets';
+import type { PadesLevel, PdfVerificationReport } from '../src/pades/verify';
+import { PADES_LEVELS, createSessionRunner, createSigningEngine, type SessionStep as EngineStep } from '../src/session';
 // The CLI (not the core) may start the sandbox: `sign` and `demo` run the whole session against a local stand-in.
-import type { Sandbox } from '../../sandbox';
-import { listen, readBody, type RunningServer } from '../../sandbox/http';
+import type { Sandbox } from '../sandbox';
+import { listen, readBody, type RunningServer } from '../sandbox/http';
 
 /**
  * The CLI side of one signing session, shared by `singpass-flows sign` and `singpass-flows demo`: serve the DSAP's
