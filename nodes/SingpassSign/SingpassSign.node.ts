@@ -1,5 +1,5 @@
 import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
-import { testNotificationToken, testSignApi } from '../shared/credential-tests';
+import { testNotificationToken, testSessionStorePostgres, testSignApi } from '../shared/credential-tests';
 import { route } from '../shared/router';
 import { operationProperties, operations } from './actions/router';
 
@@ -21,11 +21,15 @@ export class SingpassSign implements INodeType {
     outputs: [NodeConnectionTypes.Main],
     usableAsTool: true,
     credentials: [
-      // the Session Record operations only read and write files
+      // the Session Record operations only read and write records (files, or the PostgreSQL store's credential)
       { name: 'singpassSignApi', required: true, testedBy: 'singpassSignApiTest', displayOptions: { hide: { resource: ['sessionRecord'] } } },
       {
         name: 'singpassNotificationTokenApi', required: true, testedBy: 'singpassNotificationTokenApiTest',
         displayOptions: { show: { resource: ['session'] } },
+      },
+      {
+        name: 'singpassSessionStorePostgresApi', required: true, testedBy: 'singpassSessionStorePostgresApiTest',
+        displayOptions: { show: { resource: ['sessionRecord'], store: ['postgres'] } },
       },
     ],
     properties: [
@@ -91,8 +95,8 @@ export class SingpassSign implements INodeType {
         options: [
           { name: 'Clean Up Ended Sessions', value: 'cleanUp', action: 'Clean up ended sessions', description: 'For a daily schedule: delete completed, failed and expired sessions (record and saved PDF) past the retention' },
           { name: 'List Due Sessions', value: 'listDue', action: 'List sessions due for a step', description: 'For a schedule: sessions left at the save point (resubmit the hash) or past their deadline (expire them)' },
-          { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record file named after the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
-          { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Write the record file named after the signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial file, never over another execution\'s change' },
+          { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record stored under the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
+          { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Store the record under its signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial record, never over another execution\'s change' },
         ],
         default: 'loadRecord',
       },
@@ -107,7 +111,9 @@ export class SingpassSign implements INodeType {
     ],
   };
 
-  methods = { credentialTest: { singpassSignApiTest: testSignApi, singpassNotificationTokenApiTest: testNotificationToken } };
+  methods = {
+    credentialTest: { singpassSignApiTest: testSignApi, singpassNotificationTokenApiTest: testNotificationToken, singpassSessionStorePostgresApiTest: testSessionStorePostgres },
+  };
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
     return route(this, operations);

@@ -158,7 +158,7 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
         return stdout + stderr;
       },
       async executions(workflowId) {
-        const out = await postgres!.sql(`SELECT json_agg(json_build_object('id', id, 'status', status) ORDER BY id) FROM execution_entity WHERE "workflowId" = '${workflowId.replace(/'/g, "''")}'`);
+        const out = await postgres!.sql(`SELECT json_agg(json_build_object('id', id, 'status', status) ORDER BY id) FROM execution_entity WHERE "workflowId" = '${workflowId.replace(/'/g, "''")}'`, postgres!.database);
         return (JSON.parse(out || 'null') as Array<{ id: number; status: string }> | null) ?? [];
       },
       async start() {

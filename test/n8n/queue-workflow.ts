@@ -1,0 +1,101 @@
+/**
+ * The sample signing workflow as a queue-mode installation runs it, built from flows/n8n/document-signing.json as
+ * docs/n8n-queue-mode.md tells a user to change it: every Session Record node on the PostgreSQL store (one
+ * credential), and the signed PDF delivered over HTTP (a document system every worker reaches) instead of a file on
+ * whichever worker ran the execution. Plus a test-only probe workflow that reads a session record through the same
+ * Load Session Record node, so the tests look at the store the way the workflow does, over HTTP.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL)' };
+const SAMPLE = path.join(__dirname, '../../flows/n8n/document-signing.json');
+const PKG = '@singpass-flows/n8n-nodes-singpass';
+
+interface WfNode {
+  id?: string;
+  name: string;
+  type: string;
+  typeVersion?: number;
+  position?: [number, number];
+  parameters: Record<string, unknown>;
+  credentials?: Record<string, { id: string; name: string }>;
+}
+export interface Workflow {
+  id: string;
+  name: string;
+  nodes: WfNode[];
+  connections: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+export interface QueueWorkflowOptions {
+  /** Where the signed PDFs go: `POST <url>/<signRef>` with the PDF as the body. */
+  signedPdfUrl: string;
+  /** Resume schedule interval (s) and how long a step in progress is left alone (s). */
+  resumeEverySeconds: number;
+  idleSeconds: number;
+}
+
+export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
+  const wf = JSON.parse(fs.readFileSync(SAMPLE, 'utf8')) as Workflow;
+  let records = 0;
+  for (const n of wf.nodes) {
+    const p = n.parameters;
+    if (n.type === `${PKG}.singpassSign` && p.resource === 'sessionRecord') {
+      records++;
+      p.store = 'postgres';
+      delete p.folder;
+      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
+      if (p.operation === 'listDue') p.idleSeconds = o.idleSeconds;
+    }
+    // the trigger reads records before answering when given the store; in queue mode it runs in the webhook process
+    if (n.type === `${PKG}.singpassSignTrigger` && typeof p.recordFolder === 'string') p.recordFolder = '';
+    if (n.type === 'n8n-nodes-base.scheduleTrigger') {
+      const rule = p.rule as { interval: Array<Record<string, unknown>> };
+      if (rule.interval[0].field === 'seconds') rule.interval[0].secondsInterval = o.resumeEverySeconds;
+    }
+    if (n.type === 'n8n-nodes-base.readWriteFile' && p.operation === 'write') {
+      const signRefExpr = String(p.fileName).match(/\{\{(.*?)\}\}/)?.[1];
+      if (!signRefExpr) throw new Error(`cannot find the signRef expression in ${n.name}'s file name ${String(p.fileName)}`);
+      Object.assign(n, {
+        type: 'n8n-nodes-base.httpRequest',
+        typeVersion: 4.2,
+        parameters: {
+          method: 'POST',
+          url: `=${o.signedPdfUrl}/{{${signRefExpr}}}`,
+          sendBody: true,
+          contentType: 'binaryData',
+          inputDataFieldName: String(p.dataPropertyName ?? 'data'),
+          options: {},
+        },
+      });
+    }
+  }
+  if (records < 4) throw new Error(`the sample has ${records} Session Record nodes: not the workflow this test knows`);
+  if (wf.nodes.some((n) => n.type === 'n8n-nodes-base.readWriteFile')) throw new Error('the sample still writes files');
+  return wf;
+}
+
+/** GET /webhook/test/session-record?signRef=… → Load Session Record (PostgreSQL) → its output as JSON. */
+export function probeWorkflow(): Workflow {
+  return {
+    id: 'spflQueueProbe01',
+    name: 'Test probe: session record',
+    nodes: [
+      { id: 'a1', name: 'Probe', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], parameters: { httpMethod: 'GET', path: 'test/session-record', responseMode: 'responseNode', options: {} } },
+      {
+        id: 'a2', name: 'Load', type: `${PKG}.singpassSign`, typeVersion: 1, position: [200, 0],
+        parameters: { resource: 'sessionRecord', operation: 'loadRecord', store: 'postgres', signRef: '={{ $json.query.signRef }}', pdfBinaryField: '', ifMissing: 'output' },
+        credentials: { singpassSessionStorePostgresApi: PG_CREDENTIAL },
+      },
+      {
+        id: 'a3', name: 'Answer', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, position: [400, 0],
+        parameters: { respondWith: 'json', responseBody: '={{ JSON.stringify($json) }}', options: {} },
+      },
+    ],
+    connections: { Probe: { main: [[{ node: 'Load', type: 'main', index: 0 }]] }, Load: { main: [[{ node: 'Answer', type: 'main', index: 0 }]] } },
+    active: false,
+    settings: { executionOrder: 'v1', saveDataSuccessExecution: 'none' },
+  };
+}
