@@ -60,4 +60,12 @@ export default tseslint.config(
       ] }],
     },
   },
+  {
+    files: ['node-red/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/nodes/**', '**/credentials/**', '**/cli/**', '**/sandbox', '**/sandbox/**', 'n8n-workflow'], message: 'The Node-RED nodes are a sibling front end: import the core (src/), not the n8n nodes, the CLI or the sandbox.' },
+      ] }],
+    },
+  },
 );

@@ -3,7 +3,8 @@
  * store (never in the flow file). Keys are checked on deploy — a wrong paste is reported at once, naming the field —
  * and again when a node uses them.
  */
-import { loginOptions, loginPublicKeys } from '../nodes/shared/credentials';
+import { loginOptions, loginPublicKeys } from '../src/setup';
+import { configLabels } from './lib/labels';
 import type { LoginClientOptions } from '../src/login';
 import { LOGIN_CLIENT, type LoginClientNode } from './lib/login-client';
 import { asError } from './lib/run';
@@ -49,20 +50,21 @@ export = function register(RED: NodeAPI): void {
       this.provider = provider;
       const settings = {
         environment: text(def.environment) || 'staging', sandboxUrl: text(def.sandboxUrl), issuer: text(def.issuer), clientId: text(def.clientId), redirectUri: text(def.redirectUri),
-        // Corppass only; a config saved before these fields existed has none and stays legacy (nodes/shared/credentials).
+        // Corppass only; a config saved before these fields existed has none and stays legacy (src/setup/login-setup).
         ...(provider === 'corppass' ? { profile: text(def.profile), appType: text(def.appType) } : {}),
       };
       this.corppassProfile = { profile: settings.profile, appType: settings.appType };
       const creds = () => ({ ...settings, ...this.credentials });
+      this.labels = configLabels(provider === 'corppass' ? 'Corppass client' : 'Singpass login client', this);
       let options: Promise<LoginClientOptions & { transactionSecret: string }> | undefined;
       this.options = () => {
         if (!options) {
-          options = loginOptions(provider, creds());
+          options = loginOptions(provider, creds(), this.labels);
           options.catch(() => undefined); // reported to the node that asks
         }
         return options;
       };
-      this.publicKeys = () => loginPublicKeys(provider, creds());
+      this.publicKeys = () => loginPublicKeys(provider, creds(), this.labels);
       this.options().catch((e: unknown) => this.error(asError(e)));
     }
     RED.nodes.registerType(LOGIN_CLIENT[provider], LoginClient as never, {

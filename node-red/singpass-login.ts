@@ -11,9 +11,10 @@
  */
 import { SingpassFlowsError } from '../src/errors';
 import { activeRoles, createSingpassClient } from '../src/login';
-import { corppassLoginClient } from '../nodes/shared/credentials';
-import type { LoginProvider } from '../nodes/shared/environments';
-import { LOGIN_COOKIE, corppassFapiOutput, fapiRolesRefusal, readCallback, readTransaction, startCorppassLogin, startLoginOutput, type LoginStart } from '../nodes/shared/login';
+import {
+  LOGIN_COOKIE, corppassFapiOutput, corppassLoginClient, fapiRolesRefusal, readCallback, readTransaction, startCorppassLogin, startLoginOutput,
+  type LoginProvider, type LoginStart,
+} from '../src/setup';
 import { loginClientOf } from './lib/login-client';
 import { onInput } from './lib/run';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
@@ -44,7 +45,7 @@ export = function register(RED: NodeAPI): void {
           const scope = text(msg.scope) ?? text(def.scope) ?? (provider === 'corppass' ? 'openid' : 'openid user.identity name');
           const context = { authenticationContextType: text(def.authenticationContextType), authenticationContextMessage: text(def.authenticationContextMessage) };
           const start = provider === 'corppass'
-            ? await startCorppassLogin(corppassLoginClient(options, config.corppassProfile), { scope, ...context })
+            ? await startCorppassLogin(corppassLoginClient(options, config.corppassProfile, config.labels), { scope, ...context })
             : await createSingpassClient(options).startLogin({ scope, acrValues: text(def.acrValues), ...context });
           out = startMessage(msg, start, transactionSecret);
           node.status({ fill: 'yellow', shape: 'ring', text: 'redirected to log in' });
@@ -52,7 +53,7 @@ export = function register(RED: NodeAPI): void {
           const transaction = readTransaction(transactionOf(msg), transactionSecret);
           const callback = readCallback(callbackOf(msg));
           if (provider === 'corppass') {
-            const client = corppassLoginClient(options, config.corppassProfile);
+            const client = corppassLoginClient(options, config.corppassProfile, config.labels);
             if (client.profile === 'fapi') {
               out = completedMessage(msg, corppassFapiOutput(await client.completeLogin({ transaction, callback })), undefined);
               node.status({ fill: 'green', shape: 'dot', text: 'logged in' });
@@ -78,7 +79,7 @@ export = function register(RED: NodeAPI): void {
           const subject = text(msg.subject) ?? text((msg.payload as { subject?: { raw?: unknown } } | undefined)?.subject?.raw);
           if (!accessToken) throw new SingpassFlowsError('INVALID_INPUT', 'msg.accessToken: set it (a "complete login" node with "keep the access token" on puts it there)', { field: 'msg.accessToken' });
           if (!subject) throw new SingpassFlowsError('INVALID_INPUT', 'msg.subject: the "sub" of the user who logged in (msg.payload.subject.raw of "complete login")', { field: 'msg.subject' });
-          const client = corppassLoginClient(options, config.corppassProfile);
+          const client = corppassLoginClient(options, config.corppassProfile, config.labels);
           if (client.profile === 'fapi') throw fapiRolesRefusal(`${TITLE[provider]}, action "roles"`);
           const info = await client.getAuthorizationInfo({ accessToken, expectedSub: subject });
           const on = text(msg.activeOn);

@@ -1,7 +1,6 @@
 /** What the Corppass / Singpass login client config nodes give the login and key-set nodes. */
 import { SingpassFlowsError } from '../../src/errors';
-import type { CorppassProfileSettings } from '../../nodes/shared/credentials';
-import type { LoginProvider } from '../../nodes/shared/environments';
+import type { CorppassProfileSettings, LoginProvider, SettingLabels } from '../../src/setup';
 import type { LoadedKey } from '../../src/keys';
 import type { LoginClientOptions } from '../../src/login';
 import type { Node, NodeAPI } from './types';
@@ -15,6 +14,8 @@ export interface LoginClientNode extends Node<{ signingKey?: string; encryptionK
   publicKeys(): Promise<LoadedKey[]>;
   /** Corppass: the chosen profile ("legacy" | "fapi") and app type, as entered (checked when a client is made). */
   corppassProfile: CorppassProfileSettings;
+  /** How the core names this config node's fields in its messages. */
+  labels: SettingLabels;
 }
 
 /** The login client config node a node points at, or a clear error when it is missing. */

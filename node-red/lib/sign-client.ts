@@ -1,13 +1,14 @@
 /**
  * What the "Singpass Sign API client" config node gives the signing nodes: the signing engine (built once from the
  * settings and credentials, then reused so the service key set and intermediates stay cached) and the session
- * store. The key/URL checks and the environment table are the ones the n8n credential uses (nodes/shared).
+ * store. The key/URL checks and the environment table are the core's (src/setup), named with this node's labels.
  */
 import * as path from 'node:path';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
 import { createSigningEngine, type SigningEngine } from '../../src/session';
 import { createNotificationTokens } from '../../src/sign/notification-token';
-import { signSetup } from '../../nodes/shared/credentials';
+import { signSetup } from '../../src/setup';
+import { configLabels } from './labels';
 import type { LoadedKey } from '../../src/keys';
 import { ContextSessionStore } from './session-store';
 import type { Node, NodeAPI } from './types';
@@ -61,13 +62,13 @@ export function engineFactory(RED: NodeAPI, node: SignClientNode): () => Promise
 }
 
 /** The signing key alone (no network): checked on deploy so a wrong paste is reported at once; published by the key-set node. */
-export async function signingKeyOf(node: Pick<SignClientNode, 'settings' | 'credentials'>): Promise<LoadedKey> {
-  return (await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' })).signingKey;
+export async function signingKeyOf(node: Pick<SignClientNode, 'settings' | 'credentials' | 'name' | 'id'>): Promise<LoadedKey> {
+  return (await signSetup({ ...node.settings, signingKey: node.credentials?.signingKey ?? '' }, configLabels('Singpass Sign API client', node))).signingKey;
 }
 
 async function buildEngine(RED: NodeAPI, node: SignClientNode): Promise<SigningEngine> {
   const s = node.settings;
-  const setup = await signSetup({ ...s, signingKey: node.credentials?.signingKey ?? '' });
+  const setup = await signSetup({ ...s, signingKey: node.credentials?.signingKey ?? '' }, configLabels('Singpass Sign API client', node));
   const secretNode = s.notificationSecret ? (RED.nodes.getNode(s.notificationSecret) as NotificationSecretNode | null) : null;
   if (!secretNode) throw invalidInput('Notification token secret', `the Singpass Sign API client "${node.name || node.id}" needs a notification token secret config node`);
   const secret = secretNode.credentials?.secret ?? '';

@@ -5,7 +5,7 @@ import { createSingpassClient } from '../../src/login';
 import { createNotificationTokens } from '../../src/sign/notification-token';
 import { PgSessionStore } from '../../src/session/pg-store';
 import { corppassLoginClient, loginOptions, signSetup } from './credentials';
-import type { LoginProvider } from './environments';
+import type { LoginProvider } from '../../src/setup';
 import { pgStoreSettings } from './pg-settings';
 
 /**

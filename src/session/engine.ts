@@ -1,65 +1,28 @@
-import { createHash } from 'node:crypto';
 import { systemClock } from '../clock';
-import { SingpassFlowsError, invalidInput, isSingpassFlowsError, type ErrorCode } from '../errors';
-import { checkSignablePdf, finalizeSignature, prepareSignature } from '../pades';
+import { SingpassFlowsError, invalidInput } from '../errors';
+import { checkSignablePdf } from '../pades';
 import { checkSignatureText } from '../pades/signature';
-import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp';
-import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
-import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
+import type { PadesLevel } from '../pades/verify';
 import { constantTimeEqual } from '../secrets';
 import {
-  applySigningEvent, completeSigningSession, createWebhookVerifier, expireSigningSession, failSigningSession,
-  generateChallengeCode, isSigningSessionFinished, markHashSubmitted, newSigningSessionState, readBearer, signingSessionDeadline,
-  type CertificateEvent, type SignatureEvent, type WebhookRequest, type WebhookResponse, type WebhookVerifier,
+  applySigningEvent, createWebhookVerifier, expireSigningSession, generateChallengeCode, isSigningSessionFinished, newSigningSessionState,
+  readBearer, signingSessionDeadline, type CertificateEvent, type SignatureEvent, type WebhookRequest, type WebhookResponse, type WebhookVerifier,
 } from '../sign';
 import { readUserCertificate } from '../sign/user-certificate';
 import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
+import { certificateStep } from './certificate-step';
+import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS, finishSession } from './finishing';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
+import { checkRecord, nextRevision, say, sha256, withoutSessionData, type StepContext } from './record-ops';
+import { hashSubmitted, submitHash } from './submission';
 import { UserCertificateChecker } from './user-certificate';
 import type {
-  FinishFailure, FinishResult, SessionRecord, SessionStarted, SessionStep, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, SubmitFailure, VerifiedDelivery,
+  FinishResult, SessionRecord, SessionStarted, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, VerifiedDelivery,
 } from './types';
 
-
-/**
- * THE rule for a failed hash call (the only copy; every front end goes through the engine): these codes say nothing
- * about the session (service unreachable, no answer in time, 5xx, rate-limited, after the HTTP client's own retry),
- * so the service still waits for the hash until the deadline and the same call later can succeed. Anything else
- * (the hash or sign_ref refused, credentials refused, a 501…) fails the session.
- */
-const TEMPORARY_SUBMIT_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['HTTP_TIMEOUT', 'HTTP_NETWORK', 'SIGN_SERVICE_ERROR', 'SIGN_RATE_LIMITED']);
-
-/** True for a hash-call failure after which the record stays at the save point (the code is temporary and the core did not mark it `retryable: false`). */
-export function isTemporarySubmitFailure(e: unknown): e is SingpassFlowsError {
-  return isSingpassFlowsError(e) && TEMPORARY_SUBMIT_FAILURES.has(e.code) && e.details.retryable !== false;
-}
-
-/** Backoff between resubmissions after a temporary failure: 1, 2, 4, 8, then every 15 s. */
-export function submitRetryDelayMs(attempts: number): number {
-  return Math.min(15_000, 1000 * 2 ** Math.max(0, attempts - 1));
-}
-
-/**
- * THE rule for a failed finishing stage (embedding with its signature timestamp, validation data, document
- * timestamp): the TSA, an OCSP responder or CRL server, or the network failed in a way that says nothing about the
- * signature (unreachable, timed out, 5xx, 429, "try later", a TSA's systemFailure / timeNotAvailable). The core
- * marks those `retryable: true`; a revoked or unknown certificate, a signature that does not verify, an answer
- * that cannot be trusted are not, and end the session with their reason.
- */
-const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
-
-/** True for a finishing failure after which the record stays `signed` and finishing is retried (see above). */
-export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
-  return isSingpassFlowsError(e) && TEMPORARY_FINISH_FAILURES.has(e.code) && (e.details.retryable === true || e.details.status === 429);
-}
-
-/** Backoff between finishing attempts after a temporary failure: 1, 2, 4 … 256 s, then every 5 min. */
-export function finishRetryDelayMs(attempts: number): number {
-  return Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1));
-}
-
-/** Default `finishRetryWindowSeconds`: a day (see `SigningEngineConfig`). */
-export const DEFAULT_FINISH_RETRY_WINDOW_SECONDS = 24 * 3600;
+// Each step's rules live in its own module (certificate-step, submission, finishing); re-exported for callers.
+export { isTemporarySubmitFailure, submitRetryDelayMs } from './submission';
+export { DEFAULT_FINISH_RETRY_WINDOW_SECONDS, finishRetryDelayMs, isTemporaryFinishFailure } from './finishing';
 
 /** The PAdES baseline levels, lowest first. */
 export const PADES_LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -208,16 +171,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   if (!(finishWindowMs >= 0)) throw invalidInput('finishRetryWindowSeconds', 'must be a number of seconds, 0 or more');
   const tokens = options.notificationTokens;
 
-  const next = (record: SessionRecord, patch: Partial<SessionRecord>): SessionRecord => ({ ...record, ...patch, revision: record.revision + 1 });
-  /** The session ends without (or short of) its PDF: the certificate and prepared state go with it. */
-  const ended = (record: SessionRecord, e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord => {
-    const error = errorOf(e);
-    const rest = withoutSessionData(next(record, patch));
-    return { ...rest, state: failSigningSession(record.state, error, clock), error };
-  };
-  const say = async (options: StepOptions | undefined, step: SessionStep): Promise<void> => {
-    await options?.onStep?.(step);
-  };
+  const next = nextRevision;
 
   function bind(record: SessionRecord, delivery: VerifiedDelivery): void {
     checkRecord(record);
@@ -248,121 +202,11 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     return s.status === 'failed' && s.error?.correlationId === e.correlationId && s.error.code === e.errorCode;
   }
 
-  /**
-   * The hash call of a record at the save point (`submitting`). The call is counted in the record
-   * (`submitting.attempts`) BEFORE it leaves — saved through `save` when given, so two executions never both make a
-   * "first" call and a process that died mid-call leaves a record that knows. `counted`: the record passed in already
-   * counts this call (the certificate step's save point did). A refusal of the FIRST call is the service's verdict:
-   * the session fails with its code and message. On a resend (an earlier call counted, a temporary failure before,
-   * or `mayHaveBeenSent`) a refusal as "already submitted" means an earlier call got through.
-   */
-  async function submit(record: SessionRecord, counted: boolean, stepOptions: StepOptions | undefined): Promise<StepResult> {
-    const { documentHash } = record.submitting!;
-    // Absent (a record saved before calls were counted): it may have been sent, as the old rule assumed.
-    const made = record.submitting!.attempts ?? 1;
-    const earlier = counted ? made - 1 : made;
-    let sending = record;
-    if (!counted) {
-      const submitting = { documentHash, attempts: earlier + 1 };
-      // A new revision only where it is saved now (compare-and-set needs it); else the step's result carries the count.
-      sending = stepOptions?.save ? next(record, { submitting }) : { ...record, submitting };
-      if (stepOptions?.save && !(await stepOptions.save(sending))) return { record, duplicate: true };
-    }
-    const resubmission = earlier > 0 || record.lastSubmitFailure !== undefined || stepOptions?.mayHaveBeenSent === true;
-    try {
-      await config.client.submitDocumentHash(record.state.signRef, {
-        documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: record.state.nonce!, domainName: config.domainName,
-      }, { resubmission });
-    } catch (e) {
-      // An attempt that got no answer (timeout, dropped connection, a process that died) and a later one the service
-      // refused ("a hash was already submitted"): the first one most likely got through. Failing now would lose a
-      // session the user is about to approve; wait for the signature webhook instead (the deadline ends it if none comes).
-      if (!(isSingpassFlowsError(e) && e.details.possiblyAccepted === true)) {
-        // A temporary fault: the service still waits for this hash; keep the save point (never `failed`) for a
-        // resubmission of the same hash — unless no event can come any more (past the deadline: expired).
-        const expired = isTemporarySubmitFailure(e) ? engine.expire(sending).record : undefined;
-        if (expired === sending) return deferred(sending, e as SingpassFlowsError, stepOptions);
-        const out = expired ?? ended(sending, e);
-        await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
-        return { record: out };
-      }
-    }
-    const out = hashSubmitted(sending);
-    await say(stepOptions, { step: 'submitted', documentName: record.request.documentName, challengeCode: record.state.challengeCode });
-    return { record: out };
-  }
-
-  /** The save point kept after a temporary failure of the hash call, with the failure and when to resubmit. */
-  async function deferred(record: SessionRecord, e: SingpassFlowsError, stepOptions: StepOptions | undefined): Promise<StepResult> {
-    const at = clock();
-    const attempts = (record.lastSubmitFailure?.attempts ?? 0) + 1;
-    const retryAt = Math.min(at + submitRetryDelayMs(attempts), engine.deadline(record));
-    const lastSubmitFailure: SubmitFailure = {
-      code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt,
-    };
-    await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
-    return { record: next(record, { lastSubmitFailure }) };
-  }
-
-  /**
-   * A `signed` record kept (the user's signature is in it) after a finishing stage failed temporarily, with the
-   * failure and when to finish again; undefined when the finishing window (`finishRetryWindowSeconds` after the
-   * signature arrived) is over: the session then fails with this failure's code.
-   */
-  async function finishDeferred(record: SessionRecord, stage: FinishFailure['stage'], e: SingpassFlowsError, stepOptions: StepOptions | undefined): Promise<FinishResult | undefined> {
-    const at = clock();
-    const finishBy = record.lastFinishFailure?.finishBy ?? record.state.updatedAt * 1000 + finishWindowMs;
-    if (at >= finishBy) return undefined;
-    const attempts = (record.lastFinishFailure?.attempts ?? 0) + 1;
-    const retryAt = Math.min(at + finishRetryDelayMs(attempts), finishBy);
-    const lastFinishFailure: FinishFailure = {
-      stage, code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt, finishBy,
-    };
-    await say(stepOptions, { step: 'finishDeferred', stage, code: e.code, message: e.message, attempts, retryAt });
-    return { record: next(record, { lastFinishFailure }), deferred: true };
-  }
-
-  /** The save point's record once its hash is with the service (the prepared state is the saved one). */
-  const hashSubmitted = (record: SessionRecord): SessionRecord => {
-    const { submitting, lastSubmitFailure: _failure, ...rest } = next(record, {});
-    return { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, clock) };
+  const ctx: StepContext = {
+    config, clock, certificates, finishWindowMs,
+    expire: (record) => engine.expire(record),
+    deadline: (record) => engine.deadline(record),
   };
-
-  /**
-   * The certificate step after the claim (`current`: certificate recorded, nothing prepared): chain + OCSP, prepare,
-   * the save point (`save`, compare-and-set), then the hash call. One copy for a fresh event and a continued claim.
-   */
-  async function certificateStep(claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, stepOptions: StepOptions | undefined): Promise<StepResult> {
-    let current = claimed;
-    await say(stepOptions, { step: 'certificate', event });
-    const finishWith = async (e: unknown): Promise<StepResult> => {
-      const out = ended(current, e);
-      await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
-      return { record: out };
-    };
-    let chain: Buffer[];
-    try {
-      chain = await certificates.check(event.certificate.der);
-    } catch (e) {
-      return finishWith(e); // revoked, unknown, expired, untrusted…: no hash is ever submitted
-    }
-    await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
-    try {
-      const prepared = await prepareSignature(pdf, {
-        certificate: event.certificate.der, chain: chain.slice(1, -1), reason: claimed.request.reason, location: claimed.request.location, clock,
-      });
-      // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
-      // Counted as sent unless the caller sends it in a later step (stopAtSavePoint): the hash call follows this save.
-      current = next(current, { prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts: stepOptions?.stopAtSavePoint ? 0 : 1 } });
-      await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
-    } catch (e) {
-      return finishWith(e);
-    }
-    // Lost to another execution (it saved its own save point, or moved the record on): this one sends nothing.
-    if (stepOptions?.save && !(await stepOptions.save(current))) return { record: claimed, duplicate: true };
-    if (stepOptions?.stopAtSavePoint) return { record: current };
-    return submit(current, true, stepOptions);
-  }
 
   const engine: SigningEngine = {
     config,
@@ -436,12 +280,12 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (!stepOptions?.stopAtClaim) checkDocument(record, pdf);
       // Replayed after a crash past the save point: the hash may be with the user already; send the same one again.
       // (With stopAtSavePoint the saved record is the answer: the caller's next step resubmits it.)
-      if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submit(record, false, { ...stepOptions, mayHaveBeenSent: true });
+      if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submitHash(ctx, record, false, { ...stepOptions, mayHaveBeenSent: true });
       // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
       const claimed = next(record, { state: applySigningEvent(record.state, event, clock) });
       if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
       if (stepOptions?.stopAtClaim) return { record: claimed };
-      return certificateStep(claimed, event, pdf, stepOptions);
+      return certificateStep(ctx, claimed, event, pdf, stepOptions);
     },
 
     async continueCertificate(record, pdf, stepOptions) {
@@ -459,7 +303,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const event: CertificateEvent = {
         type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate), issuedAt: s.scannedAt ?? s.updatedAt,
       };
-      return certificateStep(record, event, pdf, stepOptions);
+      return certificateStep(ctx, record, event, pdf, stepOptions);
     },
 
     async resumeSubmission(record, stepOptions) {
@@ -471,7 +315,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         await say(stepOptions, { step: 'ended', status: expired.record.state.status, error: expired.record.error });
         return expired;
       }
-      return submit(record, false, stepOptions);
+      return submitHash(ctx, record, false, stepOptions);
     },
 
     async acceptSignature(record, delivery, stepOptions) {
@@ -480,7 +324,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const event = delivery.event as SignatureEvent;
       if (event.type !== 'signature') throw new SingpassFlowsError('STATE_INVALID', `Expected a signature event, got ${event.type}`, { retryable: false });
       // A signature over the save point's hash proves the hash got through (a process died before recording it).
-      const base = isAtSavePoint(record) && event.documentHash === record.submitting!.documentHash ? hashSubmitted(record) : record;
+      const base = isAtSavePoint(record) && event.documentHash === record.submitting!.documentHash ? hashSubmitted(ctx, record) : record;
       // Refuses a signature before a hash, or over another hash (record untouched).
       const out = next(base, { state: applySigningEvent(base.state, event, clock) });
       await say(stepOptions, { step: 'signature', event });
@@ -488,73 +332,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     },
 
     async finish(record, pdf, stepOptions) {
-      checkRecord(record);
-      if (record.state.status !== 'signed' || !record.prepared || !record.state.signature) {
-        throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${record.state.status}`, { retryable: false });
-      }
-      checkDocument(record, pdf);
-      // Always from the PDF as it was before signing and the saved prepared state: a retry (after a fault or a crash)
-      // embeds the same signature in the same field again — never a second signature.
-      const prepared = record.prepared;
-      const level = record.request.level;
-      const roots = config.trustedRoots;
-      const timestamped = level !== 'B-B';
-      let best: { pdf: Buffer; level: PadesLevel } | undefined;
-      let validationData: ValidationDataSummary | undefined;
-      let stage: FinishFailure['stage'] = 'embed';
-      const finishWith = async (e: unknown, report?: PdfVerificationReport): Promise<FinishResult> => {
-        const out = ended(record, e, { result: { level: best?.level ?? null, valid: false } });
-        await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
-        return { record: out, ...(best ? { pdf: best.pdf } : {}), ...(report ? { report } : {}), ...(best && validationData ? { validationData } : {}) };
-      };
-      try {
-        // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding.
-        let out = await finalizeSignature(pdf, prepared, record.state.signature, timestamped ? { timestamp: timestampSignature({ tsaUrl: config.tsaUrl!, fetch: config.fetch }) } : {});
-        best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
-        await say(stepOptions, { step: 'embedded', timestamped });
-        // addValidationData's default (requireComplete 'newest'): OUR signature, its timestamp and the document
-        // timestamps after it must end complete (else it refuses and the session fails with that code); signatures
-        // made before ours by others get what can be obtained and `validationData` says what could not.
-        const ltv = { trustedRoots: roots, intermediates: certificates.intermediates(), fetch: config.fetch, clock };
-        if (level === 'B-LT' || level === 'B-LTA') {
-          stage = 'validationData';
-          const r = await addValidationDataWithSummary(out, ltv);
-          out = r.pdf;
-          validationData = r.summary;
-          best = { pdf: out, level: 'B-LT' };
-          await say(stepOptions, { step: 'validationData', summary: r.summary });
-        }
-        if (level === 'B-LTA') {
-          stage = 'documentTimestamp';
-          out = await addDocumentTimestamp(out, { tsaUrl: config.tsaUrl!, fetch: config.fetch });
-          // The document timestamp's own TSA chain gets its OCSP too, so the next renewal has what it needs (what the
-          // B-LT step put in the DSS is reused, not fetched again).
-          const r = await addValidationDataWithSummary(out, ltv);
-          out = r.pdf;
-          validationData = r.summary;
-          best = { pdf: out, level: 'B-LTA' };
-          await say(stepOptions, { step: 'documentTimestamp' });
-        }
-      } catch (e) {
-        if (isTemporaryFinishFailure(e)) {
-          const kept = await finishDeferred(record, stage, e, stepOptions);
-          if (kept) return kept;
-        }
-        return finishWith(e);
-      }
-      const report = await verifyPdfSignatures(best.pdf, { trustedRoots: roots, clock });
-      await say(stepOptions, { step: 'verified', report });
-      // Judged on OUR signature, the newest, with the document timestamps after it (report.newest); others' earlier
-      // signatures (other CAs, self-signed) do not change that verdict. It must be the field we prepared.
-      const ours = report.newest?.fieldName === prepared.fieldName ? report.newest : undefined;
-      if (!ours?.valid || ours.level !== level) {
-        best = undefined; // never hand out a PDF whose own signature does not verify at the level asked for
-        return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${level}`), report);
-      }
-      const rest = withoutSessionData(next(record, { result: { level: ours.level, valid: true } }));
-      const done: SessionRecord = { ...rest, state: completeSigningSession(record.state, clock) };
-      await say(stepOptions, { step: 'ended', status: done.state.status });
-      return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
+      return finishSession(ctx, record, pdf, stepOptions, checkDocument);
     },
 
     expire(record) {
@@ -576,25 +354,4 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     },
   };
   return engine;
-}
-
-/** An ended session keeps neither the prepared signature state nor the save point. */
-function withoutSessionData(record: SessionRecord): SessionRecord {
-  const { prepared: _prepared, submitting: _submitting, lastSubmitFailure: _failure, lastFinishFailure: _finishFailure, ...rest } = record;
-  return rest;
-}
-
-function checkRecord(record: SessionRecord): void {
-  if (!record || typeof record !== 'object' || record.format !== 'singpass-flows/signing-session@1' || !record.state || typeof record.revision !== 'number') {
-    throw new SingpassFlowsError('STATE_INVALID', 'Not a signing session record (expected the record returned by start() or a later step)', { field: 'record', retryable: false });
-  }
-}
-
-function errorOf(e: unknown): { code: ErrorCode | string; message: string } {
-  if (isSingpassFlowsError(e)) return { code: e.code, message: e.message };
-  return { code: 'STATE_INVALID', message: `Unexpected failure: ${(e as Error)?.message ?? String(e)}` };
-}
-
-function sha256(b: Buffer): string {
-  return createHash('sha256').update(b).digest('hex');
 }

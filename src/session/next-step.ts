@@ -38,14 +38,44 @@ export const DEFAULT_SCAN_EXTENSION_SECONDS = 120;
 /** Default retention of ended session records. */
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
+/**
+ * Where a session is, named: the record's phase follows from its fields (status, the claim, the save point), and
+ * every predicate below and {@link nextStep} read it from here.
+ * - `waitingForScan`: created, QR shown.
+ * - `certificateClaimed`: the certificate event is stored, nothing prepared yet (`continueCertificate`).
+ * - `atSavePoint`: prepared, the hash saved before the call (maybe sent: `resumeSubmission` resends the same hash).
+ * - `hashSubmitted`: the service has the hash; waiting for the user's approval.
+ * - `signed`: the user's signature is stored (the second save point); finishing (`finish`) is next.
+ * - `completed` / `failed` / `expired`: ended.
+ */
+export type SessionPhase = 'waitingForScan' | 'certificateClaimed' | 'atSavePoint' | 'hashSubmitted' | 'signed' | 'completed' | 'failed' | 'expired';
+
+export function sessionPhase(record: SessionRecord): SessionPhase {
+  const s = record.state;
+  switch (s.status) {
+    case 'waiting_for_scan': return 'waitingForScan';
+    case 'certificate_received':
+      if (record.submitting !== undefined && record.prepared !== undefined) return 'atSavePoint';
+      // A record at certificate_received without both (an older or odd record) is continued as a claim when it holds
+      // what that needs; else it only waits for its deadline.
+      return record.submitting === undefined && record.prepared === undefined && s.certificate !== undefined && s.nonce !== undefined ? 'certificateClaimed' : 'hashSubmitted';
+    case 'hash_submitted': return 'hashSubmitted';
+    case 'signed': return 'signed';
+    case 'completed': return 'completed';
+    case 'failed': return 'failed';
+    case 'expired': return 'expired';
+  }
+}
+
 /** True once the session has ended (completed, failed, expired). */
 export function isSessionEnded(record: SessionRecord): boolean {
-  return record.state.status === 'completed' || record.state.status === 'failed' || record.state.status === 'expired';
+  const phase = sessionPhase(record);
+  return phase === 'completed' || phase === 'failed' || phase === 'expired';
 }
 
 /** Prepared, hash maybe sent, not yet recorded as submitted: the certificate step's save point. */
 export function isAtSavePoint(record: SessionRecord): boolean {
-  return record.state.status === 'certificate_received' && record.submitting !== undefined && record.prepared !== undefined;
+  return sessionPhase(record) === 'atSavePoint';
 }
 
 /**
@@ -54,8 +84,7 @@ export function isAtSavePoint(record: SessionRecord): boolean {
  * certificate event) runs the rest of the step from the stored certificate.
  */
 export function isCertificateClaimed(record: SessionRecord): boolean {
-  const s = record.state;
-  return s.status === 'certificate_received' && record.submitting === undefined && record.prepared === undefined && s.certificate !== undefined && s.nonce !== undefined;
+  return sessionPhase(record) === 'certificateClaimed';
 }
 
 /** At the save point because the hash call failed temporarily (`lastSubmitFailure`): resubmit, do not fail. */
@@ -65,7 +94,7 @@ export function isSubmitDeferred(record: SessionRecord): boolean {
 
 /** Signed, and finishing failed temporarily (`lastFinishFailure`): finish again from `retryAt`, do not fail. */
 export function isFinishDeferred(record: SessionRecord): boolean {
-  return record.state.status === 'signed' && record.lastFinishFailure !== undefined;
+  return sessionPhase(record) === 'signed' && record.lastFinishFailure !== undefined;
 }
 
 /** UNIX ms after which no event can come any more (Infinity once signed); see `SigningEngine.deadline`. */
@@ -77,12 +106,23 @@ export function sessionDeadline(record: SessionRecord, scanExtensionSeconds = DE
 export function nextStep(record: SessionRecord, policy: NextStepPolicy = {}): NextStep {
   const idle = policy.idleMs ?? 0;
   const changed = record.state.updatedAt * 1000;
-  if (isSessionEnded(record)) return { action: 'forget', at: changed + (policy.retentionMs ?? DEFAULT_RETENTION_MS) };
-  if (record.state.status === 'signed') return { action: 'finish', at: record.lastFinishFailure?.retryAt ?? changed + idle };
-  const deadline = sessionDeadline(record, policy.scanExtensionSeconds);
-  if (isAtSavePoint(record)) return { action: 'submitHash', at: Math.min(record.lastSubmitFailure?.retryAt ?? changed + idle, deadline) };
-  if (isCertificateClaimed(record)) return { action: 'continueCertificate', at: Math.min(changed + idle, deadline) };
-  return { action: 'expire', at: deadline };
+  const deadline = (): number => sessionDeadline(record, policy.scanExtensionSeconds);
+  switch (sessionPhase(record)) {
+    case 'completed':
+    case 'failed':
+    case 'expired':
+      return { action: 'forget', at: changed + (policy.retentionMs ?? DEFAULT_RETENTION_MS) };
+    case 'signed':
+      // No service deadline any more: finishing has its own window (the engine's finishRetryWindowSeconds).
+      return { action: 'finish', at: record.lastFinishFailure?.retryAt ?? changed + idle };
+    case 'atSavePoint':
+      return { action: 'submitHash', at: Math.min(record.lastSubmitFailure?.retryAt ?? changed + idle, deadline()) };
+    case 'certificateClaimed':
+      return { action: 'continueCertificate', at: Math.min(changed + idle, deadline()) };
+    case 'waitingForScan':
+    case 'hashSubmitted':
+      return { action: 'expire', at: deadline() };
+  }
 }
 
 /** True when {@link nextStep}'s action is due at `now` (UNIX ms). */

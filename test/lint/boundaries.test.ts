@@ -45,6 +45,11 @@ describe('core lint boundaries', () => {
     expect(out).toContain('The sandbox shares no code with the client');
   }, 60_000);
 
+  it('the Node-RED nodes importing the n8n nodes fails the lint (siblings share through the core)', async () => {
+    const out = await lint('node-red/lib/boundary-probe-e.ts', "import { CREDENTIAL } from '../../nodes/shared/credentials';\nexport const probe = CREDENTIAL;\n");
+    expect(out).toContain('The Node-RED nodes are a sibling front end');
+  }, 60_000);
+
   it('an allowed import (a front end using the core) passes', async () => {
     expect(await lint('nodes/shared/boundary-probe-d.ts', "import { nextStep } from '../../src/session';\nexport const probe = nextStep;\n")).toBe('');
   }, 60_000);

@@ -51,7 +51,9 @@ describe('Singpass Sign API client config node', () => {
     await load(keys().rsaPem);
     const deployError = (await nextError(getNode('client'))) as { code: string; message: string };
     expect(deployError.code).toBe('KEY_UNSUPPORTED');
-    expect(deployError.message).toMatch(/DSAP Signing Key.*Only EC keys/);
+    // Node-RED's own wording (the config node and its field as the editor labels them), never an n8n credential's
+    expect(deployError.message).toMatch(/^Singpass Sign API client "client", field "Signing key": Only EC keys/);
+    expect(deployError.message).not.toMatch(/Credential|DSAP Signing Key/);
     const m = await caught('start', { payload: Buffer.from('%PDF-1.7') });
     expect(m.error.code).toBe('KEY_UNSUPPORTED');
     expect(m.error.source.id).toBe('start');
@@ -61,7 +63,7 @@ describe('Singpass Sign API client config node', () => {
     await load('-----BEGIN PRIVATE KEY-----\nnot base64 at all\n-----END PRIVATE KEY-----');
     const m = await caught('start', { payload: Buffer.from('%PDF-1.7') });
     expect(m.error.code).toBe('KEY_INVALID');
-    expect(m.error.message).toMatch(/DSAP Signing Key/);
+    expect(m.error.message).toMatch(/field "Signing key"/);
   });
 
   test('a JWK that is not JSON, and a public JWK, are KEY_INVALID', async () => {

@@ -42,7 +42,8 @@ describe('login client config nodes', () => {
     await load({ signingKey: keys().rsaPem });
     const err = (await nextError(getNode('cpClient'))) as { code: string; message: string };
     expect(err.code).toBe('KEY_UNSUPPORTED');
-    expect(err.message).toMatch(/Signing Key/);
+    expect(err.message).toMatch(/^Corppass client "cpClient", field "Signing key"/);
+    expect(err.message).not.toMatch(/Credential/);
     const m = await caught('cp', { payload: {}, transaction: 'x' });
     expect(m.error.code).toBe('KEY_UNSUPPORTED');
     expect(getNode('cp').status.args.at(-1)![0]).toMatchObject({ fill: 'red' });
@@ -50,12 +51,12 @@ describe('login client config nodes', () => {
 
   test('a malformed encryption key (PEM) and a short transaction secret are named', async () => {
     await load({ encryptionKey: '-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----' });
-    expect(((await caught('cp', { transaction: 'x', payload: { code: 'c' } })).error as { message: string }).message).toMatch(/Encryption Key/);
+    expect(((await caught('cp', { transaction: 'x', payload: { code: 'c' } })).error as { message: string }).message).toMatch(/field "Encryption key"/);
     await helper.unload();
     await load({ transactionSecret: 'short' });
     const m = await caught('sp', {});
     expect(m.error.code).toBe('INVALID_INPUT');
-    expect(m.error.message).toMatch(/Transaction Secret.*32 characters/);
+    expect(m.error.message).toMatch(/field "Transaction secret": use at least 32 characters/);
   });
 });
 

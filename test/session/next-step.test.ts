@@ -1,5 +1,5 @@
 /** The one rule every scheduler uses for "what does this stored session need next, and from when". */
-import { DEFAULT_RETENTION_MS, isDue, nextStep, type SessionRecord } from '../../src/session';
+import { DEFAULT_RETENTION_MS, isDue, nextStep, sessionPhase, type SessionRecord } from '../../src/session';
 
 const T = 1_800_000_000; // UNIX seconds
 function record(status: SessionRecord['state']['status'], patch: Partial<SessionRecord> = {}, state: Partial<SessionRecord['state']> = {}): SessionRecord {
@@ -58,5 +58,18 @@ describe('nextStep', () => {
     const r = record('waiting_for_scan');
     expect(isDue(r, (T + 120) * 1000 - 1)).toBe(false);
     expect(isDue(r, (T + 120) * 1000)).toBe(true);
+  });
+});
+
+describe('sessionPhase', () => {
+  it('names every phase from the record\'s fields', () => {
+    expect(sessionPhase(record('waiting_for_scan'))).toBe('waitingForScan');
+    expect(sessionPhase(record('certificate_received', {}, { certificate: 'AAAA', nonce: 'n' }))).toBe('certificateClaimed');
+    expect(sessionPhase(record('certificate_received', { prepared, submitting: { documentHash: 'ab', attempts: 0 } }, { nonce: 'n' }))).toBe('atSavePoint');
+    expect(sessionPhase(record('hash_submitted'))).toBe('hashSubmitted');
+    expect(sessionPhase(record('signed', { prepared }, { signature: 'ab' }))).toBe('signed');
+    expect(sessionPhase(record('completed'))).toBe('completed');
+    expect(sessionPhase(record('failed'))).toBe('failed');
+    expect(sessionPhase(record('expired'))).toBe('expired');
   });
 });

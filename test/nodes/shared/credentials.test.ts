@@ -40,7 +40,7 @@ describe('Singpass Sign API credential → signSetup', () => {
   });
 
   it('names the missing URL of a custom environment', async () => {
-    await expect(signSetup({ ...base(), environment: 'custom', baseUrl: 'https://x.example/api/v1' })).rejects.toThrow(/field "Environment": Service Key Set URL: is required/);
+    await expect(signSetup({ ...base(), environment: 'custom', baseUrl: 'https://x.example/api/v1' })).rejects.toThrow(/field "Service Key Set URL": is required/);
   });
 
   it('refuses a plain-http custom base URL (only loopback may be http)', async () => {

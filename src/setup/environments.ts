@@ -1,9 +1,11 @@
-import { invalidInput } from '../../src/errors';
-import { SIGNING_ENVIRONMENTS } from '../../src/sign/environments';
+import { invalidInput } from '../errors';
+import { SIGNING_ENVIRONMENTS } from '../sign/environments';
 
 /**
- * Where each service lives for an environment chosen in a credential. The only place the adapter knows URLs: the
- * public ones come from the core's tables, the sandbox ones from the layout `singpass-flows sandbox` prints.
+ * Where each service lives for the environment chosen in a front end's settings (n8n credential, Node-RED config
+ * node): the public URLs from the core's tables, the sandbox ones from the layout `singpass-flows sandbox` prints.
+ * Errors name the setting by key (`sandboxUrl`, `baseUrl`, `keySetUrl`, `issuer`, `environment`); the front end's
+ * labels turn those into its own field names (see `inSetting`).
  */
 export type SignEnvironmentName = 'staging' | 'production' | 'sandbox' | 'custom';
 
@@ -25,16 +27,16 @@ export function signEndpoints(c: { environment?: unknown; sandboxUrl?: unknown; 
     case 'production':
       return { ...SIGNING_ENVIRONMENTS[c.environment], tsaUrl: tsa };
     case 'sandbox': {
-      if (typeof c.sandboxUrl !== 'string' || !c.sandboxUrl.trim()) throw invalidInput('Sandbox URL', 'is required for the sandbox environment (e.g. http://127.0.0.1:5156, printed by `singpass-flows sandbox`)');
+      if (typeof c.sandboxUrl !== 'string' || !c.sandboxUrl.trim()) throw invalidInput('sandboxUrl', 'is required for the sandbox environment (e.g. http://127.0.0.1:5156, printed by `singpass-flows sandbox`)');
       const o = trimSlash(c.sandboxUrl);
       return { baseUrl: `${o}/sign/api/v1`, keySetUrl: `${o}/sign/static/.well-known/keys.json`, tsaUrl: tsa ?? `${o}/ca/tsa`, sandboxRootUrl: `${o}/ca/root.crt` };
     }
     case 'custom':
-      if (typeof c.baseUrl !== 'string' || !c.baseUrl.trim()) throw invalidInput('API Base URL', 'is required for a custom environment (e.g. https://staging.sign.singpass.gov.sg/api/v1)');
-      if (typeof c.keySetUrl !== 'string' || !c.keySetUrl.trim()) throw invalidInput('Service Key Set URL', 'is required for a custom environment (the service\'s /.well-known/keys.json)');
+      if (typeof c.baseUrl !== 'string' || !c.baseUrl.trim()) throw invalidInput('baseUrl', 'is required for a custom environment (e.g. https://staging.sign.singpass.gov.sg/api/v1)');
+      if (typeof c.keySetUrl !== 'string' || !c.keySetUrl.trim()) throw invalidInput('keySetUrl', 'is required for a custom environment (the service\'s /.well-known/keys.json)');
       return { baseUrl: c.baseUrl.trim(), keySetUrl: c.keySetUrl.trim(), tsaUrl: tsa };
     default:
-      throw invalidInput('Environment', `"${String(c.environment)}" is not one of staging, production, sandbox, custom`);
+      throw invalidInput('environment', `"${String(c.environment)}" is not one of staging, production, sandbox, custom`);
   }
 }
 
@@ -56,12 +58,12 @@ export function loginIssuer(provider: LoginProvider, c: { environment?: unknown;
     case 'production':
       return { issuer: table[c.environment], loopback: false };
     case 'sandbox':
-      if (typeof c.sandboxUrl !== 'string' || !c.sandboxUrl.trim()) throw invalidInput('Sandbox URL', 'is required for the sandbox environment (e.g. http://127.0.0.1:5156)');
+      if (typeof c.sandboxUrl !== 'string' || !c.sandboxUrl.trim()) throw invalidInput('sandboxUrl', 'is required for the sandbox environment (e.g. http://127.0.0.1:5156)');
       return { issuer: `${trimSlash(c.sandboxUrl)}${sandboxPath}`, loopback: true };
     case 'custom':
-      if (typeof c.issuer !== 'string' || !c.issuer.trim()) throw invalidInput('Issuer', 'is required for a custom environment (exactly as the provider publishes it)');
+      if (typeof c.issuer !== 'string' || !c.issuer.trim()) throw invalidInput('issuer', 'is required for a custom environment (exactly as the provider publishes it)');
       return { issuer: c.issuer.trim(), loopback: false };
     default:
-      throw invalidInput('Environment', `"${String(c.environment)}" is not one of staging, production, sandbox, custom`);
+      throw invalidInput('environment', `"${String(c.environment)}" is not one of staging, production, sandbox, custom`);
   }
 }

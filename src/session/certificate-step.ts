@@ -1,0 +1,42 @@
+import { prepareSignature } from '../pades';
+import type { CertificateEvent } from '../sign';
+import { endedRecord, nextRevision, say, type StepContext } from './record-ops';
+import { submitHash } from './submission';
+import type { SessionRecord, StepOptions, StepResult } from './types';
+
+/**
+ * The certificate step after the claim (`current`: certificate recorded, nothing prepared): chain + OCSP, prepare,
+ * the save point (`save`, compare-and-set), then the hash call. One copy for a fresh event and a continued claim.
+ */
+export async function certificateStep(ctx: StepContext, claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, stepOptions: StepOptions | undefined): Promise<StepResult> {
+  let current = claimed;
+  await say(stepOptions, { step: 'certificate', event });
+  const finishWith = async (e: unknown): Promise<StepResult> => {
+    const out = endedRecord(ctx, current, e);
+    await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
+    return { record: out };
+  };
+  let chain: Buffer[];
+  try {
+    chain = await ctx.certificates.check(event.certificate.der);
+  } catch (e) {
+    return finishWith(e); // revoked, unknown, expired, untrusted…: no hash is ever submitted
+  }
+  await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
+  try {
+    const prepared = await prepareSignature(pdf, {
+      certificate: event.certificate.der, chain: chain.slice(1, -1), reason: claimed.request.reason, location: claimed.request.location, clock: ctx.clock,
+    });
+    // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
+    // Counted as sent unless the caller sends it in a later step (stopAtSavePoint): the hash call follows this save.
+    current = nextRevision(current, { prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts: stepOptions?.stopAtSavePoint ? 0 : 1 } });
+    await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
+  } catch (e) {
+    return finishWith(e);
+  }
+  // Lost to another execution (it saved its own save point, or moved the record on): this one sends nothing.
+  if (stepOptions?.save && !(await stepOptions.save(current))) return { record: claimed, duplicate: true };
+  if (stepOptions?.stopAtSavePoint) return { record: current };
+  return submitHash(ctx, current, true, stepOptions);
+}
+

@@ -1,0 +1,123 @@
+import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { finalizeSignature } from '../pades';
+import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp';
+import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
+import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
+import { completeSigningSession } from '../sign';
+import { checkRecord, endedRecord, nextRevision, say, withoutSessionData, type StepContext } from './record-ops';
+import type { FinishFailure, FinishResult, SessionRecord, StepOptions } from './types';
+
+/**
+ * THE rule for a failed finishing stage (embedding with its signature timestamp, validation data, document
+ * timestamp): the TSA, an OCSP responder or CRL server, or the network failed in a way that says nothing about the
+ * signature (unreachable, timed out, 5xx, 429, "try later", a TSA's systemFailure / timeNotAvailable). The core
+ * marks those `retryable: true`; a revoked or unknown certificate, a signature that does not verify, an answer
+ * that cannot be trusted are not, and end the session with their reason.
+ */
+const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
+
+/** True for a finishing failure after which the record stays `signed` and finishing is retried (see above). */
+export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
+  return isSingpassFlowsError(e) && TEMPORARY_FINISH_FAILURES.has(e.code) && (e.details.retryable === true || e.details.status === 429);
+}
+
+/** Backoff between finishing attempts after a temporary failure: 1, 2, 4 … 256 s, then every 5 min. */
+export function finishRetryDelayMs(attempts: number): number {
+  return Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
+
+/** Default `finishRetryWindowSeconds`: a day (see `SigningEngineConfig`). */
+export const DEFAULT_FINISH_RETRY_WINDOW_SECONDS = 24 * 3600;
+
+/**
+ * Embed the signature and extend to the requested level (see `SigningEngine.finish`). `checkDocument` is the
+ * engine's check that `pdf` is the session's PDF.
+ */
+export async function finishSession(ctx: StepContext, record: SessionRecord, pdf: Buffer, stepOptions: StepOptions | undefined, checkDocument: (record: SessionRecord, pdf: Buffer) => void): Promise<FinishResult> {
+  checkRecord(record);
+  if (record.state.status !== 'signed' || !record.prepared || !record.state.signature) {
+    throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${record.state.status}`, { retryable: false });
+  }
+  checkDocument(record, pdf);
+  // Always from the PDF as it was before signing and the saved prepared state: a retry (after a fault or a crash)
+  // embeds the same signature in the same field again — never a second signature.
+  const prepared = record.prepared;
+  const level = record.request.level;
+  const roots = ctx.config.trustedRoots;
+  const timestamped = level !== 'B-B';
+  let best: { pdf: Buffer; level: PadesLevel } | undefined;
+  let validationData: ValidationDataSummary | undefined;
+  let stage: FinishFailure['stage'] = 'embed';
+  const finishWith = async (e: unknown, report?: PdfVerificationReport): Promise<FinishResult> => {
+    const out = endedRecord(ctx, record, e, { result: { level: best?.level ?? null, valid: false } });
+    await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
+    return { record: out, ...(best ? { pdf: best.pdf } : {}), ...(report ? { report } : {}), ...(best && validationData ? { validationData } : {}) };
+  };
+  try {
+    // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding.
+    let out = await finalizeSignature(pdf, prepared, record.state.signature, timestamped ? { timestamp: timestampSignature({ tsaUrl: ctx.config.tsaUrl!, fetch: ctx.config.fetch }) } : {});
+    best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
+    await say(stepOptions, { step: 'embedded', timestamped });
+    // addValidationData's default (requireComplete 'newest'): OUR signature, its timestamp and the document
+    // timestamps after it must end complete (else it refuses and the session fails with that code); signatures
+    // made before ours by others get what can be obtained and `validationData` says what could not.
+    const ltv = { trustedRoots: roots, intermediates: ctx.certificates.intermediates(), fetch: ctx.config.fetch, clock: ctx.clock };
+    if (level === 'B-LT' || level === 'B-LTA') {
+      stage = 'validationData';
+      const r = await addValidationDataWithSummary(out, ltv);
+      out = r.pdf;
+      validationData = r.summary;
+      best = { pdf: out, level: 'B-LT' };
+      await say(stepOptions, { step: 'validationData', summary: r.summary });
+    }
+    if (level === 'B-LTA') {
+      stage = 'documentTimestamp';
+      out = await addDocumentTimestamp(out, { tsaUrl: ctx.config.tsaUrl!, fetch: ctx.config.fetch });
+      // The document timestamp's own TSA chain gets its OCSP too, so the next renewal has what it needs (what the
+      // B-LT step put in the DSS is reused, not fetched again).
+      const r = await addValidationDataWithSummary(out, ltv);
+      out = r.pdf;
+      validationData = r.summary;
+      best = { pdf: out, level: 'B-LTA' };
+      await say(stepOptions, { step: 'documentTimestamp' });
+    }
+  } catch (e) {
+    if (isTemporaryFinishFailure(e)) {
+      const kept = await finishDeferred(ctx, record, stage, e, stepOptions);
+      if (kept) return kept;
+    }
+    return finishWith(e);
+  }
+  const report = await verifyPdfSignatures(best.pdf, { trustedRoots: roots, clock: ctx.clock });
+  await say(stepOptions, { step: 'verified', report });
+  // Judged on OUR signature, the newest, with the document timestamps after it (report.newest); others' earlier
+  // signatures (other CAs, self-signed) do not change that verdict. It must be the field we prepared.
+  const ours = report.newest?.fieldName === prepared.fieldName ? report.newest : undefined;
+  if (!ours?.valid || ours.level !== level) {
+    best = undefined; // never hand out a PDF whose own signature does not verify at the level asked for
+    return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${level}`), report);
+  }
+  const rest = withoutSessionData(nextRevision(record, { result: { level: ours.level, valid: true } }));
+  const done: SessionRecord = { ...rest, state: completeSigningSession(record.state, ctx.clock) };
+  await say(stepOptions, { step: 'ended', status: done.state.status });
+  return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
+}
+
+/**
+ * A `signed` record kept (the user's signature is in it) after a finishing stage failed temporarily, with the
+ * failure and when to finish again; undefined when the finishing window (`finishRetryWindowSeconds` after the
+ * signature arrived) is over: the session then fails with this failure's code.
+ */
+async function finishDeferred(ctx: StepContext, record: SessionRecord, stage: FinishFailure['stage'], e: SingpassFlowsError, stepOptions: StepOptions | undefined): Promise<FinishResult | undefined> {
+  const at = ctx.clock();
+  const finishBy = record.lastFinishFailure?.finishBy ?? record.state.updatedAt * 1000 + ctx.finishWindowMs;
+  if (at >= finishBy) return undefined;
+  const attempts = (record.lastFinishFailure?.attempts ?? 0) + 1;
+  const retryAt = Math.min(at + finishRetryDelayMs(attempts), finishBy);
+  const lastFinishFailure: FinishFailure = {
+    stage, code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt, finishBy,
+  };
+  await say(stepOptions, { step: 'finishDeferred', stage, code: e.code, message: e.message, attempts, retryAt });
+  return { record: nextRevision(record, { lastFinishFailure }), deferred: true };
+}
+

@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock';
+import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { failSigningSession } from '../sign';
+import type { UserCertificateChecker } from './user-certificate';
+import type { SessionRecord, SessionStep, SigningEngineConfig, StepOptions, StepResult } from './types';
+
+/**
+ * What the engine's steps share (one engine: one configuration, clock, certificate checker): each step is a module
+ * of its own (certificate-step, submission, finishing) and gets this instead of closing over the engine.
+ */
+export interface StepContext {
+  readonly config: Readonly<SigningEngineConfig>;
+  readonly clock: Clock;
+  readonly certificates: UserCertificateChecker;
+  /** `finishRetryWindowSeconds` in ms. */
+  readonly finishWindowMs: number;
+  /** The engine's `expire` (the record unchanged when its deadline has not passed). */
+  expire(record: SessionRecord): StepResult;
+  /** The engine's `deadline`. */
+  deadline(record: SessionRecord): number;
+}
+
+/** The record after a change: every change bumps `revision` (compare-and-set in shared stores relies on it). */
+export function nextRevision(record: SessionRecord, patch: Partial<SessionRecord>): SessionRecord {
+  return { ...record, ...patch, revision: record.revision + 1 };
+}
+
+/** The session ends without (or short of) its PDF: the certificate and prepared state go with it. */
+export function endedRecord(ctx: Pick<StepContext, 'clock'>, record: SessionRecord, e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord {
+  const error = errorOf(e);
+  const rest = withoutSessionData(nextRevision(record, patch));
+  return { ...rest, state: failSigningSession(record.state, error, ctx.clock), error };
+}
+
+/** Narrate a step (the caller's `onStep`). */
+export async function say(options: StepOptions | undefined, step: SessionStep): Promise<void> {
+  await options?.onStep?.(step);
+}
+
+/** An ended session keeps neither the prepared signature state nor the save points' bookkeeping. */
+export function withoutSessionData(record: SessionRecord): SessionRecord {
+  const { prepared: _prepared, submitting: _submitting, lastSubmitFailure: _failure, lastFinishFailure: _finishFailure, ...rest } = record;
+  return rest;
+}
+
+export function checkRecord(record: SessionRecord): void {
+  if (!record || typeof record !== 'object' || record.format !== 'singpass-flows/signing-session@1' || !record.state || typeof record.revision !== 'number') {
+    throw new SingpassFlowsError('STATE_INVALID', 'Not a signing session record (expected the record returned by start() or a later step)', { field: 'record', retryable: false });
+  }
+}
+
+export function errorOf(e: unknown): { code: ErrorCode | string; message: string } {
+  if (isSingpassFlowsError(e)) return { code: e.code, message: e.message };
+  return { code: 'STATE_INVALID', message: `Unexpected failure: ${(e as Error)?.message ?? String(e)}` };
+}
+
+export function sha256(b: Buffer): string {
+  return createHash('sha256').update(b).digest('hex');
+}

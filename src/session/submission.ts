@@ -1,0 +1,85 @@
+import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { markHashSubmitted } from '../sign';
+import { endedRecord, nextRevision, say, type StepContext } from './record-ops';
+import type { SessionRecord, StepOptions, StepResult, SubmitFailure } from './types';
+
+/**
+ * THE rule for a failed hash call (the only copy; every front end goes through the engine): these codes say nothing
+ * about the session (service unreachable, no answer in time, 5xx, rate-limited, after the HTTP client's own retry),
+ * so the service still waits for the hash until the deadline and the same call later can succeed. Anything else
+ * (the hash or sign_ref refused, credentials refused, a 501…) fails the session.
+ */
+const TEMPORARY_SUBMIT_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['HTTP_TIMEOUT', 'HTTP_NETWORK', 'SIGN_SERVICE_ERROR', 'SIGN_RATE_LIMITED']);
+
+/** True for a hash-call failure after which the record stays at the save point (the code is temporary and the core did not mark it `retryable: false`). */
+export function isTemporarySubmitFailure(e: unknown): e is SingpassFlowsError {
+  return isSingpassFlowsError(e) && TEMPORARY_SUBMIT_FAILURES.has(e.code) && e.details.retryable !== false;
+}
+
+/** Backoff between resubmissions after a temporary failure: 1, 2, 4, 8, then every 15 s. */
+export function submitRetryDelayMs(attempts: number): number {
+  return Math.min(15_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
+
+/**
+ * The hash call of a record at the save point (`submitting`). The call is counted in the record
+ * (`submitting.attempts`) BEFORE it leaves — saved through `save` when given, so two executions never both make a
+ * "first" call and a process that died mid-call leaves a record that knows. `counted`: the record passed in already
+ * counts this call (the certificate step's save point did). A refusal of the FIRST call is the service's verdict:
+ * the session fails with its code and message. On a resend (an earlier call counted, a temporary failure before,
+ * or `mayHaveBeenSent`) a refusal as "already submitted" means an earlier call got through.
+ */
+export async function submitHash(ctx: StepContext, record: SessionRecord, counted: boolean, stepOptions: StepOptions | undefined): Promise<StepResult> {
+  const { documentHash } = record.submitting!;
+  // Absent (a record saved before calls were counted): it may have been sent, as the old rule assumed.
+  const made = record.submitting!.attempts ?? 1;
+  const earlier = counted ? made - 1 : made;
+  let sending = record;
+  if (!counted) {
+    const submitting = { documentHash, attempts: earlier + 1 };
+    // A new revision only where it is saved now (compare-and-set needs it); else the step's result carries the count.
+    sending = stepOptions?.save ? nextRevision(record, { submitting }) : { ...record, submitting };
+    if (stepOptions?.save && !(await stepOptions.save(sending))) return { record, duplicate: true };
+  }
+  const resubmission = earlier > 0 || record.lastSubmitFailure !== undefined || stepOptions?.mayHaveBeenSent === true;
+  try {
+    await ctx.config.client.submitDocumentHash(record.state.signRef, {
+      documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: record.state.nonce!, domainName: ctx.config.domainName,
+    }, { resubmission });
+  } catch (e) {
+    // An attempt that got no answer (timeout, dropped connection, a process that died) and a later one the service
+    // refused ("a hash was already submitted"): the first one most likely got through. Failing now would lose a
+    // session the user is about to approve; wait for the signature webhook instead (the deadline ends it if none comes).
+    if (!(isSingpassFlowsError(e) && e.details.possiblyAccepted === true)) {
+      // A temporary fault: the service still waits for this hash; keep the save point (never `failed`) for a
+      // resubmission of the same hash — unless no event can come any more (past the deadline: expired).
+      const expired = isTemporarySubmitFailure(e) ? ctx.expire(sending).record : undefined;
+      if (expired === sending) return submitDeferred(ctx, sending, e as SingpassFlowsError, stepOptions);
+      const out = expired ?? endedRecord(ctx, sending, e);
+      await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
+      return { record: out };
+    }
+  }
+  const out = hashSubmitted(ctx, sending);
+  await say(stepOptions, { step: 'submitted', documentName: record.request.documentName, challengeCode: record.state.challengeCode });
+  return { record: out };
+}
+
+/** The save point kept after a temporary failure of the hash call, with the failure and when to resubmit. */
+async function submitDeferred(ctx: StepContext, record: SessionRecord, e: SingpassFlowsError, stepOptions: StepOptions | undefined): Promise<StepResult> {
+  const at = ctx.clock();
+  const attempts = (record.lastSubmitFailure?.attempts ?? 0) + 1;
+  const retryAt = Math.min(at + submitRetryDelayMs(attempts), ctx.deadline(record));
+  const lastSubmitFailure: SubmitFailure = {
+    code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt,
+  };
+  await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
+  return { record: nextRevision(record, { lastSubmitFailure }) };
+}
+
+/** The save point's record once its hash is with the service (the prepared state is the saved one). */
+export function hashSubmitted(ctx: Pick<StepContext, 'clock'>, record: SessionRecord): SessionRecord {
+  const { submitting, lastSubmitFailure: _failure, ...rest } = nextRevision(record, {});
+  return { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, ctx.clock) };
+}
+
