@@ -19,7 +19,6 @@ import { startPostgres, type Postgres } from './postgres';
 import { startRedis, type Redis } from './redis';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 
 export const ENCRYPTION_KEY = 'singpass-flows-queue-e2e-encryption-key-0123456789';
 /** The database the Session Record nodes use (the store's own, beside n8n's `n8n` database in the same cluster). */
@@ -165,7 +164,11 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
         // main first: it runs the database migrations the others expect
         await startProcess('main');
         await Promise.all(names.filter((n) => n !== 'main').map(startProcess));
-        await waitUntil('the webhook process to serve the published workflows\' webhooks', 120_000, allWebhooksServed);
+        await waitUntil('the webhook process to serve the published workflows\' webhooks', 120_000, allWebhooksServed, async () => {
+          const missing: string[] = [];
+          for (const w of self.webhooks) if (!(await webhookServed(w))) missing.push(`${w.method} /webhook/${w.path}`);
+          return `not served: ${missing.join(', ')}\n${self.log()}`;
+        });
       },
       async stop() {
         await Promise.all(names.filter((n) => n !== 'main').map((n) => end(n, 'SIGTERM')));
@@ -217,10 +220,11 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
     }
 
     // A CORS preflight on a production webhook path answers 204 only once that path is registered, and runs nothing.
+    function webhookServed(w: { path: string; method: string }): Promise<boolean> {
+      return answers(`${webhookUrl}/webhook/${w.path}`, 'OPTIONS', { origin: webhookUrl, 'access-control-request-method': w.method });
+    }
     async function allWebhooksServed(): Promise<boolean> {
-      for (const w of self.webhooks) {
-        if (!(await answers(`${webhookUrl}/webhook/${w.path}`, 'OPTIONS', { origin: webhookUrl, 'access-control-request-method': w.method }))) return false;
-      }
+      for (const w of self.webhooks) if (!(await webhookServed(w))) return false;
       return true;
     }
 
@@ -275,12 +279,10 @@ async function answers(url: string, method: string, headers?: Record<string, str
   }
 }
 
-async function waitUntil(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+async function waitUntil(what: string, timeoutMs: number, check: () => Promise<boolean>, explain?: () => Promise<string>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out (${timeoutMs / 1000} s) waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out (${timeoutMs / 1000} s) waiting for ${what}${explain ? `: ${await explain()}` : ''}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
-
-export { ROOT as REPO_ROOT };

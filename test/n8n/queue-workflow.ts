@@ -6,14 +6,19 @@
  * Load Session Record node, so the tests look at the store the way the workflow does, over HTTP.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { generateClientKeys } from '../../src/keys';
+import type { N8nQueue } from '../helpers/n8n-queue';
+import { REPO_ROOT } from '../helpers/repo';
 
 export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL)' };
-const SAMPLE = path.join(__dirname, '../../flows/n8n/document-signing.json');
+const SAMPLE = path.join(REPO_ROOT, 'flows/n8n/document-signing.json');
 const PKG = '@singpass-flows/n8n-nodes-singpass';
 
 interface WfNode {
   id?: string;
+  webhookId?: string;
   name: string;
   type: string;
   typeVersion?: number;
@@ -83,19 +88,57 @@ export function probeWorkflow(): Workflow {
     id: 'spflQueueProbe01',
     name: 'Test probe: session record',
     nodes: [
-      { id: 'a1', name: 'Probe', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], parameters: { httpMethod: 'GET', path: 'test/session-record', responseMode: 'responseNode', options: {} } },
       {
-        id: 'a2', name: 'Load', type: `${PKG}.singpassSign`, typeVersion: 1, position: [200, 0],
+        id: '6f1d0c52-0d7e-4a8b-9a51-3c2f1b9e7a01', name: 'Probe', type: 'n8n-nodes-base.webhook', typeVersion: 2.1, position: [0, 0],
+        // n8n registers a production webhook under its node's webhookId
+        webhookId: '0b7c52f4-7f0e-4d55-8b8e-2a0c7d3f9e11', parameters: { httpMethod: 'GET', path: 'test/session-record', responseMode: 'responseNode', options: {} },
+      },
+      {
+        id: '6f1d0c52-0d7e-4a8b-9a51-3c2f1b9e7a02', name: 'Load', type: `${PKG}.singpassSign`, typeVersion: 1, position: [200, 0],
         parameters: { resource: 'sessionRecord', operation: 'loadRecord', store: 'postgres', signRef: '={{ $json.query.signRef }}', pdfBinaryField: '', ifMissing: 'output' },
         credentials: { singpassSessionStorePostgresApi: PG_CREDENTIAL },
       },
       {
-        id: 'a3', name: 'Answer', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.1, position: [400, 0],
+        id: '6f1d0c52-0d7e-4a8b-9a51-3c2f1b9e7a03', name: 'Answer', type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.5, position: [400, 0],
         parameters: { respondWith: 'json', responseBody: '={{ JSON.stringify($json) }}', options: {} },
       },
     ],
     connections: { Probe: { main: [[{ node: 'Load', type: 'main', index: 0 }]] }, Load: { main: [[{ node: 'Answer', type: 'main', index: 0 }]] } },
     active: false,
     settings: { executionOrder: 'v1', saveDataSuccessExecution: 'none' },
+    pinData: {},
   };
+}
+
+/**
+ * Into a queue-mode n8n (before start): the credentials (Singpass Sign API on `signingUrl`, the notification-token
+ * secret, the PostgreSQL store on the helper's session database with `idleSeconds`), the queue version of the signing
+ * sample, the key-set sample and the probe, all published; their webhooks registered for the start-up check.
+ */
+export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & { signingUrl: string }): Promise<Workflow> {
+  const dsap = await generateClientKeys();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify([
+      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: o.signingUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
+      { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
+      { ...PG_CREDENTIAL, type: 'singpassSessionStorePostgresApi', data: { ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds } },
+    ]));
+    await q.cli(['import:credentials', `--input=${path.join(dir, 'credentials.json')}`]);
+    const signing = queueSigningWorkflow(o);
+    const keySet = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'flows/n8n/key-set-endpoint.json'), 'utf8')) as Workflow;
+    for (const wf of [signing, keySet, probeWorkflow()]) {
+      const file = path.join(dir, `${wf.id}.json`);
+      fs.writeFileSync(file, JSON.stringify(wf));
+      await q.cli(['import:workflow', `--input=${file}`]);
+      await q.cli(['publish:workflow', `--id=${wf.id}`]);
+      for (const n of wf.nodes) {
+        const p = n.parameters as { path?: unknown; httpMethod?: string };
+        if (typeof p.path === 'string') q.webhooks.push({ path: p.path, method: p.httpMethod ?? (n.type.endsWith('Trigger') ? 'POST' : 'GET') });
+      }
+    }
+    return signing;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -10,11 +10,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../helpers/ports';
+import { REPO_ROOT } from '../helpers/repo';
 
 export { freePort };
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
+const ROOT = REPO_ROOT;
 const N8N_VERSION = '2.41.1';
 const NODE_VERSION = '24.21.0';
 
@@ -207,7 +208,7 @@ export interface CliSandbox {
   /** POST to the phone simulator's HTTP routes (scan / approve / reject), as a tester's browser would. */
   phone(action: 'scan' | 'approve' | 'reject', body: Record<string, string>): Promise<void>;
   /** The signing service's webhook attempts (`GET /sign/sandbox/deliveries`). */
-  deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number }>>;
+  deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number; at: number }>>;
   /** Every hash call the signing service answered, with the answer's status (`GET /sign/sandbox/hashes`). */
   hashes(signRef: string): Promise<Array<{ docHash?: string; status: number }>>;
   /** Switch the signing service's faults (`POST /sign/sandbox/faults`, e.g. `{ service_error: 5, service_error_status: 503 }`). */
