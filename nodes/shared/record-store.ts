@@ -70,10 +70,10 @@ export function pgRecordStore(credential: ICredentialDataDecryptedObject): Sessi
     getDocument: (signRef) => store.getDocument(signRef),
     save: (record, expected, options) => store.save(record, expected, options),
     cleanUp: (options) => store.cleanUp(options),
-    // the store's own idle time (its credential's) is part of every record's due time
+    // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)
     listDue: async () => {
       const { due, unreadable } = await store.listDue();
-      return { due: due.map((d) => ({ signRef: d.signRef, reason: d.reason!, record: d.record })).filter((d) => d.reason), unreadable };
+      return { due: due.filter((d) => d.action !== 'forget').map((d) => ({ signRef: d.signRef, action: d.action as Exclude<typeof d.action, 'forget'>, dueSince: d.at, record: d.record })), unreadable };
     },
   };
 }

@@ -15,13 +15,12 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { generateClientKeys } from '../../src/keys';
-import { listen, readBody, type RunningServer } from '../../sandbox/http';
 import { fixture } from '../fixtures/pdfs';
 import { createN8nQueue, installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
 import { hasPostgres } from '../helpers/postgres';
 import { hasRedis } from '../helpers/redis';
-import { probeWorkflow, queueSigningWorkflow, PG_CREDENTIAL, type Workflow } from './queue-workflow';
+import { startDeliveryRelay, type DeliveryRelay } from './delivery-relay';
+import { importQueueSample, type Workflow } from './queue-workflow';
 import { freePort, n8nInstallDir, packTarball, startCliSandbox, type CliSandbox } from './real-n8n';
 
 const installDir = n8nInstallDir();
@@ -46,55 +45,19 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
   let q: N8nQueue;
   let signing: CliSandbox;
   let signingDir: string;
-  let relay: RunningServer;
-  /** Signed PDFs the workflow delivered, per signRef (every delivery kept: a second one would be a finding). */
-  const signed = new Map<string, Buffer[]>();
-  /** signRefs whose next user_cert delivery the relay also hands to the main process, at the same moment. */
-  const raceNext = new Set<string>();
-  const raced: Array<{ signRef: string; statuses: number[] }> = [];
+  let relay: DeliveryRelay;
   let workflow: Workflow;
 
   beforeAll(async () => {
     const tarball = await packTarball();
     q = await createN8nQueue({ installDir: installDir!, tarball, workers: 2 });
-    relay = await listen(async (req, res, url) => {
-      if (req.method === 'POST' && url.pathname.startsWith('/signed/')) {
-        const ref = decodeURIComponent(url.pathname.slice('/signed/'.length));
-        signed.set(ref, [...(signed.get(ref) ?? []), await readBody(req)]);
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"stored":true}');
-      }
-      if (req.method === 'POST' && url.pathname === '/hook') return relayDelivery(req, res);
-      res.writeHead(404).end();
-    });
+    relay = await startDeliveryRelay({ webhookUrl: () => q.webhookUrl, mainUrl: () => q.mainUrl });
     signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
     signing = await startCliSandbox(installedPackageDir(q.userFolder('main')), await freePort(), signingDir, [
       '--client-id', 'n8n-dsap', '--jwks-url', `${q.webhookUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
       '--webhook-retry-delay-ms', '1000', '--session-ttl', String(SESSION_TTL_S),
     ]);
-    const dsap = await generateClientKeys();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
-    try {
-      fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify([
-        { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
-        { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
-        { ...PG_CREDENTIAL, type: 'singpassSessionStorePostgresApi', data: { ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: IDLE_S } },
-      ]));
-      await q.cli(['import:credentials', `--input=${path.join(dir, 'credentials.json')}`]);
-      workflow = queueSigningWorkflow({ signedPdfUrl: `${relay.baseUrl}/signed`, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S });
-      const keySet = JSON.parse(fs.readFileSync(path.join(__dirname, '../../flows/n8n/key-set-endpoint.json'), 'utf8')) as Workflow;
-      for (const wf of [workflow, keySet, probeWorkflow()]) {
-        const file = path.join(dir, `${wf.id}.json`);
-        fs.writeFileSync(file, JSON.stringify(wf));
-        await q.cli(['import:workflow', `--input=${file}`]);
-        await q.cli(['publish:workflow', `--id=${wf.id}`]);
-        for (const n of wf.nodes) {
-          const p = n.parameters as { path?: unknown; httpMethod?: string };
-          if (typeof p.path === 'string') q.webhooks.push({ path: p.path, method: p.httpMethod ?? (n.type.endsWith('Trigger') ? 'POST' : 'GET') });
-        }
-      }
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    workflow = await importQueueSample(q, { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed`, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S });
     await q.start();
     expect(q.log()).not.toMatch(/Error loading package|Unrecognized node type/);
   }, 900_000);
@@ -106,36 +69,6 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
     fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
   }, 120_000);
-
-  /** The signing service's webhook calls, passed to the webhook process (and, for a raced one, to main as well). */
-  async function relayDelivery(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): Promise<void> {
-    const body = await readBody(req);
-    const headers = { 'content-type': String(req.headers['content-type'] ?? 'application/json'), authorization: String(req.headers.authorization ?? '') };
-    const claims = jwtClaims(body);
-    const race = claims?.signRef !== undefined && claims.type === 'user_cert' && raceNext.delete(claims.signRef);
-    const targets = [`${q.webhookUrl}/webhook/singpass-sign/webhook`, ...(race ? [`${q.mainUrl}/webhook/singpass-sign/webhook`] : [])];
-    const answers = await Promise.all(targets.map(async (t) => {
-      try {
-        const r = await fetch(t, { method: 'POST', headers, body: new Uint8Array(body) });
-        return { status: r.status, text: await r.text() };
-      } catch {
-        return { status: 502, text: '' };
-      }
-    }));
-    if (race) raced.push({ signRef: claims!.signRef!, statuses: answers.map((a) => a.status) });
-    res.writeHead(answers[0].status, { 'content-type': 'application/json' }).end(answers[0].text);
-  }
-
-  /** sign_ref and request type of a delivery (read, not verified: the relay only routes). */
-  function jwtClaims(body: Buffer): { signRef?: string; type?: string } | undefined {
-    try {
-      const token = (JSON.parse(body.toString('utf8')) as { token: string }).token;
-      const payload = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
-      return { signRef: String(payload.sign_ref ?? ''), type: String(payload.request_type ?? '') };
-    } catch {
-      return undefined;
-    }
-  }
 
   async function startSession(): Promise<string> {
     const res = await fetch(`${q.webhookUrl}/webhook/singpass-sign/document`, {
@@ -172,8 +105,8 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
 
   /** Completed, its signed PDF delivered once, qpdf- and pdfsig-valid (B-T: the user's signature with a timestamp). */
   async function expectSignedOnce(signRef: string): Promise<void> {
-    await waitFor(`${signRef} completed and its signed PDF delivered`, async () => ((await statusIs(signRef, 'completed')()) && signed.has(signRef) ? true : undefined));
-    const pdfs = signed.get(signRef)!;
+    await waitFor(`${signRef} completed and its signed PDF delivered`, async () => ((await statusIs(signRef, 'completed')()) && relay.signed.has(signRef) ? true : undefined));
+    const pdfs = relay.signed.get(signRef)!;
     expect(pdfs).toHaveLength(1);
     const file = path.join(os.tmpdir(), `spfl-queue-${signRef}.pdf`);
     fs.writeFileSync(file, pdfs[0]);
@@ -280,11 +213,11 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
 
   it('one certificate delivery handed to two n8n processes at once (two executions race on the record): one hash, the session completes', async () => {
     const ref = await startSession();
-    raceNext.add(ref);
+    relay.raceNext(ref);
     await signing.phone('scan', { sign_ref: ref, user: 'p256' });
     await waitFor('the hash submitted', statusIs(ref, 'hash_submitted'));
     // both processes took the delivery (each answers 200 and starts an execution: their duplicate checks are per process)
-    expect(raced.find((r) => r.signRef === ref)?.statuses).toEqual([200, 200]);
+    expect(relay.deliveries.find((d) => d.signRef === ref && d.type === 'user_cert')?.statuses).toEqual([200, 200]);
     await signing.phone('approve', { sign_ref: ref });
     await expectSignedOnce(ref);
     await expectOneHash(ref);
@@ -306,7 +239,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
         if (r.status === 'hash_submitted' && !approved.has(ref)) {
           await signing.phone('approve', { sign_ref: ref }).then(() => approved.add(ref), () => undefined);
         }
-        if (r.status === 'completed' && signed.has(ref)) outcome[ref] = 'completed';
+        if (r.status === 'completed' && relay.signed.has(ref)) outcome[ref] = 'completed';
         if (r.status === 'failed' || r.status === 'expired') {
           expect(r.error).toEqual({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
           outcome[ref] = `${r.status}: ${r.error!.code}`;
@@ -317,6 +250,12 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     for (const ref of refs) {
       if (outcome[ref] === 'completed') await expectSignedOnce(ref);
       await expectOneHash(ref, undefined, outcome[ref] !== 'completed');
+      // what happened to a session that did not complete: its deliveries as n8n answered them, and n8n's errors
+      if (outcome[ref] !== 'completed') {
+        console.log(`${ref} ended ${outcome[ref]}; deliveries:`, JSON.stringify(relay.deliveries.filter((d) => d.signRef === ref)),
+          '\nservice deliveries:', JSON.stringify((await signing.deliveries()).filter((d) => d.signRef === ref)),
+          '\nn8n errors:\n', q.log().split('\n').filter((l) => /rror|Problem|crash|Lost|fail/i.test(l)).slice(-40).join('\n'));
+      }
     }
     return outcome;
   }

@@ -52,10 +52,13 @@ export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
       p.store = 'postgres';
       delete p.folder;
       n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
-      if (p.operation === 'listDue') p.idleSeconds = o.idleSeconds;
     }
-    // the trigger reads records before answering when given the store; in queue mode it runs in the webhook process
-    if (n.type === `${PKG}.singpassSignTrigger` && typeof p.recordFolder === 'string') p.recordFolder = '';
+    // the trigger checks each delivery against its stored session before answering: in the webhook process, so PostgreSQL
+    if (n.type === `${PKG}.singpassSignTrigger`) {
+      p.recordStore = 'postgres';
+      delete p.recordFolder;
+      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
+    }
     if (n.type === 'n8n-nodes-base.scheduleTrigger') {
       const rule = p.rule as { interval: Array<Record<string, unknown>> };
       if (rule.interval[0].field === 'seconds') rule.interval[0].secondsInterval = o.resumeEverySeconds;
