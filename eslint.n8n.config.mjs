@@ -1,7 +1,7 @@
 // n8n's community-node lint rules, scoped to the n8n adapter (nodes/, credentials/) and package.json.
 // Run with `bash scripts/lint-n8n.sh`: it installs @n8n/node-cli outside the repo (≈ 700 MB) and points
 // N8N_NODE_CLI_DIR at it. "Without cloud support": this package has runtime dependencies, so it is an unverified
-// community node (see README ## n8n), and the verified-only rules do not apply.
+// community node (see docs/n8n.md), and the verified-only rules do not apply.
 import { createRequire } from 'node:module';
 
 const require = createRequire(`${process.env.N8N_NODE_CLI_DIR}/`);

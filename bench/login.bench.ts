@@ -1,7 +1,7 @@
 /**
  * Login cost with a client built per workflow execution (as n8n / Node-RED nodes do), against the sandbox providers on
  * 127.0.0.1: requests the client sends and wall time per login, with the process-wide shared caches (default) against
- * a baseline of one cache per client (what every client with its own `fetch` got before issue 8). Both run in this
+ * a baseline of one cache per client (the former behaviour for any client given its own `fetch`). Both run in this
  * process, interleaved; prints a table and asserts nothing. Run: `npx tsc -p tsconfig.json && node dist/bench/login.bench.js`.
  */
 import { listen, mount, sendBytes } from '../sandbox/http';

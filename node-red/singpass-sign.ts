@@ -11,7 +11,6 @@ import { SingpassFlowsError } from '../src/errors';
 import { addValidationDataWithSummary } from '../src/pades/ltv';
 import { addDocumentTimestamp } from '../src/pades/doc-timestamp';
 import { verifyPdfSignatures, type PadesLevel } from '../src/pades/verify';
-import { buildChain, fetchOcspResponse } from '../src/pki';
 import { renderQr } from '../src/sign/qr';
 import { isAtSavePoint, isSessionEnded, isSubmitDeferred } from '../src/session';
 import type { SigningEvent } from '../src/sign';
@@ -202,15 +201,11 @@ export = function register(RED: NodeAPI): void {
     onInput(this, async (msg) => {
       const client = signClientOf(RED, def.client, 'certificate status');
       const cert = certificateInput(msg.payload);
-      const { config } = await client.engine();
-      const chain = await buildChain(cert, { trustedRoots: config.trustedRoots, intermediates: config.intermediates });
-      if (chain.length < 2) throw new SingpassFlowsError('CHAIN_INCOMPLETE', 'The certificate\'s issuer could not be found (no AIA issuer URL and not among the trusted roots)');
-      const r = await fetchOcspResponse(chain[0], chain[1]);
-      const certificateStatus = { status: r.status, thisUpdate: r.thisUpdate.toISOString(), nextUpdate: r.nextUpdate?.toISOString(), revokedAt: r.revokedAt?.toISOString(), producedAt: r.producedAt.toISOString() };
-      this.status({ fill: r.status === 'good' ? 'green' : 'red', shape: 'dot', text: r.status });
-      if (r.status !== 'good') {
-        const code = r.status === 'revoked' ? 'OCSP_REVOKED' : 'OCSP_UNKNOWN';
-        this.error(new SingpassFlowsError(code, `The certificate is ${r.status} according to its OCSP responder; do not submit a hash for it`), { ...msg, certificateStatus });
+      const certificateStatus = await (await client.engine()).certificateStatus(cert);
+      this.status({ fill: certificateStatus.good ? 'green' : 'red', shape: 'dot', text: certificateStatus.status });
+      if (!certificateStatus.good) {
+        // the certificate step's own code (OCSP_REVOKED, CERTIFICATE_EXPIRED, CERTIFICATE_UNTRUSTED…), to a Catch node
+        this.error(new SingpassFlowsError(certificateStatus.code!, `${certificateStatus.message ?? certificateStatus.status}; do not submit a hash for it`), { ...msg, certificateStatus });
         return;
       }
       return { ...msg, certificateStatus };

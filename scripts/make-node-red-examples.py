@@ -185,7 +185,7 @@ def write(name, flow):
         f.write('\n')
 
 
-from node_red_signing_page import add_signing_page  # the page's live progress, samples, download, report (issue 11)
+from node_red_signing_page import add_signing_page  # the page's live progress, samples, download, report
 
 write('singpass-document-signing.json', add_signing_page(signing()))
 write('corppass-login-with-roles.json', login('corppass'))

@@ -15,7 +15,7 @@ const path = require('node:path');
 
 const PACKAGE_ROOT = path.resolve(__dirname, '..');
 
-/** The settings the examples assume (see README "Node-RED"). */
+/** The settings the examples assume (see docs/node-red.md). */
 function settingsFor(userDir, port, extra = {}) {
   return {
     userDir,

@@ -1,4 +1,4 @@
-# The signing page of the document-signing example (issue 11), added to the flow make-node-red-examples.py builds:
+# The signing page of the document-signing example (the demo page), added to the flow make-node-red-examples.py builds:
 # pick a sample PDF or upload one, follow the session live, download the signed PDF, read its verification report.
 # Kept apart from the signing flow itself: it only adds nodes (ids sf-p-*), replaces the page template and adds
 # wires from the signing nodes' outputs to the progress recorder. The HTML lives in scripts/node-red-examples/.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates docs/n8n-nodes.png (the README's n8n screenshot): the n8n end-to-end test opens the editor of a real
+# Regenerates docs/n8n-nodes.png (the screenshot in docs/n8n.md): the n8n end-to-end test opens the editor of a real
 # n8n with this package installed in headless Chromium, checks the nodes and their icons, and saves the image.
 # Needs scripts/install-n8n.sh (n8n, Node 24, chromium).
 set -euo pipefail

@@ -62,13 +62,17 @@ export type ErrorCode =
   | 'DPOP_FAILED'
   | 'PAR_FAILED'
   | 'ASSURANCE_INSUFFICIENT'
-  // issue 7 (session engine): the user's certificate checked before the hash; a session that ran out of time
+  // Session engine: the user's certificate checked before the hash; a session that ran out of time
   | 'CERTIFICATE_EXPIRED'
   | 'CERTIFICATE_NOT_YET_VALID'
   | 'CERTIFICATE_UNTRUSTED'
   | 'SESSION_EXPIRED'
-  // a session store (the file store's per-record lock held by another save for too long: retry)
-  | 'STORE_BUSY';
+  // a session store (the file store's per-record lock held by another save for too long; the PostgreSQL store's server
+  // unreachable, shutting down or starting, timed out, out of connections: retry)
+  | 'STORE_BUSY'
+  // a session store refusing what a retry cannot fix (the PostgreSQL store: login or rights refused, tables at a newer
+  // schema version than this package knows, the store closed)
+  | 'STORE_FAILED';
 
 export interface ErrorDetails {
   /** HTTP status of a service answer, when there was one. */

@@ -1,8 +1,9 @@
 import { SingpassFlowsError, invalidInput } from './errors';
+import { proxyRouteFor, type ProxyRoute } from './http-proxy';
 
 /**
- * The HTTP seam of the core. Anything fetch-compatible works: Node's global fetch (default), n8n's
- * `helpers.httpRequest` wrapped as fetch, or a test double.
+ * The HTTP seam of the core. Anything fetch-compatible works: Node's global fetch (default; through the proxy the
+ * environment names, see http-proxy.ts), n8n's `helpers.httpRequest` wrapped as fetch, or a test double.
  */
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
@@ -34,15 +35,20 @@ export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
  * HTTP error statuses are returned, not thrown: each protocol maps its own error bodies.
  */
 export async function httpRequest(url: string, init: RequestInit = {}, options: HttpOptions = {}): Promise<HttpResponse> {
-  const doFetch = options.fetch ?? globalThis.fetch;
+  // A caller's own fetch is used as given (it has its own transport); only the default one goes through a proxy.
+  const route = options.fetch ? undefined : proxyRouteForUrl(url);
+  const doFetch = options.fetch ?? route?.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const target = safeUrl(url);
+  const via = route ? ` through the proxy ${route.display} (${route.variable})` : '';
+  const details = { url: target, ...(route && { proxy: route.display }) };
   const transportError = (e: unknown): SingpassFlowsError => {
     const err = e as Error;
     if (err?.name === 'TimeoutError' || err?.name === 'AbortError') {
-      return new SingpassFlowsError('HTTP_TIMEOUT', `No answer from ${target} within ${timeoutMs} ms`, { url: target, retryable: true }, { cause: e });
+      return new SingpassFlowsError('HTTP_TIMEOUT', `No answer from ${target}${via} within ${timeoutMs} ms`, { ...details, retryable: true }, { cause: e });
     }
-    return new SingpassFlowsError('HTTP_NETWORK', `Cannot reach ${target}: ${describeNetworkError(err)}`, { url: target, retryable: true }, { cause: e });
+    if (route) return proxyFailure(err, route, target, details);
+    return new SingpassFlowsError('HTTP_NETWORK', `Cannot reach ${target}: ${describeNetworkError(err)}`, { ...details, retryable: true }, { cause: e });
   };
   let response: Response;
   try {
@@ -107,6 +113,50 @@ export function safeUrl(url: string): string {
 function describeNetworkError(err: Error): string {
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
   return cause?.code ?? cause?.message ?? err?.message ?? 'network error';
+}
+
+function proxyRouteForUrl(url: string): ProxyRoute | undefined {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return undefined; // fetch refuses it with its own error, reported as before
+  }
+  return proxyRouteFor(target);
+}
+
+type ErrorChain = { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+
+/**
+ * A request through a proxy that failed before any answer: name the proxy (without credentials), say what it did,
+ * and for a loopback target point at NO_PROXY — a proxy elsewhere cannot reach this machine's 127.0.0.1.
+ */
+function proxyFailure(err: Error, route: ProxyRoute, target: string, details: Record<string, unknown>): SingpassFlowsError {
+  let reason: string | undefined;
+  for (let e = err as ErrorChain, depth = 0; e && depth < 5 && !reason; e = e.cause as ErrorChain, depth++) {
+    // undici's words when the proxy answers CONNECT with anything but 200, or a forwarded request with 407 (the
+    // only place the status is kept; test/http-proxy.test.ts pins them for the undici version we depend on)
+    const refused = /Proxy response \((\d{3})\)|Proxy Authentication Required \((407)\)/.exec(String(e.message ?? ''));
+    if (refused) {
+      const status = Number(refused[1] ?? refused[2]);
+      if (status === 401 || status === 407) return proxyAuthFailure(status, route, target, details, err);
+      reason = `the proxy could not open a tunnel to it (HTTP ${status})`;
+    } else if (typeof e.code === 'string' && /^E[A-Z_]+$/.test(e.code)) {
+      reason = e.code;
+    }
+  }
+  const loopback = LOOPBACK_HOSTS.has(new URL(target).hostname)
+    ? '. A proxy on another machine cannot reach this one\'s 127.0.0.1: add 127.0.0.1,localhost to NO_PROXY for local services such as the sandbox'
+    : '';
+  return new SingpassFlowsError('HTTP_NETWORK', `Cannot reach ${target} through the proxy ${route.display} (${route.variable}): ${reason ?? describeNetworkError(err)}${loopback}`, { ...details, retryable: true }, { cause: err });
+}
+
+/** `proxyStatus`, not `status`: the answer is the proxy's, and callers read `status` as the service's. */
+function proxyAuthFailure(status: number, route: ProxyRoute, target: string, details: Record<string, unknown>, cause: unknown): SingpassFlowsError {
+  const what = route.display.includes('***@')
+    ? `it refused the user name and password in ${route.variable}`
+    : `it needs a user name and password: put them in ${route.variable} as http://user:password@host:port (percent-encoded)`;
+  return new SingpassFlowsError('HTTP_NETWORK', `The proxy ${route.display} (${route.variable}) refused the request to ${target}: ${what} (HTTP ${status})`, { ...details, proxyStatus: status, retryable: false }, { cause });
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);

@@ -3,7 +3,7 @@ import { isSingpassFlowsError } from '../../src/errors';
 import { RemoteKeySet } from '../../src/keys';
 import { createSingpassClient } from '../../src/login';
 import { createNotificationTokens } from '../../src/sign/notification-token';
-import { PgSessionStore } from '../../src/session/pg-store';
+import { PgSessionStore } from '../../src/session';
 import { corppassLoginClient, loginOptions, signSetup } from './credentials';
 import type { LoginProvider } from '../../src/setup';
 import { pgStoreSettings } from './pg-settings';

@@ -1,7 +1,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import type { PoolConfig } from 'pg';
 import { SingpassFlowsError } from '../../src/errors';
-import type { PgSessionStoreOptions } from '../../src/session/pg-store';
+import type { PgSessionStoreOptions } from '../../src/session';
 
 /** The "Singpass Session Store (PostgreSQL)" credential, checked: where to connect and the store's options. */
 export interface PgStoreSettings {

@@ -1,5 +1,5 @@
 /**
- * The RP conformance checklist (rp-conformance.md §4) as it applies to the Corppass FAPI 2.0 profile, as switch sets
+ * The RP conformance checklist as it applies to the Corppass FAPI 2.0 profile, as switch sets
  * for the Corppass FAPI sandbox provider. Derived from {@link CONFORMANCE_CASES}: every FAPI case (PAR, DPoP, token,
  * ID token, userinfo, keys) applies as is; these differ:
  * - `iss` in the authorization response follows discovery (Corppass publishes the flag false): a missing `iss` or

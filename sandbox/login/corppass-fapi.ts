@@ -1,5 +1,5 @@
 /**
- * Sandbox Corppass Authorization API, FAPI 2.0 profile (facts: /work/shared/notes/corppass-fapi.md). Issuer
+ * Sandbox Corppass Authorization API, FAPI 2.0 profile (as the real provider publishes it). Issuer
  * `${baseUrl}/corppass-fapi` (the real one shares its host with the legacy profile; the sandbox mounts it apart).
  *
  * Routes (under the prefix): `/.well-known/openid-configuration`, `/.well-known/keys`, `POST /request` (PAR),

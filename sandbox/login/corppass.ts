@@ -1,5 +1,5 @@
 /**
- * Sandbox Corppass (legacy OIDC profile, spec: corppass-authorization-service.md). Issuer `${baseUrl}/corppass`.
+ * Sandbox Corppass (legacy OIDC profile, per the Corppass Authorization API spec). Issuer `${baseUrl}/corppass`.
  *
  * Routes (under the prefix): `/.well-known/openid-configuration`, `/.well-known/keys`,
  * `GET /mga/sps/oauth/oauth20/authorize`, `POST /mga/sps/oauth/oauth20/token`, `POST /authorization-info`.

@@ -3,7 +3,7 @@
  *
  * A provider normally behaves like the real service. `provider.misbehave(m)` merges `m` into the active set; every
  * later response is affected until `provider.reset()`. Each switch reproduces one (or one family of) item(s) of the
- * RP conformance checklist (`/work/shared/notes/rp-conformance.md` §4, numbers in brackets). Items that only a client
+ * RP conformance checklist (its item numbers in brackets). Items that only a client
  * can get wrong (3–7, 10, 14, 20, 29, 66–69, 78, 79) need no switch: the provider RECORDS what the client sent
  * (`provider.requests()`, see `types.ts`) so tests can assert on PAR bodies, client assertions, DPoP proofs and keys.
  *
@@ -286,7 +286,7 @@ export interface Misbehaviour {
 
 /** One ready-made conformance case: which switches reproduce a checklist item, and what the RP must do. */
 export interface ConformanceCase {
-  /** Checklist item number in rp-conformance.md §4. */
+  /** Item number in the RP conformance checklist. */
   item: number;
   /** Short name, unique. */
   name: string;

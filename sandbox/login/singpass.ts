@@ -1,5 +1,5 @@
 /**
- * Sandbox Singpass FAPI 2.0 provider (spec: singpass-fapi-profile.md, wire names: wire-names.md). Issuer
+ * Sandbox Singpass FAPI 2.0 provider (Singpass's FAPI 2.0 profile, with the wire names it publishes). Issuer
  * `${baseUrl}/singpass/fapi`.
  *
  * Routes (under `${prefix}/fapi`): `/.well-known/openid-configuration`, `/.well-known/keys`, `POST /par`,
@@ -31,7 +31,7 @@ export class SingpassProvider extends FapiProviderCore<SingpassUser, SingpassDet
   protected readonly users = SINGPASS_USERS;
   protected readonly accessTokenTtlS = ACCESS_TOKEN_TTL_S;
   protected readonly idTokenEnc = 'A256CBC-HS512' as const;
-  // Singpass requires `exp`, at most 120 s after `iat` (wire-names.md).
+  // Singpass requires `exp`, at most 120 s after `iat` (its FAPI profile).
   protected override readonly dpopExpRequired = true;
 
   constructor(opts: ProviderOptions) {

@@ -173,7 +173,7 @@ function keepLast<T>(log: T[], entry: T): void {
 
 
 /**
- * The sandbox's stand-in for the Singpass document signing API (sign-api.md), as a peer of our client: its own wire
+ * The sandbox's stand-in for the Singpass document signing API (per its spec), as a peer of our client: its own wire
  * table (`./wire`), assertion checks, session state machine, signed webhooks with retries, key rotation and faults.
  *
  * Routes under the prefix (default `/sign`): `POST /api/v1/doc-signing-sessions`,

@@ -1,5 +1,5 @@
 /**
- * The sandbox signing service's own table of wire names and values (see /work/shared/notes/wire-names.md).
+ * The sandbox signing service's own table of wire names and values (the spec leaves them open).
  * Confidence tags: [C] official, [C-2021] seen in a public 2021 client of the real API, [I] inferred, [NF] not found
  * (chosen here). The sandbox is a peer of our client: it keeps its own copy of these names on purpose, so a mistake
  * on one side does not hide in the other.

@@ -1,6 +1,6 @@
 /**
- * Wire names and value tables of the Corppass and Singpass login protocols that the specs leave open ([I]/[NF] in
- * wire-names.md) or that vary between provider versions. Every such name lives here, so a correction is one line.
+ * Wire names and value tables of the Corppass and Singpass login protocols that the specs leave open ([I] inferred,
+ * [NF] not found) or that vary between provider versions. Every such name lives here, so a correction is one line.
  */
 
 /** Discovery member for the Corppass authorization-info endpoint (the literal name has a hyphen) and its fallback. */
@@ -13,7 +13,7 @@ export const CORPPASS_SUB_KEYS = { s: 'nric', uuid: 'uuid', u: 'userId', c: 'cou
 export const AUTH_INFO_MEMBERS = ['AuthInfo', 'TPAuthInfo'] as const;
 
 /**
- * Singpass FAPI scopes whose data comes in the ID token (`sub_attributes`, singpass-fapi-profile.md §2.1). Any other
+ * Singpass FAPI scopes whose data comes in the ID token (`sub_attributes`, Singpass FAPI profile §2.1). Any other
  * scope is a person-data (Myinfo) scope, released as `person_info` at userinfo. [C]
  */
 export const SINGPASS_ID_TOKEN_SCOPES = ['openid', 'user.identity', 'name', 'mobileno', 'email'] as const;
@@ -53,7 +53,7 @@ export const DPOP_PROOF_LIFETIME_SECONDS = 120;
 
 export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
-// ---- Corppass FAPI 2.0 (corppass-fapi.md) ----------------------------------------------------------------------------
+// ---- Corppass FAPI 2.0 ----------------------------------------------------------------------------------------------
 
 /** The same authorization rows as {@link AUTH_INFO_MEMBERS}, as the FAPI userinfo names them. [C] */
 export const FAPI_AUTH_INFO_MEMBERS = ['auth_info', 'tp_auth_info'] as const;

@@ -15,7 +15,8 @@ import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS, finishSession } from './finishing'
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
 import { checkRecord, nextRevision, say, sha256, withoutSessionData, type StepContext } from './record-ops';
 import { hashSubmitted, submitHash } from './submission';
-import { UserCertificateChecker } from './user-certificate';
+import { UserCertificateChecker, type CertificateStatusReport } from './user-certificate';
+import { certsFromPemOrDer } from '../pki';
 import type {
   FinishResult, SessionRecord, SessionStarted, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, VerifiedDelivery,
 } from './types';
@@ -121,6 +122,13 @@ export interface SigningEngine {
    * `record.error` says what failed.
    */
   finish(record: SessionRecord, pdf: Buffer, options?: StepOptions): Promise<FinishResult>;
+
+  /**
+   * "Check Certificate Status" for every front end: the certificate step's checks (valid now, chain to the trusted
+   * roots, OCSP) as a report with the same stable codes, not thrown for the certificate's verdict. `certificate`:
+   * PEM, DER, or base64 DER.
+   */
+  certificateStatus(certificate: Buffer | string): Promise<CertificateStatusReport>;
 
   /** End the session as expired when its deadline has passed (no-op otherwise, and for ended sessions). */
   expire(record: SessionRecord): StepResult;
@@ -333,6 +341,17 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 
     async finish(record, pdf, stepOptions) {
       return finishSession(ctx, record, pdf, stepOptions, checkDocument);
+    },
+
+    async certificateStatus(certificate) {
+      let der: Buffer | undefined;
+      try {
+        der = typeof certificate === 'string' && !certificate.includes('-----BEGIN') ? Buffer.from(certificate.trim(), 'base64') : certsFromPemOrDer(certificate)[0];
+      } catch {
+        der = undefined;
+      }
+      if (!der || der.length === 0) throw invalidInput('certificate', 'is not an X.509 certificate (PEM, DER or base64 DER)');
+      return certificates.report(der);
     },
 
     expire(record) {

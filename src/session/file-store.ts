@@ -129,6 +129,21 @@ export class FileSessionStore implements SessionStore {
     await rmFile(this.documentPath(signRef));
   }
 
+  /** The signed PDF as `<signRef>-signed.pdf` (atomic; kept by cleanUp: it is the product, not the session's state). */
+  async putSignedDocument(signRef: string, pdf: Buffer): Promise<void> {
+    await this.ensureDir();
+    await this.writeAtomic(`${ref(signRef)}-signed.pdf`, pdf);
+  }
+
+  async getSignedDocument(signRef: string): Promise<Buffer | undefined> {
+    try {
+      return await fsp.readFile(path.join(this.dir, `${ref(signRef)}-signed.pdf`));
+    } catch (e) {
+      if (errno(e) === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
   /**
    * Records a schedule must act on now, each with its action — by THE rule every scheduler uses (`nextStep` /
    * `isDue`, src/session/next-step.ts), with `idleSeconds` as the policy's `idleMs`: how long a record in the middle
@@ -358,6 +373,8 @@ export interface CleanUpResult {
   deleted: string[];
   /** `<signRef>.pdf` files deleted with their record. */
   documents: number;
+  /** Signed PDFs deleted with their record (stores that keep them with the record; the folder store keeps them). */
+  signedDocuments?: number;
   /** `<signRef>.pdf` files with no record, older than the retention. */
   orphanDocuments: number;
   /** Temporary files a crash left (older than an hour). */

@@ -4,4 +4,6 @@ export * from './engine';
 export * from './store';
 export * from './runner';
 export * from './file-store';
+export * from './pg-store';
 export * from './next-step';
+export type { CertificateStatusReport } from './user-certificate';

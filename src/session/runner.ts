@@ -35,6 +35,19 @@ export interface SessionRunnerOptions {
    * webhook answers. `Infinity`: no limit.
    */
   certificateConcurrency?: number;
+  /**
+   * Several runner processes over one shared store (PostgreSQL) behind one webhook URL: every `sweepIntervalMs` each
+   * looks for stored sessions whose next step is due (`nextStep`) and that no process took care of — the one that
+   * started or received them died, or its timers were lost — and does it (compare-and-set decides if two try).
+   * Default: off (one process: its own timers and `resume()` after a restart are enough).
+   */
+  sweepIntervalMs?: number;
+  /**
+   * How long a session in the middle of a step (claimed, at the save point, signed) is left to the process working on
+   * it before a sweep takes it over as abandoned. Default 30 s: longer than a step takes (the hash call's timeout and
+   * retry, a finishing run), short enough that the user at the phone does not give up.
+   */
+  takeOverAfterMs?: number;
 }
 
 /**
@@ -65,6 +78,11 @@ export interface SessionRunner {
    * with backoff until the deadline).
    */
   resume(): Promise<number>;
+  /**
+   * Do what is due for stored sessions no one here is working on (see `sweepIntervalMs`); resolves with how many were
+   * taken up. Also called by the interval when `sweepIntervalMs` is set.
+   */
+  sweep(): Promise<number>;
   /** Stop timers (sessions stay in the store). */
   close(): Promise<void>;
 }
@@ -224,6 +242,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         await yieldToCertificates();
       },
     });
+    // The signed PDF is stored before the record says completed: a crash in between finishes again (one signature).
+    if (f.pdf && f.record.state.status === 'completed' && store.putSignedDocument) await store.putSignedDocument(signRef, f.pdf);
     if (!(await save(f.record, record.revision))) return;
     // A finishing stage failed temporarily (TSA, OCSP…): the signature stays in the stored record; run it again later.
     if (f.deferred) return retryLater(f.record);
@@ -357,7 +377,43 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     return saved(r.record, saver);
   };
 
+  const takeOverAfterMs = options.takeOverAfterMs ?? 30_000;
+  if (options.sweepIntervalMs !== undefined && !(options.sweepIntervalMs >= 100)) throw invalidInput('sweepIntervalMs', 'must be at least 100 (milliseconds), or left out');
+  if (!(takeOverAfterMs >= 0)) throw invalidInput('takeOverAfterMs', 'must be 0 or more milliseconds');
+  /** Sessions this process is at work on or has scheduled (a sweep leaves them alone). */
+  const busyHere = (signRef: string): boolean => queues.has(signRef) || continuing.has(signRef) || retries.has(signRef);
+  const sweep = async (): Promise<number> => {
+    let n = 0;
+    const now = Date.now();
+    for (const signRef of await store.list()) {
+      if (closed) break;
+      if (busyHere(signRef)) continue;
+      const record = await store.get(signRef);
+      if (!record || isSessionEnded(record)) continue;
+      const due = nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: takeOverAfterMs });
+      if (due.at > now) continue;
+      n++;
+      switch (due.action) {
+        case 'continueCertificate': continueLater(signRef); break;
+        case 'submitHash': void enqueue(signRef, () => resubmit(signRef)); break;
+        case 'finish': void enqueue(signRef, () => finishStored(signRef)); break;
+        case 'expire': void enqueue(signRef, () => expireNow(signRef)); break;
+        case 'forget': break; // ended records are the store's clean-up
+      }
+    }
+    return n;
+  };
+  let sweeping = false;
+  const sweeper = options.sweepIntervalMs ? setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    sweep().catch((e: unknown) => refused({ code: isSingpassFlowsError(e) ? e.code : 'STORE_BUSY', message: (e as Error)?.message ?? String(e), status: 0 })).finally(() => { sweeping = false; });
+  }, options.sweepIntervalMs) : undefined;
+  sweeper?.unref?.();
+
   return {
+    sweep,
+
     async start(pdf, input) {
       const s = await engine.start(pdf, input);
       const signRef = s.signRef;
@@ -418,6 +474,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
 
     async close() {
       closed = true;
+      if (sweeper) clearInterval(sweeper);
       for (const t of [...timers.values(), ...retries.values()]) clearTimeout(t);
       timers.clear();
       retries.clear();

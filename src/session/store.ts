@@ -18,6 +18,13 @@ export interface SessionStore {
   getDocument(signRef: string): Promise<Buffer | undefined> | Buffer | undefined;
   putDocument(signRef: string, pdf: Buffer): Promise<void> | void;
   deleteDocument(signRef: string): Promise<void> | void;
+  /**
+   * Where the signed PDF goes, BEFORE the record is saved as completed (a crash in between finishes again: the same
+   * single signature, the file overwritten; never lost). Optional: without it the signed PDF is only handed to
+   * `onEnded` / `outcome()`.
+   */
+  putSignedDocument?(signRef: string, pdf: Buffer): Promise<void> | void;
+  getSignedDocument?(signRef: string): Promise<Buffer | undefined> | Buffer | undefined;
 }
 
 /**
@@ -43,6 +50,7 @@ export function stepSaver(store: Pick<SessionStore, 'put'>, loaded: SessionRecor
 export class MemorySessionStore implements SessionStore {
   private readonly records = new Map<string, string>();
   private readonly documents = new Map<string, Buffer>();
+  private readonly signed = new Map<string, Buffer>();
 
   get(signRef: string): SessionRecord | undefined {
     const json = this.records.get(signRef);
@@ -75,5 +83,13 @@ export class MemorySessionStore implements SessionStore {
 
   deleteDocument(signRef: string): void {
     this.documents.delete(signRef);
+  }
+
+  putSignedDocument(signRef: string, pdf: Buffer): void {
+    this.signed.set(signRef, pdf);
+  }
+
+  getSignedDocument(signRef: string): Buffer | undefined {
+    return this.signed.get(signRef);
   }
 }

@@ -1,8 +1,34 @@
 import { X509Certificate } from 'node:crypto';
 import { systemClock, type Clock } from '../clock';
-import { SingpassFlowsError } from '../errors';
+import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import type { Fetch } from '../http';
-import { buildChain, certsFromPemOrDer, fetchOcspResponse } from '../pki';
+import { buildChain, certsFromPemOrDer, fetchOcspResponse, type OcspResult } from '../pki';
+
+/**
+ * A certificate's status as every front end's "Check Certificate Status" reports it: the same checks the certificate
+ * step makes before any hash (valid now, chained to the trusted roots, OCSP good), as data. `code` is the stable code
+ * the certificate step would fail the session with.
+ */
+export interface CertificateStatusReport {
+  status: 'good' | 'revoked' | 'unknown' | 'expired' | 'notYetValid' | 'untrusted' | 'chainIncomplete';
+  good: boolean;
+  code?: ErrorCode;
+  message?: string;
+  subject: string;
+  issuer: string;
+  serialNumber: string;
+  notBefore: string;
+  notAfter: string;
+  /** Subjects, leaf first, up to the trusted root (when a chain was found). */
+  chain: string[];
+  /** The OCSP answer, when one was fetched. */
+  ocsp?: { producedAt: string; thisUpdate: string; nextUpdate?: string; revokedAt?: string };
+}
+
+const STATUS_OF: Partial<Record<ErrorCode, CertificateStatusReport['status']>> = {
+  OCSP_REVOKED: 'revoked', OCSP_UNKNOWN: 'unknown', CERTIFICATE_EXPIRED: 'expired', CERTIFICATE_NOT_YET_VALID: 'notYetValid',
+  CERTIFICATE_UNTRUSTED: 'untrusted', CHAIN_INCOMPLETE: 'chainIncomplete',
+};
 
 /**
  * The check a DSAP makes when the user's certificate arrives, BEFORE any hash is submitted (so the user is never
@@ -31,18 +57,51 @@ export class UserCertificateChecker {
    * OCSP_REVOKED / OCSP_UNKNOWN / OCSP_FAILED; returns the path leaf..trusted root (DER).
    */
   async check(certificate: Buffer): Promise<Buffer[]> {
+    return (await this.checkWithAnswer(certificate)).chain;
+  }
+
+  /**
+   * The same checks as a report that does not throw for the certificate's verdict (revoked, expired, untrusted…):
+   * for a "Check Certificate Status" step. Throws for input that is not a certificate and for a responder that
+   * cannot be reached (OCSP_FAILED: no verdict).
+   */
+  async report(certificate: Buffer): Promise<CertificateStatusReport> {
+    let leaf: X509Certificate;
+    try {
+      leaf = new X509Certificate(certificate);
+    } catch {
+      throw new SingpassFlowsError('INVALID_INPUT', 'certificate: is not an X.509 certificate (PEM, DER or base64 DER)', { field: 'certificate', retryable: false });
+    }
+    const base = {
+      subject: oneLine(leaf.subject), issuer: oneLine(leaf.issuer), serialNumber: leaf.serialNumber,
+      notBefore: new Date(leaf.validFrom).toISOString(), notAfter: new Date(leaf.validTo).toISOString(),
+    };
+    const seen: { chain?: Buffer[]; ocsp?: OcspResult } = {};
+    try {
+      await this.checkWithAnswer(certificate, seen);
+      return { status: 'good', good: true, ...base, chain: subjects(seen.chain), ...(seen.ocsp ? { ocsp: ocspOf(seen.ocsp) } : {}) };
+    } catch (e) {
+      const status = isSingpassFlowsError(e) ? STATUS_OF[e.code] : undefined;
+      if (!status || !isSingpassFlowsError(e)) throw e;
+      return { status, good: false, code: e.code, message: e.message, ...base, chain: subjects(seen.chain), ...(seen.ocsp ? { ocsp: ocspOf(seen.ocsp) } : {}) };
+    }
+  }
+
+  private async checkWithAnswer(certificate: Buffer, seen: { chain?: Buffer[]; ocsp?: OcspResult } = {}): Promise<{ chain: Buffer[] }> {
     const now = (this.options.clock ?? systemClock)();
     const leaf = new X509Certificate(certificate);
     checkValidity(leaf, now, 'Your signing certificate');
     const chain = this.cachedChain(leaf, certificate, now) ?? (await this.buildAndCheck(leaf, certificate, now));
+    seen.chain = chain;
     const ocsp = await fetchOcspResponse(certificate, chain[1], { fetch: this.options.fetch, clock: this.options.clock });
+    seen.ocsp = ocsp;
     if (ocsp.status === 'revoked') {
       throw new SingpassFlowsError('OCSP_REVOKED', `The signing certificate of "${oneLine(leaf.subject)}" is revoked${ocsp.revokedAt ? ` (since ${ocsp.revokedAt.toISOString()})` : ''}; nothing was sent for signing`, { retryable: false });
     }
     if (ocsp.status !== 'good') {
       throw new SingpassFlowsError('OCSP_UNKNOWN', `The OCSP responder does not know the signing certificate of "${oneLine(leaf.subject)}"; nothing was sent for signing`, { retryable: false });
     }
-    return chain;
+    return { chain };
   }
 
   /**
@@ -95,4 +154,15 @@ function checkValidity(cert: X509Certificate, now: number, what: string): void {
 
 function oneLine(subject: string): string {
   return subject.replace(/\n/g, ', ');
+}
+
+function subjects(chain: Buffer[] | undefined): string[] {
+  return (chain ?? []).map((c) => oneLine(new X509Certificate(c).subject));
+}
+
+function ocspOf(r: OcspResult): NonNullable<CertificateStatusReport['ocsp']> {
+  return {
+    producedAt: r.producedAt.toISOString(), thisUpdate: r.thisUpdate.toISOString(),
+    ...(r.nextUpdate ? { nextUpdate: r.nextUpdate.toISOString() } : {}), ...(r.revokedAt ? { revokedAt: r.revokedAt.toISOString() } : {}),
+  };
 }

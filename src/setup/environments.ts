@@ -42,12 +42,12 @@ export function signEndpoints(c: { environment?: unknown; sandboxUrl?: unknown; 
 
 export type LoginProvider = 'corppass' | 'singpass';
 
-/** Issuers as the providers publish them (corppass-fapi.md, wire-names.md). */
+/** Issuers as the providers publish them. */
 const LOGIN_ISSUERS: Record<LoginProvider, { staging: string; production: string; sandboxPath: string }> = {
   corppass: { staging: 'https://stg-id.corppass.gov.sg', production: 'https://id.corppass.gov.sg', sandboxPath: '/corppass' },
   singpass: { staging: 'https://stg-id.singpass.gov.sg/fapi', production: 'https://id.singpass.gov.sg/fapi', sandboxPath: '/singpass/fapi' },
 };
-/** Corppass FAPI 2.0 shares the legacy hosts (corppass-fapi.md §2); only the sandbox mounts it apart. */
+/** Corppass FAPI 2.0 shares the legacy hosts (as Corppass publishes them); only the sandbox mounts it apart. */
 const CORPPASS_FAPI_SANDBOX_PATH = '/corppass-fapi';
 
 export function loginIssuer(provider: LoginProvider, c: { environment?: unknown; sandboxUrl?: unknown; issuer?: unknown; profile?: unknown }): { issuer: string; loopback: boolean } {

@@ -10,7 +10,7 @@ export interface SigningEnvironment {
 }
 
 /**
- * The public Singpass signing environments ([C] in wire-names.md), so a low-code user picks "staging" or
+ * The public Singpass signing environments ([C]: published by Singpass), so a low-code user picks "staging" or
  * "production" instead of pasting URLs. For the local sandbox use its printed `signApi` / `signKeys` URLs.
  *
  * @example new SigningApiClient({ ...SIGNING_ENVIRONMENTS.staging, clientId, signingKey })

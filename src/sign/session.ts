@@ -9,7 +9,7 @@ export type SigningSessionStatus =
   | 'certificate_received' // user scanned; submit the hash now
   | 'hash_submitted' // user is comparing the challenge code and signing
   | 'signed' // signature received (terminal for the service; the DSAP still embeds it and extends the PDF)
-  | 'completed' // the signed PDF was produced at the requested level (terminal; session engine, issue 7)
+  | 'completed' // the signed PDF was produced at the requested level (terminal; set by our session engine)
   | 'failed' // error notification received (terminal)
   | 'expired'; // past expires_at (terminal)
 

@@ -1,6 +1,6 @@
 /**
- * The ONE table of signing-API wire names and values that the spec leaves open (see
- * /work/shared/notes/wire-names.md). Confidence: [C] official, [C-2021] seen in a public 2021 client of the real
+ * The ONE table of signing-API wire names and values that the spec leaves open, each tagged with where it comes
+ * from. Confidence: [C] official, [C-2021] seen in a public 2021 client of the real
  * API, [I] inferred, [NF] not found. Each entry lists the name we SEND first, then aliases we ACCEPT when parsing,
  * so a correction is a one-line change here and nowhere else.
  */

@@ -17,7 +17,7 @@ describe('singpass-flows CLI', () => {
     for (const c of commands) expect(out.join('\n')).toContain(c.name);
   });
 
-  test('the commands the issues name are all registered', () => {
+  test('the commands docs/cli.md lists are all registered', () => {
     expect(commands.map((c) => c.name).sort()).toEqual(expect.arrayContaining(['demo', 'keys', 'sandbox', 'sign', 'verify']));
   });
 

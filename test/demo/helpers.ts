@@ -11,7 +11,7 @@ import { makeNssDb } from '../helpers/pki-tools';
 
 const run = promisify(execFile);
 export const ROOT = path.resolve(__dirname, '..', '..');
-export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'index.js');
+export const CLI = path.join(ROOT, 'dist', 'cli', 'index.js');
 /** Screenshots and downloads of the demo tests (gitignored). */
 export const ARTIFACTS = path.join(ROOT, 'artifacts', 'demo');
 

@@ -36,7 +36,14 @@ export interface Postgres {
   log(): string;
 }
 
-const PG_BIN = process.env.SINGPASS_FLOWS_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+/** Debian's server binaries (the newest installed major version), or SINGPASS_FLOWS_PG_BIN. */
+const PG_BIN = process.env.SINGPASS_FLOWS_PG_BIN ?? newestPgBin();
+
+function newestPgBin(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = fs.existsSync(root) ? fs.readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a)) : [];
+  return path.join(root, versions[0] ?? '15', 'bin');
+}
 
 export function hasPostgres(): boolean {
   return fs.existsSync(path.join(PG_BIN, 'postgres'));

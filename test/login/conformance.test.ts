@@ -1,5 +1,5 @@
 /**
- * One test per applicable item of rp-conformance.md §4, driven by the sandbox providers' misbehaviour switches
+ * One test per applicable item of the RP conformance checklist, driven by the sandbox providers' misbehaviour switches
  * (`CONFORMANCE_CASES`), over real HTTP on 127.0.0.1. A "reject" must fail closed with a typed error, make no
  * further calls (token / userinfo / authorization-info) and leak no secret; an "accept" must log in.
  */

@@ -1,5 +1,5 @@
 /**
- * Every applicable item of rp-conformance.md §4 against the sandbox Corppass FAPI 2.0 provider
+ * Every applicable item of the RP conformance checklist against the sandbox Corppass FAPI 2.0 provider
  * (`CORPPASS_FAPI_CASES`, derived from the shared cases), over real HTTP on 127.0.0.1, through the FAPI client. A
  * "reject" must fail closed with the item's typed error, make no call past the failing step and leak no secret;
  * an "accept" must log in with the roles read from userinfo.

@@ -1,5 +1,5 @@
 /**
- * DPoP as Singpass requires it (issue 8): every proof carries `exp` ≤ `iat` + 120 s, and a server's `DPoP-Nonce` is
+ * DPoP as Singpass requires it: every proof carries `exp` ≤ `iat` + 120 s, and a server's `DPoP-Nonce` is
  * remembered per origin, across client instances, so a server that keeps its nonce valid is challenged once — not
  * on every call or every workflow execution. Real HTTP against the sandbox Singpass FAPI provider.
  */

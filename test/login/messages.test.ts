@@ -1,5 +1,5 @@
 /**
- * Login errors say what happened (issue 8): each provider fault below is produced by the sandbox over real HTTP, and
+ * Login errors say what happened: each provider fault below is produced by the sandbox over real HTTP, and
  * the message a workflow shows must name the actual problem (a week-old ID token is "issued too long ago", not
  * "expired"). Codes stay as before; only the words are checked here.
  */

@@ -1,5 +1,5 @@
 /**
- * Caches that suit workflow engines (issue 8), over real HTTP against the sandbox providers on 127.0.0.1:
+ * Caches that suit workflow engines, over real HTTP against the sandbox providers on 127.0.0.1:
  * discovery and key sets shared per provider by every client whatever `fetch` it passes, a public refresh, key-set
  * refetches bounded under a flood of unknown kids WITHOUT a blackout after a rotation, and one error code for one
  * provider fault whatever the cache state.

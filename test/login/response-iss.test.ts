@@ -1,5 +1,5 @@
 /**
- * RFC 9207 `iss` per provider, following discovery (issue 8): Singpass FAPI requires it; Corppass publishes the flag
+ * RFC 9207 `iss` per provider, following discovery: Singpass FAPI requires it; Corppass publishes the flag
  * false and sends no `iss` today, so a missing one is accepted while a wrong one is still refused and the
  * transaction stays bound to its issuer. Real HTTP against the sandbox providers on 127.0.0.1.
  */

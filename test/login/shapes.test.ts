@@ -1,5 +1,5 @@
 /**
- * Same shapes for the Corppass and Singpass clients (issue 8), over real HTTP against the sandbox providers: scope
+ * Same shapes for the Corppass and Singpass clients, over real HTTP against the sandbox providers: scope
  * optional, data endpoints (Singpass userinfo, Corppass authorization info) called only when the granted scope
  * releases data there and required in discovery only then, and — with warm caches, a new client per execution as a
  * workflow engine builds it — exactly the protocol's own requests per login.

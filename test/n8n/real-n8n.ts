@@ -231,8 +231,7 @@ export interface CliSandbox {
  * its own process on 127.0.0.1:`port`, its CA, service keys and registered DSAPs kept in `dir` across restarts.
  */
 export async function startCliSandbox(packageDir: string, port: number, dir: string, args: string[]): Promise<CliSandbox> {
-  // the installed package's own `singpass-flows` command (package.json "bin")
-  const cli = path.join(packageDir, (JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['singpass-flows']);
+  const cli = path.join(packageDir, 'dist', 'cli', 'index.js');
   const child = spawn(process.execPath, [cli, 'sandbox', '--port', String(port), '--dir', dir, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => { output += d; });

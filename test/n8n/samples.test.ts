@@ -16,7 +16,7 @@ const samples = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).map((f) =
 const ourNodeTypes = pkg.n8n.nodes.map((p) => path.basename(p, '.node.js')).map((n) => `${pkg.name}.${n[0].toLowerCase()}${n.slice(1)}`);
 
 describe('flows/n8n sample workflows', () => {
-  it('are the four the README lists', () => {
+  it('are the four docs/n8n.md lists', () => {
     expect(samples.map((s) => s.file).sort()).toEqual(['corppass-login.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json']);
   });
 

@@ -1,7 +1,7 @@
 /**
  * The Node-RED editor in a real browser (Debian's chromium driven by playwright-core): this package's nodes are in
  * the palette under "Singpass" with their labels, the document-signing example is drawn with every node, and an
- * example node's help opens in the sidebar. SF_UPDATE_DOCS=1 writes the screenshot the README shows
+ * example node's help opens in the sidebar. SF_UPDATE_DOCS=1 writes the screenshot docs/node-red.md shows
  * (docs/node-red-editor.png); otherwise it goes to a temp folder.
  */
 import * as fs from 'node:fs';

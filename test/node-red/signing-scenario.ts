@@ -98,7 +98,7 @@ export async function signExampleWithRestart(o: SigningScenario): Promise<void> 
 
   // The flow has handled the certificate event once its record says so in the persistent context store. (Killing in
   // the few milliseconds between the hash submission and that write is a different case: the engine keeps the
-  // prepared PDF state only in the record it returns, so that session cannot be finished — see the notes.)
+  // prepared PDF state only in the record it returns, so that session cannot be finished; not covered here.)
   await waitFor('the submitted session in the context store', () => storedStatus(userDir, signRef) === 'hash_submitted' || undefined, 30_000);
   // Crash: nothing in Node-RED's memory survives.
   await nr.stop('SIGKILL');

@@ -286,3 +286,36 @@ describe('step functions (n8n-style): the first call and a resend', () => {
     expect(h.sandbox.sign.hashCalls().length - before).toBe(1);
   }, 60_000);
 });
+
+describe('runner: another process takes over what a dead one left (a shared store, sweepIntervalMs)', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness(); });
+  afterAll(() => h.close());
+
+  it('a hash deferred and a finishing deferred by a runner that then stopped are done by the sweep of another runner over the same store', async () => {
+    // process A: one session's finishing fails (TSA down), another's hash call fails (service 503); then A stops
+    h.sandbox.ca.setTsaDown(true);
+    const b = await approved(h, 'Left signed.pdf', 'B-T');
+    await until(() => isFinishDeferred(h.store.get(b)!), 'the deferred finishing');
+    const a = await h.runner.start(pdf, { documentName: 'Left at the save point.pdf', level: 'B-B' });
+    h.sandbox.sign.faults.serviceError(1000, 503);
+    await h.sandbox.phone.scan(a.signRef, { user: 'p256' });
+    await until(() => h.store.get(a.signRef)?.lastSubmitFailure !== undefined, 'the deferred hash');
+    await h.runner.close();
+    h.sandbox.sign.faults.reset();
+    h.sandbox.ca.setTsaDown(false);
+    // process B: a new runner on the same store, no resume(): only its sweep finds them
+    const other = await h.restartRunner({ sweepIntervalMs: 200, takeOverAfterMs: 0 });
+    const [outA, outB] = await Promise.all([
+      (async () => {
+        await until(() => h.sandbox.sign.session(a.signRef)?.state === 'hash_submitted', 'the hash sent by the sweep', 20_000);
+        await h.sandbox.phone.approve(a.signRef);
+        return other.outcome(a.signRef);
+      })(),
+      other.outcome(b),
+    ]);
+    expect(outA.record.result).toEqual({ level: 'B-B', valid: true });
+    expect(outB.record.result).toEqual({ level: 'B-T', valid: true });
+    expect(h.hashes.get(a.signRef)).toBe(1);
+  }, 60_000);
+});

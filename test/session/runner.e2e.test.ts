@@ -361,7 +361,7 @@ describe('every signature form the app may send', () => {
   beforeAll(async () => { h = await startSessionHarness({ sandbox: { rsaUser: true } }); });
   afterAll(() => h.close());
 
-  // The spec says DER; pades.md: "accept 64-byte r||s too and convert"; RSA signers get PKCS#1 v1.5 (not DER).
+  // The spec says DER; raw 64-byte r||s is accepted too and converted; RSA signers get PKCS#1 v1.5 (not DER).
   it.each([['p256', 'raw', 'raw r||s'], ['p384', 'raw', 'raw r||s'], ['rsa', 'der', 'PKCS#1 v1.5']] as const)('%s user, %s signature (%s): the webhook takes it and the session completes with a signature pdfsig finds valid', async (user, encoding, _form) => {
     const s = await h.runner.start(pdf, { documentName: `Form ${user} ${encoding}.pdf`, level: 'B-T' });
     await h.sandbox.phone.scan(s.signRef, { user });

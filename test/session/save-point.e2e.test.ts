@@ -1,5 +1,5 @@
 /**
- * The save point before the hash call (issue 10, "never lose a session's state"): a process that dies after the
+ * The save point before the hash call ("never lose a session's state"): a process that dies after the
  * hash reached the service but before the record was written must not lose the session. The record saved at the
  * save point (prepared state + the exact hash) is continued: the same hash is sent again (the service refuses it
  * as already submitted, which means the first got through), never a new one. Against the sandbox over real HTTP.

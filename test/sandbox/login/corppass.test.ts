@@ -69,7 +69,7 @@ describe('sandbox Corppass provider', () => {
     expect(meta.authorization_endpoint).toBe(`${server.baseUrl}/corppass/mga/sps/oauth/oauth20/authorize`);
     expect(meta.token_endpoint).toBe(`${server.baseUrl}/corppass/mga/sps/oauth/oauth20/token`);
     expect(meta.code_challenge_methods_supported).toEqual(['S256']);
-    // Like the real Corppass today (corppass-fapi.md §3.2): no `iss` on redirects, and discovery says so.
+    // Like the real Corppass today: no `iss` on redirects, and discovery says so.
     expect(meta.authorization_response_iss_parameter_supported).toBe(false);
     const jwks = await fetch(String(meta.jwks_uri));
     expect(jwks.headers.get('content-type')).toMatch(/^application\/jwk-set\+json/);

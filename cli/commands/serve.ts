@@ -1,0 +1,224 @@
+import * as http from 'node:http';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readUserFile, wantsHelp, type CliCommand } from '../command';
+import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../src/errors';
+import { loadSigningKey, publicKeySet } from '../../src/keys';
+import type { PadesLevel } from '../../src/pades/verify';
+import {
+  MemorySessionStore, createSessionRunner, createSigningEngine, type SessionRunner, type SessionStore,
+} from '../../src/session';
+import { SigningApiClient, createNotificationTokens } from '../../src/sign';
+import { LEVELS } from '../signing-session';
+import { parseSignConfig } from './sign';
+import { openStore } from '../store';
+
+const HELP = `Usage: singpass-flows serve --config <file.json> [--port 8080] [--host 127.0.0.1]
+                            [--store <folder> | --store postgres://user@host/db] [--sweep-ms 5000] [--take-over-ms 30000]
+
+Runs a signing service for your applications (you are the DSAP): one process, or several behind one URL over a
+shared store. Each signing session is kept in the store at every step (the claimed certificate, the hash before it
+is sent, the user's signature before finishing, the signed PDF before the session is marked completed), so a
+process that dies loses nothing: the others take it over (--sweep-ms), or it resumes after a restart.
+
+Routes:
+  POST /sessions?name=<document name>&level=B-LTA   body: the PDF   → {signRef, qrPayload, challengeCode, expiresAt}
+  GET  /sessions/<signRef>                           → the session's status, error, result
+  GET  /sessions/<signRef>/signed.pdf                → the signed PDF once completed (404 before)
+  POST /webhook                                      the notification URL to register with the signing service
+  GET  /jwks                                         your public key set (register its URL with the service)
+  GET  /healthz
+
+Options:
+  --config <file>   the service and your keys, as for "sign --config" (signApiBaseUrl, clientId, signingKey,
+                    serviceKeySetUrl, tsaUrl, trustedRoots, domainName, tenantId) plus notificationSecret: at least
+                    32 characters, the SAME in every process (it checks the webhook's Bearer tokens)
+  --store <where>   a folder (one host) or a postgres:// URL (several hosts); default: memory (one process, a
+                    restart loses the sessions in flight)
+  --port <n>        default 8080 (0: any free port; the chosen one is printed)
+  --host <addr>     default 127.0.0.1; put a reverse proxy (TLS) in front
+  --sweep-ms <n>    how often to look for sessions another process left (default 5000 with a shared store; 0: off)
+  --take-over-ms <n>  how long a session in the middle of a step is left to the process working on it before
+                    another takes it over (default 30000)
+  -h, --help        show this help`;
+
+export interface ServeOptions {
+  configText: string;
+  baseDir: string;
+  store?: string;
+  port: number;
+  host: string;
+  sweepMs?: number;
+  /** How long a session in the middle of a step is left to the process working on it (runner takeOverAfterMs). */
+  takeOverMs?: number;
+  log: (line: string) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  runner: SessionRunner;
+  close(): Promise<void>;
+}
+
+const MAX_PDF = 50 * 1024 * 1024;
+
+/** Start the server (exported for tests and benches: they run it in-process or as a child process). */
+export async function startServe(o: ServeOptions): Promise<RunningServer> {
+  const raw = JSON.parse(o.configText) as Record<string, unknown>;
+  const config = parseSignConfig(JSON.stringify({ listenPort: 0, ...raw }));
+  const secret = raw.notificationSecret;
+  if (typeof secret !== 'string' || Buffer.byteLength(secret) < 32) throw invalidInput('config.notificationSecret', 'is required: at least 32 characters, the same in every process of this service');
+  let signingKey;
+  try {
+    signingKey = await loadSigningKey({ key: config.signingKey });
+  } catch (e) {
+    throw isSingpassFlowsError(e) ? invalidInput('config.signingKey', e.message) : e;
+  }
+  const trustedRoots = config.trustedRoots.map((f) => readUserFile(resolve(o.baseDir, f), 'config.trustedRoots'));
+  const engine = createSigningEngine({
+    client: new SigningApiClient({ baseUrl: config.signApiBaseUrl, clientId: config.clientId, signingKey, audience: config.audience }),
+    serviceKeySetUrl: config.serviceKeySetUrl,
+    notificationTokens: createNotificationTokens({ secret }),
+    trustedRoots, tsaUrl: config.tsaUrl, domainName: config.domainName, tenantId: config.tenantId ?? 'singpass-flows serve',
+  });
+  const store: SessionStore & { close?(): Promise<void> } = o.store ? await openStore(o.store) : new MemorySessionStore();
+  const shared = o.store !== undefined && !(store instanceof MemorySessionStore);
+  const sweepMs = o.sweepMs ?? (shared ? 5000 : 0);
+  const runner = createSessionRunner({
+    engine, store,
+    ...(sweepMs > 0 ? { sweepIntervalMs: sweepMs } : {}),
+    ...(o.takeOverMs !== undefined ? { takeOverAfterMs: o.takeOverMs } : {}),
+    // One line per step, for operators (no personal data: the sign_ref and the step's name, codes on failures).
+    onStep: (signRef, step) => {
+      if (step.step === 'submitDeferred' || step.step === 'finishDeferred') o.log(`session ${signRef} ${step.step} ${step.code} (attempt ${step.attempts})`);
+      else if (step.step !== 'ended' && step.step !== 'verified') o.log(`session ${signRef} ${step.step}`);
+    },
+    onEnded: (out) => o.log(`session ${out.record.state.signRef} ${out.record.state.status}${out.record.error ? ` (${out.record.error.code})` : ''}`),
+    onRefused: (r) => { if (r.status !== 200) o.log(`webhook refused (${r.status}): ${r.code}`); },
+  });
+  const jwks = JSON.stringify(publicKeySet([signingKey]));
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => json(res, 500, { code: 'INTERNAL', message: (e as Error).message }));
+  });
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const p = url.pathname;
+    if (req.method === 'GET' && p === '/healthz') return json(res, 200, { ok: true });
+    if (req.method === 'GET' && p === '/jwks') return void res.writeHead(200, { 'content-type': 'application/json' }).end(jwks);
+    if (req.method === 'POST' && p === '/webhook') {
+      const body = await readBody(req, 1024 * 1024);
+      const r = await runner.handleWebhook({ headers: req.headers, body });
+      return 'body' in r && r.body !== undefined ? json(res, r.status, r.body) : void res.writeHead(r.status, { 'content-length': '0' }).end();
+    }
+    if (req.method === 'POST' && p === '/sessions') {
+      try {
+        const level = (url.searchParams.get('level') ?? 'B-LTA') as PadesLevel;
+        if (!LEVELS.includes(level)) throw invalidInput('level', `must be one of ${LEVELS.join(', ')}`);
+        const pdf = await readBody(req, MAX_PDF);
+        const s = await runner.start(pdf, { documentName: url.searchParams.get('name') ?? 'Document.pdf', level });
+        return json(res, 201, { signRef: s.signRef, qrPayload: s.qrPayload, challengeCode: s.challengeCode, expiresAt: s.expiresAt });
+      } catch (e) {
+        return json(res, isSingpassFlowsError(e) && e.code === 'INVALID_INPUT' ? 400 : 502, errorJson(e));
+      }
+    }
+    const m = /^\/sessions\/([^/]+)(\/signed\.pdf)?$/.exec(p);
+    if (req.method === 'GET' && m) {
+      const signRef = decodeURIComponent(m[1]);
+      const record = await store.get(signRef);
+      if (!record) return json(res, 404, { code: 'SIGN_REF_NOT_FOUND', message: 'no such session here' });
+      if (!m[2]) {
+        return json(res, 200, {
+          signRef, status: record.state.status, ...(record.error ? { error: record.error } : {}), ...(record.result ? { result: record.result } : {}),
+          ...(record.lastSubmitFailure ? { retrying: { step: 'hash', ...record.lastSubmitFailure } } : {}),
+          ...(record.lastFinishFailure ? { retrying: { step: 'finish', ...record.lastFinishFailure } } : {}),
+        });
+      }
+      const pdf = record.state.status === 'completed' ? await store.getSignedDocument?.(signRef) : undefined;
+      if (!pdf) return json(res, 404, { code: 'NOT_SIGNED', message: `the session is ${record.state.status}` });
+      return void res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length }).end(pdf);
+    }
+    return json(res, 404, { code: 'NOT_FOUND', message: `no route ${req.method ?? ''} ${p}` });
+  }
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(o.port, o.host, () => ok());
+  });
+  await runner.resume(); // what this process (or a previous run) left in the store
+  const address = server.address() as { port: number };
+  const url = `http://${o.host}:${address.port}`;
+  return {
+    url, runner,
+    async close() {
+      await new Promise<void>((ok) => server.close(() => ok()));
+      await runner.close();
+      await store.close?.();
+    },
+  };
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+function errorJson(e: unknown): { code: string; message: string } {
+  return isSingpassFlowsError(e) ? { code: e.code, message: e.message } : { code: 'INTERNAL', message: (e as Error)?.message ?? String(e) };
+}
+
+function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        fail(new SingpassFlowsError('INVALID_INPUT', `the request body is larger than ${limit} bytes`));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => ok(Buffer.concat(chunks)));
+    req.on('error', fail);
+  });
+}
+
+export const serveCommand: CliCommand = {
+  name: 'serve',
+  summary: 'run a signing service for your applications (one process, or several behind one URL over a shared store)',
+  help: HELP,
+  async run(argv) {
+    if (wantsHelp(argv)) {
+      console.log(HELP);
+      return 0;
+    }
+    let values: Record<string, string | undefined>;
+    try {
+      ({ values } = parseArgs({
+        args: argv, strict: true, allowPositionals: false,
+        options: { config: { type: 'string' }, store: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'sweep-ms': { type: 'string' }, 'take-over-ms': { type: 'string' } },
+      }) as { values: Record<string, string | undefined> });
+      if (!values.config) throw invalidInput('--config', 'is required');
+      const port = Number(values.port ?? 8080);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidInput('--port', 'must be a port number');
+      const sweepMs = values['sweep-ms'] === undefined ? undefined : Number(values['sweep-ms']);
+      if (sweepMs !== undefined && (!Number.isInteger(sweepMs) || (sweepMs !== 0 && sweepMs < 100))) throw invalidInput('--sweep-ms', 'must be 0 (off) or at least 100');
+      const takeOverMs = values['take-over-ms'] === undefined ? undefined : Number(values['take-over-ms']);
+      if (takeOverMs !== undefined && (!Number.isInteger(takeOverMs) || takeOverMs < 0)) throw invalidInput('--take-over-ms', 'must be a whole number of milliseconds');
+      const path = resolve(values.config);
+      const running = await startServe({
+        configText: readUserFile(path, '--config').toString('utf8'), baseDir: dirname(path), store: values.store, port, host: values.host ?? '127.0.0.1', sweepMs, takeOverMs,
+        log: (line) => console.log(line),
+      });
+      console.log(`serving on ${running.url} (webhook ${running.url}/webhook, key set ${running.url}/jwks)`);
+      await new Promise<void>((ok) => {
+        const stop = () => ok();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await running.close();
+      return 0;
+    } catch (e) {
+      console.error(isSingpassFlowsError(e) ? `${e.code}: ${e.message}` : (e as Error).message);
+      return 1;
+    }
+  },
+};

@@ -1,0 +1,1011 @@
+/**
+ * Every state transition of the session engine (src/session), fast and without HTTP: the signing API client is a
+ * scripted fake (its typed errors are checked against the real client's below), deliveries are built as
+ * `VerifiedDelivery` objects (and a fake webhook verifier serves `checkDelivery`), the sandbox's test PKI answers
+ * OCSP, TSA and AIA requests IN PROCESS through the engine's `fetch`, the user's signature is made with the test
+ * user's key over the prepared hash, and a controllable clock replaces sleeping. Each `it` asserts the record's
+ * phase, its fields, the steps narrated, the fake client's calls and what `nextStep` says at that stop.
+ */
+import { generateKeyPairSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import { createTestPki, OcspResponder, TimeStampAuthority, type IssuedCert, type TestPki } from '../../sandbox/pki';
+import { signDigest } from '../../sandbox/phone';
+import { SingpassFlowsError } from '../../src/errors';
+import type { Fetch } from '../../src/http';
+import { generateClientKeys, loadSigningKey, RemoteKeySet } from '../../src/keys';
+import { verifyPdfSignatures } from '../../src/pades/verify';
+import {
+  createNotificationTokens, readBearer, SigningApiClient, type CertificateEvent, type CreateSessionInput, type DocumentHashInput, type SigningEvent,
+  type WebhookRequest, type WebhookResult, type WebhookVerifier,
+} from '../../src/sign';
+import { readUserCertificate } from '../../src/sign/user-certificate';
+import {
+  createSigningEngine, isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep,
+  sessionPhase, type SessionAction, type SessionPhase, type SessionRecord, type SessionStep, type SigningEngineOptions,
+  type StepOptions, type VerifiedDelivery,
+} from '../../src/session';
+import { samplePdf } from '../pades/ltv-helpers';
+
+/** The PKI's base URL: written into the certificates' AIA, never resolved (the engine's fetch routes it in process). */
+const PKI_BASE = 'http://pki.engine-transitions.invalid';
+const TSA_URL = `${PKI_BASE}/ca/tsa`;
+/** What the fake service answers as `expires_at`: the session's lifetime before the scan. */
+const SESSION_SECONDS = 120;
+const SIGN_API = 'https://sign.engine-transitions.invalid/api/v1';
+
+let pki: TestPki;
+let ocsp: OcspResponder;
+let tsa: TimeStampAuthority;
+let pdf: Buffer;
+const tokens = createNotificationTokens({ secret: randomBytes(32).toString('hex') });
+
+beforeAll(async () => {
+  pki = await createTestPki({ baseUrl: PKI_BASE, rsaUser: false }); // ~0.1-0.3 s on this machine
+  ocsp = new OcspResponder(pki);
+  tsa = new TimeStampAuthority(pki);
+  pdf = await samplePdf('Engine transitions');
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The fakes
+
+/** A clock the test moves: starts now (whole seconds, as the records count), never moves by itself. */
+class TestClock {
+  now = Math.floor(Date.now() / 1000) * 1000;
+  readonly fn = (): number => this.now;
+  advance(ms: number): void {
+    this.now += ms;
+  }
+  to(ms: number): void {
+    this.now = ms;
+  }
+}
+
+/**
+ * The sandbox's OCSP responder, TSA and CA certificates behind a fetch (as sandbox/pki/service.ts wires them over
+ * HTTP), answering at the test clock's time; `failNext` makes the next n requests to one responder answer 503.
+ */
+class InProcessPki {
+  readonly requests = { ocsp: 0, tsa: 0, certificates: 0 };
+  private readonly failing = { ocsp: { n: 0, after: 0 }, tsa: { n: 0, after: 0 } };
+  constructor(private readonly clock: TestClock) {}
+
+  /** The next `n` requests to `responder` answer HTTP 503, after `after` good ones. */
+  failNext(responder: 'ocsp' | 'tsa', n: number, after = 0): void {
+    this.failing[responder] = { n, after };
+  }
+
+  readonly fetch: Fetch = async (url, init) => {
+    const u = new URL(url);
+    if (u.origin !== PKI_BASE) throw new TypeError(`fetch failed: ${u.origin} is not reachable from this test`);
+    const method = init?.method ?? 'GET';
+    const body = init?.body ? Buffer.from(init.body as Uint8Array) : Buffer.alloc(0);
+    const answer = (status: number, bytes: Buffer, type: string): Response => new Response(new Uint8Array(bytes), { status, headers: { 'content-type': type } });
+    const certificates: Record<string, Buffer> = {
+      '/ca/root.crt': pki.root.certDer, '/ca/intermediate.crt': pki.intermediate.certDer, '/ca/tsa.crt': pki.tsa.certDer,
+    };
+    if (method === 'GET' && certificates[u.pathname]) {
+      this.requests.certificates++;
+      return answer(200, certificates[u.pathname], 'application/pkix-cert');
+    }
+    const responder = method === 'POST' && u.pathname === '/ca/ocsp' ? 'ocsp' : method === 'POST' && u.pathname === '/ca/tsa' ? 'tsa' : undefined;
+    if (!responder) return answer(404, Buffer.from('no such PKI route'), 'text/plain');
+    this.requests[responder]++;
+    const f = this.failing[responder];
+    if (f.after > 0) f.after--;
+    else if (f.n > 0) {
+      f.n--;
+      return answer(503, Buffer.from(`${responder} failed this request (test)`), 'text/plain');
+    }
+    return responder === 'ocsp'
+      ? answer(200, await ocsp.respond(body, this.clock.now), 'application/ocsp-response')
+      : answer(200, await tsa.respond(body, this.clock.now), 'application/timestamp-reply');
+  };
+}
+
+/**
+ * The typed errors the real `SigningApiClient.submitDocumentHash` throws (src/sign/client.ts), one factory per
+ * answer of the service; `resubmission` is the call's option. Checked against the real client at the end of this file.
+ */
+const refuse = {
+  /** 400: the service refuses the request (e.g. a hash already submitted, a certificate not delivered yet). */
+  rejected: (serviceMessage: string) => (signRef: string, resubmission: boolean): SingpassFlowsError => {
+    const e = new SingpassFlowsError('SIGN_REQUEST_REJECTED', `The signing service rejected the request to submit the document hash (HTTP 400): ${serviceMessage}`, { status: 400, retryable: false, serviceCode: 'ARGUMENTS_NOT_VALID' });
+    if (resubmission) {
+      e.details.possiblyAccepted = true;
+      e.message += '. An earlier attempt got no clear answer and may have been accepted: wait for the signature webhook before starting over';
+    }
+    return e;
+  },
+  /** 503 twice (the client retries once). */
+  unavailable: () => (): SingpassFlowsError => new SingpassFlowsError('SIGN_SERVICE_ERROR', 'The signing service failed to submit the document hash (HTTP 503); try again later', { status: 503, retryable: true, attempts: 2 }),
+  /** 501: a 5xx the client marks not retryable (the service will not do this later either). */
+  notImplemented: () => (): SingpassFlowsError => new SingpassFlowsError('SIGN_SERVICE_ERROR', 'The signing service failed to submit the document hash (HTTP 501); try again later', { status: 501, retryable: false }),
+  rateLimited: () => (): SingpassFlowsError => new SingpassFlowsError('SIGN_RATE_LIMITED', 'The signing service is rate-limiting us; try again later', { status: 429, retryable: true }),
+  signRefNotFound: () => (): SingpassFlowsError => new SingpassFlowsError('SIGN_REF_NOT_FOUND', 'The signing session is unknown or has expired; start a new session: no such session', { status: 404, retryable: false, serviceCode: 'SIGN_REF_NOT_FOUND' }),
+  /** No answer, twice (the client retries once). */
+  timeout: () => (signRef: string): SingpassFlowsError => {
+    const url = `${SIGN_API}/doc-signing-sessions/${encodeURIComponent(signRef)}/hash`;
+    return new SingpassFlowsError('HTTP_TIMEOUT', `No answer from ${url} within 10000 ms`, { url, retryable: true, attempts: 2 });
+  },
+};
+type Refusal = (signRef: string, resubmission: boolean) => SingpassFlowsError;
+
+interface HashCall { signRef: string; input: DocumentHashInput; resubmission: boolean }
+
+/** The signing API client as the engine uses it, scripted per test: each hash call takes the next answer (default: accepted). */
+class FakeSigningClient implements Pick<SigningApiClient, 'createSession' | 'submitDocumentHash'> {
+  readonly sessions: CreateSessionInput[] = [];
+  readonly hashCalls: HashCall[] = [];
+  private readonly answers: (Refusal | 'accept')[] = [];
+  constructor(private readonly clock: TestClock, private readonly log: string[]) {}
+
+  /** Script the next hash calls' answers, in order. */
+  answer(...answers: (Refusal | 'accept')[]): this {
+    this.answers.push(...answers);
+    return this;
+  }
+
+  async createSession(input: CreateSessionInput) {
+    this.sessions.push(input);
+    const n = this.sessions.length;
+    return { signRef: `transitions-${randomUUID()}`, qrPayload: `https://app.engine-transitions.invalid/qr/${n}`, expiresAt: Math.floor(this.clock.now / 1000) + SESSION_SECONDS };
+  }
+
+  async submitDocumentHash(signRef: string, input: DocumentHashInput, options: { resubmission?: boolean } = {}): Promise<void> {
+    const resubmission = options.resubmission === true;
+    this.hashCalls.push({ signRef, input, resubmission });
+    this.log.push(`hash(resubmission=${resubmission})`);
+    const next = this.answers.shift() ?? 'accept';
+    if (next !== 'accept') throw next(signRef, resubmission);
+  }
+}
+
+/**
+ * The engine's webhook verifier, faked: the "body" carries the event itself (no JWT), and only the Bearer check of
+ * the real verifier is kept (presented Bearer = the `expectedToken` the engine passes), plus duplicate detection.
+ */
+class FakeVerifier implements WebhookVerifier {
+  readonly keySet = new RemoteKeySet('https://keys.engine-transitions.invalid/keys.json', { fetch: async () => { throw new Error('not used by these tests'); } });
+  readonly expected: unknown[] = [];
+  private readonly seen = new Set<string>();
+  async handle(request: WebhookRequest): Promise<WebhookResult> {
+    this.expected.push(request.expectedToken);
+    const presented = readBearer(request.headers);
+    if (!presented || presented !== request.expectedToken) {
+      return { response: { status: 400, body: { error_code: 'INVALID_CLIENT_NOTIFICATION_TOKEN' } }, duplicate: false, error: { code: 'WEBHOOK_UNAUTHORIZED', message: 'Bearer refused (fake verifier)' } };
+    }
+    const event = (request.body as { event: SigningEvent }).event;
+    const key = `${event.type}:${event.signRef}:${event.issuedAt}`;
+    const first = !this.seen.has(key);
+    this.seen.add(key);
+    return { response: { status: 200 }, event, duplicate: !first };
+  }
+  async warmUp(): Promise<void> {}
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One engine per test, and the session's steps
+
+interface Setup {
+  clock: TestClock;
+  client: FakeSigningClient;
+  net: InProcessPki;
+  verifier: FakeVerifier;
+  engine: ReturnType<typeof createSigningEngine>;
+  /** Steps narrated since the last `taken()`. */
+  steps: SessionStep[];
+  /** Order of saves and hash calls. */
+  log: string[];
+  /** Step options narrating into `steps`, plus `more`. */
+  opts(more?: StepOptions): StepOptions;
+  /** A `save` that records (in `log` and `saved`) and answers `win`. */
+  saver(win?: boolean): { save: (r: SessionRecord) => boolean; saved: SessionRecord[] };
+  /** The names of the steps narrated since the last call (and forget them). */
+  taken(): string[];
+}
+
+function setup(options: Partial<SigningEngineOptions> = {}): Setup {
+  const clock = new TestClock();
+  const log: string[] = [];
+  const client = new FakeSigningClient(clock, log);
+  const net = new InProcessPki(clock);
+  const verifier = new FakeVerifier();
+  const engine = createSigningEngine({
+    // The engine calls only these two methods; the class's private members make the cast necessary.
+    client: client as unknown as SigningApiClient,
+    verifier, notificationTokens: tokens, trustedRoots: [pki.root.certDer], tsaUrl: TSA_URL,
+    domainName: 'transitions.example.sg', tenantId: 'engine transitions', fetch: net.fetch, clock: clock.fn,
+    ...options,
+  });
+  const steps: SessionStep[] = [];
+  return {
+    clock, client, net, verifier, engine, steps, log,
+    opts: (more = {}) => ({ onStep: (s) => void steps.push(s), ...more }),
+    saver(win = true) {
+      const saved: SessionRecord[] = [];
+      return {
+        saved,
+        save: (r) => {
+          saved.push(r);
+          log.push(`save(attempts=${r.submitting?.attempts})`);
+          return win;
+        },
+      };
+    },
+    taken: () => steps.splice(0).map((s) => s.step),
+  };
+}
+
+const ACTION_OF: Record<SessionPhase, SessionAction> = {
+  waitingForScan: 'expire', certificateClaimed: 'continueCertificate', atSavePoint: 'submitHash', hashSubmitted: 'expire',
+  signed: 'finish', completed: 'forget', failed: 'forget', expired: 'forget',
+};
+
+/** The record is at `phase`, every predicate and `nextStep` agree; returns nextStep's answer. */
+function expectStop(record: SessionRecord, phase: SessionPhase, policy: { scanExtensionSeconds?: number } = {}): { action: SessionAction; at: number } {
+  expect(sessionPhase(record)).toBe(phase);
+  expect(isAtSavePoint(record)).toBe(phase === 'atSavePoint');
+  expect(isCertificateClaimed(record)).toBe(phase === 'certificateClaimed');
+  expect(isSessionEnded(record)).toBe(['completed', 'failed', 'expired'].includes(phase));
+  const next = nextStep(record, policy);
+  expect(next.action).toBe(ACTION_OF[phase]);
+  return next;
+}
+
+/** An ended record keeps neither the user's certificate nor the prepared state nor the save points' bookkeeping. */
+function expectNoSessionData(record: SessionRecord): void {
+  expect(record.state.certificate).toBeUndefined();
+  expect(record.prepared).toBeUndefined();
+  expect(record.submitting).toBeUndefined();
+  expect(record.lastSubmitFailure).toBeUndefined();
+  expect(record.lastFinishFailure).toBeUndefined();
+}
+
+function certificateDelivery(record: SessionRecord, user: IssuedCert = pki.users.p256, t?: Setup): VerifiedDelivery {
+  return {
+    event: {
+      type: 'certificate', signRef: record.state.signRef, nonce: randomBytes(16).toString('base64url'),
+      certificate: readUserCertificate(user.certDer), issuedAt: Math.floor((t?.clock.now ?? Date.now()) / 1000),
+    },
+    notificationToken: record.state.clientNotificationToken,
+  };
+}
+
+/** The phone's answer: the user's key over the prepared hash (not hashed again). */
+function signatureDelivery(record: SessionRecord, o: { documentHash?: string; key?: KeyObject } = {}): VerifiedDelivery {
+  const documentHash = o.documentHash ?? record.state.documentHash ?? record.submitting!.documentHash;
+  return {
+    event: {
+      type: 'signature', signRef: record.state.signRef, documentHash,
+      signature: signDigest(Buffer.from(documentHash, 'hex'), o.key ?? pki.users.p256.privateKey).toString('hex'), issuedAt: Math.floor(Date.now() / 1000),
+    },
+    notificationToken: record.state.clientNotificationToken,
+  };
+}
+
+async function started(t: Setup, level: SessionRecord['request']['level'] = 'B-T'): Promise<SessionRecord> {
+  return (await t.engine.start(pdf, { documentName: 'Contract.pdf', level })).record;
+}
+
+/** Prepared and saved, nothing sent (attempts 0). */
+async function atSavePoint(t: Setup, level?: SessionRecord['request']['level']): Promise<SessionRecord> {
+  const s = await started(t, level);
+  const r = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtSavePoint: true });
+  expect(isAtSavePoint(r.record)).toBe(true);
+  return r.record;
+}
+
+async function hashSubmitted(t: Setup, level?: SessionRecord['request']['level']): Promise<SessionRecord> {
+  const s = await started(t, level);
+  const r = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf);
+  expect(sessionPhase(r.record)).toBe('hashSubmitted');
+  return r.record;
+}
+
+async function signed(t: Setup, level?: SessionRecord['request']['level']): Promise<SessionRecord> {
+  const h = await hashSubmitted(t, level);
+  const r = await t.engine.applyDelivery(h, signatureDelivery(h), pdf);
+  expect(sessionPhase(r.record)).toBe('signed');
+  return r.record;
+}
+
+/** The signatures (not document timestamps) in a PDF, checked by the verifier against the test root. */
+async function signaturesIn(signedPdf: Buffer, t: Setup) {
+  const report = await verifyPdfSignatures(signedPdf, { trustedRoots: [pki.root.certDer], clock: t.clock.fn });
+  return { report, signatures: report.signatures.filter((s) => s.type === 'signature') };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('start and the certificate step', () => {
+  it('start → waitingForScan: a session created with a token this DSAP issued; nothing else sent', async () => {
+    const t = setup();
+    const s = await t.engine.start(pdf, { documentName: 'Contract.pdf', level: 'B-LT' }, t.opts());
+    const r = s.record;
+    const next = expectStop(r, 'waitingForScan');
+    expect(next.at).toBe(s.expiresAt * 1000);
+    expect(t.engine.deadline(r)).toBe(next.at);
+    expect(r).toMatchObject({ revision: 1, request: { documentName: 'Contract.pdf', level: 'B-LT' }, document: { length: pdf.length } });
+    expect(r.state).toMatchObject({ signRef: s.signRef, challengeCode: s.challengeCode, expiresAt: t.clock.now / 1000 + SESSION_SECONDS });
+    expect(t.client.sessions).toEqual([{ clientNotificationToken: r.state.clientNotificationToken, tenantId: 'engine transitions' }]);
+    expect(tokens.isIssued(r.state.clientNotificationToken)).toBe(true);
+    expect(t.steps).toEqual([{ step: 'created', signRef: s.signRef, qrPayload: s.qrPayload, challengeCode: s.challengeCode, expiresAt: s.expiresAt }]);
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('certificate with stopAtClaim → certificateClaimed (nothing checked or sent) → continueCertificate → atSavePoint (saved, attempts 1) → hashSubmitted', async () => {
+    const t = setup();
+    const s = await started(t);
+    t.clock.advance(5000);
+    const delivery = certificateDelivery(s, undefined, t);
+    const claimed = await t.engine.applyDelivery(s, delivery, pdf, t.opts({ stopAtClaim: true }));
+    expect(claimed.duplicate).toBeUndefined();
+    const next = expectStop(claimed.record, 'certificateClaimed');
+    expect(next.at).toBe(t.clock.now); // idle 0: due at once
+    expect(claimed.record.revision).toBe(s.revision + 1);
+    expect(claimed.record.state).toMatchObject({ status: 'certificate_received', nonce: (delivery.event as CertificateEvent).nonce, certificate: pki.users.p256.certDer.toString('base64'), scannedAt: t.clock.now / 1000 });
+    expect(t.taken()).toEqual([]);
+    expect(t.net.requests).toEqual({ ocsp: 0, tsa: 0, certificates: 0 });
+    expect(t.client.hashCalls).toEqual([]);
+    // The replayed event on the claimed record without `save` cannot tell a dead claimer from a busy one: a duplicate.
+    expect(await t.engine.applyDelivery(claimed.record, delivery, pdf)).toEqual({ record: claimed.record, duplicate: true });
+
+    const { save, saved } = t.saver();
+    const out = await t.engine.continueCertificate(claimed.record, pdf, t.opts({ save }));
+    expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared', 'submitted']);
+    // The save point is saved (the attempt counted) BEFORE the hash leaves.
+    expect(t.log).toEqual(['save(attempts=1)', 'hash(resubmission=false)']);
+    expectStop(saved[0], 'atSavePoint');
+    expect(saved[0].revision).toBe(claimed.record.revision + 1);
+    expect(saved[0].submitting).toEqual({ documentHash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 1 });
+    expect(saved[0].prepared).toBeDefined();
+    const { documentHash } = saved[0].submitting!;
+    expect(t.client.hashCalls).toEqual([{
+      signRef: s.state.signRef, resubmission: false,
+      input: { documentName: 'Contract.pdf', documentHash, challengeCode: s.state.challengeCode, nonce: claimed.record.state.nonce, domainName: 'transitions.example.sg' },
+    }]);
+    const done = expectStop(out.record, 'hashSubmitted');
+    expect(done.at).toBe(t.engine.deadline(out.record));
+    expect(out.record.state).toMatchObject({ status: 'hash_submitted', documentHash });
+    expect(out.record.submitting).toBeUndefined();
+    expect(out.record.prepared).toEqual(saved[0].prepared);
+    expect(out.record.revision).toBe(saved[0].revision + 1);
+    expect(t.net.requests.ocsp).toBe(1); // the user's certificate, before any hash
+  });
+
+  it('the certificate event replayed on a claimed record: with stopAtClaim → the same claim; with save → continued like continueCertificate', async () => {
+    const t = setup();
+    const s = await started(t);
+    const cert = certificateDelivery(s, undefined, t);
+    const claimed = (await t.engine.applyDelivery(s, cert, pdf, { stopAtClaim: true })).record;
+    expect(await t.engine.applyDelivery(claimed, cert, pdf, { stopAtClaim: true })).toEqual({ record: claimed });
+    const { save, saved } = t.saver();
+    const out = await t.engine.applyDelivery(claimed, cert, pdf, t.opts({ save }));
+    expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared', 'submitted']);
+    expect(saved.map((x) => sessionPhase(x))).toEqual(['atSavePoint']);
+    expect(t.log).toEqual(['save(attempts=1)', 'hash(resubmission=false)']);
+    expectStop(out.record, 'hashSubmitted');
+  });
+
+  it('certificate with stopAtSavePoint → atSavePoint with attempts 0, nothing sent → resumeSubmission: first call (not a resend) accepted → hashSubmitted', async () => {
+    const t = setup();
+    const s = await started(t);
+    const r = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, t.opts({ stopAtSavePoint: true }));
+    expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared']);
+    expect(t.client.hashCalls).toEqual([]);
+    const next = expectStop(r.record, 'atSavePoint');
+    expect(next.at).toBe(t.clock.now);
+    expect(r.record.submitting).toEqual({ documentHash: expect.stringMatching(/^[0-9a-f]{64}$/), attempts: 0 });
+    expect(isSubmitDeferred(r.record)).toBe(false);
+
+    t.clock.advance(2000);
+    const { save, saved } = t.saver();
+    const out = await t.engine.resumeSubmission(r.record, t.opts({ save }));
+    expect(t.log).toEqual(['save(attempts=1)', 'hash(resubmission=false)']);
+    expect(saved[0].revision).toBe(r.record.revision + 1);
+    expect(t.client.hashCalls.map((c) => c.input.documentHash)).toEqual([r.record.submitting!.documentHash]);
+    expect(t.taken()).toEqual(['submitted']);
+    expectStop(out.record, 'hashSubmitted');
+    expect(out.record.state.documentHash).toBe(r.record.submitting!.documentHash);
+    expect(out.record.submitting).toBeUndefined();
+  });
+
+  it('first hash call refused (400) → failed with the service\'s code and message; the certificate and prepared state dropped', async () => {
+    const t = setup();
+    const s = await started(t);
+    t.client.answer(refuse.rejected('certificate not delivered yet'));
+    const out = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, t.opts());
+    expect(t.client.hashCalls.map((c) => c.resubmission)).toEqual([false]);
+    expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared', 'ended']);
+    expectStop(out.record, 'failed');
+    expect(out.record.error).toEqual({ code: 'SIGN_REQUEST_REJECTED', message: 'The signing service rejected the request to submit the document hash (HTTP 400): certificate not delivered yet' });
+    expect(out.record.state.error).toMatchObject({ code: 'SIGN_REQUEST_REJECTED' });
+    expectNoSessionData(out.record);
+
+    // Same from the save point with nothing sent yet (resumeSubmission's first call).
+    const t2 = setup();
+    const r = await atSavePoint(t2);
+    t2.client.answer(refuse.rejected('a field the service does not accept'));
+    const out2 = await t2.engine.resumeSubmission(r, t2.opts());
+    expect(t2.client.hashCalls.map((c) => c.resubmission)).toEqual([false]);
+    expect(t2.taken()).toEqual(['ended']);
+    expectStop(out2.record, 'failed');
+    expect(out2.record.error?.message).toContain('a field the service does not accept');
+  });
+
+  it('temporary failures (503, 429, timeout) → atSavePoint + lastSubmitFailure (attempts, retryAt with backoff 1, 2, 4 s) → resend accepted → hashSubmitted', async () => {
+    const t = setup();
+    const s = await started(t);
+    t.client.answer(refuse.unavailable(), refuse.rateLimited(), refuse.timeout());
+    const r1 = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, t.opts());
+    const failedAt = t.clock.now;
+    expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared', 'submitDeferred']);
+    expect(t.steps).toEqual([]);
+    const next1 = expectStop(r1.record, 'atSavePoint');
+    expect(isSubmitDeferred(r1.record)).toBe(true);
+    expect(r1.record.state.status).toBe('certificate_received'); // never failed
+    expect(r1.record.lastSubmitFailure).toEqual({ code: 'SIGN_SERVICE_ERROR', message: expect.stringContaining('HTTP 503'), status: 503, at: failedAt, attempts: 1, retryAt: failedAt + 1000 });
+    expect(next1.at).toBe(failedAt + 1000);
+    expect(r1.record.submitting?.attempts).toBe(1);
+
+    const { save, saved } = t.saver();
+    t.clock.to(next1.at);
+    const r2 = await t.engine.resumeSubmission(r1.record, t.opts({ save }));
+    expect(t.steps).toEqual([{ step: 'submitDeferred', code: 'SIGN_RATE_LIMITED', message: expect.any(String), attempts: 2, retryAt: next1.at + 2000 }]);
+    t.taken();
+    expect(r2.record.lastSubmitFailure).toMatchObject({ code: 'SIGN_RATE_LIMITED', status: 429, attempts: 2, retryAt: next1.at + 2000 });
+    expect(r2.record.submitting?.attempts).toBe(2);
+
+    t.clock.to(r2.record.lastSubmitFailure!.retryAt);
+    const r3 = await t.engine.resumeSubmission(r2.record, t.opts({ save }));
+    expect(t.taken()).toEqual(['submitDeferred']);
+    expect(r3.record.lastSubmitFailure).toMatchObject({ code: 'HTTP_TIMEOUT', attempts: 3, retryAt: t.clock.now + 4000 });
+    expect(r3.record.lastSubmitFailure!.status).toBeUndefined();
+    expect(expectStop(r3.record, 'atSavePoint').at).toBe(t.clock.now + 4000);
+
+    t.clock.to(r3.record.lastSubmitFailure!.retryAt);
+    const out = await t.engine.resumeSubmission(r3.record, t.opts({ save }));
+    expect(t.taken()).toEqual(['submitted']);
+    expectStop(out.record, 'hashSubmitted');
+    expect(out.record.lastSubmitFailure).toBeUndefined();
+    expect(out.record.submitting).toBeUndefined();
+    // the SAME hash every time; every call after the first is a resend; each counted and saved before it left
+    expect(new Set(t.client.hashCalls.map((c) => c.input.documentHash))).toEqual(new Set([r1.record.submitting!.documentHash]));
+    expect(t.client.hashCalls.map((c) => c.resubmission)).toEqual([false, true, true, true]);
+    expect(saved.map((x) => x.submitting?.attempts)).toEqual([2, 3, 4]);
+    expect(t.log.slice(1)).toEqual(['save(attempts=2)', 'hash(resubmission=true)', 'save(attempts=3)', 'hash(resubmission=true)', 'save(attempts=4)', 'hash(resubmission=true)']);
+  });
+
+  it('a temporary failure near the deadline: retryAt is the deadline, and past it resumeSubmission expires the session without a call', async () => {
+    const t = setup({ scanExtensionSeconds: 30 });
+    const s = await started(t);
+    t.client.answer(refuse.unavailable(), refuse.unavailable());
+    const r1 = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf);
+    const deadline = t.engine.deadline(r1.record);
+    expect(deadline).toBe(s.state.expiresAt * 1000); // scanned at once: expires_at is later than the scan + 30 s
+    t.clock.to(deadline - 500);
+    const r2 = await t.engine.resumeSubmission(r1.record, t.opts());
+    expect(r2.record.lastSubmitFailure).toMatchObject({ attempts: 2, retryAt: deadline });
+    expect(expectStop(r2.record, 'atSavePoint', { scanExtensionSeconds: 30 }).at).toBe(deadline);
+    t.taken();
+    t.clock.to(deadline);
+    const out = await t.engine.resumeSubmission(r2.record, t.opts());
+    expect(t.client.hashCalls).toHaveLength(2);
+    expect(t.taken()).toEqual(['ended']);
+    expectStop(out.record, 'expired');
+    expect(out.record.error?.code).toBe('SESSION_EXPIRED');
+    expectNoSessionData(out.record);
+  });
+
+  it('resend refused as "already submitted" (possiblyAccepted) → hashSubmitted: an earlier call got through', async () => {
+    const t = setup();
+    const s = await started(t);
+    t.client.answer(refuse.timeout(), refuse.rejected('a document hash was already submitted for this session'));
+    const r1 = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf);
+    expect(isSubmitDeferred(r1.record)).toBe(true);
+    t.clock.to(r1.record.lastSubmitFailure!.retryAt);
+    const out = await t.engine.resumeSubmission(r1.record, t.opts());
+    expect(t.client.hashCalls.map((c) => c.resubmission)).toEqual([false, true]);
+    expect(t.taken()).toEqual(['submitted']);
+    expectStop(out.record, 'hashSubmitted');
+    expect(out.record.error).toBeUndefined();
+    expect(out.record.state.documentHash).toBe(r1.record.submitting!.documentHash);
+    expect(out.record.prepared).toEqual(r1.record.prepared);
+  });
+
+  it('died after the save point (saved record counts 1 call): resumeSubmission and the replayed certificate event resend the SAME hash; "already submitted" → hashSubmitted', async () => {
+    const t = setup();
+    const s = await started(t);
+    const cert = certificateDelivery(s, undefined, t);
+    const { save, saved } = t.saver();
+    t.client.answer(refuse.timeout()); // the process "dies" during the call: only the save point is in the store
+    await t.engine.applyDelivery(s, cert, pdf, { save });
+    const stored = saved[0];
+    expect(stored.submitting?.attempts).toBe(1);
+    expect(stored.lastSubmitFailure).toBeUndefined();
+    expectStop(stored, 'atSavePoint');
+
+    const already = refuse.rejected('a document hash was already submitted for this session');
+    t.client.answer(already, already);
+    const resumed = await t.engine.resumeSubmission(stored, t.opts());
+    expect(t.taken()).toEqual(['submitted']);
+    expectStop(resumed.record, 'hashSubmitted');
+    const replayed = await t.engine.applyDelivery(stored, cert, pdf, t.opts());
+    expect(t.taken()).toEqual(['submitted']); // nothing checked or prepared again
+    expectStop(replayed.record, 'hashSubmitted');
+    expect(replayed.record.state.documentHash).toBe(stored.submitting!.documentHash);
+    expect(t.client.hashCalls.map((c) => [c.input.documentHash, c.resubmission])).toEqual([
+      [stored.submitting!.documentHash, false], [stored.submitting!.documentHash, true], [stored.submitting!.documentHash, true],
+    ]);
+    expect(t.net.requests.ocsp).toBe(1);
+  });
+
+  it('an old record at the save point without a count (saved before calls were counted) → its call is a resend', async () => {
+    const t = setup();
+    const r = await atSavePoint(t);
+    const old: SessionRecord = { ...r, submitting: { documentHash: r.submitting!.documentHash } };
+    t.client.answer(refuse.rejected('a document hash was already submitted for this session'));
+    const out = await t.engine.resumeSubmission(old, t.opts());
+    expect(t.client.hashCalls.map((c) => c.resubmission)).toEqual([true]);
+    expectStop(out.record, 'hashSubmitted');
+  });
+
+  it('a 5xx the client marks not retryable (501) → failed SIGN_SERVICE_ERROR, not deferred', async () => {
+    const t = setup();
+    const s = await started(t);
+    t.client.answer(refuse.notImplemented());
+    const out = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, t.opts());
+    expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared', 'ended']);
+    expectStop(out.record, 'failed');
+    expect(out.record.error?.code).toBe('SIGN_SERVICE_ERROR');
+    expectNoSessionData(out.record);
+  });
+
+  it('a resend refused for good (SIGN_REF_NOT_FOUND) → failed with that code, even on a resend', async () => {
+    const t = setup();
+    const s = await started(t);
+    t.client.answer(refuse.unavailable(), refuse.signRefNotFound());
+    const r1 = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf);
+    t.clock.to(r1.record.lastSubmitFailure!.retryAt);
+    const out = await t.engine.resumeSubmission(r1.record, t.opts());
+    expect(t.client.hashCalls.map((c) => c.resubmission)).toEqual([false, true]);
+    expect(t.taken()).toEqual(['ended']);
+    expectStop(out.record, 'failed');
+    expect(out.record.error).toEqual({ code: 'SIGN_REF_NOT_FOUND', message: expect.stringContaining('start a new session') });
+    expectNoSessionData(out.record);
+  });
+
+  it('mayHaveBeenSent on an uncounted record (attempts 0): "already submitted" → hashSubmitted; without it the same refusal fails the session', async () => {
+    const t = setup();
+    const r = await atSavePoint(t);
+    expect(r.submitting?.attempts).toBe(0);
+    const already = refuse.rejected('a document hash was already submitted for this session');
+    t.client.answer(already, already);
+    const out = await t.engine.resumeSubmission(r, t.opts({ mayHaveBeenSent: true }));
+    expect(t.taken()).toEqual(['submitted']);
+    expectStop(out.record, 'hashSubmitted');
+    // the same record, nothing says a call was made: the refusal is the service's verdict on a first call
+    const first = await t.engine.resumeSubmission(r, t.opts());
+    expect(t.taken()).toEqual(['ended']);
+    expectStop(first.record, 'failed');
+    expect(first.record.error?.code).toBe('SIGN_REQUEST_REJECTED');
+    expect(t.client.hashCalls.map((c) => c.resubmission)).toEqual([true, false]);
+  });
+
+  it('save() losing the compare-and-set → duplicate: true and no hash call (certificate step and resumeSubmission)', async () => {
+    const t = setup();
+    const s = await started(t);
+    const { save, saved } = t.saver(false);
+    const claimed = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, t.opts({ save }));
+    expect(claimed.duplicate).toBe(true);
+    expect(saved).toHaveLength(1);
+    expectStop(saved[0], 'atSavePoint');
+    // what this execution had before its save point: the claim; the winner's record is in the store
+    expectStop(claimed.record, 'certificateClaimed');
+    expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared']);
+
+    const r = await atSavePoint(t);
+    const out = await t.engine.resumeSubmission(r, t.opts({ save }));
+    expect(out).toEqual({ record: r, duplicate: true });
+    expect(saved[1].submitting?.attempts).toBe(1);
+    expect(t.taken()).toEqual([]);
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('past the deadline → resumeSubmission expires the session (SESSION_EXPIRED), no call', async () => {
+    const t = setup();
+    const r = await atSavePoint(t);
+    const next = expectStop(r, 'atSavePoint');
+    expect(next.at).toBe(t.clock.now);
+    t.clock.to(t.engine.deadline(r));
+    const out = await t.engine.resumeSubmission(r, t.opts());
+    expect(t.client.hashCalls).toEqual([]);
+    expect(t.steps).toEqual([{ step: 'ended', status: 'expired', error: out.record.error }]);
+    expectStop(out.record, 'expired');
+    expect(out.record.error).toEqual({ code: 'SESSION_EXPIRED', message: expect.stringContaining('before the user approved') });
+    expectNoSessionData(out.record);
+  });
+
+  it('revoked user certificate → failed OCSP_REVOKED, no hash call', async () => {
+    const t = setup();
+    const s = await started(t);
+    const out = await t.engine.applyDelivery(s, certificateDelivery(s, pki.users.revoked, t), pdf, t.opts());
+    expect(t.taken()).toEqual(['certificate', 'ended']);
+    expect(t.net.requests.ocsp).toBe(1);
+    expect(t.client.hashCalls).toEqual([]);
+    expectStop(out.record, 'failed');
+    expect(out.record.error).toEqual({ code: 'OCSP_REVOKED', message: expect.stringContaining('is revoked') });
+    expectNoSessionData(out.record);
+  });
+
+  it('OCSP responder down during the certificate check → failed OCSP_FAILED before any hash (the user is waiting)', async () => {
+    const t = setup();
+    const s = await started(t);
+    t.net.failNext('ocsp', 1);
+    const out = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, t.opts());
+    expect(t.taken()).toEqual(['certificate', 'ended']);
+    expect(t.client.hashCalls).toEqual([]);
+    expectStop(out.record, 'failed');
+    expect(out.record.error?.code).toBe('OCSP_FAILED');
+  });
+});
+
+describe('webhook events', () => {
+  it('signature → signed (the second save point: signature and prepared state kept), no service call', async () => {
+    const t = setup();
+    const h = await hashSubmitted(t);
+    const calls = t.client.hashCalls.length;
+    t.clock.advance(20_000);
+    const d = signatureDelivery(h);
+    const out = await t.engine.applyDelivery(h, d, pdf, t.opts());
+    expect(t.steps).toEqual([{ step: 'signature', event: d.event }]);
+    const next = expectStop(out.record, 'signed');
+    expect(next.at).toBe(t.clock.now); // no failure yet: finish now
+    expect(isFinishDeferred(out.record)).toBe(false);
+    expect(t.engine.deadline(out.record)).toBe(Infinity);
+    expect(out.record.state).toMatchObject({ status: 'signed', signature: (d.event as { signature: string }).signature, documentHash: h.state.documentHash, updatedAt: t.clock.now / 1000 });
+    expect(out.record.state.certificate).toBeUndefined();
+    expect(out.record.prepared).toEqual(h.prepared);
+    expect(out.record.revision).toBe(h.revision + 1);
+    expect(t.client.hashCalls).toHaveLength(calls);
+  });
+
+  it('signature over the saved hash on a record still at the save point → signed (the hash evidently got through)', async () => {
+    const t = setup();
+    const r = await atSavePoint(t);
+    const out = await t.engine.applyDelivery(r, signatureDelivery(r), pdf, t.opts());
+    expect(t.taken()).toEqual(['signature']);
+    expectStop(out.record, 'signed');
+    expect(out.record.state.documentHash).toBe(r.submitting!.documentHash);
+    expect(out.record.submitting).toBeUndefined();
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('signature over another hash → STATE_INVALID, record untouched', async () => {
+    const t = setup();
+    const h = await hashSubmitted(t);
+    const before = structuredClone(h);
+    const other = randomBytes(32).toString('hex');
+    await expect(t.engine.applyDelivery(h, signatureDelivery(h, { documentHash: other }), pdf, t.opts())).rejects.toMatchObject({ code: 'STATE_INVALID', message: expect.stringContaining('different document hash') });
+    expect(h).toEqual(before);
+    expectStop(h, 'hashSubmitted');
+    expect(t.steps).toEqual([]);
+  });
+
+  it('a signature before any hash → STATE_INVALID, record untouched', async () => {
+    const t = setup();
+    const s = await started(t);
+    const before = structuredClone(s);
+    await expect(t.engine.applyDelivery(s, signatureDelivery(s, { documentHash: randomBytes(32).toString('hex') }), pdf)).rejects.toMatchObject({ code: 'STATE_INVALID' });
+    expect(s).toEqual(before);
+  });
+
+  it('token of another session → WEBHOOK_UNAUTHORIZED (checkDelivery passes it: this DSAP issued it), record untouched; a Bearer never issued is refused by checkDelivery', async () => {
+    const t = setup();
+    const a = await started(t);
+    const b = await started(t);
+    const before = structuredClone(a);
+    const genuine = certificateDelivery(a, undefined, t);
+    const request = (bearer: string) => ({ headers: { authorization: `Bearer ${bearer}` }, body: { event: genuine.event } });
+
+    const foreign = await t.engine.checkDelivery(request(b.state.clientNotificationToken));
+    expect(foreign.response).toEqual({ status: 200 });
+    expect(foreign.delivery).toEqual({ event: genuine.event, notificationToken: b.state.clientNotificationToken });
+    await expect(t.engine.applyDelivery(a, foreign.delivery!, pdf, t.opts())).rejects.toMatchObject({ code: 'WEBHOOK_UNAUTHORIZED' });
+    expect(a).toEqual(before);
+    expect(t.steps).toEqual([]);
+    expect(t.net.requests.ocsp).toBe(0);
+
+    const forged = await t.engine.checkDelivery(request(`sfn1_${'0'.repeat(32)}_${'A'.repeat(43)}`));
+    expect(forged.delivery).toBeUndefined();
+    expect(forged.error?.code).toBe('WEBHOOK_UNAUTHORIZED');
+    expect(t.verifier.expected.at(-1)).toBe(''); // the engine passed no token to match: not one it issued
+
+    // the genuine delivery goes through
+    const ok = await t.engine.checkDelivery(request(a.state.clientNotificationToken));
+    expect(ok.delivery).toEqual(genuine);
+    const out = await t.engine.applyDelivery(a, ok.delivery!, pdf);
+    expectStop(out.record, 'hashSubmitted');
+    expect(t.client.hashCalls).toHaveLength(1);
+  });
+
+  it('an event for another sign_ref → STATE_INVALID, record untouched', async () => {
+    const t = setup();
+    const a = await started(t);
+    const b = await started(t);
+    const before = structuredClone(a);
+    const d = certificateDelivery(b, undefined, t);
+    await expect(t.engine.applyDelivery(a, { ...d, notificationToken: a.state.clientNotificationToken }, pdf)).rejects.toMatchObject({ code: 'STATE_INVALID' });
+    expect(a).toEqual(before);
+  });
+
+  it('duplicate certificate and signature events → duplicate: true, nothing done (never a second hash)', async () => {
+    const t = setup();
+    const s = await started(t);
+    const cert = certificateDelivery(s, undefined, t);
+    const h = (await t.engine.applyDelivery(s, cert, pdf)).record;
+    t.taken();
+    expect(await t.engine.applyDelivery(h, cert, pdf, t.opts())).toEqual({ record: h, duplicate: true });
+    const sig = signatureDelivery(h);
+    const sd = (await t.engine.applyDelivery(h, sig, pdf)).record;
+    t.taken();
+    expect(await t.engine.applyDelivery(sd, sig, pdf, t.opts())).toEqual({ record: sd, duplicate: true });
+    expect(await t.engine.applyDelivery(sd, cert, pdf, t.opts())).toEqual({ record: sd, duplicate: true });
+    expect(t.steps).toEqual([]);
+    expect(t.client.hashCalls).toHaveLength(1);
+    expect(t.net.requests.ocsp).toBe(1);
+  });
+
+  it('error event → failed SIGN_REQUEST_REJECTED with the service\'s code and message; the same event again is a duplicate', async () => {
+    const t = setup();
+    const h = await hashSubmitted(t);
+    const d: VerifiedDelivery = {
+      event: { type: 'error', signRef: h.state.signRef, errorCode: 'USER_CANCELLED', message: 'The user declined', correlationId: randomUUID(), issuedAt: Math.floor(t.clock.now / 1000) },
+      notificationToken: h.state.clientNotificationToken,
+    };
+    const out = await t.engine.applyDelivery(h, d, pdf, t.opts());
+    expect(t.steps).toEqual([{ step: 'ended', status: 'failed', error: out.record.error }]);
+    expectStop(out.record, 'failed');
+    expect(out.record.error).toEqual({ code: 'SIGN_REQUEST_REJECTED', message: 'The signing session ended with an error from the service: USER_CANCELLED The user declined' });
+    expect(out.record.state.error).toMatchObject({ code: 'USER_CANCELLED', correlationId: (d.event as { correlationId: string }).correlationId });
+    expectNoSessionData(out.record);
+    expect(await t.engine.applyDelivery(out.record, d, pdf)).toEqual({ record: out.record, duplicate: true });
+  });
+});
+
+describe('finish', () => {
+  it.each(['B-B', 'B-T', 'B-LT', 'B-LTA'] as const)('signed → finish → completed at %s (one user signature, verified)', async (level) => {
+    const t = setup();
+    const r = await signed(t, level);
+    t.taken();
+    const tsaBefore = t.net.requests.tsa;
+    const f = await t.engine.finish(r, pdf, t.opts());
+    expect(f.deferred).toBeUndefined();
+    const names = t.taken();
+    expect(names).toEqual([
+      'embedded', ...(level === 'B-LT' || level === 'B-LTA' ? ['validationData'] : []), ...(level === 'B-LTA' ? ['documentTimestamp'] : []), 'verified', 'ended',
+    ]);
+    expectStop(f.record, 'completed');
+    expect(f.record.result).toEqual({ level, valid: true });
+    expect(f.record.error).toBeUndefined();
+    expectNoSessionData(f.record);
+    expect(f.report?.newest?.level).toBe(level);
+    expect(t.net.requests.tsa - tsaBefore).toBe({ 'B-B': 0, 'B-T': 1, 'B-LT': 1, 'B-LTA': 2 }[level]);
+    const { report, signatures } = await signaturesIn(f.pdf!, t);
+    expect(signatures).toHaveLength(1);
+    expect(report.newest).toMatchObject({ level, valid: true });
+    expect(t.client.hashCalls).toHaveLength(1);
+  });
+
+  it('finish with the TSA failing → signed + lastFinishFailure (stage, attempts, retryAt, finishBy) → finish again → completed, one signature', async () => {
+    const t = setup();
+    const r = await signed(t, 'B-T');
+    const signedAt = r.state.updatedAt * 1000;
+    t.taken();
+    t.net.failNext('tsa', 2);
+    t.clock.advance(3000);
+    const f1 = await t.engine.finish(r, pdf, t.opts());
+    expect(f1.deferred).toBe(true);
+    expect(f1.pdf).toBeUndefined();
+    const failure = { stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('answered HTTP 503'), status: 503, at: t.clock.now, attempts: 1, retryAt: t.clock.now + 1000, finishBy: signedAt + 86_400_000 };
+    expect(f1.record.lastFinishFailure).toEqual(failure);
+    expect(t.steps).toEqual([{ step: 'finishDeferred', stage: 'embed', code: 'TSA_FAILED', message: failure.message, attempts: 1, retryAt: failure.retryAt }]);
+    t.taken();
+    expect(expectStop(f1.record, 'signed').at).toBe(failure.retryAt);
+    expect(isFinishDeferred(f1.record)).toBe(true);
+    expect(f1.record.state.signature).toBe(r.state.signature);
+    expect(f1.record.prepared).toEqual(r.prepared);
+    expect(f1.record.revision).toBe(r.revision + 1);
+
+    t.clock.to(failure.retryAt);
+    const f2 = await t.engine.finish(f1.record, pdf, t.opts());
+    expect(t.taken()).toEqual(['finishDeferred']);
+    expect(f2.record.lastFinishFailure).toMatchObject({ attempts: 2, retryAt: t.clock.now + 2000, finishBy: failure.finishBy });
+
+    t.clock.to(f2.record.lastFinishFailure!.retryAt);
+    const f3 = await t.engine.finish(f2.record, pdf, t.opts());
+    expect(t.taken()).toEqual(['embedded', 'verified', 'ended']);
+    expectStop(f3.record, 'completed');
+    expect(f3.record.result).toEqual({ level: 'B-T', valid: true });
+    expectNoSessionData(f3.record);
+    expect(t.net.requests.tsa).toBe(3);
+    expect((await signaturesIn(f3.pdf!, t)).signatures).toHaveLength(1);
+  });
+
+  it('finish with the OCSP responder failing at B-LT → deferred at stage validationData; then completed', async () => {
+    const t = setup();
+    const r = await signed(t, 'B-LT');
+    t.taken();
+    t.net.failNext('ocsp', 1);
+    const f1 = await t.engine.finish(r, pdf, t.opts());
+    expect(f1.deferred).toBe(true);
+    expect(f1.record.lastFinishFailure).toEqual({
+      stage: 'validationData', code: 'OCSP_FAILED', message: expect.stringContaining('answered HTTP 503'), status: 503,
+      at: t.clock.now, attempts: 1, retryAt: t.clock.now + 1000, finishBy: r.state.updatedAt * 1000 + 86_400_000,
+    });
+    expect(t.taken()).toEqual(['embedded', 'finishDeferred']);
+    expectStop(f1.record, 'signed');
+    t.clock.to(f1.record.lastFinishFailure!.retryAt);
+    const f2 = await t.engine.finish(f1.record, pdf, t.opts());
+    expectStop(f2.record, 'completed');
+    expect(f2.record.result).toEqual({ level: 'B-LT', valid: true });
+    expect((await signaturesIn(f2.pdf!, t)).signatures).toHaveLength(1);
+  });
+
+  it('finish with the TSA failing at the document timestamp (B-LTA) → deferred at stage documentTimestamp; then completed', async () => {
+    const t = setup();
+    const r = await signed(t, 'B-LTA');
+    t.taken();
+    t.net.failNext('tsa', 1, 1); // the signature timestamp goes through, the document timestamp fails
+    const f1 = await t.engine.finish(r, pdf, t.opts());
+    expect(f1.deferred).toBe(true);
+    expect(f1.record.lastFinishFailure).toMatchObject({ stage: 'documentTimestamp', code: 'TSA_FAILED', status: 503, attempts: 1 });
+    expect(t.taken()).toEqual(['embedded', 'validationData', 'finishDeferred']);
+    t.clock.to(f1.record.lastFinishFailure!.retryAt);
+    const f2 = await t.engine.finish(f1.record, pdf, t.opts());
+    expectStop(f2.record, 'completed');
+    expect(f2.record.result).toEqual({ level: 'B-LTA', valid: true });
+    // restarted from the input PDF: one signature, one document timestamp
+    const { report, signatures } = await signaturesIn(f2.pdf!, t);
+    expect(signatures).toHaveLength(1);
+    expect(report.signatures.filter((s) => s.type !== 'signature')).toHaveLength(1);
+  });
+
+  it('finish past finishBy with the TSA still failing → failed TSA_FAILED (no PDF)', async () => {
+    const t = setup();
+    const r = await signed(t, 'B-T');
+    t.net.failNext('tsa', 10);
+    const f1 = await t.engine.finish(r, pdf);
+    const { finishBy } = f1.record.lastFinishFailure!;
+    expect(finishBy).toBe(r.state.updatedAt * 1000 + 86_400_000);
+    t.taken();
+    t.clock.to(finishBy);
+    const f2 = await t.engine.finish(f1.record, pdf, t.opts());
+    expect(f2.deferred).toBeUndefined();
+    expect(f2.pdf).toBeUndefined();
+    expect(t.steps).toEqual([{ step: 'ended', status: 'failed', error: f2.record.error }]);
+    expectStop(f2.record, 'failed');
+    expect(f2.record.error).toEqual({ code: 'TSA_FAILED', message: expect.stringContaining('answered HTTP 503') });
+    expect(f2.record.result).toEqual({ level: null, valid: false });
+    expectNoSessionData(f2.record);
+    expect(t.net.requests.tsa).toBe(2);
+  });
+
+  it('finishRetryWindowSeconds 0: a temporary failure fails the session at once', async () => {
+    const t = setup({ finishRetryWindowSeconds: 0 });
+    const r = await signed(t, 'B-T');
+    t.net.failNext('tsa', 1);
+    const f = await t.engine.finish(r, pdf);
+    expectStop(f.record, 'failed');
+    expect(f.record.error?.code).toBe('TSA_FAILED');
+  });
+
+  it('finish with a broken signature (another key over the right hash) → failed SIGNATURE_INVALID, nothing embedded, no timestamp asked', async () => {
+    const t = setup();
+    const h = await hashSubmitted(t, 'B-T');
+    const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    const r = (await t.engine.applyDelivery(h, signatureDelivery(h, { key: stranger }), pdf)).record;
+    expectStop(r, 'signed'); // the signature is only checked when embedding
+    const f = await t.engine.finish(r, pdf, t.opts());
+    expect(f.deferred).toBeUndefined();
+    expect(f.pdf).toBeUndefined();
+    expect(t.taken()).toEqual(['ended']);
+    expectStop(f.record, 'failed');
+    expect(f.record.error?.code).toBe('SIGNATURE_INVALID');
+    expect(f.record.result).toEqual({ level: null, valid: false });
+    expect(t.net.requests.tsa).toBe(0);
+    expectNoSessionData(f.record);
+  });
+
+  it('finish refuses a session that is not signed, and a PDF that is not the session\'s (record untouched)', async () => {
+    const t = setup();
+    const h = await hashSubmitted(t);
+    await expect(t.engine.finish(h, pdf)).rejects.toMatchObject({ code: 'STATE_INVALID' });
+    const r = (await t.engine.applyDelivery(h, signatureDelivery(h), pdf)).record;
+    const before = structuredClone(r);
+    await expect(t.engine.finish(r, Buffer.concat([pdf, Buffer.from('\n')]))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(r).toEqual(before);
+  });
+});
+
+describe('expiry', () => {
+  it('before the scan → expired at expires_at (nextStep and deadline agree)', async () => {
+    const t = setup();
+    const s = await started(t);
+    const next = expectStop(s, 'waitingForScan');
+    expect(next.at).toBe(t.engine.deadline(s));
+    t.clock.to(next.at - 1000);
+    expect(t.engine.expire(s).record).toBe(s);
+    t.clock.to(next.at);
+    const out = t.engine.expire(s).record;
+    expectStop(out, 'expired');
+    expect(out.error).toEqual({ code: 'SESSION_EXPIRED', message: expect.stringContaining('before the user scanned the QR code') });
+    expect(out.revision).toBe(s.revision + 1);
+    expect(t.engine.expire(out).record).toBe(out); // ended: a no-op
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('after the scan → expired only at the scan + scanExtensionSeconds (past expires_at)', async () => {
+    const t = setup({ scanExtensionSeconds: 30 });
+    const s = await started(t);
+    t.clock.advance(100_000); // scanned 20 s before expires_at: the scan + 30 s is later
+    const h = (await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf)).record;
+    const deadline = (s.state.expiresAt + 10) * 1000;
+    expect(t.engine.deadline(h)).toBe(deadline);
+    expect(expectStop(h, 'hashSubmitted', { scanExtensionSeconds: 30 }).at).toBe(deadline);
+    t.clock.to(s.state.expiresAt * 1000 + 5000);
+    expect(t.engine.expire(h).record).toBe(h);
+    t.clock.to(deadline);
+    const out = t.engine.expire(h).record;
+    expectStop(out, 'expired');
+    expect(out.error).toEqual({ code: 'SESSION_EXPIRED', message: expect.stringContaining('before the user approved') });
+    expectNoSessionData(out);
+  });
+
+  it('a signed session never expires (its finishing has its own window)', async () => {
+    const t = setup({ scanExtensionSeconds: 30 });
+    const r = await signed(t);
+    t.clock.advance(30 * 86_400_000);
+    expect(t.engine.expire(r).record).toBe(r);
+    expect(t.engine.deadline(r)).toBe(Infinity);
+  });
+
+  it('a claimed certificate continued past the deadline → expired, nothing checked or sent', async () => {
+    const t = setup({ scanExtensionSeconds: 30 });
+    const s = await started(t);
+    const claimed = (await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtClaim: true })).record;
+    expect(expectStop(claimed, 'certificateClaimed', { scanExtensionSeconds: 30 }).at).toBe(t.clock.now);
+    t.clock.to(t.engine.deadline(claimed));
+    const { save, saved } = t.saver();
+    const out = await t.engine.continueCertificate(claimed, pdf, t.opts({ save }));
+    expect(t.taken()).toEqual(['ended']);
+    expectStop(out.record, 'expired');
+    expectNoSessionData(out.record);
+    expect(saved).toEqual([]);
+    expect(t.client.hashCalls).toEqual([]);
+    expect(t.net.requests.ocsp).toBe(0);
+  });
+});
+
+describe('the fake client throws what the real SigningApiClient throws', () => {
+  // One real client per answer, over a fetch that gives the service's HTTP answer; compared with the fake's factory.
+  const signRef = 'ref-for-the-comparison';
+  const input: DocumentHashInput = { documentName: 'a.pdf', documentHash: 'ab'.repeat(32), challengeCode: 'AB12', nonce: 'n', domainName: 'transitions.example.sg' };
+  const json = (status: number, body: unknown) => () => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  const cases: [string, () => Response | never, Refusal, boolean][] = [
+    ['400 first call', json(400, { error: 'ARGUMENTS_NOT_VALID', error_description: 'certificate not delivered yet' }), refuse.rejected('certificate not delivered yet'), false],
+    ['400 resubmission', json(400, { error: 'ARGUMENTS_NOT_VALID', error_description: 'already submitted' }), refuse.rejected('already submitted'), true],
+    ['404 sign_ref', json(404, { error: 'SIGN_REF_NOT_FOUND', error_description: 'no such session' }), refuse.signRefNotFound(), false],
+    ['501', () => new Response('', { status: 501 }), refuse.notImplemented(), false],
+    ['429', () => new Response('', { status: 429 }), refuse.rateLimited(), false],
+    ['503', () => new Response('busy', { status: 503 }), refuse.unavailable(), false],
+    ['timeout', () => { throw Object.assign(new Error('The operation timed out'), { name: 'TimeoutError' }); }, refuse.timeout(), false],
+  ];
+  it.each(cases)('%s', async (_name, answer, fake, resubmission) => {
+    const signingKey = await loadSigningKey({ key: (await generateClientKeys()).signing });
+    const real = new SigningApiClient({ baseUrl: SIGN_API, clientId: 'transitions', signingKey, sleep: async () => {}, fetch: async () => answer() });
+    const thrown = await real.submitDocumentHash(signRef, input, { resubmission }).then(() => undefined, (e: unknown) => e);
+    expect(thrown).toBeInstanceOf(SingpassFlowsError);
+    expect((thrown as SingpassFlowsError).toJSON()).toEqual(fake(signRef, resubmission).toJSON());
+  });
+});
