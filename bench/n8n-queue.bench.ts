@@ -7,6 +7,8 @@
  *   received the hash, both on the sandbox's clock), webhook answer p99 (n8n's answer to the service's deliveries,
  *   timed at the relay) and upload answer p99 (the QR page), lost (no signed PDF, record not completed, by the end),
  *   duplicated (a second signed PDF, a second hash accepted or a second distinct hash sent);
+ * then, per configuration, 20 uploads at once (the phone scans each as it is created: 20 concurrent scans) and the
+ * answer p99 of those certificate deliveries (the trigger answers first and the work runs after, on a worker);
  * then the ratio 2 workers / 1 worker. Prints; asserts nothing.
  *
  * Run: `npm run bench:n8n-queue` (needs scripts/install-n8n.sh, postgresql, redis-server). Options:
@@ -38,7 +40,12 @@ interface Figures {
   uploadAnswerP99: number;
   lost: number;
   duplicated: number;
+  /** BURST uploads at once, so the phone scans them all within a few ms: the certificate deliveries' answer p99. */
+  burstScanAnswerP99: number;
 }
+
+/** Uploads started at once for the scan burst (the issue's target: the trigger answers 20 concurrent scans, p99 < 1 s). */
+const BURST = 20;
 
 function percentile(values: number[], p: number): number {
   if (!values.length) return NaN;
@@ -98,10 +105,16 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
       if ((relay.signed.get(ref)?.length ?? 0) > 1 || calls.filter((c) => c.status === 200).length > 1 || distinct > 1) duplicated++;
     }
     const answers = relay.deliveries.filter((d) => d.signRef && refs.includes(d.signRef)).map((d) => d.ms);
+
+    // the scan burst, after the run: BURST uploads at once (the phone scans each as it is created)
+    const burst = await Promise.all(Array.from({ length: BURST }, () => session(q!, pdf)));
+    if (!await waitUntil(() => burst.every((r) => relay!.signed.has(r)), TIMEOUT_MS)) console.log('  (burst: stopped waiting)');
+    const burstAnswers = relay.deliveries.filter((d) => d.type === 'user_cert' && d.signRef && burst.includes(d.signRef)).map((d) => d.ms);
     return {
       workers, sessions: refs.length, seconds, perSecond: (refs.length - lost) / seconds,
       certToHash: { p50: percentile(certToHash, 50), p99: percentile(certToHash, 99) },
       webhookAnswerP99: percentile(answers, 99), uploadAnswerP99: percentile(uploadMs, 99), lost, duplicated,
+      burstScanAnswerP99: percentile(burstAnswers, 99),
     };
   } finally {
     await signing?.stop();
@@ -133,7 +146,7 @@ function show(f: Figures): void {
   const ms = (v: number) => `${Math.round(v)} ms`;
   console.log(`${f.workers} worker${f.workers > 1 ? 's' : ' '}: ${f.sessions} sessions in ${f.seconds.toFixed(1)} s = ${f.perSecond.toFixed(2)} sessions/s | `
     + `cert→hash p50 ${ms(f.certToHash.p50)} p99 ${ms(f.certToHash.p99)} | webhook answer p99 ${ms(f.webhookAnswerP99)} | upload answer p99 ${ms(f.uploadAnswerP99)} | `
-    + `lost ${f.lost} | duplicated ${f.duplicated}`);
+    + `lost ${f.lost} | duplicated ${f.duplicated} | ${BURST} scans at once: certificate delivery answer p99 ${ms(f.burstScanAnswerP99)}`);
 }
 
 async function main(): Promise<void> {
