@@ -9,7 +9,7 @@ import type { SessionRecord } from '../../src/session/types';
 import { CREDENTIAL } from '../shared/credentials';
 import { signingEngine } from '../shared/engine';
 import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
-import { PG_STORE_CREDENTIAL, pgRecordStore } from '../shared/record-store';
+import { PG_STORE_CREDENTIAL, pgRecordStore, storeInput } from '../shared/record-store';
 import { deliveryToJson } from '../shared/session-data';
 
 /** Output index per event type: certificate, signature, error. */
@@ -68,15 +68,11 @@ export class SingpassSignTrigger implements INodeType {
         description: 'The webhook path; register https://&lt;your n8n&gt;/webhook/&lt;path&gt; as the notification URL of your DSAP client',
       },
       {
+        // the Session Record nodes' Store choice, read here (queue mode: this trigger runs in a webhook process)
+        ...storeInput,
         displayName: 'Session Records In',
         name: 'recordStore',
-        type: 'options',
-        options: [
-          { name: 'Folder', value: 'folder', description: 'The Folder of your Session Record nodes (below)' },
-          { name: 'PostgreSQL', value: 'postgres', description: 'The PostgreSQL store of your Session Record nodes (its credential): for queue mode, where this trigger runs in a webhook process' },
-        ],
-        default: 'folder',
-        description: 'Where your Session Record nodes keep the records, so each delivery can be checked against its session before it is answered',
+        description: 'Where your Session Record nodes keep the records (their Store), so each delivery can be checked against its session before it is answered',
       },
       {
         displayName: 'Session Record Folder',

@@ -175,7 +175,7 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
         await end('main', 'SIGTERM');
         await redis?.stop();
         await postgres?.stop();
-        if (!process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(root, { recursive: true, force: true });
+        if (!process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
       },
       isRunning: (n) => isAlive(children.get(n)),
       killWorker: (i) => end(workerName(i), 'SIGKILL'),

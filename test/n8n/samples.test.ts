@@ -93,10 +93,10 @@ describe('flows/n8n sample workflows', () => {
     expect(byName.get('Create Session')!.parameters.level).toBe('B-LTA');
     const live = path1(wf, 'Load Record (signature)', 'Save Record (finished)', { 'Signed PDF?': 0 });
     expect(live.map((n) => `${byName.get(n)!.type.split('.').pop()}:${String(byName.get(n)!.parameters.operation ?? '')}`)).toEqual([
-      'singpassSign:loadRecord', 'singpassSign:applyEvent', 'singpassSign:saveRecord', 'if:', 'singpassSign:loadRecord', 'singpassSign:finalizeSignature', 'if:',
+      'singpassSign:loadRecord', 'singpassSign:applyEvent', 'if:', 'singpassSign:saveRecord', 'if:', 'singpassSign:loadRecord', 'singpassSign:finalizeSignature', 'if:',
       'readWriteFile:write', 'singpassSign:saveRecord',
     ]);
-    expect(byName.get(live[2])!.parameters.record).toBe("={{ $('Apply Signature').item.json.record }}");
+    expect(byName.get(live[3])!.parameters.record).toBe("={{ $('Apply Signature').item.json.record }}");
     expect(JSON.stringify(byName.get('Signature Saved?')!.parameters)).toContain('$json.saved');
     // Finalize runs on the record as stored with the signature, and its outcome is saved whatever it is: completed
     // after the signed PDF is stored; still signed with lastFinishFailure (TSA/OCSP down); failed with the reason
@@ -107,6 +107,17 @@ describe('flows/n8n sample workflows', () => {
     expect(byName.get('Save Record (finished)')!.parameters.record).toBe("={{ $('Finalize Signature').item.json.record }}");
     // one rule for the level: no separate validation-data, document-timestamp or verify steps to fail outside it
     expect(wf.nodes.filter((n) => n.parameters.resource === 'document')).toEqual([]);
+  });
+
+  it('document-signing.json saves, submits and finishes nothing for an event another execution applied first (a redelivery): the certificate and signature branches stop on duplicate', () => {
+    const wf = signing();
+    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
+    for (const [applied, gate, save] of [['Prepare PDF Signature', 'New Certificate?', 'Save Record (prepared)'], ['Apply Signature', 'New Signature?', 'Save Record (signature)']]) {
+      expect(wf.connections[applied].main).toEqual([[expect.objectContaining({ node: gate })]]);
+      expect(wf.connections[gate].main).toEqual([[expect.objectContaining({ node: save })], []]);
+      const conditions = (byName.get(gate)!.parameters.conditions as { conditions: unknown[] }).conditions;
+      expect(conditions).toEqual([expect.objectContaining({ leftValue: '={{ $json.duplicate }}', operator: expect.objectContaining({ type: 'boolean', operation: 'false' }) })]);
+    }
   });
 
   it('document-signing.json binds each notification to its session at the trigger (Session Record Folder = the records\' folder)', () => {

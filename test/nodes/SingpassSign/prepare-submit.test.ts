@@ -98,6 +98,18 @@ describe('Singpass Sign node: Prepare PDF Signature → Submit Document Hash', (
     expect(ended.json).toMatchObject({ status: 'failed', readyToSubmit: false, retryLater: false, error: { code: 'SIGN_REF_NOT_FOUND' } });
   }, 120_000);
 
+  it('prepare on a certificate another execution applied first (a redelivery) is a duplicate, not ready to submit: no second "first call" that would fail the session', async () => {
+    const input = await fixture('classic');
+    const s = await scanned(input);
+    const [[prepared]] = await prepare(s.record, s.delivery, input);
+    expect(prepared.json).toMatchObject({ readyToSubmit: true, duplicate: false });
+    // the redelivered certificate, on the record the first execution saved at the save point
+    const [[again]] = await prepare(prepared.json.record, s.delivery, input);
+    expect(again.json).toMatchObject({ status: 'certificate_received', readyToSubmit: false, duplicate: true });
+    expect(again.json.record).toEqual(prepared.json.record);
+    expect(env.sb.sign.session(s.signRef)?.docHash).toBeUndefined();
+  }, 120_000);
+
   it('submit refuses a record that is not at the save point (no hash without the certificate check)', async () => {
     const input = await fixture('classic');
     const s = await scanned(input);
