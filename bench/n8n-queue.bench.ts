@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { generateClientKeys } from '../src/keys';
 import { createN8nQueue, installedPackageDir, type N8nQueue } from '../test/helpers/n8n-queue';
 import { startDeliveryRelay, type DeliveryRelay } from '../test/n8n/delivery-relay';
 import { importQueueSample } from '../test/n8n/queue-workflow';
@@ -65,11 +66,15 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
     q = await createN8nQueue({ installDir: n8nInstallDir()!, tarball, workers });
     const n8n = q;
     relay = await startDeliveryRelay({ webhookUrl: () => n8n.webhookUrl, mainUrl: () => n8n.mainUrl });
+    // the DSAP's public key set as a static file (docs/n8n-queue-mode.md): through the key-set workflow it would wait
+    // for a worker, and a worker saturated by this load answers the service's key-set fetch after its 5 s timeout
+    const dsapKeys = await generateClientKeys();
+    relay.keySet = dsapKeys.publicKeySet;
     signing = await startCliSandbox(installedPackageDir(q.userFolder('main')), await freePort(), sandboxDir, [
-      '--client-id', 'n8n-dsap', '--jwks-url', `${q.webhookUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
+      '--client-id', 'n8n-dsap', '--jwks-url', `${relay.baseUrl}/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
       '--webhook-retry-delay-ms', '1000', '--session-ttl', '600', '--auto-phone',
     ]);
-    await importQueueSample(q, { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed`, resumeEverySeconds: 30, idleSeconds: 45 });
+    await importQueueSample(q, { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed`, resumeEverySeconds: 30, idleSeconds: 45, dsapKeys });
     await q.start();
     // one session first: caches warm (service key set, CA certificates) before the clock starts
     await session(q, pdf);

@@ -3,7 +3,9 @@
  * - `POST /hook`: the service's webhook deliveries, passed to the n8n webhook process (the answer passed back, and
  *   timed); a delivery armed with `raceNext(signRef)` is ALSO handed to the main process at the same moment (each
  *   process takes it: two executions race on one record);
- * - `POST /signed/<signRef>`: where the workflow delivers signed PDFs (a document system every worker can reach).
+ * - `POST /signed/<signRef>`: where the workflow delivers signed PDFs (a document system every worker can reach);
+ * - `GET /jwks`: the DSAP's public key set as a static file (`keySet`), as docs/n8n-queue-mode.md advises for queue
+ *   mode: the key-set workflow would run on a worker, and a saturated worker answers the service's fetch too late.
  */
 import type * as http from 'node:http';
 import { listen, readBody, type RunningServer } from '../../sandbox/http';
@@ -16,6 +18,14 @@ export interface DeliveryRelay {
   deliveries: Array<{ signRef?: string; type?: string; statuses: number[]; ms: number }>;
   /** The next user_cert delivery for `signRef` goes to the webhook process and to main at once. */
   raceNext(signRef: string): void;
+  /**
+   * Hand the last user_cert delivery relayed for `signRef` again, as it came (same body and Bearer), to the main
+   * process (another process than the one that took it first, whose duplicate check is its own): what the service
+   * does when an answer came late, through a load balancer. Resolves with n8n's answer status.
+   */
+  redeliverCertificate(signRef: string): Promise<number>;
+  /** What `GET /jwks` serves (503 while unset). */
+  keySet?: unknown;
   close(): Promise<void>;
 }
 
@@ -23,6 +33,7 @@ export async function startDeliveryRelay(targets: { webhookUrl: () => string; ma
   const signed = new Map<string, Buffer[]>();
   const deliveries: DeliveryRelay['deliveries'] = [];
   const race = new Set<string>();
+  const lastCertificate = new Map<string, { body: Buffer; headers: Record<string, string> }>();
   const server: RunningServer = await listen(async (req, res, url) => {
     if (req.method === 'POST' && url.pathname.startsWith('/signed/')) {
       const ref = decodeURIComponent(url.pathname.slice('/signed/'.length));
@@ -30,6 +41,10 @@ export async function startDeliveryRelay(targets: { webhookUrl: () => string; ma
       return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"stored":true}');
     }
     if (req.method === 'POST' && url.pathname === '/hook') return relay(req, res);
+    if (req.method === 'GET' && url.pathname === '/jwks') {
+      if (!out.keySet) return void res.writeHead(503).end();
+      return void res.writeHead(200, { 'content-type': 'application/jwk-set+json' }).end(JSON.stringify(out.keySet));
+    }
     res.writeHead(404).end();
   });
 
@@ -37,6 +52,7 @@ export async function startDeliveryRelay(targets: { webhookUrl: () => string; ma
     const body = await readBody(req);
     const headers = { 'content-type': String(req.headers['content-type'] ?? 'application/json'), authorization: String(req.headers.authorization ?? '') };
     const claims = jwtClaims(body);
+    if (claims.type === 'user_cert' && claims.signRef !== undefined) lastCertificate.set(claims.signRef, { body, headers });
     const raced = claims.type === 'user_cert' && claims.signRef !== undefined && race.delete(claims.signRef);
     const to = [`${targets.webhookUrl()}/webhook/singpass-sign/webhook`, ...(raced ? [`${targets.mainUrl()}/webhook/singpass-sign/webhook`] : [])];
     const started = performance.now();
@@ -52,13 +68,21 @@ export async function startDeliveryRelay(targets: { webhookUrl: () => string; ma
     res.writeHead(answers[0].status, { 'content-type': 'application/json' }).end(answers[0].text);
   }
 
-  return {
+  const out: DeliveryRelay = {
     baseUrl: server.baseUrl,
     signed,
     deliveries,
     raceNext: (signRef) => { race.add(signRef); },
+    async redeliverCertificate(signRef) {
+      const d = lastCertificate.get(signRef);
+      if (!d) throw new Error(`no certificate delivery relayed for ${signRef}`);
+      const r = await fetch(`${targets.mainUrl()}/webhook/singpass-sign/webhook`, { method: 'POST', headers: d.headers, body: new Uint8Array(d.body) });
+      await r.text();
+      return r.status;
+    },
     close: () => server.close(),
   };
+  return out;
 }
 
 /** sign_ref and request type of a delivery, read (not verified: the relay only routes). */

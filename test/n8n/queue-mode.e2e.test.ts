@@ -7,7 +7,8 @@
  * checked with qpdf and pdfsig. Everything is started and stopped by this file, on 127.0.0.1.
  *
  * Faults: a worker SIGKILLed mid-session (before the hash got through; after it got through, before the answer),
- * one certificate delivery raced through two processes, Redis restarted (empty) and PostgreSQL restarted while
+ * one certificate delivery raced through two processes, the same delivery again while the first execution waits at the
+ * save point, Redis restarted (empty) and PostgreSQL restarted while
  * sessions are in flight. What must hold: a session completes or ends with a recorded reason, never silently lost,
  * never a second hash.
  */
@@ -221,6 +222,28 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     await signing.phone('approve', { sign_ref: ref });
     await expectSignedOnce(ref);
     await expectOneHash(ref);
+  }, 600_000);
+
+  it('the certificate delivered again to another process while the first execution waits at the save point (the service resending a late answer): the second execution stops, one hash, the session completes', async () => {
+    const ref = await startSession();
+    // the service takes the hash at once and answers 8 s later: the first execution sits in Submit Document Hash
+    await signing.faults({ hash_delay_ms: 8000 });
+    try {
+      await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+      await waitFor('the hash taken by the service', async () => ((await signing.hashes(ref)).some((h) => h.docHash) ? true : undefined));
+      const atSavePoint = await stored(ref);
+      expect(atSavePoint).toMatchObject({ status: 'certificate_received', record: { submitting: expect.anything() } });
+      // the same delivery on main: a new execution loads the record at the save point (the first one has not saved its answer)
+      expect(await relay.redeliverCertificate(ref)).toBe(200);
+      await waitFor('the session recorded as submitted', statusIs(ref, 'hash_submitted'));
+    } finally {
+      await signing.faults({ reset: true });
+    }
+    await signing.phone('approve', { sign_ref: ref });
+    await expectSignedOnce(ref);
+    await expectOneHash(ref);
+    // the service saw one hash call: the second execution sent nothing ("already submitted" on a first call would have failed the session)
+    expect(await signing.hashes(ref)).toHaveLength(1);
   }, 600_000);
 
   /** Sessions in flight across an outage: each completes (valid PDF) or ends with a recorded reason; never two hashes. */

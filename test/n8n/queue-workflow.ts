@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { generateClientKeys } from '../../src/keys';
+import { generateClientKeys, type ClientKeys } from '../../src/keys';
 import type { N8nQueue } from '../helpers/n8n-queue';
 import { REPO_ROOT } from '../helpers/repo';
 
@@ -40,6 +40,8 @@ export interface QueueWorkflowOptions {
   /** Resume schedule interval (s) and how long a step in progress is left alone (s). */
   resumeEverySeconds: number;
   idleSeconds: number;
+  /** The DSAP's keys (default: new ones), e.g. to publish their public set elsewhere than the key-set workflow. */
+  dsapKeys?: ClientKeys;
 }
 
 export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
@@ -119,7 +121,7 @@ export function probeWorkflow(): Workflow {
  * sample, the key-set sample and the probe, all published; their webhooks registered for the start-up check.
  */
 export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & { signingUrl: string }): Promise<Workflow> {
-  const dsap = await generateClientKeys();
+  const dsap = o.dsapKeys ?? await generateClientKeys();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
   try {
     fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify([
