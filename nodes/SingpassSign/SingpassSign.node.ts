@@ -1,5 +1,5 @@
 import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
-import { testNotificationToken, testSignApi } from '../shared/credential-tests';
+import { testNotificationToken, testSessionStorePostgres, testSignApi } from '../shared/credential-tests';
 import { route } from '../shared/router';
 import { operationProperties, operations } from './actions/router';
 
@@ -21,11 +21,15 @@ export class SingpassSign implements INodeType {
     outputs: [NodeConnectionTypes.Main],
     usableAsTool: true,
     credentials: [
-      // the Session Record operations only read and write files
+      // the Session Record operations only read and write records (files, or the PostgreSQL store's credential)
       { name: 'singpassSignApi', required: true, testedBy: 'singpassSignApiTest', displayOptions: { hide: { resource: ['sessionRecord'] } } },
       {
         name: 'singpassNotificationTokenApi', required: true, testedBy: 'singpassNotificationTokenApiTest',
         displayOptions: { show: { resource: ['session'] } },
+      },
+      {
+        name: 'singpassSessionStorePostgresApi', required: true, testedBy: 'singpassSessionStorePostgresApiTest',
+        displayOptions: { show: { resource: ['sessionRecord'], store: ['postgres'] } },
       },
     ],
     properties: [
@@ -52,9 +56,9 @@ export class SingpassSign implements INodeType {
           { name: 'Apply Webhook Event', value: 'applyEvent', action: 'Apply a webhook event', description: 'Signature or error event: record it. Certificate event (one-step variant): check, prepare and submit in one call; Prepare + Submit survive a crash in between.' },
           { name: 'Create Session', value: 'createSession', action: 'Create a signing session', description: 'Open a session for a PDF: QR code (PNG), challenge code and expiry for the user\'s page' },
           { name: 'Expire Session', value: 'expireSession', action: 'Expire a session', description: 'End a session no event can reach any more (for a schedule)' },
-          { name: 'Finalize Signature', value: 'finalizeSignature', action: 'Finalize the signature', description: 'Embed the signature (B-B), timestamp it (B-T) and reach the chosen level; outputs the signed PDF' },
+          { name: 'Finalize Signature', value: 'finalizeSignature', action: 'Finalize the signature', description: 'On the record stored with the signature: embed it and reach the chosen level (B-T, B-LT, B-LTA); outputs the signed PDF, or the record to store and finish again later when a TSA or OCSP responder fails for the moment' },
           { name: 'Prepare PDF Signature', value: 'preparePdfSignature', action: 'Prepare the PDF signature', description: 'Certificate event: check the certificate (OCSP) and prepare the PDF; nothing is sent yet. Store the record, then Submit Document Hash.' },
-          { name: 'Submit Document Hash', value: 'submitDocumentHash', action: 'Submit the document hash', description: 'Send the hash of a record Prepare PDF Signature output (the same hash again if run twice); store the record' },
+          { name: 'Submit Document Hash', value: 'submitDocumentHash', action: 'Submit the document hash', description: 'Send the hash of a record Prepare PDF Signature output (the same hash again if run twice); a refused first call ends the session with the service\'s reason; store the record' },
         ],
         default: 'createSession',
       },
@@ -90,9 +94,9 @@ export class SingpassSign implements INodeType {
         displayOptions: { show: { resource: ['sessionRecord'] } },
         options: [
           { name: 'Clean Up Ended Sessions', value: 'cleanUp', action: 'Clean up ended sessions', description: 'For a daily schedule: delete completed, failed and expired sessions (record and saved PDF) past the retention' },
-          { name: 'List Due Sessions', value: 'listDue', action: 'List sessions due for a step', description: 'For a schedule: sessions left at the save point (resubmit the hash) or past their deadline (expire them)' },
-          { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record file named after the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
-          { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Write the record file named after the signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial file, never over another execution\'s change' },
+          { name: 'List Due Sessions', value: 'listDue', action: 'List sessions due for a step', description: 'For a schedule: sessions that need a step now, each with its action: resubmit the hash, finish the signature, or expire' },
+          { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record stored under the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
+          { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Store the record under its signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial record, never over another execution\'s change' },
         ],
         default: 'loadRecord',
       },
@@ -107,7 +111,9 @@ export class SingpassSign implements INodeType {
     ],
   };
 
-  methods = { credentialTest: { singpassSignApiTest: testSignApi, singpassNotificationTokenApiTest: testNotificationToken } };
+  methods = {
+    credentialTest: { singpassSignApiTest: testSignApi, singpassNotificationTokenApiTest: testNotificationToken, singpassSessionStorePostgresApiTest: testSessionStorePostgres },
+  };
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
     return route(this, operations);

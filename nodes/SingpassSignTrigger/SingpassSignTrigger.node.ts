@@ -1,10 +1,15 @@
 import {
-  NodeConnectionTypes, type IDataObject, type IHookFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription,
+  NodeConnectionTypes, NodeOperationError, type IDataObject, type INode, type IHookFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription,
   type IWebhookFunctions, type IWebhookResponseData,
 } from 'n8n-workflow';
 import { randomUUID } from 'node:crypto';
+import { isSingpassFlowsError } from '../../src/errors';
+import { isSessionEnded } from '../../src/session/next-step';
+import type { SessionRecord } from '../../src/session/types';
 import { CREDENTIAL } from '../shared/credentials';
 import { signingEngine } from '../shared/engine';
+import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
+import { PG_STORE_CREDENTIAL, pgRecordStore, storeInput } from '../shared/record-store';
 import { deliveryToJson } from '../shared/session-data';
 
 /** Output index per event type: certificate, signature, error. */
@@ -21,10 +26,16 @@ interface WebhookResponse {
 
 /**
  * The webhook the signing service calls (register its URL as your notification URL). Each delivery's Bearer is
- * checked against the notification-token secret (statelessly: works after a restart and in queue mode) and its JWT
- * against the service key set; the service gets its answer at once (200; 400 with the error body; 503 when the
- * fault is ours, so it retries). Genuine, first-time events leave on the output for their type; refused and
- * duplicate deliveries never start the workflow.
+ * checked and its JWT verified against the service key set; the service gets its answer at once (200; 400 with the
+ * error body; 503 when the fault is ours, so it retries), and only then does the workflow start. Genuine,
+ * first-time events leave on the output for their type; refused and duplicate deliveries never start the workflow.
+ *
+ * Given where the Session Record nodes keep the records (a Folder, or the PostgreSQL store in queue mode) the Bearer is
+ * bound to its session BEFORE the answer: it must be the token the session named by the JWT's sign_ref was created
+ * with (its stored record), so a delivery presented with another session's token, or for a session that is unknown or
+ * has ended, is answered 400 and starts nothing; a store that cannot be read is answered 503 (the service retries).
+ * With an empty Folder the check is stateless (any token this DSAP issued; the binding then happens at Apply /
+ * Prepare, after the 200).
  */
 export class SingpassSignTrigger implements INodeType {
   description: INodeTypeDescription = {
@@ -42,6 +53,7 @@ export class SingpassSignTrigger implements INodeType {
     credentials: [
       { name: CREDENTIAL.sign, required: true },
       { name: CREDENTIAL.notificationToken, required: true },
+      { name: PG_STORE_CREDENTIAL, required: true, displayOptions: { show: { recordStore: ['postgres'] } } },
     ],
     webhooks: [
       { name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: '={{ $parameter["path"] }}', isFullPath: true },
@@ -56,7 +68,23 @@ export class SingpassSignTrigger implements INodeType {
         description: 'The webhook path; register https://&lt;your n8n&gt;/webhook/&lt;path&gt; as the notification URL of your DSAP client',
       },
       {
-        displayName: 'Certificate events: run Apply Webhook Event at once (the user is waiting for the hash). Signature events: Apply Webhook Event, then Finalize Signature. Error events: record the failure.',
+        // the Session Record nodes' Store choice, read here (queue mode: this trigger runs in a webhook process)
+        ...storeInput,
+        displayName: 'Session Records In',
+        name: 'recordStore',
+        description: 'Where your Session Record nodes keep the records (their Store), so each delivery can be checked against its session before it is answered',
+      },
+      {
+        displayName: 'Session Record Folder',
+        name: 'recordFolder',
+        type: 'string',
+        default: '',
+        displayOptions: { show: { recordStore: ['folder'] } },
+        placeholder: DEFAULT_RECORD_FOLDER,
+        description: 'The Folder of your Session Record nodes. When set, each delivery is checked against its session\'s stored record before it is answered: a delivery with another session\'s token, or for an unknown or ended session, is refused (400) and starts no workflow. Empty: only checks that this DSAP issued the token (the session is matched later, at Prepare PDF Signature / Apply Webhook Event).',
+      },
+      {
+        displayName: 'Certificate events: Prepare PDF Signature, save the record, Submit Document Hash at once (the user is waiting for the hash). Signature events: Apply Webhook Event, save the record (the signature is kept), then Finalize Signature. Error events: record the failure. The sample workflow does all three.',
         name: 'notice',
         type: 'notice',
         default: '',
@@ -94,7 +122,7 @@ export class SingpassSignTrigger implements INodeType {
     let check;
     try {
       const { engine } = await signingEngine(this);
-      check = await engine.checkDelivery({ headers: req.headers, body });
+      check = await engine.checkDelivery({ headers: req.headers, body }, await sessionTokens.call(this));
     } catch (e) {
       // Our configuration failed (e.g. a credential): our fault, so 503 and the service retries after it is fixed.
       this.logger.error(`Singpass Sign Trigger cannot check deliveries: ${(e as Error).message}`);
@@ -114,4 +142,35 @@ export class SingpassSignTrigger implements INodeType {
     outputs[OUTPUT[event.type]].push({ json });
     return { noWebhookResponse: true, workflowData: outputs };
   }
+}
+
+/** The session binding the trigger is configured for: the Folder's records, the PostgreSQL store's, or none (empty Folder). */
+async function sessionTokens(this: IWebhookFunctions): Promise<((signRef: string) => Promise<string | undefined>) | undefined> {
+  if (this.getNodeParameter('recordStore', 'folder') === 'postgres') return sessionToken(pgRecordStore(await this.getCredentials(PG_STORE_CREDENTIAL)), this.getNode());
+  const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();
+  return folder ? sessionToken(await readOnlyRecordStore(folder), this.getNode()) : undefined;
+}
+
+/** Re-reads of a record not found yet (ms): a scan right after Create Session can beat Save Record (created) by a moment. */
+const NOT_YET_SAVED_RETRIES_MS = [100, 200, 400];
+
+/**
+ * sign_ref → the client notification token of that session's stored record (undefined: unknown or ended, answered
+ * 400). A record that cannot be read is our fault: a plain error, answered 503 (the service retries).
+ */
+function sessionToken(store: { get(signRef: string): Promise<SessionRecord | undefined> }, node: INode): (signRef: string) => Promise<string | undefined> {
+  return async (signRef) => {
+    for (let attempt = 0; ; attempt++) {
+      let record;
+      try {
+        record = await store.get(signRef);
+      } catch (e) {
+        if (isSingpassFlowsError(e, 'INVALID_INPUT')) return undefined; // not a sign_ref this store can hold: unknown
+        throw new NodeOperationError(node, `the session record of ${signRef} could not be read: ${(e as Error).message}`);
+      }
+      if (record) return isSessionEnded(record) ? undefined : record.state.clientNotificationToken;
+      if (attempt >= NOT_YET_SAVED_RETRIES_MS.length) return undefined;
+      await new Promise((r) => setTimeout(r, NOT_YET_SAVED_RETRIES_MS[attempt]));
+    }
+  };
 }

@@ -3,8 +3,10 @@ import { isSingpassFlowsError } from '../../src/errors';
 import { RemoteKeySet } from '../../src/keys';
 import { createSingpassClient } from '../../src/login';
 import { createNotificationTokens } from '../../src/sign/notification-token';
+import { PgSessionStore } from '../../src/session';
 import { corppassLoginClient, loginOptions, signSetup } from './credentials';
 import type { LoginProvider } from '../../src/setup';
+import { pgStoreSettings } from './pg-settings';
 
 /**
  * Credential tests (n8n's "Test" button), referenced by the nodes' `testedBy`: each loads the keys with the core's
@@ -47,5 +49,19 @@ export async function testNotificationToken(this: ICredentialTestFunctions, cred
     const tokens = createNotificationTokens({ secret: String(d.secret ?? ''), previousSecrets: d.previousSecret ? [String(d.previousSecret)] : [] });
     if (!tokens.isIssued(tokens.issue())) throw new Error('the secret does not round-trip');
     return 'The secret is long enough; tokens issued with it verify';
+  });
+}
+
+/** Connect with the PostgreSQL store's credential and read the store's schema version (its tables appear on first use). */
+export async function testSessionStorePostgres(this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
+  return run(async () => {
+    const settings = pgStoreSettings(credential.data ?? {});
+    const store = new PgSessionStore(settings.connection, { ...settings.options, autoMigrate: false });
+    try {
+      const version = await store.schemaVersion();
+      return `Connected to ${settings.where}; ${version === 0 ? 'the store creates its tables on first use' : `store tables at schema version ${version}`}`;
+    } finally {
+      await store.close();
+    }
   });
 }

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../src/errors';
@@ -36,4 +37,38 @@ export async function recordStore(ctx: IExecuteFunctions, i: number): Promise<Fi
     if (blocked(await h.resolvePath(path.join(folder, 'x.json')))) throw refuse();
   }
   return new FileSessionStore(folder);
+}
+
+/** The checked store per folder, for the trigger (its webhook answers within the service's 2 s: no checks per delivery). */
+const readStores = new Map<string, Promise<FileSessionStore>>();
+
+/**
+ * The file store the Singpass Sign Trigger reads session records from (it never writes). n8n gives a webhook no
+ * file-system helpers, so the folder is checked here against N8N_RESTRICT_FILE_ACCESS_TO the way n8n checks it (the
+ * resolved folder inside one of the allowed paths), once per folder and process. A folder that does not exist yet is
+ * fine (no record yet: every delivery is "unknown session" until the first Save Session Record creates it).
+ */
+export function readOnlyRecordStore(folder: string): Promise<FileSessionStore> {
+  const key = folder.trim();
+  let store = readStores.get(key);
+  if (!store) {
+    store = checkedFolder(key).then((dir) => new FileSessionStore(dir));
+    store.catch(() => readStores.delete(key));
+    readStores.set(key, store);
+  }
+  return store;
+}
+
+async function checkedFolder(folder: string): Promise<string> {
+  if (!folder || !path.isAbsolute(folder)) {
+    throw new SingpassFlowsError('INVALID_INPUT', `Session Record Folder: give an absolute folder path (e.g. ${DEFAULT_RECORD_FOLDER}), the Folder of your Session Record nodes`, { field: 'Session Record Folder' });
+  }
+  const resolved = await fs.realpath(folder).catch(() => path.resolve(folder));
+  const allowed = (process.env.N8N_RESTRICT_FILE_ACCESS_TO ?? '').split(';').map((p) => p.trim()).filter(Boolean)
+    .map((p) => path.resolve(p.startsWith('~') ? p.replace('~', os.homedir()) : p));
+  const inside = (base: string) => resolved === base || resolved.startsWith(base.endsWith(path.sep) ? base : base + path.sep);
+  if (allowed.length && !(await Promise.all(allowed.map((a) => fs.realpath(a).catch(() => a)))).some(inside)) {
+    throw new SingpassFlowsError('INVALID_INPUT', `Session Record Folder: n8n does not allow access to ${folder} (N8N_RESTRICT_FILE_ACCESS_TO); use the Folder of your Session Record nodes, e.g. ${DEFAULT_RECORD_FOLDER}`, { field: 'Session Record Folder' });
+  }
+  return resolved;
 }

@@ -2,9 +2,8 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { SingpassFlowsError } from '../errors';
 import { acquireLockFile, errno, removeFile, syncDir, writeFileAtomic, type HeldLock } from '../files';
-import { signingSessionDeadline } from '../sign/session';
 import { checkSignRef } from '../sign/validate';
-import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isSessionEnded, nextStep } from './next-step';
+import { DEFAULT_SCAN_EXTENSION_SECONDS, isSessionEnded, nextStep, type SessionAction } from './next-step';
 import type { SessionStore } from './store';
 import type { SessionRecord } from './types';
 
@@ -145,13 +144,19 @@ export class FileSessionStore implements SessionStore {
   }
 
   /**
-   * Records a schedule must act on: at the certificate step's save point (hash prepared, maybe sent, not recorded as
-   * submitted) and left alone for `idleSeconds`; or past their deadline (no event can come any more: expire them).
-   * Ended sessions, and sessions waiting for the user within their deadline, are never due. Unreadable files are
-   * counted, not thrown.
+   * Records a schedule must act on now, each with its action — by THE rule every scheduler uses (`nextStep` /
+   * `isDue`, src/session/next-step.ts), with `idleSeconds` as the policy's `idleMs`: how long a record in the middle
+   * of a step (claimed, at the save point, signed with no failure recorded) is left to the execution working on it
+   * before it is taken as interrupted. `submitHash` (at the save point: resubmit the saved hash), `finish` (signed:
+   * finish again, from `lastFinishFailure.retryAt` after a temporary failure), `continueCertificate` (claimed by
+   * another front end, nothing prepared), `expire` (waiting for an event past the deadline). Ended sessions are
+   * never listed (`forget` is cleanUp's business). Unreadable files are counted, not thrown.
    */
   async listDue(options: { idleSeconds: number }): Promise<{ due: DueRecord[]; unreadable: string[] }> {
-    const nowS = this.now() / 1000;
+    const idleSeconds = Number(options?.idleSeconds);
+    if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw new SingpassFlowsError('INVALID_INPUT', 'idleSeconds: give a number of seconds, 0 or more', { field: 'idleSeconds' });
+    const now = this.now();
+    const policy = { idleMs: idleSeconds * 1000, scanExtensionSeconds: this.scanExtensionSeconds };
     const due: DueRecord[] = [];
     const unreadable: string[] = [];
     for (const signRef of await this.list()) {
@@ -163,9 +168,8 @@ export class FileSessionStore implements SessionStore {
         continue;
       }
       if (!record || isSessionEnded(record)) continue;
-      const deadline = signingSessionDeadline(record.state, this.scanExtensionSeconds);
-      if (nowS > deadline) due.push({ signRef, reason: 'pastDeadline', record });
-      else if (isAtSavePoint(record) && nowS - record.state.updatedAt >= options.idleSeconds) due.push({ signRef, reason: 'savePoint', record });
+      const step = nextStep(record, policy);
+      if (step.action !== 'forget' && step.at <= now) due.push({ signRef, action: step.action, dueSince: step.at, record });
     }
     return { due, unreadable };
   }
@@ -282,8 +286,10 @@ export type SaveOutcome =
 
 export interface DueRecord {
   signRef: string;
-  /** `savePoint`: resubmit the saved hash; `pastDeadline`: expire it. */
-  reason: 'savePoint' | 'pastDeadline';
+  /** What the record needs now (`nextStep`): never `forget` (ended sessions are cleanUp's). */
+  action: Exclude<SessionAction, 'forget'>;
+  /** UNIX ms from which the action was due. */
+  dueSince: number;
   record: SessionRecord;
 }
 

@@ -133,7 +133,7 @@ describeN8n('sample workflows in a real n8n', () => {
     expect(qdf).toMatch(/\/SubFilter \/ETSI\.RFC3161/);
     const record = readRecord(signRef)!;
     expect(record.state.status).toBe('completed');
-    expect(record.result).toEqual({ level: 'B-T', valid: true }); // Finalize reaches B-T; the next nodes add B-LT and B-LTA
+    expect(record.result).toEqual({ level: 'B-LTA', valid: true }); // Finalize Signature reaches the level Create Session asked for
     expect(JSON.stringify(record)).not.toMatch(/"certificate"|"prepared"/);
   }
 

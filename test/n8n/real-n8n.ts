@@ -6,13 +6,19 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
+import * as http from 'node:http';
+import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../helpers/ports';
+import { REPO_ROOT } from '../helpers/repo';
+
+export { freePort };
 
 const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
+// the package's folder, from test/n8n or from its compiled copy dist/test/n8n (the n8n benches run that)
+const ROOT = REPO_ROOT;
 const N8N_VERSION = '2.41.1';
 const NODE_VERSION = '24.21.0';
 
@@ -20,17 +26,6 @@ const NODE_VERSION = '24.21.0';
 export function n8nInstallDir(): string | undefined {
   const dir = process.env.SINGPASS_FLOWS_N8N_DIR ?? path.join(os.homedir(), '.cache', 'singpass-flows', `n8n-${N8N_VERSION}`);
   return fs.existsSync(path.join(dir, `.complete-n8n-${N8N_VERSION}-node-${NODE_VERSION}`)) ? dir : undefined;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 /** `npm pack` this package once per test run (prepack builds it). */
@@ -53,17 +48,22 @@ export interface N8n {
   webhooks: Array<{ path: string; method: string }>;
   log(): string;
   cli(args: string[]): Promise<string>;
-  /** Production runs of a workflow as n8n recorded them (its SQLite database, read with Node 24's node:sqlite). */
-  executions(workflowId: string): Promise<Array<{ id: number; status: string }>>;
+  /**
+   * Production runs of a workflow as n8n recorded them (its SQLite database, read with Node 24's node:sqlite); `mode`
+   * says what started each (`webhook`, `trigger` for a schedule…).
+   */
+  executions(workflowId: string): Promise<Array<{ id: number; status: string; mode: string }>>;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** SIGKILL: n8n dies on the spot (no graceful shutdown, running executions cut off). */
   kill(): Promise<void>;
+  /** The running n8n's process id (undefined when stopped). */
+  pid(): number | undefined;
 }
 
 export const SAMPLE_FILES_DIR = '/home/node/.n8n-files/singpass';
 
-export async function createN8n(installDir: string, port: number): Promise<N8n> {
+export async function createN8n(installDir: string, port: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<N8n> {
   const userFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-n8n-'));
   const filesRoot = path.join(userFolder, 'files');
   const filesDir = path.join(filesRoot, 'singpass');
@@ -97,6 +97,7 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
   env.NODE_ENV = 'production';
   delete env.NODE_OPTIONS;
   for (const k of Object.keys(env)) if (k.startsWith('JEST_')) delete env[k];
+  Object.assign(env, extraEnv);
   let child: ChildProcess | undefined;
   let output = '';
   const cli = async (args: string[]) => {
@@ -113,9 +114,9 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
     async executions(workflowId) {
       const query = `const { DatabaseSync } = require('node:sqlite');
         const db = new DatabaseSync(process.argv[1], { readOnly: true });
-        console.log(JSON.stringify(db.prepare('SELECT id, status FROM execution_entity WHERE workflowId = ? ORDER BY id').all(process.argv[2])));`;
+        console.log(JSON.stringify(db.prepare('SELECT id, status, mode FROM execution_entity WHERE workflowId = ? ORDER BY id').all(process.argv[2])));`;
       const { stdout } = await run(path.join(nodeBin, 'node'), ['-e', query, path.join(userFolder, '.n8n', 'database.sqlite'), workflowId], { env: { PATH: env.PATH } });
-      return JSON.parse(stdout) as Array<{ id: number; status: string }>;
+      return JSON.parse(stdout) as Array<{ id: number; status: string; mode: string }>;
     },
     async start() {
       child = spawn(n8nBin, ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -131,6 +132,7 @@ export async function createN8n(installDir: string, port: number): Promise<N8n> 
     },
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
+    pid: () => child?.pid,
   };
   async function end(signal: NodeJS.Signals): Promise<void> {
     const c = child;
@@ -216,7 +218,7 @@ export interface CliSandbox {
   /** POST to the phone simulator's HTTP routes (scan / approve / reject), as a tester's browser would. */
   phone(action: 'scan' | 'approve' | 'reject', body: Record<string, string>): Promise<void>;
   /** The signing service's webhook attempts (`GET /sign/sandbox/deliveries`). */
-  deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number }>>;
+  deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number; at: number }>>;
   /** Every hash call the signing service answered, with the answer's status (`GET /sign/sandbox/hashes`). */
   hashes(signRef: string): Promise<Array<{ docHash?: string; status: number }>>;
   /** Switch the signing service's faults (`POST /sign/sandbox/faults`, e.g. `{ service_error: 5, service_error_status: 503 }`). */
@@ -267,4 +269,62 @@ export async function startCliSandbox(packageDir: string, port: number, dir: str
       clearTimeout(timer);
     },
   };
+}
+
+export interface Relay {
+  url: string;
+  /** Where deliveries go (n8n's trigger URL); may be changed between deliveries. */
+  target: string;
+  /** Every delivery relayed: the JWT's (unverified) sign_ref and request type, the body, and n8n's answer. */
+  relayed: Array<{ signRef: string; requestType: string; body: string; authorization?: string; status: number; ms: number }>;
+  /** Set to change a delivery's Authorization header on its way to n8n (e.g. another session's Bearer). */
+  rewriteAuthorization?: (signRef: string, authorization: string | undefined) => string | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * A relay on 127.0.0.1 between the signing service and n8n's trigger URL (register ITS url as the notification URL):
+ * forwards each POST as is, records what went through and n8n's answer, and lets a test alter the Bearer.
+ */
+export async function startRelay(target: string): Promise<Relay> {
+  const self: Relay = {
+    url: '',
+    target,
+    relayed: [],
+    close: async () => undefined,
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        let signRef = '';
+        let requestType = '';
+        try {
+          const claims = JSON.parse(Buffer.from(String((JSON.parse(body) as { token: string }).token).split('.')[1], 'base64url').toString('utf8')) as Record<string, string>;
+          signRef = claims.sign_ref ?? '';
+          requestType = claims.request_type ?? '';
+        } catch {
+          // not a notification: relayed as is
+        }
+        const original = req.headers.authorization;
+        const authorization = self.rewriteAuthorization ? self.rewriteAuthorization(signRef, original) : original;
+        const started = Date.now();
+        try {
+          const answer = await fetch(self.target, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body });
+          const text = await answer.text();
+          self.relayed.push({ signRef, requestType, body, authorization, status: answer.status, ms: Date.now() - started });
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(text);
+        } catch {
+          self.relayed.push({ signRef, requestType, body, authorization, status: 0, ms: Date.now() - started });
+          res.writeHead(502).end();
+        }
+      })();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  self.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/notify`;
+  self.close = () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+  return self;
 }

@@ -61,35 +61,94 @@ describe('flows/n8n sample workflows', () => {
     // every save after a load is a compare-and-set against the revision that load read
     const saves = records.filter((n) => n.parameters.operation === 'saveRecord');
     expect(saves.map((n) => [n.name, n.parameters.saveAs]).sort()).toEqual([
-      ['Save Record (error)', 'update'], ['Save Record (prepared)', 'update'], ['Save Record (resumed)', 'update'],
-      ['Save Record (signed)', 'update'], ['Save Record (submitted)', 'update'], ['Save Record and PDF (created)', 'new'],
+      ['Save Record (error)', 'update'], ['Save Record (finished)', 'update'], ['Save Record (prepared)', 'update'], ['Save Record (resumed)', 'update'],
+      ['Save Record (signature)', 'update'], ['Save Record (submitted)', 'update'], ['Save Record and PDF (created)', 'new'],
     ]);
     for (const n of saves.filter((x) => x.parameters.saveAs === 'update')) expect(n.parameters.expectedRevision).toMatch(/^=\{\{ \$\('(Load Record[^']*|List Due Sessions|Save Record \(prepared\))'\)\.item\.json\.revision \}\}$/);
     expect(wf.nodes.find((n) => n.name === 'Save Record and PDF (created)')!.parameters.pdfBinaryField).toBe('data');
     // the signature's save refused by a concurrent change of the unfinished record: load again and re-apply (bounded)
-    expect(wf.connections['Save Record (signed)'].main).toEqual([[expect.objectContaining({ node: 'Changed Meanwhile? Load Again' })]]);
-    expect(wf.connections['Changed Meanwhile? Load Again'].main[0]).toEqual([expect.objectContaining({ node: 'Load Record and PDF (signature)' })]);
+    expect(wf.connections['Signature Saved?'].main[1]).toEqual([expect.objectContaining({ node: 'Changed Meanwhile? Load Again' })]);
+    expect(wf.connections['Changed Meanwhile? Load Again'].main[0]).toEqual([expect.objectContaining({ node: 'Load Record (signature)' })]);
     expect(JSON.stringify(wf.nodes.find((n) => n.name === 'Changed Meanwhile? Load Again')!.parameters)).toContain('$runIndex < 3');
     // nothing is submitted unless the save point was saved
     expect(JSON.stringify(wf.nodes.find((n) => n.name === 'Ready to Submit?')!.parameters)).toContain("$('Save Record (prepared)').item.json.saved");
   });
 
-  it('document-signing.json resumes sessions left at the save point: a schedule → List Due Sessions → Expire Session → Submit Document Hash again → a compare-and-set save', () => {
+  /** The nodes of the only path from `from` to `to` along first outputs (throws when it forks or stops). */
+  function path1(wf: Workflow, from: string, to: string, output: Record<string, number> = {}): string[] {
+    const names = [from];
+    for (let at = from; at !== to;) {
+      const next = wf.connections[at]?.main[output[at] ?? 0] ?? [];
+      if (next.length !== 1) throw new Error(`${at} has ${next.length} successors on output ${output[at] ?? 0}`);
+      at = next[0].node;
+      if (names.includes(at)) throw new Error(`loop at ${at}`);
+      names.push(at);
+    }
+    return names;
+  }
+
+  it('document-signing.json saves the signature before finishing (the second save point), finishes with Finalize Signature alone (engine.finish reaches B-LTA), and stores the signed PDF before the record is saved completed', () => {
     const wf = signing();
+    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
+    expect(byName.get('Create Session')!.parameters.level).toBe('B-LTA');
+    const live = path1(wf, 'Load Record (signature)', 'Save Record (finished)', { 'Signed PDF?': 0 });
+    expect(live.map((n) => `${byName.get(n)!.type.split('.').pop()}:${String(byName.get(n)!.parameters.operation ?? '')}`)).toEqual([
+      'singpassSign:loadRecord', 'singpassSign:applyEvent', 'if:', 'singpassSign:saveRecord', 'if:', 'singpassSign:loadRecord', 'singpassSign:finalizeSignature', 'if:',
+      'readWriteFile:write', 'singpassSign:saveRecord',
+    ]);
+    expect(byName.get(live[3])!.parameters.record).toBe("={{ $('Apply Signature').item.json.record }}");
+    expect(JSON.stringify(byName.get('Signature Saved?')!.parameters)).toContain('$json.saved');
+    // Finalize runs on the record as stored with the signature, and its outcome is saved whatever it is: completed
+    // after the signed PDF is stored; still signed with lastFinishFailure (TSA/OCSP down); failed with the reason
+    expect(byName.get('Load Record and PDF (to finish)')!.parameters).toMatchObject({ pdfBinaryField: 'data', ifMissing: 'error' });
+    expect(byName.get('Finalize Signature')!.parameters.record).toBe('={{ $json.record }}');
+    expect(wf.connections['Signed PDF?'].main[1]).toEqual([expect.objectContaining({ node: 'Save Record (finished)' })]);
+    expect(JSON.stringify(byName.get('Signed PDF?')!.parameters)).toMatch(/"leftValue":"=\{\{ \$json\.status \}\}","rightValue":"completed"/);
+    expect(byName.get('Save Record (finished)')!.parameters.record).toBe("={{ $('Finalize Signature').item.json.record }}");
+    // one rule for the level: no separate validation-data, document-timestamp or verify steps to fail outside it
+    expect(wf.nodes.filter((n) => n.parameters.resource === 'document')).toEqual([]);
+  });
+
+  it('document-signing.json saves, submits and finishes nothing for an event another execution applied first (a redelivery): the certificate and signature branches stop on duplicate', () => {
+    const wf = signing();
+    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
+    for (const [applied, gate, save] of [['Prepare PDF Signature', 'New Certificate?', 'Save Record (prepared)'], ['Apply Signature', 'New Signature?', 'Save Record (signature)']]) {
+      expect(wf.connections[applied].main).toEqual([[expect.objectContaining({ node: gate })]]);
+      expect(wf.connections[gate].main).toEqual([[expect.objectContaining({ node: save })], []]);
+      const conditions = (byName.get(gate)!.parameters.conditions as { conditions: unknown[] }).conditions;
+      expect(conditions).toEqual([expect.objectContaining({ leftValue: '={{ $json.duplicate }}', operator: expect.objectContaining({ type: 'boolean', operation: 'false' }) })]);
+    }
+  });
+
+  it('document-signing.json binds each notification to its session at the trigger (Session Record Folder = the records\' folder)', () => {
+    const trigger = signing().nodes.find((n) => n.type.endsWith('.singpassSignTrigger'))!;
+    expect(trigger.parameters.recordFolder).toBe('/home/node/.n8n-files/singpass');
+  });
+
+  it('document-signing.json resumes sessions by their next step: a schedule → List Due Sessions → by action: resubmit the hash (After an Interruption), finish the signature, or expire → compare-and-set saves', () => {
+    const wf = signing();
+    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
     const triggers = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.scheduleTrigger');
     expect(triggers.map((t) => t.parameters)).toEqual([
       { rule: { interval: [{ field: 'seconds', secondsInterval: 30 }] } },
       { rule: { interval: [{ field: 'days', triggerAtHour: 3 }] } },
     ]);
-    const resume = branch(wf, triggers[0].name);
-    expect(resume.ops).toEqual(['scheduleTrigger:', 'singpassSign:listDue', 'singpassSign:expireSession', 'if:', 'singpassSign:saveRecord', 'singpassSign:submitDocumentHash']);
-    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
-    expect(byName.get(resume.names[1])!.parameters.idleSeconds).toBe(45);
-    expect(byName.get(resume.names[4])!.parameters).toMatchObject({ saveAs: 'update', expectedRevision: "={{ $('List Due Sessions').item.json.revision }}" });
-    // both Submits keep the save point when the service cannot take the hash just now (the engine's rule), for the schedule to resubmit
+    const [, list, route] = path1(wf, triggers[0].name, 'Route by Action');
+    expect(byName.get(list)!.parameters).toMatchObject({ operation: 'listDue', idleSeconds: 45 });
+    const r = byName.get(route)!;
+    expect(r.type).toBe('n8n-nodes-base.switch');
+    const rules = (r.parameters.rules as { values: Array<{ conditions: { conditions: Array<{ leftValue: string; rightValue: string }> } }> }).values
+      .map((v) => v.conditions.conditions.map((c) => [c.leftValue, c.rightValue]));
+    expect(rules).toEqual([[['={{ $json.action }}', 'submitHash']], [['={{ $json.action }}', 'finish']]]);
+    expect(r.parameters.options).toMatchObject({ fallbackOutput: 'extra' }); // expire, continueCertificate
+    const [toSubmit, toFinish, otherwise] = wf.connections[route].main.map((out) => out.map((c) => c.node));
+    expect(toFinish).toEqual(['Load Record and PDF (to finish)']); // the same finishing chain as the live signature
+    expect(path1(wf, toSubmit[0], 'Save Record (resumed)').map((n) => byName.get(n)!.parameters.operation)).toEqual(['submitDocumentHash', 'saveRecord']);
+    expect(path1(wf, otherwise[0], 'Save Record (resumed)').map((n) => byName.get(n)!.parameters.operation ?? byName.get(n)!.type)).toEqual(['expireSession', 'n8n-nodes-base.if', 'saveRecord']);
+    expect(byName.get('Save Record (resumed)')!.parameters).toMatchObject({ saveAs: 'update', expectedRevision: "={{ $('List Due Sessions').item.json.revision }}" });
+    // the live Submit makes the first call (a refusal is the service's verdict); the schedule's may be a resend
     const submits = wf.nodes.filter((n) => n.parameters.operation === 'submitDocumentHash');
-    expect(submits).toHaveLength(2);
-    for (const n of submits) expect(n.parameters).not.toHaveProperty('keepOnTemporaryFailure');
+    expect(submits.map((n) => [n.name, n.parameters.afterInterruption ?? false])).toEqual([['Submit Document Hash', false], [toSubmit[0], true]]);
   });
 
   it('document-signing.json cleans up daily: ended sessions past a 7-day retention', () => {

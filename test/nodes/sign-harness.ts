@@ -18,6 +18,10 @@ export interface SignSandbox {
   fired: INodeExecutionData[][][];
   /** Every answer the trigger gave: status and body. */
   answers: Array<{ status: number; body?: unknown }>;
+  /** Set to change a delivery's headers before the trigger sees it (e.g. present another session's Bearer). */
+  rewriteHeaders?: (headers: Record<string, string | string[] | undefined>, rawBody: Buffer) => Record<string, string | string[] | undefined>;
+  /** The trigger node's parameters (e.g. `recordFolder`), read at each delivery: change them between tests. */
+  triggerParams: Record<string, unknown>;
   /** Resolves with the next trigger run that has an item on `output` (0 certificate, 1 signature, 2 error). */
   next(output: number, timeoutMs?: number): Promise<INodeExecutionData>;
   close(): Promise<void>;
@@ -35,14 +39,17 @@ export async function startSignSandbox(): Promise<SignSandbox> {
   const answers: SignSandbox['answers'] = [];
   const waiters: Array<() => void> = [];
   const trigger = new SingpassSignTrigger();
+  const triggerParams: Record<string, unknown> = {};
   const dsap: RunningServer = await listen(async (req, res, url) => {
     if (url.pathname === '/jwks') return void res.writeHead(200, jwks.json.headers as Record<string, string>).end(jwks.json.body as string);
     if (url.pathname !== '/webhook') return void res.writeHead(404).end();
     const rawBody = await readBody(req);
     const ctx = mockDeep<IWebhookFunctions>();
     ctx.getNode.mockReturnValue(testNode);
-    ctx.getRequestObject.mockReturnValue({ headers: req.headers, rawBody } as never);
+    const headers = env.rewriteHeaders ? env.rewriteHeaders({ ...req.headers }, rawBody) : req.headers;
+    ctx.getRequestObject.mockReturnValue({ headers, rawBody } as never);
     ctx.getCredentials.mockImplementation(async (name: string) => credentials[name]);
+    ctx.getNodeParameter.mockImplementation(((name: string, fallback?: unknown) => (name in triggerParams ? triggerParams[name] : fallback)) as IWebhookFunctions['getNodeParameter']);
     const answer: { status: number; body?: unknown } = { status: 0 };
     const response = {
       status(code: number) { answer.status = code; res.statusCode = code; return response; },
@@ -59,8 +66,8 @@ export async function startSignSandbox(): Promise<SignSandbox> {
   });
   sb.sign.registerClient({ clientId: 'n8n-dsap', jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
   let seen = 0;
-  return {
-    sb, credentials, fired, answers,
+  const env: SignSandbox = {
+    sb, credentials, fired, answers, triggerParams,
     async next(output, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -74,4 +81,5 @@ export async function startSignSandbox(): Promise<SignSandbox> {
       await sb.close();
     },
   };
+  return env;
 }

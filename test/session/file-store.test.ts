@@ -201,7 +201,7 @@ describe('FileSessionStore', () => {
     expect(fs.readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 
-  it('listDue: records at the save point idle long enough, and unfinished records past their deadline; never ended or waiting ones', async () => {
+  it('listDue: each record whose next step (the one rule, nextStep) is due, with its action; idleSeconds is the grace for a step in progress; never ended or waiting ones', async () => {
     let now = Date.now();
     const store = new FileSessionStore(dir, { now: () => now });
     const t = Math.floor(now / 1000);
@@ -211,14 +211,32 @@ describe('FileSessionStore', () => {
     await store.save(record('waiting', 1, { expiresAt: t + 100 }), undefined);
     await store.save(record('unscanned-past', 1, { expiresAt: t - 1 }), undefined);
     await store.save(record('submitted-past', 1, { status: 'hash_submitted', expiresAt: t - 500, updatedAt: t - 400 }), undefined);
+    // signed (the second save point): finished by the execution that saved it, else taken over after the grace;
+    // after a temporary finishing failure, from its retryAt
+    await store.save(record('signed-fresh', 1, { status: 'signed', updatedAt: t - 10 }), undefined);
+    await store.save(record('signed-idle', 1, { status: 'signed', updatedAt: t - 50 }), undefined);
+    const failure = (retryAt: number) => ({ stage: 'documentTimestamp', code: 'TSA_FAILED', message: 'TSA down', at: now - 1000, attempts: 2, retryAt, finishBy: now + 86_400_000 });
+    await store.save({ ...record('finish-retry-later', 1, { status: 'signed', updatedAt: t - 50 }), lastFinishFailure: failure(now + 60_000) } as SessionRecord, undefined);
+    await store.save({ ...record('finish-retry-now', 1, { status: 'signed', updatedAt: t - 5 }), lastFinishFailure: failure(now - 1) } as SessionRecord, undefined);
     for (const s of ['completed', 'failed', 'expired']) await store.save(record(`ended-${s}`, 1, { status: s, expiresAt: t - 1000, updatedAt: t - 1000 }), undefined);
     fs.writeFileSync(path.join(dir, 'broken.json'), '');
     const { due, unreadable } = await store.listDue({ idleSeconds: 45 });
-    expect(due.map((d) => [d.signRef, d.reason]).sort()).toEqual([['idle-save-point', 'savePoint'], ['submitted-past', 'pastDeadline'], ['unscanned-past', 'pastDeadline']]);
-    expect(due.find((d) => d.signRef === 'idle-save-point')!.record.revision).toBe(1);
+    // (the rule before nextStep left a claimed record alone until its deadline and knew no signed records: a claimed
+    // record idle past the grace is now continueCertificate, a signed one finish)
+    expect(due.map((d) => [d.signRef, d.action]).sort()).toEqual([
+      ['claimed-only', 'continueCertificate'], ['finish-retry-now', 'finish'], ['idle-save-point', 'submitHash'], ['signed-idle', 'finish'],
+      ['submitted-past', 'expire'], ['unscanned-past', 'expire'],
+    ]);
+    const idle = due.find((d) => d.signRef === 'idle-save-point')!;
+    expect(idle.record.revision).toBe(1);
+    expect(idle.dueSince).toBe((t - 50 + 45) * 1000);
     expect(unreadable).toEqual(['broken']);
-    now += 400_000; // past every deadline (expiresAt + 300 s)
-    expect((await store.listDue({ idleSeconds: 45 })).due.map((d) => d.signRef).sort()).toEqual(['claimed-only', 'fresh-save-point', 'idle-save-point', 'submitted-past', 'unscanned-past', 'waiting']);
+    now += 400_000; // past every deadline (expiresAt + 300 s) and every retryAt
+    expect((await store.listDue({ idleSeconds: 45 })).due.map((d) => [d.signRef, d.action]).sort()).toEqual([
+      ['claimed-only', 'continueCertificate'], ['finish-retry-later', 'finish'], ['finish-retry-now', 'finish'], ['fresh-save-point', 'submitHash'],
+      ['idle-save-point', 'submitHash'], ['signed-fresh', 'finish'], ['signed-idle', 'finish'], ['submitted-past', 'expire'], ['unscanned-past', 'expire'], ['waiting', 'expire'],
+    ]);
+    await expect(store.listDue({ idleSeconds: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
   it('cleanUp deletes ended sessions (record and PDF) past the retention, old PDFs without a record and old temporary files; keeps live sessions, recent ended ones, signed PDFs and other files', async () => {

@@ -20,7 +20,7 @@ describe('Singpass Sign node: Prepare PDF Signature → Submit Document Hash', (
     new SingpassSign().execute.call(executeContext({ params, items, credentials: env.credentials }));
   const prepare = (record: unknown, delivery: unknown, input: Buffer) =>
     run({ resource: 'session', operation: 'preparePdfSignature', record, delivery, binaryPropertyName: 'data' }, [pdfItem(input)]);
-  const submit = (record: unknown) => run({ resource: 'session', operation: 'submitDocumentHash', record });
+  const submit = (record: unknown, afterInterruption = false) => run({ resource: 'session', operation: 'submitDocumentHash', record, afterInterruption });
 
   /** A session whose user scanned: the created record and the trigger's certificate delivery. */
   async function scanned(input: Buffer, user: 'p256' | 'revoked' = 'p256') {
@@ -55,14 +55,14 @@ describe('Singpass Sign node: Prepare PDF Signature → Submit Document Hash', (
     expect(finalized.json).toMatchObject({ status: 'completed', result: { level: 'B-B', valid: true } });
   }, 120_000);
 
-  it('submit replayed on the stored save point (n8n died after the call): the service says already submitted → the session waits', async () => {
+  it('submit replayed After an Interruption on the stored save point (n8n died after the call): the service says already submitted → the session waits', async () => {
     const input = await fixture('classic');
     const s = await scanned(input);
     const [[prepared]] = await prepare(s.record, s.delivery, input);
     const [[first]] = await submit(prepared.json.record);
     const hash = env.sb.sign.session(s.signRef)?.docHash;
     expect(first.json.status).toBe('hash_submitted');
-    const [[replayed]] = await submit(prepared.json.record);
+    const [[replayed]] = await submit(prepared.json.record, true);
     expect(replayed.json).toMatchObject({ status: 'hash_submitted' });
     expect(env.sb.sign.session(s.signRef)?.docHash).toBe(hash); // the same hash, not a second one
 
@@ -80,7 +80,7 @@ describe('Singpass Sign node: Prepare PDF Signature → Submit Document Hash', (
     const [[kept]] = await submit(saved);
     expect(kept.json).toMatchObject({ status: 'certificate_received', readyToSubmit: true, retryLater: true, error: { code: 'SIGN_SERVICE_ERROR' } });
     const keptRecord = kept.json.record as typeof saved & { lastSubmitFailure?: { code: string; attempts: number; retryAt: number } };
-    expect(keptRecord.submitting).toEqual(saved.submitting); // the same hash goes next time
+    expect(keptRecord.submitting).toEqual({ ...saved.submitting, attempts: 1 }); // the same hash goes next time, and the call is counted
     expect(keptRecord.prepared).toEqual(saved.prepared);
     expect(keptRecord.lastSubmitFailure).toMatchObject({ code: 'SIGN_SERVICE_ERROR', status: 503, attempts: 1 });
     expect(env.sb.sign.session(s.signRef)?.docHash).toBeUndefined();
@@ -96,6 +96,18 @@ describe('Singpass Sign node: Prepare PDF Signature → Submit Document Hash', (
     env.sb.sign.faults.expireSession(other.signRef);
     const [[ended]] = await submit(prepared2.json.record);
     expect(ended.json).toMatchObject({ status: 'failed', readyToSubmit: false, retryLater: false, error: { code: 'SIGN_REF_NOT_FOUND' } });
+  }, 120_000);
+
+  it('prepare on a certificate another execution applied first (a redelivery) is a duplicate, not ready to submit: no second "first call" that would fail the session', async () => {
+    const input = await fixture('classic');
+    const s = await scanned(input);
+    const [[prepared]] = await prepare(s.record, s.delivery, input);
+    expect(prepared.json).toMatchObject({ readyToSubmit: true, duplicate: false });
+    // the redelivered certificate, on the record the first execution saved at the save point
+    const [[again]] = await prepare(prepared.json.record, s.delivery, input);
+    expect(again.json).toMatchObject({ status: 'certificate_received', readyToSubmit: false, duplicate: true });
+    expect(again.json.record).toEqual(prepared.json.record);
+    expect(env.sb.sign.session(s.signRef)?.docHash).toBeUndefined();
   }, 120_000);
 
   it('submit refuses a record that is not at the save point (no hash without the certificate check)', async () => {

@@ -65,15 +65,19 @@ describe('Singpass Sign node: Session Record', () => {
     await expect(run({ operation: 'loadRecord', signRef: '../etc/passwd', ifMissing: 'output' })).rejects.toMatchObject({ context: { code: 'INVALID_INPUT' } });
   });
 
-  it('List Due outputs one item per due session with its revision; none when nothing is due', async () => {
+  it('List Due outputs one item per due session with its action (the engine\'s nextStep) and revision; none when nothing is due', async () => {
     const t = nowS();
     await run({ operation: 'saveRecord', record: record('idle', 1, 'certificate_received', { updatedAt: t - 60, scannedAt: t - 60 }, true), saveAs: 'new' });
     await run({ operation: 'saveRecord', record: record('live', 1), saveAs: 'new' });
     await run({ operation: 'saveRecord', record: record('late', 1, 'waiting_for_scan', { expiresAt: t - 5 }), saveAs: 'new' });
+    await run({ operation: 'saveRecord', record: record('unfinished', 2, 'signed', { updatedAt: t - 60 }, true), saveAs: 'new' });
+    await run({ operation: 'saveRecord', record: record('finishing', 2, 'signed', { updatedAt: t - 5 }, true), saveAs: 'new' });
     const [due] = await run({ operation: 'listDue', idleSeconds: 45 });
-    expect(due.map((d) => [d.json.signRef, d.json.due, d.json.revision]).sort()).toEqual([['idle', 'savePoint', 1], ['late', 'pastDeadline', 1]]);
+    expect(due.map((d) => [d.json.signRef, d.json.action, d.json.revision]).sort()).toEqual([['idle', 'submitHash', 1], ['late', 'expire', 1], ['unfinished', 'finish', 2]]);
+    expect(due.find((d) => d.json.signRef === 'late')!.json.dueSince).toBe(new Date((t - 5) * 1000).toISOString());
     expect(due[0].pairedItem).toEqual({ item: 0 });
-    const [none] = await run({ operation: 'listDue', idleSeconds: 3600 }, [{ json: {} }], () => fs.rmSync(path.join(dir, 'late.json')));
+    await expect(run({ operation: 'listDue', idleSeconds: -1 })).rejects.toMatchObject({ context: { code: 'INVALID_INPUT' } });
+    const [none] = await run({ operation: 'listDue', idleSeconds: 3600 }, [{ json: {} }], () => ['late', 'unfinished'].forEach((r) => fs.rmSync(path.join(dir, `${r}.json`))));
     expect(none).toEqual([]);
   });
 

@@ -1,7 +1,12 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { mockDeep } from 'jest-mock-extended';
 import type { IWebhookFunctions } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
 import { SingpassSignTrigger } from '../../../nodes/SingpassSignTrigger/SingpassSignTrigger.node';
+import { FileSessionStore } from '../../../src/session/file-store';
+import type { SessionRecord } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
 import { executeContext, pdfItem, testNode } from '../context';
 import { startSignSandbox, type SignSandbox } from '../sign-harness';
@@ -18,11 +23,98 @@ describe('Singpass Sign Trigger', () => {
   }, 120_000);
   afterAll(() => env?.close());
 
-  const create = async () => {
+  const createSession = async () => {
     const ctx = executeContext({ params: { resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'T.pdf', level: 'B-B', options: {} }, items: [pdfItem(await fixture('classic'))], credentials: env.credentials });
     const [[created]] = await new SingpassSign().execute.call(ctx);
-    return created.json.signRef as string;
+    return { signRef: created.json.signRef as string, record: created.json.record as unknown as SessionRecord };
   };
+  const create = async () => (await createSession()).signRef;
+  /** The sandbox's attempts for one session's certificate notification, once it has its answer(s). */
+  const certificateAttempts = async (signRef: string) => {
+    const deadline = Date.now() + 20_000;
+    const attempts = () => env.sb.sign.deliveries().filter((d) => d.signRef === signRef && d.requestType === 'user_cert');
+    while (!attempts().some((d) => d.outcome !== 'retry') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return attempts().map(({ status, outcome }) => ({ status, outcome }));
+  };
+
+  describe('with a Session Record Folder: the Bearer is bound to its session before the answer', () => {
+    let dir: string;
+    let store: FileSessionStore;
+    beforeAll(() => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-trigger-records-'));
+      store = new FileSessionStore(dir);
+      env.triggerParams.recordFolder = dir;
+    });
+    afterAll(() => {
+      delete env.triggerParams.recordFolder;
+      env.rewriteHeaders = undefined;
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    afterEach(() => {
+      env.rewriteHeaders = undefined;
+    });
+
+    /** A's certificate notification (genuine service JWT) presented with B's Bearer, a token this DSAP issued too. */
+    const withTokenOf = (b: SessionRecord) => (headers: Record<string, string | string[] | undefined>) => ({ ...headers, authorization: `Bearer ${b.state.clientNotificationToken}` });
+
+    it('its own session\'s token: 200 and the workflow starts', async () => {
+      const a = await createSession();
+      await store.save(a.record, undefined);
+      const before = env.fired.length;
+      await env.sb.phone.scan(a.signRef, { user: 'p256' });
+      expect(await certificateAttempts(a.signRef)).toEqual([{ status: 200, outcome: 'acknowledged' }]);
+      expect((await env.next(0)).json).toMatchObject({ type: 'certificate', signRef: a.signRef });
+      expect(env.fired.length).toBe(before + 1);
+    });
+
+    it('another session\'s token: 400 at once (the service does not retry), no workflow; without the folder the same delivery was answered 200 and started one', async () => {
+      const [a, b] = [await createSession(), await createSession()];
+      await store.save(a.record, undefined);
+      await store.save(b.record, undefined);
+      const before = env.fired.length;
+      env.rewriteHeaders = withTokenOf(b.record);
+      await env.sb.phone.scan(a.signRef, { user: 'p256' });
+      expect(await certificateAttempts(a.signRef)).toEqual([{ status: 400, outcome: 'failed' }]);
+      expect(env.answers.at(-1)).toMatchObject({ status: 400, body: { error: 'INVALID_CLIENT_NOTIFICATION_TOKEN' } });
+      expect(env.fired.length).toBe(before);
+
+      // the stateless check (no folder) only knows this DSAP issued the token: 200, a workflow that Prepare then refuses
+      const [c, d] = [await createSession(), await createSession()];
+      delete env.triggerParams.recordFolder;
+      try {
+        env.rewriteHeaders = withTokenOf(d.record);
+        await env.sb.phone.scan(c.signRef, { user: 'p256' });
+        expect(await certificateAttempts(c.signRef)).toEqual([{ status: 200, outcome: 'acknowledged' }]);
+        expect((await env.next(0)).json).toMatchObject({ type: 'certificate', signRef: c.signRef });
+        expect(env.fired.length).toBe(before + 1);
+      } finally {
+        env.triggerParams.recordFolder = dir;
+      }
+    });
+
+    it('an unknown session (no record) and an ended one: 400, no workflow', async () => {
+      const unknown = await createSession(); // never saved
+      const ended = await createSession();
+      await store.save({ ...ended.record, state: { ...ended.record.state, status: 'failed' }, revision: ended.record.revision + 1 } as SessionRecord, undefined);
+      const before = env.fired.length;
+      await env.sb.phone.scan(unknown.signRef, { user: 'p256' });
+      await env.sb.phone.scan(ended.signRef, { user: 'p256' });
+      expect(await certificateAttempts(unknown.signRef)).toEqual([{ status: 400, outcome: 'failed' }]);
+      expect(await certificateAttempts(ended.signRef)).toEqual([{ status: 400, outcome: 'failed' }]);
+      expect(env.answers.slice(-2)).toEqual([1, 2].map(() => ({ status: 400, body: expect.objectContaining({ error: 'SIGN_REF_NOT_FOUND' }) })));
+      expect(env.fired.length).toBe(before);
+    });
+
+    it('a record that cannot be read is our fault: 503 (the service retries), no workflow', async () => {
+      const a = await createSession();
+      fs.writeFileSync(path.join(dir, `${a.signRef}.json`), 'not json');
+      const before = env.fired.length;
+      await env.sb.phone.scan(a.signRef, { user: 'p256' });
+      const attempts = await certificateAttempts(a.signRef);
+      expect(attempts.map((x) => x.status)).toEqual([503, 503, 503]);
+      expect(env.fired.length).toBe(before);
+    });
+  });
 
   it('a delivery sent twice (same token, after it was acknowledged) starts the workflow once; both get 200', async () => {
     env.sb.sign.faults.deliverTwice(true);

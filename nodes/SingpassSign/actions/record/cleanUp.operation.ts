@@ -1,10 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
-import { folderInput, recordStore } from '../../../shared/file-store';
+import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'cleanUp', [
-  folderInput,
+  ...storeInputs,
   {
     displayName: 'Keep Ended Sessions For (Days)',
     name: 'retentionDays',
@@ -22,7 +22,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'cle
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const days = Number(this.getNodeParameter('retentionDays', i, 7));
   if (!Number.isFinite(days) || days < 0) throw invalidInput('Keep Ended Sessions For (Days)', 'must be a number of days ≥ 0');
-  const store = await recordStore(this, i);
+  const store = await sessionRecordStore(this, i);
   const r = await store.cleanUp({ retentionSeconds: days * 86_400 });
   return { json: { deletedSessions: r.deleted.length, deleted: r.deleted, deletedPdfs: r.documents + r.orphanDocuments, tempFiles: r.tempFiles, kept: r.kept, unreadable: r.unreadable } };
 }

@@ -1,27 +1,36 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { folderInput, recordStore } from '../../../shared/file-store';
+import { invalidInput } from '../../../../src/errors';
+import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { recordSummary } from '../../../shared/session-data';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'listDue', [
-  folderInput,
+  ...storeInputs,
   {
-    displayName: 'Idle at the Save Point For (Seconds)',
+    displayName: 'Leave a Step in Progress Alone For (Seconds)',
     name: 'idleSeconds',
     type: 'number',
     typeOptions: { minValue: 0 },
     default: 45,
-    description: 'A record prepared and stored (Prepare PDF Signature) but not recorded as submitted is due once unchanged this long (a live run submits within seconds)',
+    // the PostgreSQL store computes due times at every save: its credential holds this setting
+    displayOptions: { show: { store: ['folder'] } },
+    description: 'A record saved in the middle of a step — prepared but not recorded as submitted, or signed but not finished — is taken over once unchanged this long: the run working on it has died. Longer than your slowest live step (a Submit or a Finalize gives up within about 21 s).',
   },
 ]);
 
 /**
- * For a schedule: one item per session that needs a step now — `due: "savePoint"` (resubmit the saved hash: Submit
- * Document Hash) or `due: "pastDeadline"` (no event can come any more: Expire Session). Each carries the record and
- * its `revision` for a compare-and-set Save Session Record. Ended sessions are never listed; no item when none is due.
+ * For a schedule: one item per session whose next step is due now, by the engine's one rule (`nextStep`, the same
+ * for every front end), with `action` to route on: `submitHash` (at the save point: Submit Document Hash with After
+ * an Interruption), `finish` (signed, not finished: Finalize Signature on the stored record and PDF; after a
+ * temporary failure, from its `retryAt`), `expire` (past its deadline, no event can come: Expire Session),
+ * `continueCertificate` (claimed by another front end sharing the folder, nothing prepared: Expire Session ends it
+ * at its deadline; n8n has no step to continue it). Each carries the record and its `revision` for a compare-and-set
+ * Save Session Record. Ended sessions are never listed; no item when none is due.
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
-  const store = await recordStore(this, i);
-  const { due } = await store.listDue({ idleSeconds: Number(this.getNodeParameter('idleSeconds', i, 45)) });
-  return due.map((d) => ({ json: { due: d.reason, revision: d.record.revision, ...recordSummary(d.record) } }));
+  const idleSeconds = Number(this.getNodeParameter('idleSeconds', i, 45));
+  if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw invalidInput('Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
+  const store = await sessionRecordStore(this, i);
+  const { due } = await store.listDue({ idleSeconds });
+  return due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.dueSince).toISOString(), revision: d.record.revision, ...recordSummary(d.record) } }));
 }

@@ -1,12 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../../../src/errors';
 import { pdfBinary } from '../../../shared/binary';
-import { folderInput, recordStore } from '../../../shared/file-store';
+import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { recordSummary } from '../../../shared/session-data';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'loadRecord', [
-  folderInput,
+  ...storeInputs,
   {
     displayName: 'Sign Ref',
     name: 'signRef',
@@ -41,11 +41,11 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'loa
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const signRef = String(this.getNodeParameter('signRef', i) ?? '').trim();
-  const store = await recordStore(this, i);
+  const store = await sessionRecordStore(this, i);
   const record = await store.get(signRef);
   if (!record) {
     if (this.getNodeParameter('ifMissing', i, 'output') === 'error') {
-      throw new SingpassFlowsError('STATE_INVALID', `No session record for ${signRef} in ${store.dir} (never saved, or deleted by Clean Up after its retention)`, { retryable: false, field: 'Sign Ref' });
+      throw new SingpassFlowsError('STATE_INVALID', `No session record for ${signRef} in ${store.where} (never saved, or deleted by Clean Up after its retention)`, { retryable: false, field: 'Sign Ref' });
     }
     return { json: { found: false, signRef }, binary: item.binary };
   }

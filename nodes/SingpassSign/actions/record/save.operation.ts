@@ -1,13 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
 import { readPdf } from '../../../shared/binary';
-import { folderInput, recordStore } from '../../../shared/file-store';
+import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { readRecord } from '../../../shared/session-data';
 import { recordInput } from '../fields';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'saveRecord', [
-  folderInput,
+  ...storeInputs,
   { ...recordInput, description: 'The record a Singpass Sign session step output (its "record")' },
   {
     displayName: 'Save As',
@@ -59,7 +59,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   }
   const pdfField = String(this.getNodeParameter('pdfBinaryField', i, '') ?? '').trim();
   const document = pdfField ? (await readPdf(this, i, pdfField)).pdf : undefined;
-  const store = await recordStore(this, i);
+  const store = await sessionRecordStore(this, i);
   const r = await store.save(record, expected, { document });
   const json: IDataObject = r.saved
     ? { saved: true, outcome: 'saved', signRef: r.signRef, status: r.status, revision: r.revision }

@@ -18,7 +18,8 @@ export const description: INodeProperties[] = forOperation('session', 'preparePd
  * today) BEFORE anything is signed, and prepare the PDF signature. Nothing is sent to the service: the output record
  * holds the prepared state and the exact hash (the save point). Store it, then run Submit Document Hash on it, so an
  * n8n that dies in between resubmits the same hash instead of losing the session. A revoked or untrusted certificate
- * ends the session here (status "failed", no hash). A certificate event already applied changes nothing.
+ * ends the session here (status "failed", no hash). A certificate event already applied changes nothing
+ * (`duplicate: true`, `readyToSubmit: false`): store nothing and submit nothing for it.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const record = readRecord(this.getNodeParameter('record', i));
@@ -29,5 +30,10 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
   const { engine } = await signingEngine(this);
   const r = await engine.applyDelivery(record, delivery, pdf, { stopAtSavePoint: true });
-  return { json: { ...recordSummary(r.record), readyToSubmit: isAtSavePoint(r.record), duplicate: r.duplicate === true }, binary: item.binary };
+  // A certificate another execution applied first (the service redelivered it, e.g. after a slow answer): the loaded
+  // record already holds its outcome, at the save point or past it. Not ready to submit: that execution submits, or
+  // the resume schedule does (After an Interruption) if it died. Submitting here would be a second "first call",
+  // whose "already submitted" would fail the session.
+  const duplicate = r.duplicate === true || isAtSavePoint(record);
+  return { json: { ...recordSummary(r.record), readyToSubmit: isAtSavePoint(r.record) && !duplicate, duplicate }, binary: item.binary };
 }

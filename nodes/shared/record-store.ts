@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { SingpassFlowsError } from '../../src/errors';
+import type { FileSessionStore } from '../../src/session/file-store';
+import { PgSessionStore } from '../../src/session';
+import { folderInput, recordStore as folderStore } from './file-store';
+import { pgStoreSettings } from './pg-settings';
+
+/** Credential type of the PostgreSQL store (n8n requires the `Api` suffix). */
+export const PG_STORE_CREDENTIAL = 'singpassSessionStorePostgresApi';
+
+type DueList = Awaited<ReturnType<FileSessionStore['listDue']>>;
+
+/**
+ * What the Session Record operations need of a store, whichever it is: compare-and-set saves (with the PDF), loads,
+ * the due list for the resume schedule (by the engine's one rule, `nextStep`) and the clean-up.
+ */
+export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'save' | 'cleanUp'> {
+  /** Where the records are, for messages ("folder /x", "PostgreSQL database d on h:p"); never a password. */
+  readonly where: string;
+  /** Sessions due now. `idleSeconds`: the folder store's parameter; the PostgreSQL store uses its credential's. */
+  listDue(options: { idleSeconds: number }): Promise<DueList>;
+}
+
+export const storeInput: INodeProperties = {
+  displayName: 'Store',
+  name: 'store',
+  type: 'options',
+  options: [
+    { name: 'Folder', value: 'folder', description: 'Files in a folder of this host: one n8n process, or several on one host' },
+    { name: 'PostgreSQL', value: 'postgres', description: 'A PostgreSQL database (credential): for queue mode, where main, webhook and worker processes may run on several hosts' },
+  ],
+  default: 'folder',
+  description: 'Where session records and the PDFs being signed are kept. Every Session Record node of a workflow must use the same store.',
+};
+
+/** The Store choice, then the Folder (folder store only): the first parameters of every Session Record operation. */
+export const storeInputs: INodeProperties[] = [storeInput, { ...folderInput, displayOptions: { show: { store: ['folder'] } } }];
+
+/** The store chosen on the node: the folder (checked against n8n's file-access rules) or the PostgreSQL credential's. */
+export async function sessionRecordStore(ctx: IExecuteFunctions, i: number): Promise<SessionRecordStore> {
+  const kind = ctx.getNodeParameter('store', i, 'folder') as string;
+  if (kind === 'postgres') return pgRecordStore(await ctx.getCredentials(PG_STORE_CREDENTIAL, i));
+  if (kind !== 'folder') throw new SingpassFlowsError('INVALID_INPUT', `Store: "${kind}" is not a store this node version knows (Folder or PostgreSQL)`, { field: 'Store' });
+  const store = await folderStore(ctx, i);
+  return Object.assign(store, { where: `folder ${store.dir}` });
+}
+
+/**
+ * One PgSessionStore — one pg.Pool — per credential per process, shared by every execution the process runs (a pool
+ * per execution would open connections by the hundred on a busy worker). A changed credential gets a new store; the
+ * old one's pool is ended.
+ */
+const pgStores = new Map<string, { key: string; store: PgSessionStore }>();
+
+export function pgRecordStore(credential: ICredentialDataDecryptedObject): SessionRecordStore {
+  const settings = pgStoreSettings(credential);
+  const id = `${settings.where}/${settings.options.tablePrefix ?? ''}`;
+  const key = createHash('sha256').update(JSON.stringify(settings)).digest('base64url');
+  let entry = pgStores.get(id);
+  if (entry?.key !== key) {
+    if (entry) void entry.store.close().catch(() => undefined);
+    entry = { key, store: new PgSessionStore(settings.connection, settings.options) };
+    pgStores.set(id, entry);
+  }
+  const store = entry.store;
+  return {
+    where: settings.where,
+    get: (signRef) => store.get(signRef),
+    getDocument: (signRef) => store.getDocument(signRef),
+    save: (record, expected, options) => store.save(record, expected, options),
+    cleanUp: (options) => store.cleanUp(options),
+    // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)
+    listDue: async () => {
+      const { due, unreadable } = await store.listDue();
+      return { due: due.filter((d) => d.action !== 'forget').map((d) => ({ signRef: d.signRef, action: d.action as Exclude<typeof d.action, 'forget'>, dueSince: d.at, record: d.record })), unreadable };
+    },
+  };
+}

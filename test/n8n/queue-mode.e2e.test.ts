@@ -1,0 +1,295 @@
+/**
+ * The sample signing workflow in a REAL n8n 2.41 in QUEUE MODE: Redis, PostgreSQL as n8n's database, one main, one
+ * `n8n webhook` process, two `n8n worker` processes, the package installed in every process's user folder, binary
+ * data in n8n's database mode, session records in PostgreSQL through the Session Record nodes' PostgreSQL store.
+ * The signing sandbox (`singpass-flows sandbox`, its own process) calls the webhook process through a small relay in
+ * this test (it can hand one delivery to two n8n processes at once); signed PDFs are POSTed to a receiver here and
+ * checked with qpdf and pdfsig. Everything is started and stopped by this file, on 127.0.0.1.
+ *
+ * Faults: a worker SIGKILLed mid-session (before the hash got through; after it got through, before the answer),
+ * one certificate delivery raced through two processes, the same delivery again while the first execution waits at the
+ * save point, Redis restarted (empty) and PostgreSQL restarted while
+ * sessions are in flight. What must hold: a session completes or ends with a recorded reason, never silently lost,
+ * never a second hash.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fixture } from '../fixtures/pdfs';
+import { createN8nQueue, installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
+import { hasPostgres } from '../helpers/postgres';
+import { hasRedis } from '../helpers/redis';
+import { startDeliveryRelay, type DeliveryRelay } from './delivery-relay';
+import { importQueueSample, type Workflow } from './queue-workflow';
+import { freePort, n8nInstallDir, packTarball, startCliSandbox, type CliSandbox } from './real-n8n';
+
+const installDir = n8nInstallDir();
+const ready = !!installDir && hasPostgres() && hasRedis();
+if (!ready && process.env.CI) throw new Error('queue-mode e2e needs n8n (scripts/install-n8n.sh), postgresql and redis-server');
+const describeQueue = ready ? describe : describe.skip;
+
+const RESUME_EVERY_S = 2;
+const IDLE_S = 5;
+const SESSION_TTL_S = 60;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface StoredRecord {
+  found: boolean;
+  status?: string;
+  revision?: number;
+  error?: { code: string; message: string };
+  record?: { submitting?: { documentHash: string }; state: { status: string } };
+}
+
+describeQueue('the sample signing workflow in n8n queue mode (main + webhook process + 2 workers, Redis, PostgreSQL)', () => {
+  let q: N8nQueue;
+  let signing: CliSandbox;
+  let signingDir: string;
+  let relay: DeliveryRelay;
+  let workflow: Workflow;
+
+  beforeAll(async () => {
+    const tarball = await packTarball();
+    q = await createN8nQueue({ installDir: installDir!, tarball, workers: 2 });
+    relay = await startDeliveryRelay({ webhookUrl: () => q.webhookUrl, mainUrl: () => q.mainUrl });
+    signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
+    signing = await startCliSandbox(installedPackageDir(q.userFolder('main')), await freePort(), signingDir, [
+      '--client-id', 'n8n-dsap', '--jwks-url', `${q.webhookUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
+      '--webhook-retry-delay-ms', '1000', '--session-ttl', String(SESSION_TTL_S),
+    ]);
+    workflow = await importQueueSample(q, { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed`, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S });
+    await q.start();
+    expect(q.log()).not.toMatch(/Error loading package|Unrecognized node type/);
+  }, 900_000);
+
+  afterAll(async () => {
+    await signing?.stop();
+    await relay?.close();
+    await q?.stop();
+    if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
+    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+  }, 120_000);
+
+  async function startSession(): Promise<string> {
+    const res = await fetch(`${q.webhookUrl}/webhook/singpass-sign/document`, {
+      method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="contract.pdf"' }, body: new Uint8Array(await fixture('classic')),
+    });
+    const html = await res.text();
+    if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${html}\n${q.log()}`);
+    return res.headers.get('x-sign-ref')!;
+  }
+
+  /** The stored record as Load Session Record (PostgreSQL) outputs it, through the probe workflow. */
+  async function stored(signRef: string): Promise<StoredRecord | undefined> {
+    try {
+      const res = await fetch(`${q.webhookUrl}/webhook/test/session-record?signRef=${encodeURIComponent(signRef)}`, { signal: AbortSignal.timeout(15_000) });
+      return res.ok ? (await res.json()) as StoredRecord : undefined;
+    } catch {
+      return undefined; // a process or Redis/PostgreSQL is restarting
+    }
+  }
+
+  async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await check();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${q.log()}`);
+      await sleep(500);
+    }
+  }
+  const statusIs = (signRef: string, ...statuses: string[]) => async () => {
+    const r = await stored(signRef);
+    return r?.found && statuses.includes(r.status!) ? r : undefined;
+  };
+
+  /** Completed, its signed PDF delivered once, qpdf- and pdfsig-valid (B-T: the user's signature with a timestamp). */
+  async function expectSignedOnce(signRef: string): Promise<void> {
+    await waitFor(`${signRef} completed and its signed PDF delivered`, async () => ((await statusIs(signRef, 'completed')()) && relay.signed.has(signRef) ? true : undefined));
+    const pdfs = relay.signed.get(signRef)!;
+    expect(pdfs).toHaveLength(1);
+    const file = path.join(os.tmpdir(), `spfl-queue-${signRef}.pdf`);
+    fs.writeFileSync(file, pdfs[0]);
+    try {
+      execFileSync('qpdf', ['--check', file], { stdio: 'pipe' });
+      const pdfsig = execFileSync('pdfsig', [file], { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+      const signatures = pdfsig.split(/^Signature #\d+:$/m).slice(1);
+      expect(signatures.filter((s) => /Signature Type: ETSI\.CAdES\.detached/.test(s) && /Signature Validation: Signature is Valid/.test(s))).toHaveLength(1);
+      expect(pdfsig).toMatch(/Signer full Distinguished Name: serialNumber=S1234567D,/);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  }
+
+  /**
+   * Every hash call for the session carried the one saved hash (none at all only when `mayHaveNone`: a session that
+   * ended before its hash), and the service accepted at most one call.
+   */
+  async function expectOneHash(signRef: string, savedHash?: string, mayHaveNone = false): Promise<void> {
+    const calls = await signing.hashes(signRef);
+    const hashes = new Set(calls.map((c) => c.docHash).filter((h): h is string => h !== undefined));
+    expect(hashes.size).toBe(mayHaveNone && hashes.size === 0 ? 0 : 1);
+    if (savedHash) expect([...hashes]).toEqual([savedHash]);
+    expect(calls.filter((c) => c.status === 200).length).toBeLessThanOrEqual(1);
+  }
+
+  /** The worker running the certificate execution of this moment (the only long-running one). */
+  async function workerRunningTheCertificateStep(): Promise<number> {
+    return waitFor('the worker running the certificate step', async () => {
+      const running = (await q.executions(workflow.id)).filter((e) => e.status === 'running').map((e) => e.id);
+      for (const id of running.reverse()) {
+        for (let w = 0; w < q.workers; w++) {
+          const log = q.log(`worker${w}`);
+          if (log.includes(`Worker started execution ${id} `) && !log.includes(`Worker finished execution ${id} `)) return w;
+        }
+      }
+      return undefined;
+    }, 30_000);
+  }
+
+  it('signs a PDF end to end: upload on the webhook process, events run on the workers, record in PostgreSQL, one hash, a valid PDF', async () => {
+    const refs = await Promise.all([startSession(), startSession(), startSession()]);
+    for (const ref of refs) await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+    for (const ref of refs) {
+      await waitFor(`${ref} hash submitted`, statusIs(ref, 'hash_submitted'));
+      await signing.phone('approve', { sign_ref: ref });
+    }
+    for (const ref of refs) {
+      await expectSignedOnce(ref);
+      await expectOneHash(ref);
+    }
+    // the work was spread over the processes of queue mode
+    expect(q.log('webhook')).toMatch(/Enqueued execution \d+/);
+    for (let w = 0; w < q.workers; w++) expect(q.log(`worker${w}`)).toMatch(/Worker started execution \d+/);
+  }, 600_000);
+
+  it('a worker SIGKILLed after the certificate, before the hash got through: the schedule resubmits the saved hash once, the session completes', async () => {
+    const ref = await startSession();
+    // the service takes no hash for now: the live Submit keeps retrying while the record waits at the save point
+    await signing.faults({ service_error: 1000, service_error_status: 503 });
+    let savedHash: string;
+    let killed: number;
+    try {
+      await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+      const atSavePoint = await waitFor('the save point', async () => {
+        const r = await statusIs(ref, 'certificate_received')();
+        return r?.record?.submitting ? r : undefined;
+      });
+      savedHash = atSavePoint.record!.submitting!.documentHash;
+      killed = await workerRunningTheCertificateStep();
+      await q.killWorker(killed);
+    } finally {
+      await signing.faults({ reset: true });
+    }
+    expect((await signing.hashes(ref)).filter((h) => h.status === 200)).toEqual([]); // nothing got through
+    await q.startWorker(killed);
+    await waitFor('the resumed hash', statusIs(ref, 'hash_submitted'));
+    await signing.phone('approve', { sign_ref: ref });
+    await expectSignedOnce(ref);
+    await expectOneHash(ref, savedHash);
+  }, 600_000);
+
+  it('a worker SIGKILLed after the hash got through, before its answer: the schedule\'s resend reads "already submitted", the session completes with that one hash', async () => {
+    const ref = await startSession();
+    // the service takes the hash at once and answers a minute late: the worker dies waiting for the answer
+    await signing.faults({ hash_delay_ms: 60_000 });
+    let savedHash: string;
+    let killed: number;
+    try {
+      await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+      await waitFor('the hash taken by the service', async () => ((await signing.hashes(ref)).some((h) => h.docHash) ? true : undefined));
+      savedHash = (await stored(ref))!.record!.submitting!.documentHash;
+      killed = await workerRunningTheCertificateStep();
+      await q.killWorker(killed);
+    } finally {
+      await signing.faults({ reset: true });
+    }
+    await q.startWorker(killed);
+    await waitFor('the session recorded as submitted', statusIs(ref, 'hash_submitted'));
+    await signing.phone('approve', { sign_ref: ref });
+    await expectSignedOnce(ref);
+    await expectOneHash(ref, savedHash);
+  }, 600_000);
+
+  it('one certificate delivery handed to two n8n processes at once (two executions race on the record): one hash, the session completes', async () => {
+    const ref = await startSession();
+    relay.raceNext(ref);
+    await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+    await waitFor('the hash submitted', statusIs(ref, 'hash_submitted'));
+    // both processes took the delivery (each answers 200 and starts an execution: their duplicate checks are per process)
+    expect(relay.deliveries.find((d) => d.signRef === ref && d.type === 'user_cert')?.statuses).toEqual([200, 200]);
+    await signing.phone('approve', { sign_ref: ref });
+    await expectSignedOnce(ref);
+    await expectOneHash(ref);
+  }, 600_000);
+
+  it('the certificate delivered again to another process while the first execution waits at the save point (the service resending a late answer): the second execution stops, one hash, the session completes', async () => {
+    const ref = await startSession();
+    // the service takes the hash at once and answers 8 s later: the first execution sits in Submit Document Hash
+    await signing.faults({ hash_delay_ms: 8000 });
+    try {
+      await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+      await waitFor('the hash taken by the service', async () => ((await signing.hashes(ref)).some((h) => h.docHash) ? true : undefined));
+      const atSavePoint = await stored(ref);
+      expect(atSavePoint).toMatchObject({ status: 'certificate_received', record: { submitting: expect.anything() } });
+      // the same delivery on main: a new execution loads the record at the save point (the first one has not saved its answer)
+      expect(await relay.redeliverCertificate(ref)).toBe(200);
+      await waitFor('the session recorded as submitted', statusIs(ref, 'hash_submitted'));
+    } finally {
+      await signing.faults({ reset: true });
+    }
+    await signing.phone('approve', { sign_ref: ref });
+    await expectSignedOnce(ref);
+    await expectOneHash(ref);
+    // the service saw one hash call: the second execution sent nothing ("already submitted" on a first call would have failed the session)
+    expect(await signing.hashes(ref)).toHaveLength(1);
+  }, 600_000);
+
+  /** Sessions in flight across an outage: each completes (valid PDF) or ends with a recorded reason; never two hashes. */
+  async function sessionsAcross(outage: () => Promise<void>): Promise<Record<string, string>> {
+    const refs = await Promise.all([startSession(), startSession(), startSession()]);
+    await Promise.all(refs.map((ref) => signing.phone('scan', { sign_ref: ref, user: 'p256' })));
+    await outage();
+    const approved = new Set<string>();
+    const outcome: Record<string, string> = {};
+    // approve each session whose hash got through; wait until every session has ended (the deadline bounds it)
+    await waitFor('every session ended', async () => {
+      for (const ref of refs) {
+        if (outcome[ref]) continue;
+        const r = await stored(ref);
+        if (!r?.found) continue;
+        if (r.status === 'hash_submitted' && !approved.has(ref)) {
+          await signing.phone('approve', { sign_ref: ref }).then(() => approved.add(ref), () => undefined);
+        }
+        if (r.status === 'completed' && relay.signed.has(ref)) outcome[ref] = 'completed';
+        if (r.status === 'failed' || r.status === 'expired') {
+          expect(r.error).toEqual({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
+          outcome[ref] = `${r.status}: ${r.error!.code}`;
+        }
+      }
+      return refs.every((ref) => outcome[ref]) ? true : undefined;
+    }, (SESSION_TTL_S + 120 + 60) * 1000);
+    for (const ref of refs) {
+      if (outcome[ref] === 'completed') await expectSignedOnce(ref);
+      await expectOneHash(ref, undefined, outcome[ref] !== 'completed');
+      // what happened to a session that did not complete: its deliveries as n8n answered them, and n8n's errors
+      if (outcome[ref] !== 'completed') {
+        console.log(`${ref} ended ${outcome[ref]}; deliveries:`, JSON.stringify(relay.deliveries.filter((d) => d.signRef === ref)),
+          '\nservice deliveries:', JSON.stringify((await signing.deliveries()).filter((d) => d.signRef === ref)),
+          '\nn8n errors:\n', q.log().split('\n').filter((l) => /rror|Problem|crash|Lost|fail/i.test(l)).slice(-40).join('\n'));
+      }
+    }
+    return outcome;
+  }
+
+  it('Redis restarted (empty) while sessions are in flight: each completes or ends with a recorded reason, never a second hash', async () => {
+    const outcome = await sessionsAcross(() => q.restartRedis({ downMs: 3000 }));
+    console.log('sessions across a Redis restart:', outcome);
+  }, 900_000);
+
+  it('PostgreSQL restarted while sessions are in flight: each completes or ends with a recorded reason, never a second hash', async () => {
+    const outcome = await sessionsAcross(() => q.restartPostgres({ downMs: 3000 }));
+    console.log('sessions across a PostgreSQL restart:', outcome);
+  }, 900_000);
+});
