@@ -260,7 +260,7 @@ test('the same certificate delivery reaching both instances at once: both answer
   expect(raced.slice(-2)).toEqual([200, 200]);
   await waitFor('the hash', () => serviceState(signRef) === 'hash_submitted' || undefined, 60_000);
   // exactly one instance was told the delivery was fresh
-  expect(instances.filter((i) => i.nr.output().includes(`signing webhook: certificate event for session ${signRef}`))).toHaveLength(1);
+  expect(instances.filter((i) => i.nr.output().includes(`signing webhook: certificate event for session ${signRef}`)).map((i) => i.name)).toHaveLength(1);
   await sb.phone.approve(signRef);
   await expectCompleted(signRef);
   expect(sb.sign.hashCalls().filter((c) => c.signRef === signRef)).toHaveLength(1);
