@@ -210,7 +210,7 @@ function summary(event: SigningEvent): Record<string, unknown> {
  * - `expire`: past the deadline (the user never scanned or never approved: no event can come any more), the session
  *   ends as SESSION_EXPIRED — PDF and deliveries deleted, the certificate dropped — out on the error output
  *   (`msg.event.type` "expired") so the flow records it.
- * - `forget`: ended records leave the context store a day after they ended.
+ * - `forget`: ended records leave the session store a day after they ended.
  */
 async function sweep(node: Node, client: SignClientNode, owner: string): Promise<void> {
   let engine;
