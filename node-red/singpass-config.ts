@@ -15,6 +15,7 @@ import {
 } from './lib/sign-client';
 import type { NodeAPI, NodeDef } from './lib/types';
 import { unusableStore } from './lib/session-store';
+import { PgNodeRedStore } from './lib/pg-session-store';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
@@ -42,6 +43,7 @@ export = function register(RED: NodeAPI): void {
       this.error(err);
       this.store = unusableStore(err);
     }
+    if (this.store instanceof PgNodeRedStore) this.log(`signing sessions in ${this.store.where}`); // never the password
     if (!this.store.shared) {
       const warning = persistentStoreWarning(RED, this.settings.contextStore ?? '');
       if (warning) this.warn(warning);

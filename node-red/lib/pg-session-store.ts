@@ -35,6 +35,7 @@ export interface PgStoreSettings {
 const SWEEP_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire', 'forget'];
 /** At most this many sessions per sweep and instance; the rest wait for the next sweep (or another instance). */
 const SWEEP_LIMIT = 100;
+const CLEAN_UP_EVERY_MS = 3600 * 1000;
 
 /**
  * The config node's PostgreSQL fields, checked, with messages naming the field as the editor shows it (`clientName`:
@@ -83,7 +84,10 @@ export class PgNodeRedStore implements SignSessionStore {
     // A lease outlives the slowest sweep step (a hash call: 2 attempts × 10 s; a finish) so no other instance starts
     // the same work meanwhile; an instance that dies holding one only delays the take-over by this much.
     this.leaseMs = policy.leaseMs ?? Math.max(2 * settings.idleMs, 30_000);
+    this.retentionMs = policy.retentionMs;
   }
+
+  private readonly retentionMs: number;
 
   private readonly leaseMs: number;
 
@@ -116,7 +120,7 @@ export class PgNodeRedStore implements SignSessionStore {
   }
 
   /** One `INSERT … ON CONFLICT DO NOTHING`: of instances given the same event at once, exactly one gets true. */
-  rememberDelivery(signRef: string, delivery: VerifiedDelivery): Promise<boolean> {
+  async rememberDelivery(signRef: string, delivery: VerifiedDelivery): Promise<boolean> {
     if (delivery.event.signRef !== signRef) throw new SingpassFlowsError('STATE_INVALID', `The delivery is for session ${delivery.event.signRef}, not ${signRef}`);
     return this.pg.rememberDelivery(delivery);
   }
@@ -140,6 +144,7 @@ export class PgNodeRedStore implements SignSessionStore {
 
   /** Due sessions by the `due_at` index, each leased to `owner` (the policy is the one the store was built with). */
   async dueSessions(_policy: NextStepPolicy, owner: string): Promise<Array<{ record: SessionRecord; action: SessionAction }>> {
+    await this.housekeeping();
     const { due } = await this.pg.claimDue({ owner, leaseMs: this.leaseMs, actions: SWEEP_ACTIONS, limit: SWEEP_LIMIT });
     return due.map((d) => ({ record: d.record, action: d.action }));
   }
@@ -151,5 +156,18 @@ export class PgNodeRedStore implements SignSessionStore {
 
   close(): Promise<void> {
     return this.pg.close();
+  }
+
+  private lastCleanUp = 0;
+
+  /**
+   * At most hourly: what no record's `forget` step reaches — a PDF whose record was never written (a crash between
+   * the two writes of *start signing*), deliveries of sessions that are gone — leaves with the store's `cleanUp`
+   * (ended records past the retention too, which the sweep's `forget` would otherwise do one by one).
+   */
+  private async housekeeping(): Promise<void> {
+    if (Date.now() - this.lastCleanUp < CLEAN_UP_EVERY_MS) return;
+    this.lastCleanUp = Date.now();
+    await this.pg.cleanUp({ retentionSeconds: this.retentionMs / 1000 });
   }
 }
