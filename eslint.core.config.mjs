@@ -57,6 +57,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['**/node-red/**', '**/cli/**', '**/sandbox', '**/sandbox/**'], message: 'The n8n nodes are a sibling front end: import the core (src/), not Node-RED, the CLI or the sandbox.' },
+        { group: ['**/src/*/*'], message: 'Import a core area through its entry (src/sign, src/session, src/pades …), not one of its files: the entry is the area\'s public API.' },
       ] }],
     },
   },
@@ -65,6 +66,16 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [
         { group: ['**/nodes/**', '**/credentials/**', '**/cli/**', '**/sandbox', '**/sandbox/**', 'n8n-workflow'], message: 'The Node-RED nodes are a sibling front end: import the core (src/), not the n8n nodes, the CLI or the sandbox.' },
+        { group: ['**/src/*/*'], message: 'Import a core area through its entry (src/sign, src/session, src/pades …), not one of its files: the entry is the area\'s public API.' },
+      ] }],
+    },
+  },
+  {
+    files: ['cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [
+        { group: ['**/nodes/**', '**/credentials/**', '**/node-red/**', 'n8n-workflow', 'node-red'], message: 'The CLI is a sibling front end: import the core (src/) and the sandbox it runs, not the n8n or Node-RED nodes.' },
+        { group: ['**/src/*/*'], message: 'Import a core area through its entry (src/sign, src/session, src/pades …), not one of its files: the entry is the area\'s public API.' },
       ] }],
     },
   },

@@ -21,6 +21,7 @@ import { derToPem } from '../sandbox/pki';
 import { startNginx, type RunningNginx } from '../test/helpers/nginx';
 import { startPostgres, type Postgres } from '../test/helpers/postgres';
 import { writePdf } from './pdf-file';
+import { cpuByKind, cpuSpent } from './proc-cpu';
 import { startSandboxProcess } from './sandbox-process';
 
 function arg(name: string, fallback: string): string {
@@ -52,7 +53,17 @@ function startServe(args: string[], env: Record<string, string>): Promise<{ chil
   });
 }
 
-interface Round { processes: number; sessions: number; wallMs: number; scanToHash: number[]; webhook: number[]; completed: number; lost: number; duplicated: number }
+interface Round { processes: number; sessions: number; wallMs: number; scanToHash: number[]; webhook: number[]; completed: number; lost: number; duplicated: number; cpuMs: Record<string, number>; walBytes?: number }
+
+/** Which part of the set-up a process is, by its command line (the CPU table's columns). */
+const KINDS = ['DSAP (serve)', 'service (sandbox)', 'PostgreSQL', 'nginx', 'bench driver'] as const;
+function kindOf(cmd: string): string | undefined {
+  if (/\bserve\b/.test(cmd) && cmd.includes('index.js')) return 'DSAP (serve)';
+  if (cmd.includes('sandbox-process')) return 'service (sandbox)';
+  if (/postgres/.test(cmd)) return 'PostgreSQL';
+  if (/nginx/.test(cmd)) return 'nginx';
+  return undefined;
+}
 
 async function main(): Promise<void> {
   const sessions = Number(arg('sessions', '200'));
@@ -91,6 +102,9 @@ async function main(): Promise<void> {
     for (let i = 0; i < n; i++) procs.push(await startServe(['--config', config, '--store', store, '--port', '0', '--sweep-ms', '2000'], env));
     const nginx: RunningNginx = await startNginx(procs.map((p) => `127.0.0.1:${p.port}`), { logRequestTime: true });
     await sandbox.registerClient({ clientId: 'bench-dsap', jwksUrl: `${nginx.url}/jwks`, notificationUrl: `${nginx.url}/webhook` });
+    const wal0 = pg ? (await pg.sql('SELECT pg_current_wal_lsn()')).trim() : undefined;
+    const cpu0 = cpuByKind(kindOf);
+    const driver0 = process.cpuUsage();
     const t0 = performance.now();
     const scannedAt = new Map<string, number>();
     // `concurrency` users at a time open a session and scan it at once (the burst), each next one as a slot frees
@@ -123,13 +137,17 @@ async function main(): Promise<void> {
         }
       }
     }
+    const driver = process.cpuUsage(driver0);
+    const cpuMs = { ...cpuSpent(cpu0, cpuByKind(kindOf)), 'bench driver': (driver.user + driver.system) / 1000 };
+    // what PostgreSQL wrote to its log (WAL) for the round: records, PDFs in and out, indexes — the disk's share
+    const walBytes = pg && wal0 ? Number((await pg.sql(`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '${wal0}')`)).trim()) : undefined;
     let completed = 0;
     for (const ref of refs) if (((await (await fetch(`${nginx.url}/sessions/${ref}`)).json()) as { status: string }).status === 'completed') completed++;
     const webhook = nginx.requestTimes('/webhook').map((s) => s * 1000);
     results.push({
       processes: n, sessions, wallMs: last - t0, completed, lost: sessions - completed,
       scanToHash: refs.filter((r) => hashAt.has(r)).map((r) => hashAt.get(r)! - scannedAt.get(r)!),
-      webhook, duplicated: refs.reduce((k, r) => k + Math.max(0, (hashes.get(r) ?? 0) - 1), 0),
+      webhook, duplicated: refs.reduce((k, r) => k + Math.max(0, (hashes.get(r) ?? 0) - 1), 0), cpuMs, walBytes,
     });
     for (const p of procs) p.child.kill('SIGTERM');
     await nginx.stop();
@@ -138,6 +156,19 @@ async function main(): Promise<void> {
   console.log('\nprocesses  sessions/s  scan→hash p50/p99 ms  webhook answer p50/p99 ms  completed  lost  duplicated');
   for (const r of results) {
     console.log(`${String(r.processes).padEnd(10)} ${(r.completed / (r.wallMs / 1000)).toFixed(2).padEnd(11)} ${`${pct(r.scanToHash, 50).toFixed(0)} / ${pct(r.scanToHash, 99).toFixed(0)}`.padEnd(20)} ${`${pct(r.webhook, 50).toFixed(0)} / ${pct(r.webhook, 99).toFixed(0)}`.padEnd(26)} ${String(r.completed).padEnd(10)} ${String(r.lost).padEnd(5)} ${r.duplicated}`);
+  }
+  // Where a session's CPU goes: the basis of the scaling model in docs/benchmarks.md (in production the service is
+  // not on the DSAP's machine; the DSAP processes and PostgreSQL are)
+  console.log(`\nCPU ms per completed session (and cores busy on average over the round):`);
+  console.log(`processes  ${KINDS.map((k) => k.padEnd(20)).join(' ')} total`);
+  for (const r of results) {
+    const per = (k: string) => (r.cpuMs[k] ?? 0) / Math.max(1, r.completed);
+    const busy = (k: string) => (r.cpuMs[k] ?? 0) / r.wallMs;
+    const total = KINDS.reduce((t, k) => t + (r.cpuMs[k] ?? 0), 0);
+    console.log(`${String(r.processes).padEnd(10)} ${KINDS.map((k) => `${per(k).toFixed(1)} (${busy(k).toFixed(2)})`.padEnd(20)).join(' ')} ${(total / Math.max(1, r.completed)).toFixed(1)} (${(total / r.wallMs).toFixed(2)} of ${os.cpus().length})`);
+  }
+  for (const r of results) {
+    if (r.walBytes !== undefined) console.log(`PostgreSQL WAL written, ${r.processes} process(es): ${(r.walBytes / Math.max(1, r.completed) / 1e6).toFixed(2)} MB per completed session`);
   }
   if (results.length >= 2) {
     const rate = (r: Round) => r.completed / (r.wallMs / 1000);

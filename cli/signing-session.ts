@@ -3,7 +3,7 @@ import { SingpassFlowsError } from '../src/errors';
 import { generateClientKeys, loadSigningKey, publicKeySet } from '../src/keys';
 import { SigningApiClient, createNotificationTokens, type SignatureEvent } from '../src/sign';
 import { randomToken } from '../src/secrets';
-import type { PadesLevel, PdfVerificationReport } from '../src/pades/verify';
+import type { PadesLevel, PdfVerificationReport } from '../src/pades';
 import { PADES_LEVELS, createSessionRunner, createSigningEngine, type SessionStep as EngineStep } from '../src/session';
 // The CLI (not the core) may start the sandbox: `sign` and `demo` run the whole session against a local stand-in.
 import type { Sandbox } from '../sandbox';

@@ -3,7 +3,7 @@
  * registered with the signing service, Corppass and/or Singpass. One URL can publish the keys of several config nodes.
  * Only public members ever leave (the core strips private parts and refuses duplicate key IDs).
  */
-import { keySetResponse } from '../src/login/key-set-response';
+import { keySetResponse } from '../src/login';
 import type { LoadedKey } from '../src/keys';
 import { asError } from './lib/run';
 import { signingKeyOf, type SignClientNode } from './lib/sign-client';

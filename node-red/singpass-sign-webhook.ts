@@ -11,11 +11,9 @@
  * A fourth output gives the signed PDF of a session the node's sweep finished (after a temporary TSA / OCSP failure,
  * or left signed by a crash): the finish node's message, so wire it where the finish node's output goes.
  */
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { SingpassFlowsError } from '../src/errors';
-import type { SigningEvent } from '../src/sign';
-import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../src/sign/wire';
+import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
 import { isSessionEnded, isSubmitDeferred, stepSaver, type NextStepPolicy, type SessionRecord, type SigningEngine } from '../src/session';
 import { finishSigned } from './lib/finishing';
@@ -63,7 +61,7 @@ export = function register(RED: NodeAPI): void {
       handle(node, client, req, res).catch((e: unknown) => {
         // handle() answers before anything can throw; this is only a last guard
         node.error(asError(e), answered(503));
-        if (!res.headersSent) answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
+        if (!res.headersSent) answer(res, 503, temporaryWebhookFailure().body);
       });
     });
     if (!registered.has(url)) {
@@ -127,7 +125,7 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
   try {
     body = req._body || req.body !== undefined ? req.body : await readBody(req);
   } catch {
-    return answer(res, 400, errorBody('Request body too large or unreadable', WEBHOOK_ERROR_CODES.invalidRequest));
+    return answer(res, 400, webhookErrorBody('Request body too large or unreadable', signWire.WEBHOOK_ERROR_CODES.invalidRequest));
   }
   let engine;
   try {
@@ -136,7 +134,7 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     const err = asError(e);
     node.error(err, answered(503));
     node.status({ fill: 'red', shape: 'ring', text: `not ready: ${err.code}` });
-    return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
+    return answer(res, 503, temporaryWebhookFailure().body);
   }
   // The delivery is bound to its session here, before the answer: the Bearer must be the token THAT session was
   // created with (one store read), so a token issued for another session is answered 400 and nothing is kept or sent
@@ -154,7 +152,7 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     } catch (e) {
       // Not kept = not safe to acknowledge: the service retries a 503.
       node.error(asError(e), { ...answered(503), signRef });
-      return answer(res, 503, errorBody('Temporary failure at the DSAP; please retry'));
+      return answer(res, 503, temporaryWebhookFailure().body);
     }
   }
   const r = check.response;
@@ -343,11 +341,6 @@ function answer(res: HttpResponse, status: number, body?: unknown): void {
   }
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
-}
-
-/** The spec's webhook error body (names from the core's wire table). */
-function errorBody(message: string, code: string = WEBHOOK_ERROR_CODES.internal): Record<string, string> {
-  return { [WEBHOOK_ERROR_BODY.correlationId]: randomUUID(), [WEBHOOK_ERROR_BODY.errorCode]: code, [WEBHOOK_ERROR_BODY.message]: message };
 }
 
 function readBody(req: HttpRequest): Promise<Buffer> {

@@ -8,10 +8,10 @@
  * context store, so any later message — after a restart too — continues the session.
  */
 import { SingpassFlowsError } from '../src/errors';
-import { addValidationDataWithSummary } from '../src/pades/ltv';
-import { addDocumentTimestamp } from '../src/pades/doc-timestamp';
-import { verifyPdfSignatures, type PadesLevel } from '../src/pades/verify';
-import { renderQr } from '../src/sign/qr';
+import { addValidationDataWithSummary } from '../src/pades';
+import { addDocumentTimestamp } from '../src/pades';
+import { verifyPdfSignatures, type PadesLevel } from '../src/pades';
+import { renderQr } from '../src/sign';
 import { isAtSavePoint, isSessionEnded, isSubmitDeferred } from '../src/session';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';

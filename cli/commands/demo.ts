@@ -6,7 +6,7 @@ import QRCode from 'qrcode';
 import { checkWritableFile, wantsHelp, type CliCommand } from '../command';
 import { isSingpassFlowsError } from '../../src/errors';
 import { renderQr } from '../../src/sign';
-import type { PadesLevel } from '../../src/pades/verify';
+import type { PadesLevel } from '../../src/pades';
 import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionStep } from '../signing-session';
 // The CLI (not the core) may use the sandbox: the demo runs against a local stand-in of the services.
 import { startSandbox, type Sandbox } from '../../sandbox';

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { readUserFile, wantsHelp, type CliCommand } from '../command';
 import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../src/errors';
 import { loadSigningKey, publicKeySet } from '../../src/keys';
-import type { PadesLevel } from '../../src/pades/verify';
+import type { PadesLevel } from '../../src/pades';
 import {
   MemorySessionStore, createSessionRunner, createSigningEngine, type SessionRunner, type SessionStore,
 } from '../../src/session';

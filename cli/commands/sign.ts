@@ -7,7 +7,7 @@ import { invalidInput, isSingpassFlowsError } from '../../src/errors';
 import { requireHttpsUrl } from '../../src/http';
 import { loadSigningKey, publicKeySet } from '../../src/keys';
 import { SigningApiClient } from '../../src/sign';
-import type { PadesLevel } from '../../src/pades/verify';
+import type { PadesLevel } from '../../src/pades';
 import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionOptions } from '../signing-session';
 // The CLI (not the core) may start the sandbox: `sign` runs the whole session against a local stand-in.
 import { startSandbox, type Sandbox } from '../../sandbox';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { readUserFile, wantsHelp, type CliCommand } from '../command';
-import { verifyPdfSignatures, type PdfVerificationReport } from '../../src/pades/verify';
+import { verifyPdfSignatures, type PdfVerificationReport } from '../../src/pades';
 
 const HELP = `Usage: singpass-flows verify <file.pdf> [--root <root.pem>]... [--json]
 

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { SingpassFlowsError, type ErrorCode } from '../../src/errors';
-import { verifyPdfSignatures, type PdfVerificationReport } from '../../src/pades/verify';
+import { verifyPdfSignatures, type PdfVerificationReport } from '../../src/pades';
 import type { RunningDemo } from './launcher';
 
 export interface AutoResult {

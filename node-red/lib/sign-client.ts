@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
 import { createSigningEngine, type SigningEngine } from '../../src/session';
-import { createNotificationTokens } from '../../src/sign/notification-token';
+import { createNotificationTokens } from '../../src/sign';
 import { signSetup } from '../../src/setup';
 import { configLabels } from './labels';
 import type { LoadedKey } from '../../src/keys';

@@ -2,10 +2,9 @@ import {
   NodeConnectionTypes, NodeOperationError, type IDataObject, type INode, type IHookFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription,
   type IWebhookFunctions, type IWebhookResponseData,
 } from 'n8n-workflow';
-import { randomUUID } from 'node:crypto';
+import { temporaryWebhookFailure } from '../../src/sign';
 import { isSingpassFlowsError } from '../../src/errors';
-import { isSessionEnded } from '../../src/session/next-step';
-import type { SessionRecord } from '../../src/session/types';
+import { isSessionEnded, type SessionRecord } from '../../src/session';
 import { CREDENTIAL } from '../shared/credentials';
 import { signingEngine } from '../shared/engine';
 import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
@@ -126,7 +125,8 @@ export class SingpassSignTrigger implements INodeType {
     } catch (e) {
       // Our configuration failed (e.g. a credential): our fault, so 503 and the service retries after it is fixed.
       this.logger.error(`Singpass Sign Trigger cannot check deliveries: ${(e as Error).message}`);
-      res.status(503).json({ correlation_id: randomUUID(), error_code: 'internal_error', message: 'Temporary failure at the DSAP; please retry' });
+      const failure = temporaryWebhookFailure();
+      res.status(failure.status).json(failure.body);
       return { noWebhookResponse: true };
     }
     const r = check.response;

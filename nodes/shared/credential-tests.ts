@@ -2,7 +2,7 @@ import type { ICredentialsDecrypted, ICredentialTestFunctions, INodeCredentialTe
 import { isSingpassFlowsError } from '../../src/errors';
 import { RemoteKeySet } from '../../src/keys';
 import { createSingpassClient } from '../../src/login';
-import { createNotificationTokens } from '../../src/sign/notification-token';
+import { createNotificationTokens } from '../../src/sign';
 import { PgSessionStore } from '../../src/session';
 import { corppassLoginClient, loginOptions, signSetup } from './credentials';
 import type { LoginProvider } from '../../src/setup';

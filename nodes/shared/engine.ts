@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ICredentialDataDecryptedObject, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../src/errors';
 import { createSigningEngine, type SigningEngine } from '../../src/session';
-import { createNotificationTokens } from '../../src/sign/notification-token';
+import { createNotificationTokens } from '../../src/sign';
 import { CREDENTIAL, inCredential, signSetup, type SignSetup } from './credentials';
 
 /**

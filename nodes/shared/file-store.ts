@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../src/errors';
-import { FileSessionStore } from '../../src/session/file-store';
+import { FileSessionStore } from '../../src/session';
 
 /** Where the sample workflow keeps its sessions (n8n 2.x allows files under ~/.n8n-files by default). */
 export const DEFAULT_RECORD_FOLDER = '/home/node/.n8n-files/singpass';

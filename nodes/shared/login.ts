@@ -1,8 +1,8 @@
 import type { INodeProperties } from 'n8n-workflow';
-import { LOGIN_COOKIE } from '../../src/setup/login-io';
+import { LOGIN_COOKIE } from '../../src/setup';
 
 // The login I/O itself (cookie, sealed transaction, callback parsing, Corppass start) is the core's: src/setup/login-io.ts.
-export { LOGIN_COOKIE, corppassFapiOutput, fapiRolesRefusal, readCallback, readTransaction, startCorppassLogin, startLoginOutput, type LoginStart } from '../../src/setup/login-io';
+export { LOGIN_COOKIE, corppassFapiOutput, fapiRolesRefusal, readCallback, readTransaction, startCorppassLogin, startLoginOutput, type LoginStart } from '../../src/setup';
 
 
 /** Parameters of Complete Login common to both providers (shown for `resource`/`operation`). */

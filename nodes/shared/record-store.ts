@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../src/errors';
-import type { FileSessionStore } from '../../src/session/file-store';
+import type { FileSessionStore } from '../../src/session';
 import { PgSessionStore } from '../../src/session';
 import { folderInput, recordStore as folderStore } from './file-store';
 import { pgStoreSettings } from './pg-settings';

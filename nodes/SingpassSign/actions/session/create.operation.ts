@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import type { PadesLevel } from '../../../../src/pades/verify';
-import { renderQr } from '../../../../src/sign/qr';
+import type { PadesLevel } from '../../../../src/pades';
+import { renderQr } from '../../../../src/sign';
 import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
