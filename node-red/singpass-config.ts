@@ -8,12 +8,14 @@ import { configLabels } from './lib/labels';
 import type { LoginClientOptions } from '../src/login';
 import { LOGIN_CLIENT, type LoginClientNode } from './lib/login-client';
 import { asError } from './lib/run';
-import { ContextSessionStore } from './lib/session-store';
+import { createSessionStore, sessionStoreKind } from './lib/store-factory';
 import {
   NOTIFICATION_SECRET, SIGN_CLIENT, documentDirOf, signingKeyOf, engineFactory, persistentStoreWarning,
   type NotificationSecretNode, type SignClientNode, type SignClientSettings,
 } from './lib/sign-client';
 import type { NodeAPI, NodeDef } from './lib/types';
+import { unusableStore } from './lib/session-store';
+import { PgNodeRedStore } from './lib/pg-session-store';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
@@ -26,14 +28,33 @@ export = function register(RED: NodeAPI): void {
       tsaUrl: text(def.tsaUrl), clientId: text(def.clientId), trustedRoots: typeof def.trustedRoots === 'string' ? def.trustedRoots : '',
       domainName: text(def.domainName), tenantId: text(def.tenantId), contextStore: text(def.contextStore), documentDir: text(def.documentDir),
       notificationSecret: text(def.notificationSecret),
+      sessionStore: sessionStoreKind(def.sessionStore), pgHost: text(def.pgHost), pgPort: text(String(def.pgPort ?? '')), pgDatabase: text(def.pgDatabase),
+      pgUser: text(def.pgUser), pgTablePrefix: text(def.pgTablePrefix), pgSsl: def.pgSsl === true, pgTakeOverSeconds: text(String(def.pgTakeOverSeconds ?? '')),
     };
     this.engine = engineFactory(RED, this);
-    this.store = new ContextSessionStore(this.context().global, this.settings.contextStore ?? '', documentDirOf(RED, this.settings));
-    const warning = persistentStoreWarning(RED, this.settings.contextStore ?? '');
-    if (warning) this.warn(warning);
+    try {
+      this.store = createSessionStore({
+        choice: this.settings, pgPassword: this.credentials?.pgPassword, clientName: this.name || this.id,
+        globalContext: this.context().global, documentDir: documentDirOf(RED, this.settings),
+      });
+    } catch (e) {
+      // A store that cannot be built (a PostgreSQL field missing): reported at deploy; every use reports it again
+      const err = asError(e);
+      this.error(err);
+      this.store = unusableStore(err);
+    }
+    if (this.store instanceof PgNodeRedStore) this.log(`signing sessions in ${this.store.where}`); // never the password
+    if (!this.store.shared) {
+      const warning = persistentStoreWarning(RED, this.settings.contextStore ?? '');
+      if (warning) this.warn(warning);
+    }
+    const store = this.store;
+    this.on('close', (_removed, done) => {
+      store.close().catch(() => undefined).finally(done); // the PostgreSQL pool: its connections end with the node
+    });
     signingKeyOf(this).catch((e: unknown) => this.error(asError(e)));
   }
-  RED.nodes.registerType(SIGN_CLIENT, SignClient as never, { credentials: { signingKey: { type: 'password' } } });
+  RED.nodes.registerType(SIGN_CLIENT, SignClient as never, { credentials: { signingKey: { type: 'password' }, pgPassword: { type: 'password' } } });
 
   function NotificationSecret(this: NotificationSecretNode, def: NodeDef) {
     RED.nodes.createNode(this, def);

@@ -5,14 +5,20 @@
  * loses nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for
  * the rest of the flow: 200, or 400 with the spec's error body, or 503 when the fault is ours (the service retries).
  * Certificate, signature and error events leave on three outputs; a repeated delivery never comes out twice.
+ * With the PostgreSQL session store (several Node-RED instances behind one URL) the same holds across instances: the
+ * store says which instance's copy of a delivery is fresh, and the sweep takes due sessions and deliveries an
+ * instance left (it died) with leases, so two instances never work on one record at once.
  * A fourth output gives the signed PDF of a session the node's sweep finished (after a temporary TSA / OCSP failure,
  * or left signed by a crash): the finish node's message, so wire it where the finish node's output goes.
  */
+import { hostname } from 'node:os';
 import { SingpassFlowsError } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
-import { isSessionEnded, isSubmitDeferred, nextStep, stepSaver, type NextStepPolicy, type SessionRecord, type SigningEngine } from '../src/session';
+import { isSessionEnded, isSubmitDeferred, stepSaver, type NextStepPolicy, type SessionRecord, type SigningEngine } from '../src/session';
 import { finishSigned } from './lib/finishing';
+import { KEEP_ENDED_MS } from './lib/store-factory';
+import type { StoredDelivery } from './lib/session-store';
 import { endSession, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
@@ -21,15 +27,13 @@ const OUTPUT: Record<SigningEvent['type'] | 'finished', number> = { certificate:
 const MAX_BODY = 1024 * 1024;
 /** How often the webhook node looks for sessions with something due (`nextStep`): resubmit, finish, expire, forget. */
 const SWEEP_MS = 5_000;
-/** Ended session records stay this long (for a flow that looks one up), then leave the context store. */
-const KEEP_ENDED_MS = 24 * 3600 * 1000;
-/**
+/*
  * How long a record left in the middle of a step (signed and not finished; at the save point after a hash call was
- * started) belongs to the node working on it before the sweep takes it over as interrupted. Longer than the slowest
- * step that leaves it so: a hash call (2 attempts × 10 s timeout), or the hand-over from apply event (signature
- * saved) to finish signing. A finish that has started is never raced however long it takes (finishing.ts knows it).
+ * started) belongs to the node working on it before the sweep takes it over as interrupted is the store's `idleMs`
+ * (60 s with the context store; the config node's "take over after" with PostgreSQL). Longer than the slowest step
+ * that leaves it so: a hash call (2 attempts × 10 s timeout), or the hand-over from apply event (signature saved) to
+ * finish signing. A finish that has started in this process is never raced (finishing.ts knows it).
  */
-const IDLE_MS = 60_000;
 
 /** One Express route per path for the process; the node currently deployed on the path handles it. */
 const routes = new Map<string, (req: HttpRequest, res: HttpResponse) => void>();
@@ -71,7 +75,9 @@ export = function register(RED: NodeAPI): void {
     node.status({ fill: 'grey', shape: 'ring', text: `listening on ${url}` });
 
     const replay = () => replayKept(node, client).catch((e: unknown) => node.error(asError(e), {}));
-    if (!replaying.has(client.id)) {
+    // A shared store (PostgreSQL) is not replayed at start: another live instance may be applying those deliveries
+    // right now; the sweep claims the ones left unapplied for the take-over time instead.
+    if (!client.store.shared && !replaying.has(client.id)) {
       replaying.add(client.id);
       if (RED.events) RED.events.on('flows:started', onStarted);
       else setTimeout(() => void replay(), 0);
@@ -82,10 +88,24 @@ export = function register(RED: NodeAPI): void {
     }
 
     let sweeping = false;
+    /** This instance's name in the store's leases (host, process, node): who took a session, for an admin. */
+    const owner = `${hostname()}:${process.pid}:${node.id}`.slice(0, 200);
+    let storeDown = false;
     const sweeper = setInterval(() => {
       if (sweeping) return; // a finish can outlast the interval: one sweep at a time
       sweeping = true;
-      sweep(node, client).catch((e: unknown) => node.error(asError(e), {})).finally(() => (sweeping = false));
+      sweep(node, client, owner).then(() => {
+        if (storeDown) node.status({ fill: 'grey', shape: 'ring', text: `listening on ${url}` });
+        storeDown = false;
+      }, (e: unknown) => {
+        const err = asError(e);
+        // A store that is down (PostgreSQL restarting) is reported once, not every sweep; the next sweep tries again
+        if (err.code === 'STORE_BUSY') {
+          if (!storeDown) node.warn(`signing webhook: the session store is unreachable (${err.message}); sessions continue when it is back`);
+          storeDown = true;
+          node.status({ fill: 'red', shape: 'ring', text: 'session store unreachable' });
+        } else node.error(err, {});
+      }).finally(() => (sweeping = false));
     }, SWEEP_MS);
     sweeper.unref?.();
 
@@ -119,9 +139,13 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
   // The delivery is bound to its session here, before the answer: the Bearer must be the token THAT session was
   // created with (one store read), so a token issued for another session is answered 400 and nothing is kept or sent
   // (an unknown or forgotten session too). A failing store is our fault: 503, the service retries.
-  const check = await engine.checkDelivery({ headers: req.headers, body: body as Buffer }, async (signRef) => (await client.store.get(signRef))?.state.clientNotificationToken);
+  let stored: SessionRecord | undefined;
+  const check = await engine.checkDelivery({ headers: req.headers, body: body as Buffer }, async (signRef) => (stored = await client.store.get(signRef))?.state.clientNotificationToken);
   let fresh = false;
-  if (check.delivery && !check.duplicate) {
+  // The store decides what is fresh, not this process's memory of deliveries it saw: a copy this process answered
+  // 503 (the store failed) and sees again on the service's retry must be kept now, and with several instances only
+  // the store knows what the others took. An ended session keeps nothing more.
+  if (check.delivery && stored && !isFinished(stored)) {
     const { signRef } = check.delivery.event;
     try {
       fresh = await client.store.rememberDelivery(signRef, check.delivery);
@@ -137,7 +161,15 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     node.status({ fill: 'yellow', shape: 'ring', text: `refused: ${check.error.code}` });
     node.warn(`signing webhook refused a delivery (${r.status}): ${check.error.code} ${check.error.message}`);
   }
-  if (fresh && check.delivery) emit(node, check.delivery.event);
+  if (fresh && check.delivery) {
+    node.log(`signing webhook: ${check.delivery.event.type} event for session ${check.delivery.event.signRef}`);
+    emit(node, check.delivery.event);
+  }
+}
+
+/** Completed, failed or expired: no event changes it any more. */
+function isFinished(record: SessionRecord): boolean {
+  return record.state.status === 'completed' || record.state.status === 'failed' || record.state.status === 'expired';
 }
 
 /**
@@ -176,21 +208,19 @@ function summary(event: SigningEvent): Record<string, unknown> {
  * - `expire`: past the deadline (the user never scanned or never approved: no event can come any more), the session
  *   ends as SESSION_EXPIRED — PDF and deliveries deleted, the certificate dropped — out on the error output
  *   (`msg.event.type` "expired") so the flow records it.
- * - `forget`: ended records leave the context store a day after they ended.
+ * - `forget`: ended records leave the session store a day after they ended.
  */
-async function sweep(node: Node, client: SignClientNode): Promise<void> {
+async function sweep(node: Node, client: SignClientNode, owner: string): Promise<void> {
   let engine;
   try {
     engine = await client.engine();
   } catch {
     return; // a configuration problem: reported when a delivery or a node uses the client
   }
-  const policy: NextStepPolicy = { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: IDLE_MS, retentionMs: KEEP_ENDED_MS };
-  for (const record of await client.store.records()) {
+  const policy: NextStepPolicy = { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: client.store.idleMs, retentionMs: KEEP_ENDED_MS };
+  for (const due of await client.store.dueSessions(policy, owner)) {
+    const { record } = due;
     const { signRef } = record.state;
-    const due = nextStep(record, policy);
-    const now = Date.now();
-    if (due.at > now) continue;
     try {
       switch (due.action) {
         case 'forget':
@@ -213,6 +243,25 @@ async function sweep(node: Node, client: SignClientNode): Promise<void> {
       node.error(asError(e), { payload: { type: due.action, signRef }, signRef }); // this session only; the others go on
     }
   }
+  if (client.store.claimStaleDeliveries) {
+    for (const kept of await client.store.claimStaleDeliveries(owner)) await takeOver(node, client, kept);
+  }
+}
+
+/**
+ * A delivery another instance answered and did not apply within the take-over time (it died, or its step failed):
+ * out on this node's output as if it had just come in (leased to this instance by the store). For a session that
+ * ended or is gone there is nothing to apply: marked applied so it is not claimed again.
+ */
+async function takeOver(node: Node, client: SignClientNode, kept: StoredDelivery): Promise<void> {
+  const { signRef } = kept.delivery.event;
+  const record = await client.store.get(signRef);
+  if (!record || isFinished(record)) {
+    await client.store.markApplied(signRef, kept.type);
+    return;
+  }
+  node.log(`signing webhook: taking over the ${kept.type} event of session ${signRef} (not applied in time by the instance that received it)`);
+  emit(node, kept.delivery.event);
 }
 
 /** End a session past its deadline as expired (no-op before it). */

@@ -44,7 +44,7 @@ export = function register(RED: NodeAPI): void {
       });
       // The PDF first: the certificate webhook may arrive as soon as the record exists.
       await client.store.putDocument(started.signRef, pdf);
-      if (!(await client.store.put(started.record, undefined))) throw new SingpassFlowsError('STATE_INVALID', `A session ${started.signRef} already exists in the context store`);
+      if (!(await client.store.put(started.record, undefined))) throw new SingpassFlowsError('STATE_INVALID', `A session ${started.signRef} already exists in the session store`);
       const png = await renderQr(started.qrPayload, { format: 'png' });
       node.status({ fill: 'yellow', shape: 'ring', text: `${short(started.signRef)} waiting for scan (${started.challengeCode})` });
       return {

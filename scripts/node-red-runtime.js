@@ -98,11 +98,11 @@ function parse(argv) {
  * flushed) the moment the signing service answered a hash submission with success — before the flow sees the
  * answer, so before it can write the session record: the crash window the engine's save point covers.
  */
-function killAfterHashSubmission() {
+function killAfterHashSubmission(gate) {
   const realFetch = globalThis.fetch;
   globalThis.fetch = async (url, init) => {
     const res = await realFetch(url, init);
-    if (String(url).endsWith('/hash') && res.ok) process.kill(process.pid, 'SIGKILL');
+    if (String(url).endsWith('/hash') && res.ok && armed(gate)) process.kill(process.pid, 'SIGKILL');
     return res;
   };
 }
@@ -113,17 +113,32 @@ function killAfterHashSubmission() {
  * signed session (the signature timestamp), so the crash lands after the signature was stored and before anything
  * of the finish was.
  */
-function killAtRequest(pathSuffix) {
+function killAtRequest(pathSuffix, gate) {
   const realFetch = globalThis.fetch;
   globalThis.fetch = async (url, init) => {
-    if (new URL(String(url)).pathname.endsWith(pathSuffix)) process.kill(process.pid, 'SIGKILL');
+    if (new URL(String(url)).pathname.endsWith(pathSuffix) && armed(gate)) process.kill(process.pid, 'SIGKILL');
     return realFetch(url, init);
   };
 }
 
+/**
+ * A kill hook's gate: without one the hook always fires. With `<hook>_ONCE=<file>` it fires only while the file
+ * exists, and only in the process that deletes it — one kill among several instances sharing the file (which
+ * instance takes the event is the load balancer's choice), and a restarted instance is not killed again.
+ */
+function armed(gate) {
+  if (!gate) return true;
+  try {
+    fs.unlinkSync(gate);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 if (require.main === module) {
-  if (process.env.SINGPASS_TEST_SIGKILL_AFTER_HASH === '1') killAfterHashSubmission();
-  if (process.env.SINGPASS_TEST_SIGKILL_AT) killAtRequest(process.env.SINGPASS_TEST_SIGKILL_AT);
+  if (process.env.SINGPASS_TEST_SIGKILL_AFTER_HASH === '1') killAfterHashSubmission(process.env.SINGPASS_TEST_SIGKILL_AFTER_HASH_ONCE);
+  if (process.env.SINGPASS_TEST_SIGKILL_AT) killAtRequest(process.env.SINGPASS_TEST_SIGKILL_AT, process.env.SINGPASS_TEST_SIGKILL_AT_ONCE);
   startNodeRed(parse(process.argv.slice(2))).then(
     (nr) => {
       process.stdout.write(JSON.stringify({ ready: true, url: nr.url, version: nr.version }) + '\n');

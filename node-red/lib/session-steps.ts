@@ -37,7 +37,7 @@ export function short(signRef: string): string {
 
 /** The record as it travels on `msg.session`: everything but the webhook Bearer secret (the store keeps that). */
 export function recordForMessage(record: SessionRecord): SessionRecord {
-  return { ...record, state: { ...record.state, clientNotificationToken: '(kept in the context store)' } };
+  return { ...record, state: { ...record.state, clientNotificationToken: '(kept in the session store)' } };
 }
 
 export async function loadSession(client: SignClientNode, signRef: unknown): Promise<{ signRef: string; record: SessionRecord; pdf: Buffer | undefined }> {
@@ -45,7 +45,7 @@ export async function loadSession(client: SignClientNode, signRef: unknown): Pro
     throw new SingpassFlowsError('INVALID_INPUT', 'msg.signRef: expected the sign_ref of a session (the webhook node and the start node set it)', { field: 'msg.signRef' });
   }
   const record = await client.store.get(signRef);
-  if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `No signing session ${signRef} in this Node-RED's context store (started elsewhere, or already cleaned up)`, { retryable: false });
+  if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `No signing session ${signRef} in the session store (started elsewhere, or already cleaned up)`, { retryable: false });
   return { signRef, record, pdf: await client.store.getDocument(signRef) };
 }
 
@@ -58,7 +58,7 @@ export async function loadSession(client: SignClientNode, signRef: unknown): Pro
 export async function runStep<R extends StepResult>(client: SignClientNode, signRef: string, step: (record: SessionRecord, save: (record: SessionRecord) => Promise<boolean>) => Promise<R>): Promise<R> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const record = await client.store.get(signRef);
-    if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `The signing session ${signRef} disappeared from the context store`);
+    if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `The signing session ${signRef} disappeared from the session store`);
     const saver = stepSaver(client.store, record);
     const result = await step(record, saver.save);
     if (result.duplicate || result.record === record) return result;

@@ -1,4 +1,58 @@
 /**
+ * What every Node-RED signing node uses as its session store (one factory picks it from the Sign API client config
+ * node, store-factory.ts): the engine's `SessionStore`, the kept webhook deliveries, and what the webhook node's
+ * sweep needs. Two implementations: {@link ContextSessionStore} (one Node-RED) and `PgNodeRedStore` (several
+ * Node-RED instances on one PostgreSQL, pg-session-store.ts).
+ */
+export interface SignSessionStore extends SessionStore {
+  /** Shared by several Node-RED instances: deliveries and due sessions are claimed (leases), never replayed at start. */
+  readonly shared: boolean;
+  /** How long a record in the middle of a step belongs to the node working on it before the sweep takes it over. */
+  readonly idleMs: number;
+  get(signRef: string): Promise<SessionRecord | undefined>;
+  put(record: SessionRecord, expectedRevision: number | undefined): Promise<boolean>;
+  delete(signRef: string): Promise<void>;
+  getDocument(signRef: string): Promise<Buffer | undefined>;
+  putDocument(signRef: string, pdf: Buffer): Promise<void>;
+  deleteDocument(signRef: string): Promise<void>;
+  /** Keep a verified delivery until it is applied; false when this event was already received (a duplicate). */
+  rememberDelivery(signRef: string, delivery: VerifiedDelivery): Promise<boolean>;
+  getDelivery(signRef: string, type: SigningEvent['type']): Promise<StoredDelivery | undefined>;
+  markApplied(signRef: string, type: SigningEvent['type']): Promise<void>;
+  pendingDeliveries(): Promise<Array<{ signRef: string; type: SigningEvent['type'] }>>;
+  forgetDeliveries(signRef: string): Promise<void>;
+  /**
+   * The sessions whose next step (`nextStep` with `policy`) is due now; a shared store leases each to `owner` so
+   * that another instance's sweep skips it meanwhile.
+   */
+  dueSessions(policy: NextStepPolicy, owner: string): Promise<Array<{ record: SessionRecord; action: SessionAction }>>;
+  /**
+   * Shared stores: deliveries kept at least {@link idleMs} ago and still not applied (the instance that answered them
+   * died, or its step failed), leased to `owner` so that exactly one instance replays each.
+   */
+  claimStaleDeliveries?(owner: string): Promise<StoredDelivery[]>;
+  /** Let go of connections (the config node closes). */
+  close(): Promise<void>;
+}
+
+/**
+ * The store of a config node whose store settings are wrong: every call fails with that error (the node reports it
+ * at deploy; a webhook answers 503 meanwhile, so the service retries until the settings are fixed and redeployed).
+ */
+export function unusableStore(cause: Error): SignSessionStore {
+  // STORE_FAILED: the webhook answers a store failure 503 (the service retries), never a final 4xx
+  const error = new SingpassFlowsError('STORE_FAILED', `The session store is not configured: ${cause.message}`, { retryable: false });
+  const fail = (): Promise<never> => Promise.reject(error);
+  return {
+    shared: false, idleMs: DEFAULT_IDLE_MS, get: fail, put: fail, delete: fail, list: fail, getDocument: fail, putDocument: fail, deleteDocument: fail,
+    rememberDelivery: fail, getDelivery: fail, markApplied: fail, pendingDeliveries: fail, forgetDeliveries: fail, dueSessions: fail, close: () => Promise.resolve(),
+  };
+}
+
+/** How long a record left mid-step belongs to the node working on it (see the webhook node's sweep). */
+export const DEFAULT_IDLE_MS = 60_000;
+
+/**
  * The signing engine's `SessionStore` on Node-RED: session records (small JSON) in a global context store — the
  * example flows and tests configure `localfilesystem` — and the PDFs being signed as files (a context store
  * rewrites its whole scope file on every change, which is no place for megabytes). Also keeps the verified webhook
@@ -10,7 +64,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
-import type { SessionRecord, SessionStore, VerifiedDelivery } from '../../src/session';
+import { nextStep, type NextStepPolicy, type SessionAction, type SessionRecord, type SessionStore, type VerifiedDelivery } from '../../src/session';
 import type { SigningEvent } from '../../src/sign';
 import type { ContextStore } from './types';
 
@@ -25,7 +79,9 @@ export interface StoredDelivery {
   delivery: VerifiedDelivery;
 }
 
-export class ContextSessionStore implements SessionStore {
+export class ContextSessionStore implements SignSessionStore {
+  readonly shared = false;
+  readonly idleMs = DEFAULT_IDLE_MS;
   private readonly locks = new Map<string, Promise<unknown>>();
 
   constructor(
@@ -68,6 +124,21 @@ export class ContextSessionStore implements SessionStore {
       this.context.get(keys, this.store, (err: Error | null | undefined, ...v: unknown[]) => (err ? reject(storeError(err)) : resolve(v)));
     });
     return values.filter((v): v is SessionRecord => !!v && typeof v === 'object').map((v) => JSON.parse(JSON.stringify(v)) as SessionRecord);
+  }
+
+  /** Every record whose next step is due (one read of the store; Node-RED runs the flows in one process). */
+  async dueSessions(policy: NextStepPolicy): Promise<Array<{ record: SessionRecord; action: SessionAction }>> {
+    const now = Date.now();
+    const out: Array<{ record: SessionRecord; action: SessionAction }> = [];
+    for (const record of await this.records()) {
+      const due = nextStep(record, policy);
+      if (due.at <= now) out.push({ record, action: due.action });
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    // nothing held: the context store is Node-RED's
   }
 
   async getDocument(signRef: string): Promise<Buffer | undefined> {

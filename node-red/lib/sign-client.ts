@@ -10,7 +10,8 @@ import { createNotificationTokens } from '../../src/sign';
 import { signSetup } from '../../src/setup';
 import { configLabels } from './labels';
 import type { LoadedKey } from '../../src/keys';
-import { ContextSessionStore } from './session-store';
+import type { SignSessionStore } from './session-store';
+import type { StoreChoice } from './store-factory';
 import type { Node, NodeAPI } from './types';
 
 export const SIGN_CLIENT = 'singpass-sign-client';
@@ -32,13 +33,23 @@ export interface SignClientSettings {
   documentDir?: string;
   /** id of the singpass-notification-secret config node. */
   notificationSecret?: string;
+  /** "context" (default: one Node-RED) or "postgres" (several instances), and PostgreSQL's connection fields. */
+  sessionStore?: StoreChoice['sessionStore'];
+  pgHost?: string;
+  pgPort?: string;
+  pgDatabase?: string;
+  pgUser?: string;
+  pgTablePrefix?: string;
+  pgSsl?: boolean;
+  pgTakeOverSeconds?: string;
 }
 
-export interface SignClientNode extends Node<{ signingKey?: string }> {
+export interface SignClientNode extends Node<{ signingKey?: string; pgPassword?: string }> {
   settings: SignClientSettings;
   /** The engine (rejects with the config problem, e.g. KEY_INVALID naming the field). */
   engine(): Promise<SigningEngine>;
-  store: ContextSessionStore;
+  /** The session store the settings chose (store-factory.ts); every signing node goes through it. */
+  store: SignSessionStore;
 }
 
 export type NotificationSecretNode = Node<{ secret?: string; previousSecret?: string }>;

@@ -2,6 +2,7 @@
 export * from './types';
 export * from './engine';
 export * from './store';
+export * from './deliveries';
 export * from './runner';
 export * from './file-store';
 export * from './pg-store';

@@ -4,8 +4,11 @@ import { SingpassFlowsError, type ErrorDetails } from '../errors';
 import { checkSignRef } from '../sign/validate';
 import type { CleanUpResult, SaveOutcome } from './file-store';
 import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, sessionDeadline, type NextStepPolicy, type SessionAction } from './next-step';
+import { deliveryFromJson, deliveryToJson } from './delivery-codec';
+import { REDACTED_CERTIFICATE_JSON, type DeliveryStore, type KeptDelivery } from './deliveries';
 import type { SessionStore } from './store';
-import type { SessionRecord } from './types';
+import type { SessionRecord, VerifiedDelivery } from './types';
+import type { SigningEvent } from '../sign';
 
 /**
  * A {@link SessionStore} in PostgreSQL, for several processes (n8n queue mode workers, replicated servers) sharing
@@ -17,6 +20,9 @@ import type { SessionRecord } from './types';
  *   "what is due" is an index range scan), `updated_at` (the record's last change, what retention counts from).
  * - `<prefix>documents`: the PDF being signed (BYTEA), apart so that listing never reads megabytes.
  * - `<prefix>signed_documents`: the signed PDF, written before the record says completed.
+ * - `<prefix>deliveries`: verified webhook deliveries kept until applied ({@link DeliveryStore}), one per session and
+ *   event type (`INSERT … ON CONFLICT DO NOTHING`: of processes given the same event, one is told it is fresh), with
+ *   a lease so that exactly one process replays a delivery another left unapplied (`claimDeliveries`).
  * - Every update is compare-and-set in ONE statement (`UPDATE … WHERE sign_ref = $1 AND revision = $2`; a new record:
  *   `INSERT … ON CONFLICT DO NOTHING`), never read-then-write; the record and its PDF are written in one transaction.
  * - The schema is the store's own: `<prefix>schema_version` and an ordered list of migrations, applied in a
@@ -24,7 +30,7 @@ import type { SessionRecord } from './types';
  * - A server that cannot be reached, is shutting down or times out fails with `STORE_BUSY` (`retryable: true`); what a
  *   retry cannot fix (login, rights, a newer schema) with `STORE_FAILED`. Messages never carry the password.
  */
-export class PgSessionStore implements SessionStore {
+export class PgSessionStore implements SessionStore, DeliveryStore {
   /** The validated table-name prefix. */
   readonly prefix: string;
   /** The advisory lock key migrations of this prefix hold (bigint, as text): derived from the prefix. */
@@ -226,10 +232,8 @@ export class PgSessionStore implements SessionStore {
    */
   async claimDue(options: ListDueOptions & { owner: string; leaseMs?: number }): Promise<{ due: (DueSession & { leaseUntil: number })[]; unreadable: string[] }> {
     const { now, limit, actions } = this.dueQuery(options);
-    const owner = options?.owner;
-    if (typeof owner !== 'string' || owner === '' || owner.length > 200) throw new SingpassFlowsError('INVALID_INPUT', 'owner: name the claiming process (1 to 200 characters), e.g. host:pid', { field: 'owner' });
-    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) throw new SingpassFlowsError('INVALID_INPUT', 'leaseMs: a whole number of milliseconds ≥ 1', { field: 'leaseMs' });
+    const owner = checkOwner(options?.owner);
+    const leaseMs = checkLease(options.leaseMs ?? DEFAULT_LEASE_MS);
     const rows = await this.query<DueRow & { lease_until: string }>('claim due sessions', `WITH c AS (
         SELECT sign_ref FROM ${this.t.sessions}
         WHERE due_at <= $1 AND next_action = ANY($2::text[]) AND (lease_until IS NULL OR lease_until <= $1)
@@ -251,7 +255,8 @@ export class PgSessionStore implements SessionStore {
   /**
    * Delete ended sessions (completed, failed, expired) whose last change is `retentionSeconds` old or more, with
    * their PDFs, and PDFs with no record written that long ago (a crash between the PDF and the first record save):
-   * ONE statement, so both tables change together. Live sessions are never deleted.
+   * ONE statement, so the tables change together (kept deliveries go with their record, or past the retention without
+   * one). Live sessions are never deleted.
    */
   async cleanUp(options: { retentionSeconds: number }): Promise<CleanUpResult> {
     const retention = options?.retentionSeconds;
@@ -263,11 +268,73 @@ export class PgSessionStore implements SessionStore {
       signed AS (DELETE FROM ${this.t.signedDocuments} d WHERE d.sign_ref IN (SELECT sign_ref FROM gone)
         OR (d.written_at <= to_timestamp($1) AND NOT EXISTS (SELECT 1 FROM ${this.t.sessions} s WHERE s.sign_ref = d.sign_ref)) RETURNING d.sign_ref),
       orphans AS (DELETE FROM ${this.t.documents} d WHERE d.written_at <= to_timestamp($1)
-        AND NOT EXISTS (SELECT 1 FROM ${this.t.sessions} s WHERE s.sign_ref = d.sign_ref) RETURNING d.sign_ref)
+        AND NOT EXISTS (SELECT 1 FROM ${this.t.sessions} s WHERE s.sign_ref = d.sign_ref) RETURNING d.sign_ref),
+      dlv AS (DELETE FROM ${this.t.deliveries} d WHERE d.sign_ref IN (SELECT sign_ref FROM gone)
+        OR (d.received_at <= $1 * 1000 AND NOT EXISTS (SELECT 1 FROM ${this.t.sessions} s WHERE s.sign_ref = d.sign_ref)) RETURNING d.sign_ref)
       SELECT (SELECT array_agg(sign_ref ORDER BY sign_ref) FROM gone) AS deleted, (SELECT count(*) FROM docs)::int AS documents, (SELECT count(*) FROM signed)::int AS signed,
         (SELECT count(*) FROM orphans)::int AS orphans, ((SELECT count(*) FROM ${this.t.sessions}) - (SELECT count(*) FROM gone))::int AS kept`, [cutoffS]);
     const r = rows[0];
     return { deleted: r.deleted ?? [], documents: r.documents, signedDocuments: r.signed, orphanDocuments: r.orphans, tempFiles: 0, kept: r.kept, unreadable: [] };
+  }
+
+  // -- kept webhook deliveries ----------------------------------------------------------------------------------
+
+  /**
+   * Keep a verified delivery until a step applies it. One statement (`INSERT … ON CONFLICT DO NOTHING`): of two
+   * processes given the same event at once, exactly one is told it is fresh (true); the other gets false (a duplicate).
+   */
+  async rememberDelivery(delivery: VerifiedDelivery): Promise<boolean> {
+    const json = deliveryToJson(deliveryFromJson(delivery, 'delivery'));
+    const { signRef, type } = delivery.event;
+    const rows = await this.query('keep a webhook delivery', `INSERT INTO ${this.t.deliveries} (sign_ref, type, received_at, delivery)
+      VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (sign_ref, type) DO NOTHING RETURNING sign_ref`, [ref(signRef), eventType(type), Math.floor(this.now()), JSON.stringify(json)]);
+    return rows.length === 1;
+  }
+
+  /** The kept delivery of `type` for `signRef` (the certificate bytes restored), or undefined. */
+  async getDelivery(signRef: string, type: SigningEvent['type']): Promise<KeptDelivery | undefined> {
+    const rows = await this.query<DeliveryRow>('load a webhook delivery', `SELECT type, applied, received_at, delivery FROM ${this.t.deliveries} WHERE sign_ref = $1 AND type = $2`, [ref(signRef), eventType(type)]);
+    return rows[0] ? keptDelivery(rows[0]) : undefined;
+  }
+
+  /** The event was applied to its session: a later copy is a duplicate; the user's certificate is dropped; any lease ends. */
+  async markDeliveryApplied(signRef: string, type: SigningEvent['type']): Promise<void> {
+    await this.query('mark a webhook delivery applied', `UPDATE ${this.t.deliveries} SET applied = true, lease_owner = NULL, lease_until = NULL,
+      delivery = CASE WHEN type = 'certificate' THEN jsonb_set(delivery, '{event,certificate}', $3::jsonb) ELSE delivery END
+      WHERE sign_ref = $1 AND type = $2 AND NOT applied`, [ref(signRef), eventType(type), JSON.stringify(REDACTED_CERTIFICATE_JSON)]);
+  }
+
+  /** Every delivery kept and not applied yet, oldest first. */
+  async pendingDeliveries(): Promise<Array<{ signRef: string; type: SigningEvent['type'] }>> {
+    const rows = await this.query<{ sign_ref: string; type: SigningEvent['type'] }>('list pending webhook deliveries', `SELECT sign_ref, type FROM ${this.t.deliveries}
+      WHERE NOT applied ORDER BY received_at, sign_ref, type`);
+    return rows.map((r) => ({ signRef: r.sign_ref, type: r.type }));
+  }
+
+  /**
+   * Deliveries kept at least `idleMs` ago and still not applied (the process that answered them died, or its step
+   * failed), each leased to `owner` for `leaseMs` (default 60 s): another process's claim skips them until the lease
+   * ends; `markDeliveryApplied` ends it. Picked with `FOR UPDATE SKIP LOCKED`: concurrent claimers get disjoint rows.
+   */
+  async claimDeliveries(options: { owner: string; idleMs: number; leaseMs?: number; limit?: number; now?: number }): Promise<KeptDelivery[]> {
+    const { now, limit } = this.dueQuery({ now: options?.now, limit: options?.limit });
+    const owner = checkOwner(options?.owner);
+    const leaseMs = checkLease(options.leaseMs ?? DEFAULT_LEASE_MS);
+    const idleMs = options.idleMs;
+    if (typeof idleMs !== 'number' || !Number.isFinite(idleMs) || idleMs < 0) throw new SingpassFlowsError('INVALID_INPUT', 'idleMs: a number of milliseconds ≥ 0', { field: 'idleMs' });
+    const rows = await this.query<DeliveryRow & { sign_ref: string }>('claim pending webhook deliveries', `WITH c AS (
+        SELECT sign_ref, type FROM ${this.t.deliveries}
+        WHERE NOT applied AND received_at <= $1 AND (lease_until IS NULL OR lease_until <= $2)
+        ORDER BY received_at, sign_ref, type LIMIT $3 FOR UPDATE SKIP LOCKED)
+      UPDATE ${this.t.deliveries} d SET lease_owner = $4, lease_until = $5 FROM c WHERE d.sign_ref = c.sign_ref AND d.type = c.type
+      RETURNING d.sign_ref, d.type, d.applied, d.received_at, d.delivery`, [now - Math.ceil(idleMs), now, limit, owner, now + leaseMs]);
+    // RETURNING keeps no order: oldest first again (sign_ref, type among equal times)
+    return rows.sort((a, b) => Number(a.received_at) - Number(b.received_at) || (a.sign_ref < b.sign_ref ? -1 : a.sign_ref > b.sign_ref ? 1 : a.type < b.type ? -1 : 1)).map(keptDelivery);
+  }
+
+  /** Forget every delivery kept for `signRef` (its session ended). */
+  async forgetDeliveries(signRef: string): Promise<void> {
+    await this.query('forget webhook deliveries', `DELETE FROM ${this.t.deliveries} WHERE sign_ref = $1`, [ref(signRef)]);
   }
 
   /** End the pool the store created (a pool passed in stays open: it is yours). Later calls fail with STORE_FAILED. */
@@ -443,6 +510,14 @@ interface DueRow {
   record: unknown;
 }
 
+interface DeliveryRow {
+  type: SigningEvent['type'];
+  applied: boolean;
+  /** int8 arrives as text. */
+  received_at: string;
+  delivery: unknown;
+}
+
 interface Tables {
   schemaVersion: string;
   sessions: string;
@@ -450,6 +525,8 @@ interface Tables {
   sessionsEnded: string;
   documents: string;
   signedDocuments: string;
+  deliveries: string;
+  deliveriesTodo: string;
 }
 
 export const DEFAULT_TABLE_PREFIX = 'singpass_sign_';
@@ -497,10 +574,24 @@ const MIGRATIONS: readonly ((t: Tables) => string[])[] = [
     `CREATE TABLE ${t.signedDocuments} (sign_ref text PRIMARY KEY, pdf bytea NOT NULL, written_at timestamptz NOT NULL DEFAULT now())`,
     `ALTER TABLE ${t.signedDocuments} ALTER COLUMN pdf SET STORAGE EXTERNAL`,
   ],
+  (t) => [
+    // Verified webhook deliveries until applied: one per session and event type (the key decides duplicates).
+    `CREATE TABLE ${t.deliveries} (
+      sign_ref text NOT NULL,
+      type text NOT NULL,
+      applied boolean NOT NULL DEFAULT false,
+      received_at bigint NOT NULL,
+      lease_owner text,
+      lease_until bigint,
+      delivery jsonb NOT NULL,
+      PRIMARY KEY (sign_ref, type))`,
+    `CREATE INDEX ${t.deliveriesTodo} ON ${t.deliveries} (received_at) WHERE NOT applied`,
+  ],
 ];
 
 function tables(p: string): Tables {
-  return { schemaVersion: `${p}schema_version`, sessions: `${p}sessions`, sessionsDue: `${p}sessions_due_at`, sessionsEnded: `${p}sessions_ended`, documents: `${p}documents`, signedDocuments: `${p}signed_documents` };
+  return { schemaVersion: `${p}schema_version`, sessions: `${p}sessions`, sessionsDue: `${p}sessions_due_at`, sessionsEnded: `${p}sessions_ended`, documents: `${p}documents`, signedDocuments: `${p}signed_documents`,
+    deliveries: `${p}deliveries`, deliveriesTodo: `${p}deliveries_todo` };
 }
 
 /** Only names that need no quoting (and so cannot inject SQL), short enough for every table and index name. */
@@ -529,6 +620,27 @@ function newerSchema(found: number, known: number): SingpassFlowsError {
 
 function isPool(x: unknown): x is PoolLike {
   return x instanceof Pool || (!!x && typeof x === 'object' && typeof (x as PoolLike).connect === 'function' && typeof (x as PoolLike).end === 'function' && typeof (x as PoolLike).on === 'function');
+}
+
+function checkOwner(owner: unknown): string {
+  if (typeof owner !== 'string' || owner === '' || owner.length > 200) throw new SingpassFlowsError('INVALID_INPUT', 'owner: name the claiming process (1 to 200 characters), e.g. host:pid', { field: 'owner' });
+  return owner;
+}
+
+function checkLease(leaseMs: unknown): number {
+  if (!Number.isSafeInteger(leaseMs) || (leaseMs as number) < 1) throw new SingpassFlowsError('INVALID_INPUT', 'leaseMs: a whole number of milliseconds ≥ 1', { field: 'leaseMs' });
+  return leaseMs as number;
+}
+
+const EVENT_TYPES: readonly SigningEvent['type'][] = ['certificate', 'signature', 'error'];
+
+function eventType(type: unknown): SigningEvent['type'] {
+  if (!EVENT_TYPES.includes(type as SigningEvent['type'])) throw new SingpassFlowsError('INVALID_INPUT', `type: one of ${EVENT_TYPES.join(', ')}`, { field: 'type' });
+  return type as SigningEvent['type'];
+}
+
+function keptDelivery(row: DeliveryRow): KeptDelivery {
+  return { type: row.type, applied: row.applied, receivedAt: Number(row.received_at), delivery: deliveryFromJson(row.delivery, 'stored delivery') };
 }
 
 function isRevision(n: unknown): n is number {

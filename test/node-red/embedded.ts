@@ -19,6 +19,8 @@ export interface NodeRedProcess {
   child: ChildProcess;
   /** stderr so far (Node-RED's warnings and errors, for failure messages). */
   log(): string;
+  /** stdout so far (Node-RED's info log lines with NODE_RED_LOG_LEVEL=info). */
+  output(): string;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -56,7 +58,7 @@ export function startNodeRedProcess(o: { userDir: string; port: number; env?: Re
       child.removeListener('exit', early); // not `exited`: stop() waits on it
       const { url, version } = JSON.parse(line) as { url: string; version: string };
       resolve({
-        url, version, child, log: () => stderr,
+        url, version, child, log: () => stderr, output: () => stdout,
         async stop(signal: NodeJS.Signals = 'SIGTERM') {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);
           await exited;

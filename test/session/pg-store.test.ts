@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Client, Pool } from 'pg';
-import { PgSessionStore, isDue, nextStep, type SaveOutcome, type SessionRecord } from '../../src/session';
+import { PgSessionStore, isDue, nextStep, type SaveOutcome, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { isSingpassFlowsError } from '../../src/errors';
 import { freePort } from '../helpers/ports';
 import { startPostgres, type Postgres } from '../helpers/postgres';
@@ -86,17 +86,18 @@ function child(body: string, env: Record<string, string>, onStdout?: (text: stri
 }
 
 describe('PgSessionStore: records', () => {
-  it('creates its schema on first use: schema_version 1, sessions (record JSONB + columns), documents (BYTEA), the due_at index', async () => {
+  it('creates its schema on first use: schema_version 2, sessions (record JSONB + columns), documents (BYTEA), the due_at index', async () => {
     const store = open('schema_');
     expect(await store.schemaVersion()).toBe(0);
     expect(await store.list()).toEqual([]); // first call migrates
-    expect(await store.schemaVersion()).toBe(1);
+    expect(await store.schemaVersion()).toBe(2);
     const cols = await sql<{ table_name: string; column_name: string; data_type: string }>(
       `SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_name LIKE 'schema\\_%' ORDER BY table_name, column_name`);
     const byTable = (t: string) => Object.fromEntries(cols.filter((c) => c.table_name === t).map((c) => [c.column_name, c.data_type]));
     expect(byTable('schema_sessions')).toMatchObject({ sign_ref: 'text', revision: 'integer', status: 'text', due_at: 'bigint', updated_at: 'timestamp with time zone', record: 'jsonb', next_action: 'text' });
     expect(byTable('schema_documents')).toMatchObject({ sign_ref: 'text', pdf: 'bytea' });
     expect(byTable('schema_schema_version')).toMatchObject({ version: 'integer' });
+    expect(byTable('schema_deliveries')).toMatchObject({ sign_ref: 'text', type: 'text', applied: 'boolean', received_at: 'bigint', delivery: 'jsonb' });
     const idx = await sql<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE tablename = 'schema_sessions'`);
     expect(idx.map((i) => i.indexdef).join('\n')).toMatch(/INDEX schema_sessions_due_at ON public\.schema_sessions USING btree \(due_at, sign_ref\)/);
   });
@@ -309,11 +310,18 @@ describe('PgSessionStore: due sessions', () => {
     // signed PDFs go with their ended record; the new one stays
     await store.putSignedDocument('old-completed', Buffer.from('%PDF signed'));
     await store.putSignedDocument('new-completed', Buffer.from('%PDF signed new'));
+    // kept deliveries go with their ended record, and without a record once past the retention; the live one stays
+    await store.rememberDelivery(delivery('old-completed', 'signature'));
+    await store.rememberDelivery(delivery('old-live', 'certificate'));
+    await store.rememberDelivery(delivery('gone-long-ago', 'certificate'));
+    await store.rememberDelivery(delivery('gone-recently', 'certificate'));
+    await sql(`UPDATE clean_deliveries SET received_at = received_at - ${8 * day * 1000} WHERE sign_ref = 'gone-long-ago'`);
     expect((await store.getSignedDocument('old-completed'))?.toString()).toBe('%PDF signed');
     expect(await store.getSignedDocument('old-live')).toBeUndefined();
     const r = await store.cleanUp({ retentionSeconds: 7 * day });
     expect(r).toEqual({ deleted: ['old-completed', 'old-expired', 'old-failed'], documents: 3, signedDocuments: 1, orphanDocuments: 1, tempFiles: 0, kept: 3, unreadable: [] });
     expect(await store.getSignedDocument('old-completed')).toBeUndefined();
+    expect(await store.pendingDeliveries()).toEqual([{ signRef: 'gone-recently', type: 'certificate' }, { signRef: 'old-live', type: 'certificate' }]);
     expect((await store.getSignedDocument('new-completed'))?.toString()).toBe('%PDF signed new');
     expect(await store.list()).toEqual(['new-completed', 'old-live', 'old-waiting']);
     expect((await sql<{ sign_ref: string }>('SELECT sign_ref FROM clean_documents ORDER BY sign_ref')).map((x) => x.sign_ref)).toEqual(['new-completed', 'old-live', 'old-waiting', 'recent-orphan']);
@@ -322,16 +330,107 @@ describe('PgSessionStore: due sessions', () => {
   });
 });
 
+/** A verified delivery as checkDelivery gives it (a certificate event carries the user's certificate, DER and base64). */
+function delivery(signRef: string, type: 'certificate' | 'signature' | 'error', token = 'sfn1_x_y'): VerifiedDelivery {
+  const der = randomBytes(40);
+  const event = type === 'certificate'
+    ? { type, signRef, issuedAt: 1, nonce: 'nonce-1', certificate: { der, base64: der.toString('base64'), subject: 'CN=User', issuer: 'CN=CA', serialNumber: '01', notBefore: 'a', notAfter: 'b', publicKeyAlgorithm: 'EC' } }
+    : type === 'signature' ? { type, signRef, issuedAt: 2, documentHash: 'ab'.repeat(32), signature: 'c2ln' }
+      : { type, signRef, issuedAt: 3, errorCode: 'USER_DECLINED', message: 'declined', correlationId: 'c' };
+  return { event, notificationToken: token } as unknown as VerifiedDelivery;
+}
+
+describe('PgSessionStore: kept webhook deliveries', () => {
+  it('remember keeps one per session and event type (a second copy is a duplicate); get restores the certificate bytes; markDeliveryApplied drops them', async () => {
+    const store = open('dlv_', { now: () => 1_000_000 });
+    const cert = delivery('d-1', 'certificate');
+    expect(await store.rememberDelivery(cert)).toBe(true);
+    expect(await store.rememberDelivery(delivery('d-1', 'certificate', 'another-copy'))).toBe(false);
+    expect(await store.rememberDelivery(delivery('d-1', 'signature'))).toBe(true);
+    const kept = (await store.getDelivery('d-1', 'certificate'))!;
+    expect(kept).toMatchObject({ type: 'certificate', applied: false, receivedAt: 1_000_000, delivery: { notificationToken: 'sfn1_x_y' } });
+    const c = kept.delivery.event as Extract<VerifiedDelivery['event'], { type: 'certificate' }>;
+    expect(Buffer.isBuffer(c.certificate.der) && c.certificate.der.equals((cert.event as typeof c).certificate.der)).toBe(true);
+    // the DER bytes are not stored as JSON numbers: only base64
+    const raw = await sql<{ delivery: { event: { certificate: Record<string, unknown> } } }>(`SELECT delivery FROM dlv_deliveries WHERE sign_ref = 'd-1' AND type = 'certificate'`);
+    expect(raw[0]!.delivery.event.certificate).not.toHaveProperty('der');
+    expect(await store.pendingDeliveries()).toEqual([{ signRef: 'd-1', type: 'certificate' }, { signRef: 'd-1', type: 'signature' }]);
+
+    await store.markDeliveryApplied('d-1', 'certificate');
+    const applied = (await store.getDelivery('d-1', 'certificate'))!;
+    expect(applied.applied).toBe(true);
+    expect((applied.delivery.event as typeof c).certificate).toMatchObject({ base64: '', subject: '' });
+    expect(JSON.stringify(await sql(`SELECT delivery FROM dlv_deliveries`))).not.toContain((cert.event as typeof c).certificate.base64);
+    expect(await store.rememberDelivery(cert)).toBe(false); // still known: a late copy is not news
+    expect(await store.pendingDeliveries()).toEqual([{ signRef: 'd-1', type: 'signature' }]);
+    expect(await store.getDelivery('d-1', 'error')).toBeUndefined();
+    await store.forgetDeliveries('d-1');
+    expect(await store.getDelivery('d-1', 'signature')).toBeUndefined();
+    expect(await store.pendingDeliveries()).toEqual([]);
+    await expect(store.getDelivery('d-1', 'other' as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(store.rememberDelivery({} as VerifiedDelivery)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('the same event remembered by 3 processes at once (8 copies each): exactly one copy is fresh', async () => {
+    const store = open('dlvrace_');
+    await store.migrate();
+    const refs = Array.from({ length: 10 }, (_, i) => `dr-${i}`);
+    const body = `const refs = JSON.parse(process.env.REFS);
+      process.stdout.write('ready\\n'); await new Promise((r) => process.stdin.once('data', r));
+      const results = await Promise.all(refs.flatMap((ref) => Array.from({ length: 8 }, () => store.rememberDelivery({
+        event: { type: 'certificate', signRef: ref, issuedAt: 1, nonce: 'n', certificate: { der: Buffer.from('x'), base64: 'eA==' } }, notificationToken: 't' })
+        .then((fresh) => ({ ref, fresh })))));
+      process.stdout.write(JSON.stringify(results));`;
+    const go: NodeJS.WritableStream[] = [];
+    let release!: () => void;
+    const allReady = new Promise<void>((r) => (release = r));
+    const runs = ['a', 'b', 'c'].map(() => child(body, { PREFIX: 'dlvrace_', REFS: JSON.stringify(refs) }, (out, stdin) => {
+      if (out === 'ready\n' && go.push(stdin) === 3) release();
+    }));
+    await allReady;
+    for (const s of go) s.end('go\n');
+    const results = (await Promise.all(runs)).flatMap((o) => JSON.parse(o.slice('ready\n'.length)) as { ref: string; fresh: boolean }[]);
+    expect(results).toHaveLength(3 * 10 * 8);
+    for (const ref of refs) expect(results.filter((r) => r.ref === ref && r.fresh)).toHaveLength(1);
+    expect(await store.pendingDeliveries()).toHaveLength(10);
+  }, 60_000);
+
+  it('claimDeliveries: only deliveries pending for idleMs; two stores claiming at once get disjoint ones; a lease hides them until it ends; applied ones never come back', async () => {
+    let now = 5_000_000;
+    const a = open('dlvclaim_', { now: () => now });
+    const b = open('dlvclaim_', { now: () => now });
+    for (let i = 0; i < 20; i++) await a.rememberDelivery(delivery(`c-${String(i).padStart(2, '0')}`, i % 2 ? 'signature' : 'certificate'));
+    now += 4_000;
+    await a.rememberDelivery(delivery('c-fresh', 'certificate'));
+    expect(await a.claimDeliveries({ owner: 'a', idleMs: 10_000 })).toEqual([]); // none idle long enough
+    now += 6_000;
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, k) => (k % 2 ? a : b).claimDeliveries({ owner: k % 2 ? 'a' : 'b', idleMs: 10_000, limit: 3, leaseMs: 30_000 })));
+    const claimed = claims.flat().map((d) => d.delivery.event.signRef);
+    expect(claimed).toHaveLength(20);
+    expect(new Set(claimed).size).toBe(20);
+    expect(claimed).not.toContain('c-fresh'); // received 6 s ago
+    const cert = claims.flat().find((d) => d.type === 'certificate')!;
+    expect(Buffer.isBuffer((cert.delivery.event as { certificate: { der: Buffer } }).certificate.der)).toBe(true);
+    expect(await a.claimDeliveries({ owner: 'a', idleMs: 10_000 })).toEqual([]); // leased
+    await a.markDeliveryApplied('c-00', 'certificate');
+    now += 30_000;
+    const again = await b.claimDeliveries({ owner: 'b', idleMs: 10_000, limit: 100 });
+    expect(again.map((d) => d.delivery.event.signRef)).toEqual([...claimed.filter((r) => r !== 'c-00')].sort().concat('c-fresh'));
+    await expect(a.claimDeliveries({ owner: '', idleMs: 1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(a.claimDeliveries({ owner: 'a', idleMs: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+});
+
 describe('PgSessionStore: migrations', () => {
   it('are idempotent: again, and from a new store on the same tables, nothing changes and the data stays', async () => {
     const store = open('mig_');
-    expect(await store.migrate()).toEqual({ from: 0, to: 1 });
-    expect(await store.migrate()).toEqual({ from: 1, to: 1 });
+    expect(await store.migrate()).toEqual({ from: 0, to: 2 });
+    expect(await store.migrate()).toEqual({ from: 2, to: 2 });
     await store.save(record('keep', 1), undefined);
     const again = open('mig_');
-    expect(await again.migrate()).toEqual({ from: 1, to: 1 });
+    expect(await again.migrate()).toEqual({ from: 2, to: 2 });
     expect((await again.get('keep'))!.revision).toBe(1);
-    expect(await sql('SELECT version FROM mig_schema_version')).toEqual([{ version: 1 }]);
+    expect(await sql('SELECT version FROM mig_schema_version')).toEqual([{ version: 1 }, { version: 2 }]);
     // tables a newer package migrated: refused, typed, not touched
     await sql('INSERT INTO mig_schema_version (version) VALUES (99)');
     const old = open('mig_');
@@ -353,18 +452,18 @@ describe('PgSessionStore: migrations', () => {
       expect(await sql(`SELECT to_regclass('lock_sessions') AS t`)).toEqual([{ t: null }]);
       await holder.query('SELECT pg_advisory_unlock($1::bigint)', [a.migrationLockKey]);
       const results = await both;
-      expect(results.map((r) => r.from).sort()).toEqual([0, 1]);
-      expect(results.every((r) => r.to === 1)).toBe(true);
+      expect(results.map((r) => r.from).sort()).toEqual([0, 2]);
+      expect(results.every((r) => r.to === 2)).toBe(true);
     } finally {
       await holder.end();
     }
-    expect(await sql('SELECT version FROM lock_schema_version')).toEqual([{ version: 1 }]);
+    expect(await sql('SELECT version FROM lock_schema_version')).toEqual([{ version: 1 }, { version: 2 }]);
     // and with no gate: two more pools on fresh tables, at once
     const c = open('lock2_');
     const d = open('lock2_');
     const [rc, rd] = await Promise.all([c.save(record('x', 1), undefined), d.save(record('y', 1), undefined)]);
     expect(rc.saved && rd.saved).toBe(true);
-    expect(await sql('SELECT version FROM lock2_schema_version')).toEqual([{ version: 1 }]);
+    expect(await sql('SELECT version FROM lock2_schema_version')).toEqual([{ version: 1 }, { version: 2 }]);
   });
 
   it('two child processes starting at once on fresh tables: both succeed, exactly one migrates', async () => {
@@ -383,8 +482,8 @@ describe('PgSessionStore: migrations', () => {
     await allReady;
     for (const s of go) s.end('go\n');
     const results = (await Promise.all(runs)).map((o) => JSON.parse(o.slice('ready\n'.length)) as { from: number; to: number });
-    expect(results.map((r) => r.from).sort()).toEqual([0, 1]);
-    expect(await sql('SELECT version FROM procmig_schema_version')).toEqual([{ version: 1 }]);
+    expect(results.map((r) => r.from).sort()).toEqual([0, 2]);
+    expect(await sql('SELECT version FROM procmig_schema_version')).toEqual([{ version: 1 }, { version: 2 }]);
   }, 60_000);
 });
 
@@ -472,7 +571,7 @@ describe('PgSessionStore: processes and faults', () => {
     expect((await store.getDocument('before'))!.toString()).toBe('%PDF-before');
     expect((await store.save(record('after', 1), undefined)).saved).toBe(true);
     expect(await store.list()).toEqual(['after', 'before']);
-    expect(await blocked.migrate()).toEqual({ from: 0, to: 1 });
+    expect(await blocked.migrate()).toEqual({ from: 0, to: 2 });
   }, 90_000);
 
   it('an unreachable or silent server fails typed within the connect timeout, and no message ever carries the password', async () => {
