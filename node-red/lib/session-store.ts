@@ -64,7 +64,7 @@ export const DEFAULT_IDLE_MS = 60_000;
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
-import { nextStep, type NextStepPolicy, type SessionAction, type SessionRecord, type SessionStore, type VerifiedDelivery } from '../../src/session';
+import { deliveryFromJson, deliveryToJson, nextStep, type NextStepPolicy, type SessionAction, type SessionRecord, type SessionStore, type VerifiedDelivery } from '../../src/session';
 import type { SigningEvent } from '../../src/sign';
 import type { ContextStore } from './types';
 
@@ -173,7 +173,8 @@ export class ContextSessionStore implements SignSessionStore {
       const all = (await this.read<Record<string, StoredDelivery>>(key)) ?? {};
       const type = delivery.event.type;
       if (all[type]) return false;
-      all[type] = { type, applied: false, delivery: storable(delivery) };
+      // kept in the core codec's JSON form (the certificate as base64 only), read back through deliveryFromJson
+      all[type] = { type, applied: false, delivery: deliveryToJson(delivery) as unknown as VerifiedDelivery };
       await this.write(key, all);
       return true;
     });
@@ -182,8 +183,7 @@ export class ContextSessionStore implements SignSessionStore {
   /** The delivery of `type` kept for `signRef`, with the certificate bytes restored. */
   async getDelivery(signRef: string, type: SigningEvent['type']): Promise<StoredDelivery | undefined> {
     const d = (await this.read<Record<string, StoredDelivery>>(DELIVERY + keyOf(signRef)))?.[type];
-    if (d?.delivery.event.type === 'certificate') d.delivery.event.certificate.der = Buffer.from(d.delivery.event.certificate.base64, 'base64');
-    return d;
+    return d && { ...d, delivery: deliveryFromJson(d.delivery, 'kept webhook delivery') };
   }
 
   markApplied(signRef: string, type: SigningEvent['type']): Promise<void> {
@@ -255,12 +255,6 @@ const redactedCertificate = { der: Buffer.alloc(0), base64: '', subject: '', iss
 /** Context keys are property paths: encode the sign_ref so dots or brackets in it cannot split the key. */
 function keyOf(signRef: string): string {
   return Buffer.from(signRef, 'utf8').toString('base64url');
-}
-
-function storable(d: VerifiedDelivery): VerifiedDelivery {
-  if (d.event.type !== 'certificate') return d;
-  const { der: _der, ...certificate } = d.event.certificate;
-  return { ...d, event: { ...d.event, certificate: certificate as typeof d.event.certificate } };
 }
 
 function storeError(e: unknown): SingpassFlowsError {
