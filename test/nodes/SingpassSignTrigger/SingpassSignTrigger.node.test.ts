@@ -162,7 +162,7 @@ describe('Singpass Sign Trigger', () => {
     const response = { status: (s: number) => ((answer.status = s), response), json: (b: unknown) => ((answer.body = b), response), end: () => response };
     ctx.getResponseObject.mockReturnValue(response as never);
     const out = await new SingpassSignTrigger().webhook.call(ctx);
-    expect(answer).toMatchObject({ status: 503, body: { error_code: 'internal_error' } });
+    expect(answer).toMatchObject({ status: 503, body: { error: 'SERVER_SIDE_ERROR', error_description: 'Temporary failure at the DSAP; please retry', ndi_request_id: expect.any(String) } });
     expect(out).toEqual({ noWebhookResponse: true });
     expect(ctx.logger.error).toHaveBeenCalledWith(expect.stringMatching(/cannot check deliveries/));
     expect(JSON.stringify(answer.body)).not.toMatch(/not a key|PRIVATE/);
