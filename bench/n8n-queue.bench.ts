@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpuByKind, cpuSpent } from './proc-cpu';
 import { generateClientKeys } from '../src/keys';
 import { createN8nQueue, installedPackageDir, type N8nQueue } from '../test/helpers/n8n-queue';
 import { startDeliveryRelay, type DeliveryRelay } from '../test/n8n/delivery-relay';
@@ -46,6 +47,19 @@ interface Figures {
   uploadsFailed: number;
   /** BURST uploads at once, so the phone scans them all within a few ms: the certificate deliveries' answer p99. */
   burstScanAnswerP99: number;
+  /** CPU ms per signed session by part, over the main round (from /proc): which shared part saturates first. */
+  cpuPerSession: Record<string, number>;
+}
+
+/** Which part of the set-up a process is, by its command line. */
+function kindOf(cmd: string): string | undefined {
+  if (/n8n worker/.test(cmd)) return 'n8n workers';
+  if (/n8n webhook/.test(cmd)) return 'n8n webhook process';
+  if (/n8n start/.test(cmd)) return 'n8n main';
+  if (/redis-server/.test(cmd)) return 'Redis';
+  if (/postgres/.test(cmd)) return 'PostgreSQL';
+  if (/index\.js sandbox/.test(cmd)) return 'service (sandbox)';
+  return undefined;
 }
 
 /** Uploads started at once for the scan burst (the issue's target: the trigger answers 20 concurrent scans, p99 < 1 s). */
@@ -85,6 +99,7 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
     const refs: string[] = [];
     const uploadMs: number[] = [];
     const uploadFailures: string[] = [];
+    const cpu0 = cpuByKind(kindOf);
     const started = performance.now();
     let next = 0;
     await Promise.all(Array.from({ length: PARALLEL }, async () => {
@@ -104,6 +119,7 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
     }));
     const done = await waitUntil(() => refs.every((r) => relay!.signed.has(r)), TIMEOUT_MS);
     const seconds = (performance.now() - started) / 1000;
+    const cpuMs = cpuSpent(cpu0, cpuByKind(kindOf));
     if (!done) console.log(`  (stopped waiting after ${TIMEOUT_MS / 1000} s)`);
 
     const deliveries = await signing.deliveries();
@@ -132,6 +148,7 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
       certToHash: { p50: percentile(certToHash, 50), p99: percentile(certToHash, 99) },
       webhookAnswerP99: percentile(answers, 99), uploadAnswerP99: percentile(uploadMs, 99), lost, duplicated, uploadsFailed: uploadFailures.length,
       burstScanAnswerP99: percentile(burstAnswers, 99),
+      cpuPerSession: Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, v / Math.max(1, refs.length - lost)])),
     };
   } finally {
     await signing?.stop();
@@ -169,6 +186,7 @@ function show(f: Figures): void {
   console.log(`${f.workers} worker${f.workers > 1 ? 's' : ' '}: ${f.sessions} sessions in ${f.seconds.toFixed(1)} s = ${f.perSecond.toFixed(2)} sessions/s | `
     + `cert→hash p50 ${ms(f.certToHash.p50)} p99 ${ms(f.certToHash.p99)} | webhook answer p99 ${ms(f.webhookAnswerP99)} | upload answer p99 ${ms(f.uploadAnswerP99)} | `
     + `lost ${f.lost} | duplicated ${f.duplicated} | uploads failed ${f.uploadsFailed} | ${BURST} scans at once: certificate delivery answer p99 ${ms(f.burstScanAnswerP99)}`);
+  console.log(`  CPU ms per signed session: ${Object.entries(f.cpuPerSession).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(' | ')}`);
 }
 
 async function main(): Promise<void> {
