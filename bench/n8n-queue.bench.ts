@@ -12,7 +12,7 @@
  * then the ratio 2 workers / 1 worker. Prints; asserts nothing.
  *
  * Run: `npm run bench:n8n-queue` (needs scripts/install-n8n.sh, postgresql, redis-server). Options:
- * `-- --sessions 200 --parallel 8 --workers 1,2 --mb 1`. SINGPASS_FLOWS_BENCH_SESSIONS also sets the count.
+ * `-- --sessions 200 --parallel 8 --workers 1,2 --mb 1 --concurrency 10` (jobs per worker). SINGPASS_FLOWS_BENCH_SESSIONS also sets the count.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -26,11 +26,13 @@ import { importQueueSample } from '../test/n8n/queue-workflow';
 import { freePort, n8nInstallDir, packTarball, startCliSandbox, type CliSandbox } from '../test/n8n/real-n8n';
 import { writePdf } from './pdf-file';
 
-const { values } = parseArgs({ options: { sessions: { type: 'string' }, parallel: { type: 'string' }, mb: { type: 'string' }, workers: { type: 'string' } } });
+const { values } = parseArgs({ options: { sessions: { type: 'string' }, parallel: { type: 'string' }, mb: { type: 'string' }, workers: { type: 'string' }, concurrency: { type: 'string' } } });
 const SESSIONS = Number(values.sessions ?? process.env.SINGPASS_FLOWS_BENCH_SESSIONS ?? 200);
 const PARALLEL = Number(values.parallel ?? 8);
 const MB = Number(values.mb ?? 1);
 const WORKER_COUNTS = (values.workers ?? '1,2').split(',').map(Number);
+/** Jobs each worker runs at once (n8n's `--concurrency`; n8n's default 10). */
+const CONCURRENCY = Number(values.concurrency ?? 10);
 const TIMEOUT_MS = Math.max(300_000, SESSIONS * 3_000);
 
 interface Figures {
@@ -77,7 +79,7 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
   let signing: CliSandbox | undefined;
   const sandboxDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-bench-sandbox-'));
   try {
-    q = await createN8nQueue({ installDir: n8nInstallDir()!, tarball, workers });
+    q = await createN8nQueue({ installDir: n8nInstallDir()!, tarball, workers, concurrency: CONCURRENCY });
     const n8n = q;
     relay = await startDeliveryRelay({ webhookUrl: () => n8n.webhookUrl, mainUrl: () => n8n.mainUrl });
     // the DSAP's public key set as a static file (docs/n8n-queue-mode.md): through the key-set workflow it would wait
@@ -136,7 +138,18 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
       const distinct = new Set(calls.map((c) => c.docHash).filter(Boolean)).size;
       if ((relay.signed.get(ref)?.length ?? 0) > 1 || calls.filter((c) => c.status === 200).length > 1 || distinct > 1) duplicated++;
     }
-    if (lost) console.log(`  ${lost} sessions without a signed PDF; n8n's last error lines:\n${errorLines(q)}`);
+    if (lost) {
+      console.log(`  ${lost} sessions without a signed PDF; n8n's last error lines:\n${errorLines(q)}`);
+      // why, from the stored records (the probe workflow reads the PostgreSQL store) and the service's error events
+      const why = new Map<string, number>();
+      for (const ref of refs.filter((r) => !relay!.signed.has(r))) {
+        const rec = await fetch(`${q.webhookUrl}/webhook/test/session-record?signRef=${encodeURIComponent(ref)}`).then((r) => r.json() as Promise<{ status?: string; error?: { code: string; message: string } }>).catch(() => undefined);
+        const serviceErrors = deliveries.filter((d) => d.signRef === ref && d.requestType === 'error').length;
+        const key = `${rec?.status ?? 'unreadable'}${rec?.error ? ` ${rec.error.code}: ${rec.error.message.slice(0, 160)}` : ''}${serviceErrors ? ` (service error events: ${serviceErrors})` : ''}`;
+        why.set(key, (why.get(key) ?? 0) + 1);
+      }
+      for (const [k, n] of why) console.log(`    ${n} × ${k}`);
+    }
     const answers = relay.deliveries.filter((d) => d.signRef && refs.includes(d.signRef)).map((d) => d.ms);
 
     // the scan burst, after the run: BURST uploads at once (the phone scans each as it is created)
@@ -197,7 +210,7 @@ async function main(): Promise<void> {
     writePdf(file, MB);
     const pdf = fs.readFileSync(file);
     console.log(`n8n 2.41.1 queue mode (main + webhook process + N workers, Redis, PostgreSQL), sample workflow with the PostgreSQL store, `
-      + `${SESSIONS} sessions of a ${(pdf.length / 1048576).toFixed(2)} MB PDF at B-T, ${PARALLEL} uploads at a time, ${os.availableParallelism()} CPUs`);
+      + `${SESSIONS} sessions of a ${(pdf.length / 1048576).toFixed(2)} MB PDF at B-T, ${PARALLEL} uploads at a time, worker concurrency ${CONCURRENCY}, ${os.availableParallelism()} CPUs`);
     const tarball = await packTarball();
     const runs: Figures[] = [];
     for (const workers of WORKER_COUNTS) {
