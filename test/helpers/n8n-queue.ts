@@ -195,7 +195,11 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
 
     async function startProcess(n: ProcessName): Promise<void> {
       if (isAlive(children.get(n))) throw new Error(`${n} is already running`);
-      const child = spawn(n8nBin, args(n), { env: envOf(n), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      // SINGPASS_FLOWS_N8N_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it stops (bench diagnosis)
+      const prof = process.env.SINGPASS_FLOWS_N8N_CPU_PROF;
+      const child = prof
+        ? spawn(path.join(nodeBin, 'node'), [`--cpu-prof`, `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${n}.cpuprofile`, n8nBin, ...args(n)], { env: envOf(n), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+        : spawn(n8nBin, args(n), { env: envOf(n), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       children.set(n, child);
       const add = (d: Buffer) => { outputs.set(n, outputs.get(n)! + d.toString()); };
       child.stdout!.on('data', add);
