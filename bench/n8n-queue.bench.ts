@@ -12,7 +12,8 @@
  * then the ratio 2 workers / 1 worker. Prints; asserts nothing.
  *
  * Run: `npm run bench:n8n-queue` (needs scripts/install-n8n.sh, postgresql, redis-server). Options:
- * `-- --sessions 200 --parallel 8 --workers 1,2 --mb 1 --concurrency 10` (jobs per worker). SINGPASS_FLOWS_BENCH_SESSIONS also sets the count.
+ * `-- --sessions 200 --parallel 8 --workers 1,2 --mb 1 --concurrency 10 --worker-nice 10` (jobs per worker; the
+ * workers' `nice` level). SINGPASS_FLOWS_BENCH_SESSIONS also sets the count.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -26,13 +27,15 @@ import { importQueueSample } from '../test/n8n/queue-workflow';
 import { freePort, n8nInstallDir, packTarball, startCliSandbox, type CliSandbox } from '../test/n8n/real-n8n';
 import { writePdf } from './pdf-file';
 
-const { values } = parseArgs({ options: { sessions: { type: 'string' }, parallel: { type: 'string' }, mb: { type: 'string' }, workers: { type: 'string' }, concurrency: { type: 'string' } } });
+const { values } = parseArgs({ options: { sessions: { type: 'string' }, parallel: { type: 'string' }, mb: { type: 'string' }, workers: { type: 'string' }, concurrency: { type: 'string' }, 'worker-nice': { type: 'string' } } });
 const SESSIONS = Number(values.sessions ?? process.env.SINGPASS_FLOWS_BENCH_SESSIONS ?? 200);
 const PARALLEL = Number(values.parallel ?? 8);
 const MB = Number(values.mb ?? 1);
 const WORKER_COUNTS = (values.workers ?? '1,2').split(',').map(Number);
 /** Jobs each worker runs at once (n8n's `--concurrency`; n8n's default 10). */
 const CONCURRENCY = Number(values.concurrency ?? 10);
+/** `nice` level of the workers (0: the same priority as the webhook process, which answers the service). */
+const WORKER_NICE = Number(values['worker-nice'] ?? 0);
 const TIMEOUT_MS = Math.max(300_000, SESSIONS * 3_000);
 
 interface Figures {
@@ -79,7 +82,7 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
   let signing: CliSandbox | undefined;
   const sandboxDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-bench-sandbox-'));
   try {
-    q = await createN8nQueue({ installDir: n8nInstallDir()!, tarball, workers, concurrency: CONCURRENCY });
+    q = await createN8nQueue({ installDir: n8nInstallDir()!, tarball, workers, concurrency: CONCURRENCY, workerNice: WORKER_NICE || undefined });
     const n8n = q;
     relay = await startDeliveryRelay({ webhookUrl: () => n8n.webhookUrl, mainUrl: () => n8n.mainUrl });
     // the DSAP's public key set as a static file (docs/n8n-queue-mode.md): through the key-set workflow it would wait
@@ -145,7 +148,9 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
       for (const ref of refs.filter((r) => !relay!.signed.has(r))) {
         const rec = await fetch(`${q.webhookUrl}/webhook/test/session-record?signRef=${encodeURIComponent(ref)}`).then((r) => r.json() as Promise<{ status?: string; error?: { code: string; message: string } }>).catch(() => undefined);
         const serviceErrors = deliveries.filter((d) => d.signRef === ref && d.requestType === 'error').length;
-        const key = `${rec?.status ?? 'unreadable'}${rec?.error ? ` ${rec.error.code}: ${rec.error.message.slice(0, 160)}` : ''}${serviceErrors ? ` (service error events: ${serviceErrors})` : ''}`;
+        // what the service got for each attempt of the certificate delivery: n8n's status, or its own give-up (timeout)
+        const certAnswers = deliveries.filter((d) => d.signRef === ref && d.requestType === 'user_cert').map((d) => d.status ?? d.error ?? '?').join(',');
+        const key = `${rec?.status ?? 'unreadable'}${rec?.error ? ` ${rec.error.code}: ${rec.error.message.slice(0, 160)}` : ''}${serviceErrors ? ` (service error events: ${serviceErrors})` : ''} [certificate delivery answers: ${certAnswers || 'none'}]`;
         why.set(key, (why.get(key) ?? 0) + 1);
       }
       for (const [k, n] of why) console.log(`    ${n} × ${k}`);
@@ -210,7 +215,7 @@ async function main(): Promise<void> {
     writePdf(file, MB);
     const pdf = fs.readFileSync(file);
     console.log(`n8n 2.41.1 queue mode (main + webhook process + N workers, Redis, PostgreSQL), sample workflow with the PostgreSQL store, `
-      + `${SESSIONS} sessions of a ${(pdf.length / 1048576).toFixed(2)} MB PDF at B-T, ${PARALLEL} uploads at a time, worker concurrency ${CONCURRENCY}, ${os.availableParallelism()} CPUs`);
+      + `${SESSIONS} sessions of a ${(pdf.length / 1048576).toFixed(2)} MB PDF at B-T, ${PARALLEL} uploads at a time, worker concurrency ${CONCURRENCY}${WORKER_NICE ? `, workers at nice ${WORKER_NICE}` : ''}, ${os.availableParallelism()} CPUs`);
     const tarball = await packTarball();
     const runs: Figures[] = [];
     for (const workers of WORKER_COUNTS) {

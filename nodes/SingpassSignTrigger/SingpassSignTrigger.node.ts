@@ -155,8 +155,12 @@ async function sessionTokens(this: IWebhookFunctions): Promise<((signRef: string
 const NOT_YET_SAVED_RETRIES_MS = [100, 200, 400];
 
 /**
- * sign_ref → the client notification token of that session's stored record (undefined: unknown or ended, answered
- * 400). A record that cannot be read is our fault: a plain error, answered 503 (the service retries).
+ * sign_ref → the client notification token of that session's stored record (undefined: an ended session, answered
+ * 400). A record that cannot be read is our fault: a plain error, answered 503 (the service retries). A record not
+ * there even after the short re-reads is answered 503 too: in the sample, Save Record (created) runs after Create
+ * Session, and on a busy worker the user's scan can beat it by more than the re-reads; a 400 would end the session
+ * at the service (it never retries a 400), a 503 has it deliver again ~1 s later. (The service signs its
+ * deliveries, so nobody else makes us wait on a sign_ref we do not have; after its retries it gives up on it.)
  */
 function sessionToken(store: { get(signRef: string): Promise<SessionRecord | undefined> }, node: INode): (signRef: string) => Promise<string | undefined> {
   return async (signRef) => {
@@ -169,7 +173,10 @@ function sessionToken(store: { get(signRef: string): Promise<SessionRecord | und
         throw new NodeOperationError(node, `the session record of ${signRef} could not be read: ${(e as Error).message}`);
       }
       if (record) return isSessionEnded(record) ? undefined : record.state.clientNotificationToken;
-      if (attempt >= NOT_YET_SAVED_RETRIES_MS.length) return undefined;
+      if (attempt >= NOT_YET_SAVED_RETRIES_MS.length) {
+        // not one of ours: the webhook check answers it 503 (WEBHOOK_HANDLER_FAILED in the log line)
+        throw new NodeOperationError(node, `no session record for ${signRef} yet (a scan right after Create Session, before Save Record): answered 503, the service delivers again`);
+      }
       await new Promise((r) => setTimeout(r, NOT_YET_SAVED_RETRIES_MS[attempt]));
     }
   };

@@ -334,6 +334,7 @@ export function createSignService(opts: SignServiceOptions = {}): SignService {
     const body = await jsonBody(req);
     if (typeof body[HASH_FIELDS.docHash[0]] === 'string') call.docHash = String(body[HASH_FIELDS.docHash[0]]).slice(0, 64);
     if (s.state === 'created') throw argError('the user certificate has not been delivered yet: wait for the user_cert notification');
+    if (s.state === 'error') throw argError('the signing session has ended with an error (sent to the webhook as an error notification): start a new session');
     if (s.state !== 'cert_sent') throw argError(`a hash was already submitted for this sign_ref (state ${s.state})`);
     const pick = (names: readonly string[]): unknown => {
       for (const n of names) if (body[n] !== undefined) return body[n];

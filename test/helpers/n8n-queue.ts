@@ -37,6 +37,11 @@ export interface N8nQueueOptions {
   concurrency?: number;
   /** Extra environment for every n8n process. */
   env?: Record<string, string>;
+  /**
+   * Run the workers at this `nice` level (1–19: lower priority than main and the webhook process, which answer the
+   * service). Unset: every process at the same priority.
+   */
+  workerNice?: number;
 }
 
 export interface N8nQueue {
@@ -195,11 +200,12 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
 
     async function startProcess(n: ProcessName): Promise<void> {
       if (isAlive(children.get(n))) throw new Error(`${n} is already running`);
-      // SINGPASS_FLOWS_N8N_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it stops (bench diagnosis)
+      // SINGPASS_FLOWS_N8N_CPU_PROF=<dir>: each process writes V8 CPU profiles into <dir>/<process> when it stops (bench
+      // diagnosis); one file per thread (n8n runs worker threads, e.g. its log writer), so no fixed file name
       const prof = process.env.SINGPASS_FLOWS_N8N_CPU_PROF;
-      const child = prof
-        ? spawn(path.join(nodeBin, 'node'), [`--cpu-prof`, `--cpu-prof-dir=${prof}`, `--cpu-prof-name=${n}.cpuprofile`, n8nBin, ...args(n)], { env: envOf(n), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-        : spawn(n8nBin, args(n), { env: envOf(n), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let command = prof ? [path.join(nodeBin, 'node'), `--cpu-prof`, `--cpu-prof-dir=${path.join(prof, n)}`, n8nBin, ...args(n)] : [n8nBin, ...args(n)];
+      if (options.workerNice && n.startsWith('worker')) command = ['nice', '-n', String(options.workerNice), ...command];
+      const child = spawn(command[0], command.slice(1), { env: envOf(n), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       children.set(n, child);
       const add = (d: Buffer) => { outputs.set(n, outputs.get(n)! + d.toString()); };
       child.stdout!.on('data', add);

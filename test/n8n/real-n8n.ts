@@ -218,7 +218,7 @@ export interface CliSandbox {
   /** POST to the phone simulator's HTTP routes (scan / approve / reject), as a tester's browser would. */
   phone(action: 'scan' | 'approve' | 'reject', body: Record<string, string>): Promise<void>;
   /** The signing service's webhook attempts (`GET /sign/sandbox/deliveries`). */
-  deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number; at: number }>>;
+  deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number; error?: string; at: number }>>;
   /** Every hash call the signing service answered, with the answer's status (`GET /sign/sandbox/hashes`). */
   hashes(signRef: string): Promise<Array<{ docHash?: string; status: number }>>;
   /** Switch the signing service's faults (`POST /sign/sandbox/faults`, e.g. `{ service_error: 5, service_error_status: 503 }`). */

@@ -92,17 +92,38 @@ describe('Singpass Sign Trigger', () => {
       }
     });
 
-    it('an unknown session (no record) and an ended one: 400, no workflow', async () => {
-      const unknown = await createSession(); // never saved
+    it('an ended session: 400 (final), no workflow', async () => {
       const ended = await createSession();
       await store.save({ ...ended.record, state: { ...ended.record.state, status: 'failed' }, revision: ended.record.revision + 1 } as SessionRecord, undefined);
       const before = env.fired.length;
-      await env.sb.phone.scan(unknown.signRef, { user: 'p256' });
       await env.sb.phone.scan(ended.signRef, { user: 'p256' });
-      expect(await certificateAttempts(unknown.signRef)).toEqual([{ status: 400, outcome: 'failed' }]);
       expect(await certificateAttempts(ended.signRef)).toEqual([{ status: 400, outcome: 'failed' }]);
-      expect(env.answers.slice(-2)).toEqual([1, 2].map(() => ({ status: 400, body: expect.objectContaining({ error: 'SIGN_REF_NOT_FOUND' }) })));
+      expect(env.answers.at(-1)).toEqual({ status: 400, body: expect.objectContaining({ error: 'SIGN_REF_NOT_FOUND' }) });
       expect(env.fired.length).toBe(before);
+    });
+
+    it('a session whose record is never saved: 503 on every attempt (the service retries, then gives up), no workflow', async () => {
+      const unknown = await createSession(); // never saved
+      const before = env.fired.length;
+      await env.sb.phone.scan(unknown.signRef, { user: 'p256' });
+      expect((await certificateAttempts(unknown.signRef)).map((a) => a.status)).toEqual([503, 503, 503]);
+      expect(env.answers.at(-1)).toEqual({ status: 503, body: expect.objectContaining({ error: 'SERVER_SIDE_ERROR' }) });
+      expect(env.fired.length).toBe(before);
+    });
+
+    it('a scan that beats Save Record by more than the re-reads: 503, then 200 on the service\'s next attempt, one workflow', async () => {
+      const late = await createSession();
+      const before = env.fired.length;
+      const scanning = env.sb.phone.scan(late.signRef, { user: 'p256' });
+      const deadline = Date.now() + 20_000;
+      const first = () => env.sb.sign.deliveries().find((d) => d.signRef === late.signRef && d.requestType === 'user_cert' && d.status !== undefined);
+      while (!first() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(first()?.status).toBe(503);
+      await store.save(late.record, undefined); // Save Record (created), late
+      expect(await scanning).toBe('acknowledged');
+      expect((await certificateAttempts(late.signRef)).map((a) => a.status)).toEqual([503, 200]);
+      expect((await env.next(0)).json).toMatchObject({ type: 'certificate', signRef: late.signRef });
+      expect(env.fired.length).toBe(before + 1);
     });
 
     it('a record that cannot be read is our fault: 503 (the service retries), no workflow', async () => {

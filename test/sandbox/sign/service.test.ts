@@ -409,6 +409,10 @@ describe('webhook delivery and retries', () => {
     expect(notes[1].claims).toMatchObject({ request_type: 'error', error: 'client_notification_failed', ndi_request_id: expect.any(String), error_description: expect.any(String) });
     expect(sign.deliveries().filter((d) => d.signRef === ref && d.requestType === 'user_cert')).toHaveLength(1);
     expect(sign.session(ref)?.state).toBe('error');
+    // a hash for a session the service ended says so (not "already submitted": none was)
+    const hash = await dsap.call(hashPath(ref), hashBody('whatever'));
+    expect({ status: hash.status, error: hash.body.error }).toEqual({ status: 400, error: 'ARGUMENTS_NOT_VALID' });
+    expect(JSON.stringify(hash.body)).toMatch(/ended with an error/);
   });
 
   it('injected connection failures and timeouts are retried; 3 failures exhaust the policy', async () => {
