@@ -12,8 +12,8 @@
  * then the ratio 2 workers / 1 worker. Prints; asserts nothing.
  *
  * Run: `npm run bench:n8n-queue` (needs scripts/install-n8n.sh, postgresql, redis-server). Options:
- * `-- --sessions 200 --parallel 8 --workers 1,2 --mb 1 --concurrency 10 --worker-nice 10` (jobs per worker; the
- * workers' `nice` level). SINGPASS_FLOWS_BENCH_SESSIONS also sets the count.
+ * `-- --sessions 200 --parallel 8 --workers 1,2 --mb 1 --concurrency 10 --worker-nice 10 --webhooks 2` (jobs per
+ * worker; the workers' `nice` level; `n8n webhook` processes, called in turn). SINGPASS_FLOWS_BENCH_SESSIONS also sets the count.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -27,7 +27,7 @@ import { importQueueSample } from '../test/n8n/queue-workflow';
 import { freePort, n8nInstallDir, packTarball, startCliSandbox, type CliSandbox } from '../test/n8n/real-n8n';
 import { writePdf } from './pdf-file';
 
-const { values } = parseArgs({ options: { sessions: { type: 'string' }, parallel: { type: 'string' }, mb: { type: 'string' }, workers: { type: 'string' }, concurrency: { type: 'string' }, 'worker-nice': { type: 'string' } } });
+const { values } = parseArgs({ options: { sessions: { type: 'string' }, parallel: { type: 'string' }, mb: { type: 'string' }, workers: { type: 'string' }, concurrency: { type: 'string' }, 'worker-nice': { type: 'string' }, webhooks: { type: 'string' } } });
 const SESSIONS = Number(values.sessions ?? process.env.SINGPASS_FLOWS_BENCH_SESSIONS ?? 200);
 const PARALLEL = Number(values.parallel ?? 8);
 const MB = Number(values.mb ?? 1);
@@ -36,6 +36,8 @@ const WORKER_COUNTS = (values.workers ?? '1,2').split(',').map(Number);
 const CONCURRENCY = Number(values.concurrency ?? 10);
 /** `nice` level of the workers (0: the same priority as the webhook process, which answers the service). */
 const WORKER_NICE = Number(values['worker-nice'] ?? 0);
+/** `n8n webhook` processes; the bench spreads uploads and the service's deliveries over them in turn, as a load balancer. */
+const WEBHOOK_PROCESSES = Number(values.webhooks ?? 1);
 const TIMEOUT_MS = Math.max(300_000, SESSIONS * 3_000);
 
 interface Figures {
@@ -82,9 +84,9 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
   let signing: CliSandbox | undefined;
   const sandboxDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-bench-sandbox-'));
   try {
-    q = await createN8nQueue({ installDir: n8nInstallDir()!, tarball, workers, concurrency: CONCURRENCY, workerNice: WORKER_NICE || undefined });
+    q = await createN8nQueue({ installDir: n8nInstallDir()!, tarball, workers, concurrency: CONCURRENCY, workerNice: WORKER_NICE || undefined, webhookProcesses: WEBHOOK_PROCESSES });
     const n8n = q;
-    relay = await startDeliveryRelay({ webhookUrl: () => n8n.webhookUrl, mainUrl: () => n8n.mainUrl });
+    relay = await startDeliveryRelay({ webhookUrl: () => nextWebhookUrl(n8n), mainUrl: () => n8n.mainUrl });
     // the DSAP's public key set as a static file (docs/n8n-queue-mode.md): through the key-set workflow it would wait
     // for a worker, and a worker saturated by this load answers the service's key-set fetch after its 5 s timeout
     const dsapKeys = await generateClientKeys();
@@ -176,8 +178,14 @@ async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<F
   }
 }
 
+let turn = 0;
+/** The webhook processes in turn (round robin, as nginx in front of them would). */
+function nextWebhookUrl(q: N8nQueue): string {
+  return q.webhookUrls[turn++ % q.webhookUrls.length];
+}
+
 async function session(q: N8nQueue, pdf: Buffer): Promise<string> {
-  const res = await fetch(`${q.webhookUrl}/webhook/singpass-sign/document`, {
+  const res = await fetch(`${nextWebhookUrl(q)}/webhook/singpass-sign/document`, {
     method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="bench.pdf"' }, body: new Uint8Array(pdf),
   });
   const text = await res.text();
@@ -215,7 +223,7 @@ async function main(): Promise<void> {
     writePdf(file, MB);
     const pdf = fs.readFileSync(file);
     console.log(`n8n 2.41.1 queue mode (main + webhook process + N workers, Redis, PostgreSQL), sample workflow with the PostgreSQL store, `
-      + `${SESSIONS} sessions of a ${(pdf.length / 1048576).toFixed(2)} MB PDF at B-T, ${PARALLEL} uploads at a time, worker concurrency ${CONCURRENCY}${WORKER_NICE ? `, workers at nice ${WORKER_NICE}` : ''}, ${os.availableParallelism()} CPUs`);
+      + `${SESSIONS} sessions of a ${(pdf.length / 1048576).toFixed(2)} MB PDF at B-T, ${PARALLEL} uploads at a time, worker concurrency ${CONCURRENCY}${WEBHOOK_PROCESSES > 1 ? `, ${WEBHOOK_PROCESSES} webhook processes` : ''}${WORKER_NICE ? `, workers at nice ${WORKER_NICE}` : ''}, ${os.availableParallelism()} CPUs`);
     const tarball = await packTarball();
     const runs: Figures[] = [];
     for (const workers of WORKER_COUNTS) {

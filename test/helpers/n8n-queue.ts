@@ -24,7 +24,7 @@ export const ENCRYPTION_KEY = 'singpass-flows-queue-e2e-encryption-key-012345678
 /** The database the Session Record nodes use (the store's own, beside n8n's `n8n` database in the same cluster). */
 export const SESSION_DATABASE = 'singpass_sessions';
 
-export type ProcessName = 'main' | 'webhook' | `worker${number}`;
+export type ProcessName = 'main' | 'webhook' | `webhook${number}` | `worker${number}`;
 
 export interface N8nQueueOptions {
   /** Where scripts/install-n8n.sh installed n8n (test/n8n/real-n8n.ts `n8nInstallDir()`). */
@@ -42,6 +42,8 @@ export interface N8nQueueOptions {
    * service). Unset: every process at the same priority.
    */
   workerNice?: number;
+  /** Number of `n8n webhook` processes (default 1); the first is `webhookUrl`, all are in `webhookUrls`. */
+  webhookProcesses?: number;
 }
 
 export interface N8nQueue {
@@ -49,6 +51,8 @@ export interface N8nQueue {
   mainUrl: string;
   /** The webhook process: what users and the signing service call (`WEBHOOK_URL`). */
   webhookUrl: string;
+  /** Every webhook process (`webhookProcesses`), for a caller that spreads requests over them as a load balancer would. */
+  webhookUrls: string[];
   redis: Redis;
   postgres: Postgres;
   /** Connection details of the session store's database (for the PostgreSQL credential). */
@@ -81,7 +85,8 @@ export interface N8nQueue {
 
 export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue> {
   const workerCount = options.workers ?? 2;
-  const names: ProcessName[] = ['main', 'webhook', ...Array.from({ length: workerCount }, (_, i) => `worker${i}` as ProcessName)];
+  const extraWebhooks = Array.from({ length: Math.max(0, (options.webhookProcesses ?? 1) - 1) }, (_, i) => `webhook${i + 1}` as ProcessName);
+  const names: ProcessName[] = ['main', 'webhook', ...extraWebhooks, ...Array.from({ length: workerCount }, (_, i) => `worker${i}` as ProcessName)];
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-n8nq-'));
   let redis: Redis | undefined;
   let postgres: Postgres | undefined;
@@ -144,12 +149,13 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
     for (const n of names) fs.mkdirSync(path.join(folder(n), 'files'), { recursive: true });
     await installEverywhere(names.map(folder), options.tarball);
 
-    const args = (n: ProcessName): string[] => (n === 'main' ? ['start'] : n === 'webhook' ? ['webhook'] : ['worker', `--concurrency=${options.concurrency ?? 10}`]);
+    const args = (n: ProcessName): string[] => (n === 'main' ? ['start'] : n.startsWith('webhook') ? ['webhook'] : ['worker', `--concurrency=${options.concurrency ?? 10}`]);
     const readyUrl = (n: ProcessName) => `http://127.0.0.1:${ports.get(n)!.http}/healthz/readiness`;
 
     const self: N8nQueue = {
       mainUrl,
       webhookUrl,
+      webhookUrls: [webhookUrl, ...extraWebhooks.map((n) => `http://127.0.0.1:${ports.get(n)!.http}`)],
       redis,
       postgres,
       sessionDb: { host: postgres.host, port: postgres.port, database: SESSION_DATABASE, user: postgres.user, password: postgres.password },
@@ -230,8 +236,11 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
     }
 
     // A CORS preflight on a production webhook path answers 204 only once that path is registered, and runs nothing.
-    function webhookServed(w: { path: string; method: string }): Promise<boolean> {
-      return answers(`${webhookUrl}/webhook/${w.path}`, 'OPTIONS', { origin: webhookUrl, 'access-control-request-method': w.method });
+    async function webhookServed(w: { path: string; method: string }): Promise<boolean> {
+      for (const url of self.webhookUrls) {
+        if (!(await answers(`${url}/webhook/${w.path}`, 'OPTIONS', { origin: url, 'access-control-request-method': w.method }))) return false;
+      }
+      return true;
     }
     async function allWebhooksServed(): Promise<boolean> {
       for (const w of self.webhooks) if (!(await webhookServed(w))) return false;
