@@ -244,23 +244,17 @@ async function sweep(node: Node, client: SignClientNode, owner: string): Promise
     }
   }
   if (client.store.claimStaleDeliveries) {
-    for (const kept of await client.store.claimStaleDeliveries(owner)) await takeOver(node, client, kept);
+    for (const kept of await client.store.claimStaleDeliveries(owner)) takeOver(node, kept);
   }
 }
 
 /**
- * A delivery another instance answered and did not apply within the take-over time (it died, or its step failed):
- * out on this node's output as if it had just come in (leased to this instance by the store). For a session that
- * ended or is gone there is nothing to apply: marked applied so it is not claimed again.
+ * A delivery another instance answered and did not apply within the take-over time (it died, or its step failed),
+ * that its session still needs (the store marks the others applied): out on this node's output as if it had just
+ * come in (leased to this instance by the store).
  */
-async function takeOver(node: Node, client: SignClientNode, kept: StoredDelivery): Promise<void> {
-  const { signRef } = kept.delivery.event;
-  const record = await client.store.get(signRef);
-  if (!record || isFinished(record)) {
-    await client.store.markApplied(signRef, kept.type);
-    return;
-  }
-  node.log(`signing webhook: taking over the ${kept.type} event of session ${signRef} (not applied in time by the instance that received it)`);
+function takeOver(node: Node, kept: StoredDelivery): void {
+  node.log(`signing webhook: taking over the ${kept.type} event of session ${kept.delivery.event.signRef} (not applied in time by the instance that received it)`);
   emit(node, kept.delivery.event);
 }
 

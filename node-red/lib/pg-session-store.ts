@@ -150,8 +150,8 @@ export class PgNodeRedStore implements SignSessionStore {
   }
 
   async claimStaleDeliveries(owner: string): Promise<StoredDelivery[]> {
-    const kept = await this.pg.claimDeliveries({ owner, idleMs: this.idleMs, leaseMs: this.leaseMs, limit: SWEEP_LIMIT });
-    return kept.map((k) => ({ type: k.type, applied: k.applied, delivery: k.delivery }));
+    const replays = await this.pg.claimDeliveriesToReplay({ owner, leaseMs: this.leaseMs, limit: SWEEP_LIMIT });
+    return replays.map(({ kept: k }) => ({ type: k.type, applied: k.applied, delivery: k.delivery }));
   }
 
   close(): Promise<void> {

@@ -28,7 +28,8 @@ export interface SignSessionStore extends SessionStore {
   dueSessions(policy: NextStepPolicy, owner: string): Promise<Array<{ record: SessionRecord; action: SessionAction }>>;
   /**
    * Shared stores: deliveries kept at least {@link idleMs} ago and still not applied (the instance that answered them
-   * died, or its step failed), leased to `owner` so that exactly one instance replays each.
+   * died, or its step failed) and still needed by their session (`isDeliveryStillNeeded`; the others are marked
+   * applied), leased to `owner` so that exactly one instance replays each.
    */
   claimStaleDeliveries?(owner: string): Promise<StoredDelivery[]>;
   /** Let go of connections (the config node closes). */

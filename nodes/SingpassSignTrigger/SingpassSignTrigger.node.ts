@@ -1,15 +1,15 @@
 import {
-  NodeConnectionTypes, NodeOperationError, type IDataObject, type INode, type IHookFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription,
+  NodeConnectionTypes, NodeOperationError, type INode, type IHookFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription,
   type IWebhookFunctions, type IWebhookResponseData,
 } from 'n8n-workflow';
 import { temporaryWebhookFailure } from '../../src/sign';
 import { isSingpassFlowsError } from '../../src/errors';
-import { isSessionEnded, type SessionRecord } from '../../src/session';
+import { isSessionEnded, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { CREDENTIAL } from '../shared/credentials';
 import { signingEngine } from '../shared/engine';
 import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
 import { PG_STORE_CREDENTIAL, pgRecordStore, storeInput } from '../shared/record-store';
-import { deliveryToJson } from '../shared/session-data';
+import { eventItem } from '../shared/session-data';
 
 /** Output index per event type: certificate, signature, error. */
 const OUTPUT = { certificate: 0, signature: 1, error: 2 } as const;
@@ -35,6 +35,12 @@ interface WebhookResponse {
  * has ended, is answered 400 and starts nothing; a store that cannot be read is answered 503 (the service retries).
  * With an empty Folder the check is stateless (any token this DSAP issued; the binding then happens at Apply /
  * Prepare, after the 200).
+ *
+ * With the PostgreSQL store each genuine delivery is also KEPT in the store before the 200 (not kept: 503): n8n
+ * creates the execution only after the answer, and an execution it loses then (its database or Redis down for a
+ * moment) would otherwise lose an event the service will never send again. A kept event that no step applied within
+ * the credential's idle time comes out of List Due Sessions (`replayCertificate` / `replaySignature` / `replayError`)
+ * into the same steps. A copy of an event already kept starts nothing.
  */
 export class SingpassSignTrigger implements INodeType {
   description: INodeTypeDescription = {
@@ -119,11 +125,17 @@ export class SingpassSignTrigger implements INodeType {
     const res = this.getResponseObject() as WebhookResponse;
     const body = req.rawBody ?? (this.getBodyData() as Record<string, unknown>);
     let check;
+    let fresh = true;
     try {
       const { engine } = await signingEngine(this);
-      check = await engine.checkDelivery({ headers: req.headers, body }, await sessionTokens.call(this));
+      const binding = await sessionBinding.call(this);
+      check = await engine.checkDelivery({ headers: req.headers, body }, binding?.tokenOf);
+      // Kept before the 200 (PostgreSQL): an execution n8n loses after the answer is replayed by the resume schedule.
+      // The store, not this process's memory, tells a copy: a retry of a copy answered 503 here must start now.
+      if (check.delivery && binding?.keep) fresh = await binding.keep(check.delivery);
+      else fresh = !check.duplicate;
     } catch (e) {
-      // Our configuration failed (e.g. a credential): our fault, so 503 and the service retries after it is fixed.
+      // Our configuration or store failed: our fault, so 503 and the service retries after it is fixed.
       this.logger.error(`Singpass Sign Trigger cannot check deliveries: ${(e as Error).message}`);
       const failure = temporaryWebhookFailure();
       res.status(failure.status).json(failure.body);
@@ -133,22 +145,25 @@ export class SingpassSignTrigger implements INodeType {
     if ('body' in r) res.status(r.status).json(r.body);
     else res.status(r.status).end();
     if (check.error) this.logger.warn(`Singpass Sign Trigger refused a delivery: ${check.error.code} ${check.error.message}`);
-    if (!check.delivery || check.duplicate) return { noWebhookResponse: true };
+    if (!check.delivery || !fresh) return { noWebhookResponse: true };
 
-    const { event } = check.delivery;
-    const json: IDataObject = { type: event.type, signRef: event.signRef, delivery: deliveryToJson(check.delivery) };
-    if (event.type === 'error') json.error = { code: event.errorCode, message: event.message, correlationId: event.correlationId };
     const outputs: INodeExecutionData[][] = [[], [], []];
-    outputs[OUTPUT[event.type]].push({ json });
+    outputs[OUTPUT[check.delivery.event.type]].push({ json: eventItem(check.delivery) });
     return { noWebhookResponse: true, workflowData: outputs };
   }
 }
 
-/** The session binding the trigger is configured for: the Folder's records, the PostgreSQL store's, or none (empty Folder). */
-async function sessionTokens(this: IWebhookFunctions): Promise<((signRef: string) => Promise<string | undefined>) | undefined> {
-  if (this.getNodeParameter('recordStore', 'folder') === 'postgres') return sessionToken(pgRecordStore(await this.getCredentials(PG_STORE_CREDENTIAL)), this.getNode());
+/**
+ * How the trigger binds deliveries to sessions: `tokenOf` (the Folder's records, the PostgreSQL store's, or none with
+ * an empty Folder) and, with PostgreSQL, `keep` (the delivery kept until a step applies it).
+ */
+async function sessionBinding(this: IWebhookFunctions): Promise<{ tokenOf: (signRef: string) => Promise<string | undefined>; keep?: (d: VerifiedDelivery) => Promise<boolean> } | undefined> {
+  if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
+    const store = pgRecordStore(await this.getCredentials(PG_STORE_CREDENTIAL));
+    return { tokenOf: sessionToken(store, this.getNode()), keep: store.keepDelivery };
+  }
   const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();
-  return folder ? sessionToken(await readOnlyRecordStore(folder), this.getNode()) : undefined;
+  return folder ? { tokenOf: sessionToken(await readOnlyRecordStore(folder), this.getNode()) } : undefined;
 }
 
 /** Re-reads of a record not found yet (ms): a scan right after Create Session can beat Save Record (created) by a moment. */

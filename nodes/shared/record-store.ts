@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../src/errors';
-import type { FileSessionStore } from '../../src/session';
-import { PgSessionStore } from '../../src/session';
+import { PgSessionStore, type FileSessionStore, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { folderInput, recordStore as folderStore } from './file-store';
 import { pgStoreSettings } from './pg-settings';
 
@@ -20,7 +20,18 @@ export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getD
   readonly where: string;
   /** Sessions due now. `idleSeconds`: the folder store's parameter; the PostgreSQL store uses its credential's. */
   listDue(options: { idleSeconds: number }): Promise<DueList>;
+  /**
+   * PostgreSQL only — the trigger keeps each delivery before it answers 200: false when this event was kept already
+   * (a copy: start nothing). A kept event n8n never ran (its execution lost after the answer) comes back from
+   * {@link claimReplays}.
+   */
+  keepDelivery?: (delivery: VerifiedDelivery) => Promise<boolean>;
+  /** PostgreSQL only — kept deliveries unapplied past the credential's idle time that their session still needs, each leased to this process. */
+  claimReplays?: () => Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>>;
 }
+
+/** This process, as the owner of the leases it takes on kept deliveries (another process skips them meanwhile). */
+const LEASE_OWNER = `n8n:${hostname()}:${process.pid}`;
 
 export const storeInput: INodeProperties = {
   displayName: 'Store',
@@ -53,6 +64,13 @@ export async function sessionRecordStore(ctx: IExecuteFunctions, i: number): Pro
  */
 const pgStores = new Map<string, { key: string; store: PgSessionStore }>();
 
+/** End every cached store's pool (a test's teardown; n8n itself never unloads a node's module). */
+export async function closePgRecordStores(): Promise<void> {
+  const entries = [...pgStores.values()];
+  pgStores.clear();
+  await Promise.all(entries.map((e) => e.store.close()));
+}
+
 export function pgRecordStore(credential: ICredentialDataDecryptedObject): SessionRecordStore {
   const settings = pgStoreSettings(credential);
   const id = `${settings.where}/${settings.options.tablePrefix ?? ''}`;
@@ -70,6 +88,8 @@ export function pgRecordStore(credential: ICredentialDataDecryptedObject): Sessi
     getDocument: (signRef) => store.getDocument(signRef),
     save: (record, expected, options) => store.save(record, expected, options),
     cleanUp: (options) => store.cleanUp(options),
+    keepDelivery: (delivery) => store.rememberDelivery(delivery),
+    claimReplays: () => store.claimDeliveriesToReplay({ owner: LEASE_OWNER }),
     // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)
     listDue: async () => {
       const { due, unreadable } = await store.listDue();

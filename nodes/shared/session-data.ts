@@ -30,6 +30,18 @@ export function deliveryToJson(d: VerifiedDelivery): IDataObject {
   return coreDeliveryToJson(d) as IDataObject;
 }
 
+/**
+ * A delivery as a workflow item — what the Singpass Sign Trigger outputs, and List Due Sessions for a kept delivery
+ * to replay: `type`, `signRef`, `delivery` (for Prepare PDF Signature / Apply Webhook Event), and for an error event
+ * the service's `error`.
+ */
+export function eventItem(d: VerifiedDelivery): IDataObject {
+  const { event } = d;
+  const json: IDataObject = { type: event.type, signRef: event.signRef, delivery: deliveryToJson(d) };
+  if (event.type === 'error') json.error = { code: event.errorCode, message: event.message, correlationId: event.correlationId };
+  return json;
+}
+
 /** Back from JSON (text or object): the certificate's DER is rebuilt from its base64. */
 export function readDelivery(value: unknown): VerifiedDelivery {
   const d = parseJson('Webhook Delivery', value) as { event?: unknown } | undefined;

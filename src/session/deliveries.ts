@@ -1,5 +1,6 @@
 import type { SigningEvent } from '../sign';
-import type { VerifiedDelivery } from './types';
+import { isSessionEnded, sessionPhase } from './next-step';
+import type { SessionRecord, VerifiedDelivery } from './types';
 
 /**
  * A verified webhook delivery kept until it is applied to its session. A front end whose webhook answers 200 before
@@ -36,3 +37,20 @@ export interface DeliveryStore {
 
 /** What an applied certificate delivery keeps of the certificate, as JSON: nothing personal. */
 export const REDACTED_CERTIFICATE_JSON: Readonly<Record<string, string>> = Object.freeze({ base64: '', subject: '', issuer: '', serialNumber: '', notBefore: '', notAfter: '', publicKeyAlgorithm: '' });
+
+/**
+ * Whether a kept delivery still has to be applied to move its session on — the ONE rule for replaying deliveries a
+ * process answered and never applied (it died, or its engine lost the run): a certificate while the session still
+ * waits for the scan, a signature while it waits for the signature (hash prepared or submitted), an error until the
+ * signature came (after it the service sends none, and the engine refuses one). Otherwise there is nothing to replay: the record went past the event, or carries its own
+ * next step (a claimed certificate, a hash at its save point: `nextStep`), or the session ended or is gone.
+ */
+export function isDeliveryStillNeeded(record: SessionRecord | undefined, type: SigningEvent['type']): boolean {
+  if (!record) return false;
+  const phase = sessionPhase(record);
+  switch (type) {
+    case 'certificate': return phase === 'waitingForScan';
+    case 'signature': return phase === 'atSavePoint' || phase === 'hashSubmitted';
+    case 'error': return phase !== 'signed' && !isSessionEnded(record); // the service's part ends at the signature
+  }
+}

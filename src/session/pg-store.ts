@@ -5,7 +5,7 @@ import { checkSignRef } from '../sign/validate';
 import type { CleanUpResult, SaveOutcome } from './file-store';
 import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, sessionDeadline, type NextStepPolicy, type SessionAction } from './next-step';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
-import { REDACTED_CERTIFICATE_JSON, type DeliveryStore, type KeptDelivery } from './deliveries';
+import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
 import type { SessionStore } from './store';
 import type { SessionRecord, VerifiedDelivery } from './types';
 import type { SigningEvent } from '../sign';
@@ -330,6 +330,23 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
       RETURNING d.sign_ref, d.type, d.applied, d.received_at, d.delivery`, [now - Math.ceil(idleMs), now, limit, owner, now + leaseMs]);
     // RETURNING keeps no order: oldest first again (sign_ref, type among equal times)
     return rows.sort((a, b) => Number(a.received_at) - Number(b.received_at) || (a.sign_ref < b.sign_ref ? -1 : a.sign_ref > b.sign_ref ? 1 : a.type < b.type ? -1 : 1)).map(keptDelivery);
+  }
+
+  /**
+   * The deliveries to replay now: kept at least the store's `idleMs` ago and never applied (`claimDeliveries`, leased
+   * to `owner`), each with its session's record, for those the record still needs (`isDeliveryStillNeeded`). The
+   * others — their session went past the event, ended or is gone — are marked applied here, so a front end that
+   * never marks deliveries itself (n8n: the record is all its steps save) still ends with none pending.
+   */
+  async claimDeliveriesToReplay(options: { owner: string; leaseMs?: number; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+    const replays: Array<{ kept: KeptDelivery; record: SessionRecord }> = [];
+    for (const kept of await this.claimDeliveries({ ...options, idleMs: this.policy.idleMs })) {
+      const { signRef } = kept.delivery.event;
+      const record = await this.get(signRef);
+      if (record && isDeliveryStillNeeded(record, kept.type)) replays.push({ kept, record });
+      else await this.markDeliveryApplied(signRef, kept.type);
+    }
+    return replays;
   }
 
   /** Forget every delivery kept for `signRef` (its session ended). */

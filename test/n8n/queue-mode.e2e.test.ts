@@ -217,14 +217,14 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     relay.raceNext(ref);
     await signing.phone('scan', { sign_ref: ref, user: 'p256' });
     await waitFor('the hash submitted', statusIs(ref, 'hash_submitted'));
-    // both processes took the delivery (each answers 200 and starts an execution: their duplicate checks are per process)
+    // both processes answer 200; the store keeps the event once, so only one of them starts an execution
     expect(relay.deliveries.find((d) => d.signRef === ref && d.type === 'user_cert')?.statuses).toEqual([200, 200]);
     await signing.phone('approve', { sign_ref: ref });
     await expectSignedOnce(ref);
     await expectOneHash(ref);
   }, 600_000);
 
-  it('the certificate delivered again to another process while the first execution waits at the save point (the service resending a late answer): the second execution stops, one hash, the session completes', async () => {
+  it('the certificate delivered again to another process while the first execution waits at the save point (the service resending a late answer): kept already, it starts nothing; one hash, the session completes', async () => {
     const ref = await startSession();
     // the service takes the hash at once and answers 8 s later: the first execution sits in Submit Document Hash
     await signing.faults({ hash_delay_ms: 8000 });
@@ -247,6 +247,30 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     // schedule resends it once the first call has been waiting longer than IDLE_S, which is its job.)
     expect((await stored(ref))?.error).toBeUndefined();
     expect((await stored(ref))?.status).toBe('completed');
+  }, 600_000);
+
+  it('n8n cannot record the execution of a certificate it answered 200 (its database refuses it, as in an outage right after the answer): the kept certificate is replayed by the resume schedule, one hash, the session completes', async () => {
+    const ref = await startSession();
+    const n8nDb = (query: string) => q.postgres.sql(query, q.postgres.database);
+    const sessionStatus = async () => q.postgres.sql(`SELECT record->'state'->>'status' FROM singpass_sign_sessions WHERE sign_ref = '${ref}'`, q.sessionDb.database);
+    await n8nDb('ALTER TABLE execution_entity ADD CONSTRAINT spfl_refuse_executions CHECK (false) NOT VALID');
+    try {
+      await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+      await waitFor('the certificate answered 200', () => (relay.deliveries.some((d) => d.signRef === ref && d.type === 'user_cert' && d.statuses[0] === 200) ? true : undefined));
+      // n8n could not create the execution: nothing ran, the event is only in the store, kept and unapplied
+      await sleep((IDLE_S + RESUME_EVERY_S) * 1000);
+      expect(await sessionStatus()).toBe('waiting_for_scan');
+      expect(await q.postgres.sql(`SELECT applied FROM singpass_sign_deliveries WHERE sign_ref = '${ref}' AND type = 'certificate'`, q.sessionDb.database)).toBe('f');
+      expect(q.log('webhook')).toMatch(/spfl_refuse_executions/);
+    } finally {
+      await n8nDb('ALTER TABLE execution_entity DROP CONSTRAINT IF EXISTS spfl_refuse_executions');
+    }
+    // the certificate is never delivered again (it was answered 200): only the schedule's replay can move the session
+    await waitFor('the session recorded as submitted', statusIs(ref, 'hash_submitted'));
+    expect(relay.deliveries.filter((d) => d.signRef === ref && d.type === 'user_cert')).toHaveLength(1);
+    await signing.phone('approve', { sign_ref: ref });
+    await expectSignedOnce(ref);
+    await expectOneHash(ref);
   }, 600_000);
 
   /** Sessions in flight across an outage: each completes (valid PDF) or ends with a recorded reason; never two hashes. */

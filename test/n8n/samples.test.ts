@@ -120,6 +120,20 @@ describe('flows/n8n sample workflows', () => {
     }
   });
 
+  it('document-signing.json reads each event\'s delivery from a node the trigger and the resume schedule\'s replay both feed (Certificate / Signature / Error Event), never from the trigger itself', () => {
+    const wf = signing();
+    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
+    const events = ['Certificate Event', 'Signature Event', 'Error Event'];
+    expect(wf.connections['Singpass Sign Trigger'].main.map((out) => out.map((c) => c.node))).toEqual(events.map((e) => [e]));
+    for (const e of events) expect(byName.get(e)!.type).toBe('n8n-nodes-base.noOp');
+    expect(wf.nodes.filter((n) => n.parameters.delivery !== undefined).map((n) => [n.name, n.parameters.delivery])).toEqual([
+      ['Prepare PDF Signature', "={{ $('Certificate Event').item.json.delivery }}"],
+      ['Apply Signature', "={{ $('Signature Event').item.json.delivery }}"],
+      ['Record the Failure', "={{ $('Error Event').item.json.delivery }}"],
+    ]);
+    expect(JSON.stringify(wf.nodes)).not.toContain("$('Singpass Sign Trigger')");
+  });
+
   it('document-signing.json binds each notification to its session at the trigger (Session Record Folder = the records\' folder)', () => {
     const trigger = signing().nodes.find((n) => n.type.endsWith('.singpassSignTrigger'))!;
     expect(trigger.parameters.recordFolder).toBe('/home/node/.n8n-files/singpass');
@@ -139,9 +153,12 @@ describe('flows/n8n sample workflows', () => {
     expect(r.type).toBe('n8n-nodes-base.switch');
     const rules = (r.parameters.rules as { values: Array<{ conditions: { conditions: Array<{ leftValue: string; rightValue: string }> } }> }).values
       .map((v) => v.conditions.conditions.map((c) => [c.leftValue, c.rightValue]));
-    expect(rules).toEqual([[['={{ $json.action }}', 'submitHash']], [['={{ $json.action }}', 'finish']]]);
+    expect(rules).toEqual([[['={{ $json.action }}', 'submitHash']], [['={{ $json.action }}', 'finish']],
+      [['={{ $json.action }}', 'replayCertificate']], [['={{ $json.action }}', 'replaySignature']], [['={{ $json.action }}', 'replayError']]]);
     expect(r.parameters.options).toMatchObject({ fallbackOutput: 'extra' }); // expire, continueCertificate
-    const [toSubmit, toFinish, otherwise] = wf.connections[route].main.map((out) => out.map((c) => c.node));
+    const [toSubmit, toFinish, replayCertificate, replaySignature, replayError, otherwise] = wf.connections[route].main.map((out) => out.map((c) => c.node));
+    // a kept event no run applied goes where the trigger's output of its type goes
+    expect([replayCertificate, replaySignature, replayError]).toEqual(wf.connections['Singpass Sign Trigger'].main.map((out) => out.map((c) => c.node)));
     expect(toFinish).toEqual(['Load Record and PDF (to finish)']); // the same finishing chain as the live signature
     expect(path1(wf, toSubmit[0], 'Save Record (resumed)').map((n) => byName.get(n)!.parameters.operation)).toEqual(['submitDocumentHash', 'saveRecord']);
     expect(path1(wf, otherwise[0], 'Save Record (resumed)').map((n) => byName.get(n)!.parameters.operation ?? byName.get(n)!.type)).toEqual(['expireSession', 'n8n-nodes-base.if', 'saveRecord']);

@@ -20,6 +20,8 @@ export interface SignSandbox {
   answers: Array<{ status: number; body?: unknown }>;
   /** Set to change a delivery's headers before the trigger sees it (e.g. present another session's Bearer). */
   rewriteHeaders?: (headers: Record<string, string | string[] | undefined>, rawBody: Buffer) => Record<string, string | string[] | undefined>;
+  /** Set to run (awaited) before the trigger sees each delivery, e.g. to end a fault between the service's attempts. */
+  beforeDelivery?: () => Promise<void>;
   /** The trigger node's parameters (e.g. `recordFolder`), read at each delivery: change them between tests. */
   triggerParams: Record<string, unknown>;
   /** Resolves with the next trigger run that has an item on `output` (0 certificate, 1 signature, 2 error). */
@@ -44,6 +46,7 @@ export async function startSignSandbox(): Promise<SignSandbox> {
     if (url.pathname === '/jwks') return void res.writeHead(200, jwks.json.headers as Record<string, string>).end(jwks.json.body as string);
     if (url.pathname !== '/webhook') return void res.writeHead(404).end();
     const rawBody = await readBody(req);
+    await env.beforeDelivery?.();
     const ctx = mockDeep<IWebhookFunctions>();
     ctx.getNode.mockReturnValue(testNode);
     const headers = env.rewriteHeaders ? env.rewriteHeaders({ ...req.headers }, rawBody) : req.headers;

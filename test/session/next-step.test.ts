@@ -1,18 +1,7 @@
 /** The one rule every scheduler uses for "what does this stored session need next, and from when". */
-import { DEFAULT_RETENTION_MS, isDue, nextStep, sessionPhase, type SessionRecord } from '../../src/session';
+import { DEFAULT_RETENTION_MS, isDue, nextStep, sessionPhase } from '../../src/session';
+import { T, prepared, record } from './records';
 
-const T = 1_800_000_000; // UNIX seconds
-function record(status: SessionRecord['state']['status'], patch: Partial<SessionRecord> = {}, state: Partial<SessionRecord['state']> = {}): SessionRecord {
-  return {
-    format: 'singpass-flows/signing-session@1',
-    state: { version: 1, signRef: 'ref', expiresAt: T + 120, status, challengeCode: '0427', clientNotificationToken: 't', updatedAt: T, ...state },
-    request: { documentName: 'a.pdf', level: 'B-T' },
-    document: { length: 1, sha256: '00' },
-    revision: 3,
-    ...patch,
-  } as SessionRecord;
-}
-const prepared = { fieldName: 'Signature1' } as unknown as SessionRecord['prepared'];
 const failure = { code: 'TSA_FAILED', message: 'down', at: T * 1000, attempts: 2, retryAt: T * 1000 + 2000 };
 
 describe('nextStep', () => {

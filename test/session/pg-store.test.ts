@@ -419,6 +419,41 @@ describe('PgSessionStore: kept webhook deliveries', () => {
     await expect(a.claimDeliveries({ owner: '', idleMs: 1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(a.claimDeliveries({ owner: 'a', idleMs: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
+
+  it('claimDeliveriesToReplay: by the store\'s idle time, only what the session still needs (with its record); the rest marked applied (the certificate dropped), never claimed again', async () => {
+    let now = 7_000_000;
+    const store = open('dlvreplay_', { now: () => now, idleMs: 10_000 });
+    const at = Math.floor(now / 1000);
+    const cases: Array<[string, Phase, 'certificate' | 'signature' | 'error', boolean]> = [
+      ['r-wait-cert', 'waiting', 'certificate', true], // n8n lost the run that had the certificate: replay
+      ['r-saved-cert', 'savePoint', 'certificate', false], // prepared: the record's own next step resends the hash
+      ['r-claimed-cert', 'claimed', 'certificate', false], // claimed: continueCertificate
+      ['r-sub-sig', 'submitted', 'signature', true],
+      ['r-signed-sig', 'signed', 'signature', false],
+      ['r-wait-err', 'waiting', 'error', true],
+      ['r-done-err', 'failed', 'error', false],
+      ['r-gone-cert', 'waiting', 'certificate', false], // no record
+    ];
+    for (const [ref, phase, type] of cases) {
+      if (ref !== 'r-gone-cert') expect(await store.put(record(ref, 1, { phase, updatedAt: at }), undefined)).toBe(true);
+      await store.rememberDelivery(delivery(ref, type));
+    }
+    expect(await store.claimDeliveriesToReplay({ owner: 'a' })).toEqual([]); // not idle 10 s yet
+    now += 10_000;
+    const replays = await store.claimDeliveriesToReplay({ owner: 'a' });
+    expect(replays.map((r) => [r.kept.delivery.event.signRef, r.kept.type, r.record.state.signRef]).sort()).toEqual(
+      cases.filter((c) => c[3]).map(([ref, , type]) => [ref, type, ref]).sort());
+    expect(replays.every((r) => !r.kept.applied)).toBe(true);
+    for (const [ref, , type, needed] of cases) {
+      const kept = await store.getDelivery(ref, type);
+      expect([ref, kept?.applied]).toEqual([ref, !needed]);
+      if (!needed && type === 'certificate') expect((kept!.delivery.event as { certificate: { base64: string } }).certificate.base64).toBe('');
+    }
+    // leased to a; once the lease is over, still needed ones come back (the replay failed too), the others never
+    expect(await store.claimDeliveriesToReplay({ owner: 'b' })).toEqual([]);
+    now += 60_000;
+    expect((await store.claimDeliveriesToReplay({ owner: 'b' })).map((r) => r.kept.delivery.event.signRef).sort()).toEqual(cases.filter((c) => c[3]).map((c) => c[0]).sort());
+  });
 });
 
 describe('PgSessionStore: migrations', () => {

@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { invalidInput } from '../../../../src/errors';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
-import { recordSummary } from '../../../shared/session-data';
+import { eventItem, recordSummary } from '../../../shared/session-data';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'listDue', [
   ...storeInputs,
@@ -26,11 +26,25 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
  * `continueCertificate` (claimed by another front end sharing the folder, nothing prepared: Expire Session ends it
  * at its deadline; n8n has no step to continue it). Each carries the record and its `revision` for a compare-and-set
  * Save Session Record. Ended sessions are never listed; no item when none is due.
+ *
+ * PostgreSQL store: also one item per webhook event the Singpass Sign Trigger kept and answered but no step applied
+ * within the credential's idle time (n8n lost the execution it started after the answer), that the session still
+ * needs — `replayCertificate`, `replaySignature`, `replayError`, shaped like the trigger's output (`type`, `signRef`,
+ * `delivery`): route each to the steps the trigger's output of that type feeds. Each is leased to this run for a
+ * minute (another process's schedule skips it meanwhile); kept events the sessions went past are marked done here.
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
   const idleSeconds = Number(this.getNodeParameter('idleSeconds', i, 45));
   if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw invalidInput('Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
   const store = await sessionRecordStore(this, i);
   const { due } = await store.listDue({ idleSeconds });
-  return due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.dueSince).toISOString(), revision: d.record.revision, ...recordSummary(d.record) } }));
+  const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.dueSince).toISOString(), revision: d.record.revision, ...recordSummary(d.record) } }));
+  for (const { kept } of (await store.claimReplays?.()) ?? []) {
+    const receivedAt = kept.receivedAt === undefined ? {} : { dueSince: new Date(kept.receivedAt).toISOString() };
+    items.push({ json: { action: REPLAY_ACTION[kept.type], ...receivedAt, ...eventItem(kept.delivery) } });
+  }
+  return items;
 }
+
+/** The action of a kept event to replay, per event type. */
+const REPLAY_ACTION = { certificate: 'replayCertificate', signature: 'replaySignature', error: 'replayError' } as const;
