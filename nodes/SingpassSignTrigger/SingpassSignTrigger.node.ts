@@ -5,7 +5,7 @@ import {
 import { temporaryWebhookFailure } from '../../src/sign';
 import { isSingpassFlowsError } from '../../src/errors';
 import { isSessionEnded, type SessionRecord, type VerifiedDelivery } from '../../src/session';
-import { CREDENTIAL } from '../shared/credentials';
+import { CREDENTIAL, nodeCredential } from '../shared/credentials';
 import { signingEngine } from '../shared/engine';
 import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
 import { PG_STORE_CREDENTIAL, pgRecordStore, storeInput } from '../shared/record-store';
@@ -159,7 +159,7 @@ export class SingpassSignTrigger implements INodeType {
  */
 async function sessionBinding(this: IWebhookFunctions): Promise<{ tokenOf: (signRef: string) => Promise<string | undefined>; keep?: (d: VerifiedDelivery) => Promise<boolean> } | undefined> {
   if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
-    const store = pgRecordStore(await this.getCredentials(PG_STORE_CREDENTIAL));
+    const store = pgRecordStore(await nodeCredential(this, PG_STORE_CREDENTIAL));
     return { tokenOf: sessionToken(store, this.getNode()), keep: store.keepDelivery };
   }
   const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();

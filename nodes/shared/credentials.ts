@@ -1,4 +1,4 @@
-import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, INode } from 'n8n-workflow';
 import type { EcSigningAlg, LoadedKey } from '../../src/keys';
 import type { CorppassClient, CorppassFapiClient, LoginClientOptions } from '../../src/login';
 import {
@@ -66,4 +66,29 @@ export async function loginPublicKeys(provider: LoginProvider, c: ICredentialDat
 /** The Corppass client for the chosen profile (the credential's "Profile", "App Type"). */
 export function corppassLoginClient(options: LoginClientOptions, s: CorppassProfileSettings): CorppassClient | CorppassFapiClient {
   return coreCorppassLoginClient(options, s, credentialLabels(CREDENTIAL.corppass));
+}
+
+/** How long a credential read is reused in one process (a changed credential takes effect within this). */
+export const CREDENTIAL_REUSE_MS = 30_000;
+const reads = new Map<string, { at: number; data: Promise<ICredentialDataDecryptedObject> }>();
+
+/**
+ * A node's credential, read from n8n at most once per {@link CREDENTIAL_REUSE_MS} per process and credential id.
+ * Why: n8n 2.41's default expression engine (`vm`) builds a fresh V8 isolate for every credential read (~75 ms of
+ * CPU), and the Sign Trigger reads three per delivery in the webhook process — one thread that must answer the
+ * signing service within 2 s; under load those reads alone queued its answers past that and sessions were lost.
+ * Reused per credential id (n8n's own, from the node), so two credentials never share a read; a node without ids (a
+ * test's mock) reads every time. Failed reads are not kept.
+ */
+export async function nodeCredential(ctx: { getNode(): INode; getCredentials(type: string, itemIndex?: number): Promise<ICredentialDataDecryptedObject> }, type: string, itemIndex?: number): Promise<ICredentialDataDecryptedObject> {
+  const id = ctx.getNode().credentials?.[type]?.id;
+  if (!id) return ctx.getCredentials(type, itemIndex);
+  const key = `${type}/${id}`;
+  const now = Date.now();
+  const kept = reads.get(key);
+  if (kept && now - kept.at < CREDENTIAL_REUSE_MS) return kept.data;
+  const data = ctx.getCredentials(type, itemIndex);
+  reads.set(key, { at: now, data });
+  data.catch(() => reads.get(key)?.data === data && reads.delete(key));
+  return data;
 }

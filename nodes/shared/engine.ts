@@ -3,7 +3,7 @@ import type { ICredentialDataDecryptedObject, IExecuteFunctions, IWebhookFunctio
 import { SingpassFlowsError } from '../../src/errors';
 import { createSigningEngine, type SigningEngine } from '../../src/session';
 import { createNotificationTokens } from '../../src/sign';
-import { CREDENTIAL, inCredential, signSetup, type SignSetup } from './credentials';
+import { CREDENTIAL, inCredential, nodeCredential, signSetup, type SignSetup } from './credentials';
 
 /**
  * The signing-session engine for the node's credentials. Engines are cached per process by a hash of the credential
@@ -14,8 +14,8 @@ const engines = new Map<string, Promise<{ engine: SigningEngine; setup: SignSetu
 const MAX_CACHED = 20;
 
 export async function signingEngine(ctx: IExecuteFunctions | IWebhookFunctions): Promise<{ engine: SigningEngine; setup: SignSetup }> {
-  const sign = await ctx.getCredentials(CREDENTIAL.sign);
-  const tokens = await ctx.getCredentials(CREDENTIAL.notificationToken);
+  const sign = await nodeCredential(ctx, CREDENTIAL.sign);
+  const tokens = await nodeCredential(ctx, CREDENTIAL.notificationToken);
   const key = createHash('sha256').update(JSON.stringify([sign, tokens])).digest('base64url');
   let entry = engines.get(key);
   if (!entry) {

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../src/errors';
 import { PgSessionStore, type FileSessionStore, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { nodeCredential } from './credentials';
 import { folderInput, recordStore as folderStore } from './file-store';
 import { pgStoreSettings } from './pg-settings';
 
@@ -51,7 +52,7 @@ export const storeInputs: INodeProperties[] = [storeInput, { ...folderInput, dis
 /** The store chosen on the node: the folder (checked against n8n's file-access rules) or the PostgreSQL credential's. */
 export async function sessionRecordStore(ctx: IExecuteFunctions, i: number): Promise<SessionRecordStore> {
   const kind = ctx.getNodeParameter('store', i, 'folder') as string;
-  if (kind === 'postgres') return pgRecordStore(await ctx.getCredentials(PG_STORE_CREDENTIAL, i));
+  if (kind === 'postgres') return pgRecordStore(await nodeCredential(ctx, PG_STORE_CREDENTIAL, i));
   if (kind !== 'folder') throw new SingpassFlowsError('INVALID_INPUT', `Store: "${kind}" is not a store this node version knows (Folder or PostgreSQL)`, { field: 'Store' });
   const store = await folderStore(ctx, i);
   return Object.assign(store, { where: `folder ${store.dir}` });

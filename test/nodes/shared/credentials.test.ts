@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { ICredentialTestFunctions } from 'n8n-workflow';
 import { generateClientKeys } from '../../../src/keys';
-import { loginOptions, signSetup } from '../../../nodes/shared/credentials';
+import { CREDENTIAL_REUSE_MS, loginOptions, nodeCredential, signSetup } from '../../../nodes/shared/credentials';
 import { testNotificationToken, testSignApi } from '../../../nodes/shared/credential-tests';
 
 const pem = (k: import('node:crypto').KeyObject) => k.export({ format: 'pem', type: 'pkcs8' }).toString();
@@ -92,5 +92,50 @@ describe('notification token secret credential test', () => {
     expect(ok.status).toBe('OK');
     const bad = await testNotificationToken.call({} as ICredentialTestFunctions, { id: '1', name: 'n', type: 't', data: { secret: 'short' } });
     expect(bad).toMatchObject({ status: 'Error', message: expect.stringMatching(/at least 32 characters/) });
+  });
+});
+
+describe('nodeCredential: one read per credential id and process for 30 s (each read costs n8n\'s vm engine an isolate)', () => {
+  const node = (credentials?: Record<string, { id: string; name: string }>) => ({ id: 'n', name: 'N', type: 't', typeVersion: 1, position: [0, 0] as [number, number], parameters: {}, ...(credentials ? { credentials } : {}) });
+  const ctx = (credentials?: Record<string, { id: string; name: string }>, fail = false) => {
+    const reads: string[] = [];
+    return {
+      reads,
+      getNode: () => node(credentials),
+      getCredentials: async (type: string) => {
+        reads.push(type);
+        if (fail) throw new Error('credential not found');
+        return { secret: `${type}:${credentials?.[type]?.id ?? 'none'}:${reads.length}` };
+      },
+    };
+  };
+  afterEach(() => jest.restoreAllMocks());
+
+  it('reuses a read of the same credential id until 30 s have passed; another id, or a node without ids, reads for itself', async () => {
+    let now = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    const a = ctx({ testType: { id: 'cred-a', name: 'A' } });
+    const first = await nodeCredential(a, 'testType');
+    expect(await nodeCredential(a, 'testType')).toBe(first);
+    now += CREDENTIAL_REUSE_MS - 1;
+    expect(await nodeCredential(a, 'testType')).toBe(first);
+    expect(a.reads).toHaveLength(1);
+    now += 1;
+    expect(await nodeCredential(a, 'testType')).not.toBe(first); // read again: a changed credential takes effect
+    expect(a.reads).toHaveLength(2);
+
+    const b = ctx({ testType: { id: 'cred-b', name: 'B' } });
+    expect((await nodeCredential(b, 'testType')).secret).toMatch(/^testType:cred-b:/);
+    const none = ctx();
+    await nodeCredential(none, 'testType');
+    await nodeCredential(none, 'testType');
+    expect(none.reads).toHaveLength(2);
+  });
+
+  it('keeps no failed read: the next call reads again', async () => {
+    const broken = ctx({ otherType: { id: 'cred-c', name: 'C' } }, true);
+    await expect(nodeCredential(broken, 'otherType')).rejects.toThrow('credential not found');
+    await expect(nodeCredential(broken, 'otherType')).rejects.toThrow('credential not found');
+    expect(broken.reads).toHaveLength(2);
   });
 });
