@@ -94,7 +94,7 @@ export class SingpassSign implements INodeType {
         displayOptions: { show: { resource: ['sessionRecord'] } },
         options: [
           { name: 'Clean Up Ended Sessions', value: 'cleanUp', action: 'Clean up ended sessions', description: 'For a daily schedule: delete completed, failed and expired sessions (record and saved PDF) past the retention' },
-          { name: 'List Due Sessions', value: 'listDue', action: 'List sessions due for a step', description: 'For a schedule: sessions that need a step now, each with its action: resubmit the hash, finish the signature, or expire' },
+          { name: 'List Due Sessions', value: 'listDue', action: 'List sessions due for a step', description: 'For a schedule: sessions that need a step now, each with its action: resubmit the hash, finish the signature, or expire; with the PostgreSQL store also webhook events kept by the trigger that no run applied, to replay' },
           { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record stored under the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
           { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Store the record under its signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial record, never over another execution\'s change' },
         ],

@@ -77,7 +77,7 @@ export class SingpassSignTrigger implements INodeType {
         ...storeInput,
         displayName: 'Session Records In',
         name: 'recordStore',
-        description: 'Where your Session Record nodes keep the records (their Store), so each delivery can be checked against its session before it is answered',
+        description: 'Where your Session Record nodes keep the records (their Store), so each delivery can be checked against its session before it is answered. PostgreSQL: each delivery is also kept there before the answer, and List Due Sessions replays any that no run applied.',
       },
       {
         displayName: 'Session Record Folder',
