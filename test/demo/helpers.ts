@@ -3,7 +3,7 @@
  * child process on free ports, stopped with Ctrl-C (SIGINT). `npm test` builds dist first.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -121,6 +121,8 @@ export async function pdfsigTrusting(file: string, rootPem: string): Promise<str
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string };
     return `${err.stdout ?? ''}\n${err.stderr ?? ''}`;
+  } finally {
+    rmSync(db, { recursive: true, force: true });
   }
 }
 

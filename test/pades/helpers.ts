@@ -87,11 +87,17 @@ export async function qpdfCheck(file: string): Promise<string> {
 }
 
 let nssPromise: Promise<string> | undefined;
+let nssDir: string | undefined;
+/** An NSS database trusting the test root, one per test file (removed after it). */
 export async function nssDb(): Promise<string> {
   const pki = await testPki();
-  nssPromise ??= makeNssDb(path.join(tmpDir('nss'), 'db'), pki.root.certPem);
+  nssPromise ??= makeNssDb(path.join((nssDir = tmpDir('nss')), 'db'), pki.root.certPem);
   return nssPromise;
 }
+// jest evaluates this module once per test file that imports it: the database goes with that file
+afterAll(() => {
+  if (nssDir) fs.rmSync(nssDir, { recursive: true, force: true });
+});
 
 /** pdfsig's report (it exits non-zero when a signature is invalid; we want the text either way). */
 export async function pdfsig(file: string): Promise<string> {
