@@ -2,6 +2,7 @@ import {
   NodeConnectionTypes, NodeOperationError, type INode, type IHookFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription,
   type IWebhookFunctions, type IWebhookResponseData,
 } from 'n8n-workflow';
+import * as n8nWorkflow from 'n8n-workflow';
 import { temporaryWebhookFailure } from '../../src/sign';
 import { isSingpassFlowsError } from '../../src/errors';
 import { isSessionEnded, type SessionRecord, type VerifiedDelivery } from '../../src/session';
@@ -10,6 +11,23 @@ import { signingEngine } from '../shared/engine';
 import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
 import { PG_STORE_CREDENTIAL, pgRecordStore, storeInput } from '../shared/record-store';
 import { eventItem } from '../shared/session-data';
+
+/**
+ * The webhook's `path` from the node's Path parameter. n8n 2.41 can read it without its expression engine when the
+ * field is declared with `webhookDescriptionFields` (its own Webhook node does): with the default `vm` engine every
+ * expression evaluated per request runs in an isolate, in the webhook process that must answer the service within 2 s.
+ * Older n8n versions lack the helper and evaluate the same template.
+ */
+function pathFromParameter(): { path: string } {
+  const helpers = n8nWorkflow as unknown as {
+    webhookDescriptionFields?: (fields: Record<string, unknown>) => { path: string };
+    fromParameter?: (parameter: string) => unknown;
+  };
+  if (typeof helpers.webhookDescriptionFields === 'function' && typeof helpers.fromParameter === 'function') {
+    return helpers.webhookDescriptionFields({ path: helpers.fromParameter('path') });
+  }
+  return { path: '={{$parameter["path"]}}' };
+}
 
 /** Output index per event type: certificate, signature, error. */
 const OUTPUT = { certificate: 0, signature: 1, error: 2 } as const;
@@ -61,7 +79,7 @@ export class SingpassSignTrigger implements INodeType {
       { name: PG_STORE_CREDENTIAL, required: true, displayOptions: { show: { recordStore: ['postgres'] } } },
     ],
     webhooks: [
-      { name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: '={{ $parameter["path"] }}', isFullPath: true },
+      { name: 'default', httpMethod: 'POST', responseMode: 'onReceived', ...pathFromParameter(), isFullPath: true },
     ],
     properties: [
       {

@@ -1,7 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
-import { addDocumentTimestamp } from '../../../../src/pades';
-import { addValidationData } from '../../../../src/pades';
+import { addDocumentTimestamp, addValidationData } from '../../../../src/pades';
 import { derivedFileName, readPdf, withPdf } from '../../../shared/binary';
 import { CREDENTIAL, signSetup } from '../../../shared/credentials';
 import { forOperation } from '../../../shared/router';
