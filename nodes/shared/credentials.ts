@@ -74,9 +74,10 @@ const reads = new Map<string, { at: number; data: Promise<ICredentialDataDecrypt
 
 /**
  * A node's credential, read from n8n at most once per {@link CREDENTIAL_REUSE_MS} per process and credential id.
- * Why: n8n 2.41's default expression engine (`vm`) builds a fresh V8 isolate for every credential read (~75 ms of
- * CPU), and the Sign Trigger reads three per delivery in the webhook process — one thread that must answer the
- * signing service within 2 s; under load those reads alone queued its answers past that and sessions were lost.
+ * Why: n8n 2.41's default expression engine (`vm`) builds, loads and disposes a fresh V8 isolate for every
+ * credential read, and the Sign Trigger read three per delivery in the webhook process — one thread that must answer
+ * the signing service within 2 s; with two workers on 2 cores its answers queued past that and sessions were lost
+ * (docs/benchmarks.md, n8n queue mode).
  * Reused per credential id (n8n's own, from the node), so two credentials never share a read; a node without ids (a
  * test's mock) reads every time. Failed reads are not kept.
  */
