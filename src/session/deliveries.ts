@@ -42,8 +42,9 @@ export const REDACTED_CERTIFICATE_JSON: Readonly<Record<string, string>> = Objec
  * Whether a kept delivery still has to be applied to move its session on — the ONE rule for replaying deliveries a
  * process answered and never applied (it died, or its engine lost the run): a certificate while the session still
  * waits for the scan, a signature while it waits for the signature (hash prepared or submitted), an error until the
- * signature came (after it the service sends none, and the engine refuses one). Otherwise there is nothing to replay: the record went past the event, or carries its own
- * next step (a claimed certificate, a hash at its save point: `nextStep`), or the session ended or is gone.
+ * signature came (after it the service sends none, and the engine refuses one). Otherwise there is nothing to
+ * replay: the record went past the event, or carries its own next step (a claimed certificate, a hash at its save
+ * point: `nextStep`), or the session ended or is gone.
  */
 export function isDeliveryStillNeeded(record: SessionRecord | undefined, type: SigningEvent['type']): boolean {
   if (!record) return false;

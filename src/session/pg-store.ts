@@ -140,8 +140,13 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
       const r = expectedRevision === undefined
         ? await c.query(`INSERT INTO ${this.t.sessions} (sign_ref, revision, status, next_action, due_at, updated_at, record)
             VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7::jsonb) ON CONFLICT (sign_ref) DO NOTHING`, row.values)
-        : await c.query(`UPDATE ${this.t.sessions} SET revision = $2, status = $3, next_action = $4, due_at = $5, updated_at = to_timestamp($6),
-            record = $7::jsonb, written_at = now(), lease_owner = NULL, lease_until = NULL WHERE sign_ref = $1 AND revision = $8`, [...row.values, expectedRevision]);
+        // the same statement marks applied the kept deliveries the saved record has gone past (isDeliveryStillNeeded):
+        // front ends that never mark them (n8n) leave none for the replay claim to sort out one by one
+        : await c.query(`WITH s AS (UPDATE ${this.t.sessions} SET revision = $2, status = $3, next_action = $4, due_at = $5, updated_at = to_timestamp($6),
+            record = $7::jsonb, written_at = now(), lease_owner = NULL, lease_until = NULL WHERE sign_ref = $1 AND revision = $8 RETURNING sign_ref),
+            d AS (UPDATE ${this.t.deliveries} SET ${APPLIED_SET('$10')}
+              WHERE sign_ref IN (SELECT sign_ref FROM s) AND NOT applied AND type = ANY($9::text[]))
+            SELECT sign_ref FROM s`, [...row.values, expectedRevision, deliveriesGonePast(record), JSON.stringify(REDACTED_CERTIFICATE_JSON)]);
       if (r.rowCount !== 1) return false;
       if (options.document) await this.writeDocument(c, row.signRef, options.document);
       return true;
@@ -299,8 +304,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
 
   /** The event was applied to its session: a later copy is a duplicate; the user's certificate is dropped; any lease ends. */
   async markDeliveryApplied(signRef: string, type: SigningEvent['type']): Promise<void> {
-    await this.query('mark a webhook delivery applied', `UPDATE ${this.t.deliveries} SET applied = true, lease_owner = NULL, lease_until = NULL,
-      delivery = CASE WHEN type = 'certificate' THEN jsonb_set(delivery, '{event,certificate}', $3::jsonb) ELSE delivery END
+    await this.query('mark a webhook delivery applied', `UPDATE ${this.t.deliveries} SET ${APPLIED_SET('$3')}
       WHERE sign_ref = $1 AND type = $2 AND NOT applied`, [ref(signRef), eventType(type), JSON.stringify(REDACTED_CERTIFICATE_JSON)]);
   }
 
@@ -335,8 +339,8 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
   /**
    * The deliveries to replay now: kept at least the store's `idleMs` ago and never applied (`claimDeliveries`, leased
    * to `owner`), each with its session's record, for those the record still needs (`isDeliveryStillNeeded`). The
-   * others — their session went past the event, ended or is gone — are marked applied here, so a front end that
-   * never marks deliveries itself (n8n: the record is all its steps save) still ends with none pending.
+   * others — their session ended or is gone, or a record saved before the delivery was kept had gone past it (a save
+   * marks those itself) — are marked applied here.
    */
   async claimDeliveriesToReplay(options: { owner: string; leaseMs?: number; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
     const replays: Array<{ kept: KeptDelivery; record: SessionRecord }> = [];
@@ -654,6 +658,15 @@ const EVENT_TYPES: readonly SigningEvent['type'][] = ['certificate', 'signature'
 function eventType(type: unknown): SigningEvent['type'] {
   if (!EVENT_TYPES.includes(type as SigningEvent['type'])) throw new SingpassFlowsError('INVALID_INPUT', `type: one of ${EVENT_TYPES.join(', ')}`, { field: 'type' });
   return type as SigningEvent['type'];
+}
+
+/** SET clause of a delivery marked applied: no lease, the certificate replaced by `redacted` (the parameter holding REDACTED_CERTIFICATE_JSON). */
+const APPLIED_SET = (redacted: string): string => `applied = true, lease_owner = NULL, lease_until = NULL,
+  delivery = CASE WHEN type = 'certificate' THEN jsonb_set(delivery, '{event,certificate}', ${redacted}::jsonb) ELSE delivery END`;
+
+/** The event types a record no longer needs a kept delivery of. */
+function deliveriesGonePast(record: SessionRecord): SigningEvent['type'][] {
+  return (['certificate', 'signature', 'error'] as const).filter((type) => !isDeliveryStillNeeded(record, type));
 }
 
 function keptDelivery(row: DeliveryRow): KeptDelivery {

@@ -420,6 +420,22 @@ describe('PgSessionStore: kept webhook deliveries', () => {
     await expect(a.claimDeliveries({ owner: 'a', idleMs: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
+  it('a save that moves the session past a kept event marks it applied in the same statement (certificate dropped); events still needed stay pending; a refused save marks nothing', async () => {
+    const store = open('dlvsave_');
+    const at = Math.floor(Date.now() / 1000);
+    expect(await store.put(record('s-1', 1, { phase: 'waiting', updatedAt: at }), undefined)).toBe(true);
+    await store.rememberDelivery(delivery('s-1', 'certificate'));
+    await store.rememberDelivery(delivery('s-1', 'error'));
+    expect(await store.put(record('s-1', 3, { phase: 'savePoint', updatedAt: at }), 2)).toBe(false); // refused
+    expect((await store.getDelivery('s-1', 'certificate'))?.applied).toBe(false);
+    expect(await store.put(record('s-1', 2, { phase: 'savePoint', updatedAt: at }), 1)).toBe(true);
+    const cert = await store.getDelivery('s-1', 'certificate');
+    expect(cert?.applied).toBe(true);
+    expect((cert!.delivery.event as { certificate: { base64: string } }).certificate.base64).toBe('');
+    expect((await store.getDelivery('s-1', 'error'))?.applied).toBe(false); // the session can still end with an error
+    expect(await store.pendingDeliveries()).toEqual([{ signRef: 's-1', type: 'error' }]);
+  });
+
   it('claimDeliveriesToReplay: by the store\'s idle time, only what the session still needs (with its record); the rest marked applied (the certificate dropped), never claimed again', async () => {
     let now = 7_000_000;
     const store = open('dlvreplay_', { now: () => now, idleMs: 10_000 });

@@ -83,7 +83,7 @@ describe('Singpass Sign Trigger on the PostgreSQL store: deliveries kept before 
     expect(await store.getDelivery(s.signRef, 'certificate')).toMatchObject({ applied: false });
   });
 
-  it('a kept certificate whose run n8n lost comes out of List Due Sessions as replayCertificate (the trigger\'s item), once per lease; through Prepare and Submit the session goes on, and the kept event is then marked applied', async () => {
+  it('a kept certificate whose run n8n lost comes out of List Due Sessions as replayCertificate (the trigger\'s item), once per lease; through Prepare and Submit the session goes on, and the save that moves it on marks the kept event applied', async () => {
     const s = await savedSession();
     await env.sb.phone.scan(s.signRef, { user: 'p256' });
     expect(await certificateAnswers(s.signRef, 1)).toEqual([200]);
@@ -103,7 +103,7 @@ describe('Singpass Sign Trigger on the PostgreSQL store: deliveries kept before 
     expect(saved.json).toMatchObject({ saved: true });
     expect(env.sb.sign.session(s.signRef)?.docHash).toBe((prepared.json.record as { submitting: { documentHash: string } }).submitting.documentHash);
 
-    // after the lease the session has gone past the event: marked applied (certificate dropped), never replayed
+    // the save past the event marked it applied (certificate dropped): never replayed, also after the lease
     const later = await store.claimDeliveriesToReplay({ owner: 'test', now: Date.now() + 61_000 });
     expect(later.filter((r) => r.record.state.signRef === s.signRef)).toEqual([]);
     const kept = await store.getDelivery(s.signRef, 'certificate');
