@@ -31,7 +31,8 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
  * within the credential's idle time (n8n lost the execution it started after the answer), that the session still
  * needs — `replayCertificate`, `replaySignature`, `replayError`, shaped like the trigger's output (`type`, `signRef`,
  * `delivery`): route each to the steps the trigger's output of that type feeds. Each is leased to this run for a
- * minute (another process's schedule skips it meanwhile); kept events the sessions went past are marked done here.
+ * minute (another process's schedule skips it meanwhile). Kept events a session went past are marked done by the
+ * save that moved it on (any left, e.g. of an ended session, here).
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
   const idleSeconds = Number(this.getNodeParameter('idleSeconds', i, 45));
