@@ -1,6 +1,7 @@
 import { prepareSignature } from '../pades';
 import type { CertificateEvent } from '../sign';
-import { endedRecord, nextRevision, say, type StepContext } from './record-ops';
+import { endedRecord, say, type StepContext } from './record-ops';
+import { advance } from './transitions';
 import { submitHash } from './submission';
 import type { SessionRecord, StepOptions, StepResult } from './types';
 
@@ -12,7 +13,7 @@ export async function certificateStep(ctx: StepContext, claimed: SessionRecord, 
   let current = claimed;
   await say(stepOptions, { step: 'certificate', event });
   const finishWith = async (e: unknown): Promise<StepResult> => {
-    const out = endedRecord(ctx, current, e);
+    const out = endedRecord(ctx, current, 'refuseCertificate', e);
     await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
     return { record: out };
   };
@@ -29,7 +30,7 @@ export async function certificateStep(ctx: StepContext, claimed: SessionRecord, 
     });
     // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
     // Counted as sent unless the caller sends it in a later step (stopAtSavePoint): the hash call follows this save.
-    current = nextRevision(current, { prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts: stepOptions?.stopAtSavePoint ? 0 : 1 } });
+    current = advance(current, 'prepare', { ...current, prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts: stepOptions?.stopAtSavePoint ? 0 : 1 } });
     await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
   } catch (e) {
     return finishWith(e);

@@ -13,7 +13,8 @@ import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/v
 import { certificateStep } from './certificate-step';
 import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS, finishSession } from './finishing';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
-import { checkRecord, nextRevision, say, sha256, withoutSessionData, type StepContext } from './record-ops';
+import { checkRecord, say, sha256, withoutSessionData, type StepContext } from './record-ops';
+import { advance, created } from './transitions';
 import { hashSubmitted, submitHash } from './submission';
 import { UserCertificateChecker, type CertificateStatusReport } from './user-certificate';
 import { certsFromPemOrDer } from '../pki';
@@ -179,8 +180,6 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   if (!(finishWindowMs >= 0)) throw invalidInput('finishRetryWindowSeconds', 'must be a number of seconds, 0 or more');
   const tokens = options.notificationTokens;
 
-  const next = nextRevision;
-
   function bind(record: SessionRecord, delivery: VerifiedDelivery): void {
     checkRecord(record);
     if (!delivery || typeof delivery !== 'object' || !delivery.event) throw invalidInput('delivery', 'expected the delivery from checkDelivery()');
@@ -233,13 +232,12 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const clientNotificationToken = tokens.issue();
       const challengeCode = generateChallengeCode();
       const session = await config.client.createSession({ clientNotificationToken, tenantId: config.tenantId });
-      const record: SessionRecord = {
+      const record = created({
         format: 'singpass-flows/signing-session@1',
         state: newSigningSessionState(session, { challengeCode, clientNotificationToken }, clock),
         request: { documentName, level, ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(input.location !== undefined ? { location: input.location } : {}) },
         document: { length: pdf.length, sha256: sha256(pdf) },
-        revision: 1,
-      };
+      });
       const started: SessionStarted = {
         record, signRef: session.signRef, qrPayload: session.qrPayload, challengeCode, expiresAt: session.expiresAt,
         ...(session.qrLogo ? { qrLogo: session.qrLogo } : {}),
@@ -266,8 +264,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
       const state = applySigningEvent(record.state, e, clock);
       const error = { code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${e.errorCode}${e.message ? ` ${e.message}` : ''}` };
-      const rest = withoutSessionData(next(record, {}));
-      const out = { ...rest, state, error };
+      const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error });
       await say(stepOptions, { step: 'ended', status: state.status, error });
       return { record: out };
     },
@@ -290,7 +287,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       // (With stopAtSavePoint the saved record is the answer: the caller's next step resubmits it.)
       if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submitHash(ctx, record, false, { ...stepOptions, mayHaveBeenSent: true });
       // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
-      const claimed = next(record, { state: applySigningEvent(record.state, event, clock) });
+      const claimed = advance(record, 'claimCertificate', { ...record, state: applySigningEvent(record.state, event, clock) });
       if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
       if (stepOptions?.stopAtClaim) return { record: claimed };
       return certificateStep(ctx, claimed, event, pdf, stepOptions);
@@ -334,7 +331,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       // A signature over the save point's hash proves the hash got through (a process died before recording it).
       const base = isAtSavePoint(record) && event.documentHash === record.submitting!.documentHash ? hashSubmitted(ctx, record) : record;
       // Refuses a signature before a hash, or over another hash (record untouched).
-      const out = next(base, { state: applySigningEvent(base.state, event, clock) });
+      const out = advance(base, 'acceptSignature', { ...base, state: applySigningEvent(base.state, event, clock) });
       await say(stepOptions, { step: 'signature', event });
       return { record: out };
     },
@@ -358,12 +355,11 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       checkRecord(record);
       const state = expireSigningSession(record.state, clock, { scanExtensionSeconds });
       if (state === record.state) return { record };
-      const rest = withoutSessionData(next(record, {}));
       return {
-        record: {
-          ...rest, state,
+        record: advance(record, 'expire', {
+          ...withoutSessionData(record), state,
           error: { code: 'SESSION_EXPIRED', message: `The signing session expired at ${new Date(engine.deadline(record)).toISOString()} before the user ${record.state.status === 'waiting_for_scan' ? 'scanned the QR code' : 'approved'}; start a new session` },
-        },
+        }),
       };
     },
 

@@ -6,6 +6,7 @@ import { checkSignRef } from '../sign/validate';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isSessionEnded, nextStep, type SessionAction } from './next-step';
 import type { SessionStore } from './store';
 import type { SessionRecord } from './types';
+import { withPhase } from './transitions';
 
 /**
  * A {@link SessionStore} in one folder of the local file system, for engines without a database (n8n's sample
@@ -79,7 +80,7 @@ export class FileSessionStore implements SessionStore {
       if (expectedRevision !== undefined && !current) return { saved: false, reason: 'missing', signRef, expectedRevision };
       if (current && current.revision !== expectedRevision) return refused('conflict', signRef, expectedRevision, current);
       if (options.document) await this.writeAtomic(`${signRef}.pdf`, options.document);
-      const text = JSON.stringify(record);
+      const text = JSON.stringify(withPhase(record));
       // Still ours? (a holder slower than lockStaleMs may have had its lock broken: then it must not write)
       if (!(await lock.held())) throw busy(signRef, 'the record lock was taken over while saving (a save took longer than the stale-lock timeout)');
       await this.writeAtomic(`${signRef}.json`, text);
@@ -343,7 +344,8 @@ function parseRecord(text: string, file: string): SessionRecord {
   if (!r || typeof r !== 'object' || r.format !== 'singpass-flows/signing-session@1' || !r.state || typeof r.revision !== 'number') {
     throw new SingpassFlowsError('STATE_INVALID', `${path.basename(file)} is not a session record (${text.length === 0 ? 'empty' : 'not the JSON a Singpass Sign step output'})`, { field: 'Session Record' });
   }
-  return r as SessionRecord;
+  // A record written before phases were stored is read with the phase its fields describe.
+  return withPhase(r as SessionRecord);
 }
 
 function refused(reason: 'conflict' | 'exists', signRef: string, expectedRevision: number | undefined, current: SessionRecord): SaveOutcome {

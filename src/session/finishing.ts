@@ -4,7 +4,8 @@ import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp
 import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
 import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
 import { completeSigningSession } from '../sign';
-import { checkRecord, endedRecord, nextRevision, say, withoutSessionData, type StepContext } from './record-ops';
+import { checkRecord, endedRecord, say, withoutSessionData, type StepContext } from './record-ops';
+import { advance } from './transitions';
 import type { FinishFailure, FinishResult, SessionRecord, StepOptions } from './types';
 
 /**
@@ -49,7 +50,7 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
   let validationData: ValidationDataSummary | undefined;
   let stage: FinishFailure['stage'] = 'embed';
   const finishWith = async (e: unknown, report?: PdfVerificationReport): Promise<FinishResult> => {
-    const out = endedRecord(ctx, record, e, { result: { level: best?.level ?? null, valid: false } });
+    const out = endedRecord(ctx, record, 'failFinish', e, { result: { level: best?.level ?? null, valid: false } });
     await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
     return { record: out, ...(best ? { pdf: best.pdf } : {}), ...(report ? { report } : {}), ...(best && validationData ? { validationData } : {}) };
   };
@@ -97,8 +98,8 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
     best = undefined; // never hand out a PDF whose own signature does not verify at the level asked for
     return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${level}`), report);
   }
-  const rest = withoutSessionData(nextRevision(record, { result: { level: ours.level, valid: true } }));
-  const done: SessionRecord = { ...rest, state: completeSigningSession(record.state, ctx.clock) };
+  const rest = withoutSessionData({ ...record, result: { level: ours.level, valid: true } });
+  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock) });
   await say(stepOptions, { step: 'ended', status: done.state.status });
   return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
 }
@@ -118,6 +119,6 @@ async function finishDeferred(ctx: StepContext, record: SessionRecord, stage: Fi
     stage, code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt, finishBy,
   };
   await say(stepOptions, { step: 'finishDeferred', stage, code: e.code, message: e.message, attempts, retryAt });
-  return { record: nextRevision(record, { lastFinishFailure }), deferred: true };
+  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }), deferred: true };
 }
 

@@ -1,4 +1,5 @@
 import { signingSessionDeadline } from '../sign/session';
+import { sessionPhase } from './transitions';
 import type { SessionRecord } from './types';
 
 /**
@@ -38,34 +39,7 @@ export const DEFAULT_SCAN_EXTENSION_SECONDS = 120;
 /** Default retention of ended session records. */
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
-/**
- * Where a session is, named: the record's phase follows from its fields (status, the claim, the save point), and
- * every predicate below and {@link nextStep} read it from here.
- * - `waitingForScan`: created, QR shown.
- * - `certificateClaimed`: the certificate event is stored, nothing prepared yet (`continueCertificate`).
- * - `atSavePoint`: prepared, the hash saved before the call (maybe sent: `resumeSubmission` resends the same hash).
- * - `hashSubmitted`: the service has the hash; waiting for the user's approval.
- * - `signed`: the user's signature is stored (the second save point); finishing (`finish`) is next.
- * - `completed` / `failed` / `expired`: ended.
- */
-export type SessionPhase = 'waitingForScan' | 'certificateClaimed' | 'atSavePoint' | 'hashSubmitted' | 'signed' | 'completed' | 'failed' | 'expired';
-
-export function sessionPhase(record: SessionRecord): SessionPhase {
-  const s = record.state;
-  switch (s.status) {
-    case 'waiting_for_scan': return 'waitingForScan';
-    case 'certificate_received':
-      if (record.submitting !== undefined && record.prepared !== undefined) return 'atSavePoint';
-      // A record at certificate_received without both (an older or odd record) is continued as a claim when it holds
-      // what that needs; else it only waits for its deadline.
-      return record.submitting === undefined && record.prepared === undefined && s.certificate !== undefined && s.nonce !== undefined ? 'certificateClaimed' : 'hashSubmitted';
-    case 'hash_submitted': return 'hashSubmitted';
-    case 'signed': return 'signed';
-    case 'completed': return 'completed';
-    case 'failed': return 'failed';
-    case 'expired': return 'expired';
-  }
-}
+export { sessionPhase, type SessionPhase } from './transitions';
 
 /** True once the session has ended (completed, failed, expired). */
 export function isSessionEnded(record: SessionRecord): boolean {

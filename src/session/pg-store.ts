@@ -7,6 +7,7 @@ import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, session
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
 import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
 import type { SessionStore } from './store';
+import { withPhase } from './transitions';
 import type { SessionRecord, VerifiedDelivery } from './types';
 import type { SigningEvent } from '../sign';
 
@@ -91,25 +92,29 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
   /**
    * Create or upgrade the store's tables (done by the first call of any other method unless `autoMigrate: false`).
    * Idempotent; safe when several processes start at once (one migrates, the others wait for its lock, then find the
-   * schema current). Resolves with the schema version before and after.
+   * schema current). Resolves with the schema version before and after. `to`: stop at that version (an operator
+   * staging an upgrade; the store's other methods need the latest).
    */
-  async migrate(): Promise<{ from: number; to: number }> {
-    const target = MIGRATIONS.length;
+  async migrate(options: { to?: number } = {}): Promise<{ from: number; to: number }> {
+    const target = options.to ?? MIGRATIONS.length;
+    if (!Number.isSafeInteger(target) || target < 1 || target > MIGRATIONS.length) {
+      throw new SingpassFlowsError('INVALID_INPUT', `to: a schema version from 1 to ${MIGRATIONS.length}`, { field: 'to' });
+    }
     // Fast path, no lock and no DDL: the schema is current (a database user without CREATE rights can use the store).
     const current = await this.withClient('read the schema version', (c) => schemaVersion(c, this.t), false);
-    if (current > target) throw newerSchema(current, target);
-    const result = current === target ? { from: current, to: current } : await this.transaction('migrate the schema', false, async (c) => {
+    if (current > MIGRATIONS.length) throw newerSchema(current, MIGRATIONS.length);
+    const result = current >= target ? { from: current, to: current } : await this.transaction('migrate the schema', false, async (c) => {
       await c.query('SELECT pg_advisory_xact_lock($1::bigint)', [this.migrationLockKey]);
       await c.query(`CREATE TABLE IF NOT EXISTS ${this.t.schemaVersion} (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
       const from = await schemaVersion(c, this.t);
-      if (from > target) throw newerSchema(from, target);
+      if (from > MIGRATIONS.length) throw newerSchema(from, MIGRATIONS.length);
       for (let v = from; v < target; v++) {
         for (const sql of MIGRATIONS[v](this.t)) await c.query(sql);
         await c.query(`INSERT INTO ${this.t.schemaVersion} (version) VALUES ($1)`, [v + 1]);
       }
-      return { from, to: target };
+      return { from, to: Math.max(from, target) };
     });
-    this.ready ??= Promise.resolve();
+    if (result.to === MIGRATIONS.length) this.ready ??= Promise.resolve();
     return result;
   }
 
@@ -138,14 +143,14 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     }
     const write = async (c: PoolClient): Promise<boolean> => {
       const r = expectedRevision === undefined
-        ? await c.query(`INSERT INTO ${this.t.sessions} (sign_ref, revision, status, next_action, due_at, updated_at, record)
-            VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7::jsonb) ON CONFLICT (sign_ref) DO NOTHING`, row.values)
+        ? await c.query(`INSERT INTO ${this.t.sessions} (sign_ref, revision, status, next_action, due_at, updated_at, record, phase)
+            VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7::jsonb, $8) ON CONFLICT (sign_ref) DO NOTHING`, row.values)
         // the same statement marks applied the kept deliveries the saved record has gone past (isDeliveryStillNeeded):
         // front ends that never mark them (n8n) leave none for the replay claim to sort out one by one
         : await c.query(`WITH s AS (UPDATE ${this.t.sessions} SET revision = $2, status = $3, next_action = $4, due_at = $5, updated_at = to_timestamp($6),
-            record = $7::jsonb, written_at = now(), lease_owner = NULL, lease_until = NULL WHERE sign_ref = $1 AND revision = $8 RETURNING sign_ref),
-            d AS (UPDATE ${this.t.deliveries} SET ${APPLIED_SET('$10')}
-              WHERE sign_ref IN (SELECT sign_ref FROM s) AND NOT applied AND type = ANY($9::text[]))
+            record = $7::jsonb, phase = $8, written_at = now(), lease_owner = NULL, lease_until = NULL WHERE sign_ref = $1 AND revision = $9 RETURNING sign_ref),
+            d AS (UPDATE ${this.t.deliveries} SET ${APPLIED_SET('$11')}
+              WHERE sign_ref IN (SELECT sign_ref FROM s) AND NOT applied AND type = ANY($10::text[]))
             SELECT sign_ref FROM s`, [...row.values, expectedRevision, deliveriesGonePast(record), JSON.stringify(REDACTED_CERTIFICATE_JSON)]);
       if (r.rowCount !== 1) return false;
       if (options.document) await this.writeDocument(c, row.signRef, options.document);
@@ -379,7 +384,8 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     const next = nextStep(record, this.policy);
     // A time that never comes (none today) is stored as NULL: never due.
     const dueAt = Number.isFinite(next.at) ? Math.ceil(next.at) : null;
-    return { signRef, values: [signRef, record.revision, record.state.status, next.action, dueAt, updatedAt, JSON.stringify(record)] };
+    const stored = withPhase(record);
+    return { signRef, values: [signRef, record.revision, record.state.status, next.action, dueAt, updatedAt, JSON.stringify(stored), stored.phase] };
   }
 
   private async writeDocument(c: PoolClient, signRef: string, pdf: Buffer): Promise<void> {
@@ -608,6 +614,21 @@ const MIGRATIONS: readonly ((t: Tables) => string[])[] = [
       PRIMARY KEY (sign_ref, type))`,
     `CREATE INDEX ${t.deliveriesTodo} ON ${t.deliveries} (received_at) WHERE NOT applied`,
   ],
+  (t) => [
+    // The session's phase (transitions.ts), stored with every write. Rows written before it was stored get the
+    // phase their record's fields describe (phaseFromFields, in SQL), in the column and in the record.
+    `ALTER TABLE ${t.sessions} ADD COLUMN phase text`,
+    `UPDATE ${t.sessions} SET phase = CASE status
+        WHEN 'waiting_for_scan' THEN 'waitingForScan'
+        WHEN 'certificate_received' THEN CASE
+          WHEN record ? 'submitting' AND record ? 'prepared' THEN 'atSavePoint'
+          WHEN NOT record ? 'submitting' AND NOT record ? 'prepared' AND record->'state' ? 'certificate' AND record->'state' ? 'nonce' THEN 'certificateClaimed'
+          ELSE 'hashSubmitted' END
+        WHEN 'hash_submitted' THEN 'hashSubmitted'
+        ELSE status END`,
+    `UPDATE ${t.sessions} SET record = jsonb_set(record, '{phase}', to_jsonb(phase)) WHERE NOT record ? 'phase'`,
+    `ALTER TABLE ${t.sessions} ALTER COLUMN phase SET NOT NULL`,
+  ],
 ];
 
 function tables(p: string): Tables {
@@ -686,7 +707,7 @@ function parseRecord(value: unknown, signRef: string): SessionRecord {
   if (!r || typeof r !== 'object' || r.format !== 'singpass-flows/signing-session@1' || !r.state || typeof r.revision !== 'number') {
     throw new SingpassFlowsError('STATE_INVALID', `The stored row for ${signRef} is not a session record (not the JSON a Singpass Sign step output)`, { field: 'Session Record' });
   }
-  return r as SessionRecord;
+  return withPhase(r as SessionRecord);
 }
 
 function legacyReason(record: SessionRecord, action: SessionAction, now: number, scanExtensionSeconds: number): Pick<DueSession, 'reason'> {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { failSigningSession } from '../sign';
+import { advance } from './transitions';
 import type { UserCertificateChecker } from './user-certificate';
 import type { SessionRecord, SessionStep, SigningEngineConfig, StepOptions, StepResult } from './types';
 
@@ -21,16 +22,11 @@ export interface StepContext {
   deadline(record: SessionRecord): number;
 }
 
-/** The record after a change: every change bumps `revision` (compare-and-set in shared stores relies on it). */
-export function nextRevision(record: SessionRecord, patch: Partial<SessionRecord>): SessionRecord {
-  return { ...record, ...patch, revision: record.revision + 1 };
-}
-
-/** The session ends without (or short of) its PDF: the certificate and prepared state go with it. */
-export function endedRecord(ctx: Pick<StepContext, 'clock'>, record: SessionRecord, e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord {
+/** The session fails (`verb`: the step that failed) without (or short of) its PDF: the certificate and prepared state go with it. */
+export function endedRecord(ctx: Pick<StepContext, 'clock'>, record: SessionRecord, verb: 'refuseCertificate' | 'refuseHash' | 'failFinish', e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord {
   const error = errorOf(e);
-  const rest = withoutSessionData(nextRevision(record, patch));
-  return { ...rest, state: failSigningSession(record.state, error, ctx.clock), error };
+  const rest = withoutSessionData({ ...record, ...patch });
+  return advance(record, verb, { ...rest, state: failSigningSession(record.state, error, ctx.clock), error });
 }
 
 /** Narrate a step (the caller's `onStep`). */

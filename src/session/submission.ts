@@ -1,6 +1,7 @@
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { markHashSubmitted } from '../sign';
-import { endedRecord, nextRevision, say, type StepContext } from './record-ops';
+import { endedRecord, say, type StepContext } from './record-ops';
+import { advance } from './transitions';
 import type { SessionRecord, StepOptions, StepResult, SubmitFailure } from './types';
 
 /**
@@ -38,7 +39,7 @@ export async function submitHash(ctx: StepContext, record: SessionRecord, counte
   if (!counted) {
     const submitting = { documentHash, attempts: earlier + 1 };
     // A new revision only where it is saved now (compare-and-set needs it); else the step's result carries the count.
-    sending = stepOptions?.save ? nextRevision(record, { submitting }) : { ...record, submitting };
+    sending = stepOptions?.save ? advance(record, 'countHashCall', { ...record, submitting }) : { ...record, submitting };
     if (stepOptions?.save && !(await stepOptions.save(sending))) return { record, duplicate: true };
   }
   const resubmission = earlier > 0 || record.lastSubmitFailure !== undefined || stepOptions?.mayHaveBeenSent === true;
@@ -55,7 +56,7 @@ export async function submitHash(ctx: StepContext, record: SessionRecord, counte
       // resubmission of the same hash — unless no event can come any more (past the deadline: expired).
       const expired = isTemporarySubmitFailure(e) ? ctx.expire(sending).record : undefined;
       if (expired === sending) return submitDeferred(ctx, sending, e as SingpassFlowsError, stepOptions);
-      const out = expired ?? endedRecord(ctx, sending, e);
+      const out = expired ?? endedRecord(ctx, sending, 'refuseHash', e);
       await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
       return { record: out };
     }
@@ -74,12 +75,12 @@ async function submitDeferred(ctx: StepContext, record: SessionRecord, e: Singpa
     code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt,
   };
   await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
-  return { record: nextRevision(record, { lastSubmitFailure }) };
+  return { record: advance(record, 'deferHash', { ...record, lastSubmitFailure }) };
 }
 
 /** The save point's record once its hash is with the service (the prepared state is the saved one). */
 export function hashSubmitted(ctx: Pick<StepContext, 'clock'>, record: SessionRecord): SessionRecord {
-  const { submitting, lastSubmitFailure: _failure, ...rest } = nextRevision(record, {});
-  return { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, ctx.clock) };
+  const { submitting, lastSubmitFailure: _failure, ...rest } = record;
+  return advance(record, 'confirmHash', { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, ctx.clock) });
 }
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import type { SessionPhase } from './transitions';
 import type { ErrorCode } from '../errors';
 import type { Fetch } from '../http';
 import type { PreparedSignature } from '../pades';
@@ -17,6 +18,12 @@ import type {
  */
 export interface SessionRecord {
   format: 'singpass-flows/signing-session@1';
+  /**
+   * Where the session is (see `TRANSITIONS` in transitions.ts): set by every step, never by hand. Absent only in a
+   * record written before phases were stored; such a record is read by its fields (`sessionPhase`) and stores add it
+   * when they load it.
+   */
+  phase?: SessionPhase;
   /** The protocol state machine (sign_ref, expires_at, status, challenge code, notification token, nonce, hash…). */
   state: SigningSessionState;
   /** What was asked for at start. */

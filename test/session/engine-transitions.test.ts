@@ -20,7 +20,7 @@ import {
 import { readUserCertificate } from '../../src/sign/user-certificate';
 import {
   createSigningEngine, isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep,
-  sessionPhase, type SessionAction, type SessionPhase, type SessionRecord, type SessionStep, type SigningEngineOptions,
+  observeTransitions, sessionPhase, transitionKey, TRANSITIONS, type SessionAction, type SessionPhase, type SessionRecord, type SessionStep, type SigningEngineOptions,
   type StepOptions, type VerifiedDelivery,
 } from '../../src/session';
 import { samplePdf } from '../pades/ltv-helpers';
@@ -37,6 +37,11 @@ let ocsp: OcspResponder;
 let tsa: TimeStampAuthority;
 let pdf: Buffer;
 const tokens = createNotificationTokens({ secret: randomBytes(32).toString('hex') });
+
+/** Every transition the engine made in this file (the last test checks the table's every row was exercised). */
+const exercised = new Set<string>();
+const stopObserving = observeTransitions((t) => void exercised.add(transitionKey(t)));
+afterAll(stopObserving);
 
 beforeAll(async () => {
   pki = await createTestPki({ baseUrl: PKI_BASE, rsaUser: false }); // ~0.1-0.3 s on this machine
@@ -243,6 +248,7 @@ const ACTION_OF: Record<SessionPhase, SessionAction> = {
 
 /** The record is at `phase`, every predicate and `nextStep` agree; returns nextStep's answer. */
 function expectStop(record: SessionRecord, phase: SessionPhase, policy: { scanExtensionSeconds?: number } = {}): { action: SessionAction; at: number } {
+  expect(record.phase).toBe(phase); // stored, not only read from the fields
   expect(sessionPhase(record)).toBe(phase);
   expect(isAtSavePoint(record)).toBe(phase === 'atSavePoint');
   expect(isCertificateClaimed(record)).toBe(phase === 'certificateClaimed');
@@ -771,6 +777,33 @@ describe('webhook events', () => {
     expectNoSessionData(out.record);
     expect(await t.engine.applyDelivery(out.record, d, pdf)).toEqual({ record: out.record, duplicate: true });
   });
+
+  const errorEvent = (r: SessionRecord, t: Setup): VerifiedDelivery => ({
+    event: { type: 'error', signRef: r.state.signRef, errorCode: 'SESSION_TIMEOUT', message: 'The service ended the session', correlationId: randomUUID(), issuedAt: Math.floor(t.clock.now / 1000) },
+    notificationToken: r.state.clientNotificationToken,
+  });
+
+  it.each([
+    ['waitingForScan', (t: Setup) => started(t)],
+    ['certificateClaimed', async (t: Setup) => { const s = await started(t); return (await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtClaim: true })).record; }],
+    ['atSavePoint', (t: Setup) => atSavePoint(t)],
+  ] as const)('error event while %s → failed SIGN_REQUEST_REJECTED, no hash call, nothing left of the session', async (phase, at) => {
+    const t = setup();
+    const r = await at(t);
+    expectStop(r, phase);
+    const out = await t.engine.applyDelivery(r, errorEvent(r, t), pdf);
+    expectStop(out.record, 'failed');
+    expect(out.record.error?.code).toBe('SIGN_REQUEST_REJECTED');
+    expectNoSessionData(out.record);
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('error event on a signed session → STATE_INVALID, record untouched (the signature is kept and finished)', async () => {
+    const t = setup();
+    const s = await signed(t);
+    await expect(t.engine.applyDelivery(s, errorEvent(s, t), pdf)).rejects.toMatchObject({ code: 'STATE_INVALID' });
+    expectStop(s, 'signed');
+  });
 });
 
 describe('finish', () => {
@@ -1007,5 +1040,12 @@ describe('the fake client throws what the real SigningApiClient throws', () => {
     const thrown = await real.submitDocumentHash(signRef, input, { resubmission }).then(() => undefined, (e: unknown) => e);
     expect(thrown).toBeInstanceOf(SingpassFlowsError);
     expect((thrown as SingpassFlowsError).toJSON()).toEqual(fake(signRef, resubmission).toJSON());
+  });
+});
+
+describe('the state machine', () => {
+  it('every row of TRANSITIONS was exercised by the tests above (a row no step takes is dead or untested)', () => {
+    const missing = TRANSITIONS.map(transitionKey).filter((k) => !exercised.has(k));
+    expect(missing).toEqual([]);
   });
 });

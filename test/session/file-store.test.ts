@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FileSessionStore, type SaveOutcome } from '../../src/session/file-store';
-import type { SessionRecord } from '../../src/session';
+import { nextStep, withPhase, type SessionRecord } from '../../src/session';
 
 const REGISTER = path.join(__dirname, '../helpers/ts-register.js');
 const STORE_MODULE = path.join(__dirname, '../../src/session/file-store.ts');
@@ -43,13 +43,37 @@ describe('FileSessionStore', () => {
     const r = record('ref-1', 1);
     expect(await store.save(r, undefined, { document: Buffer.from('%PDF-1.7 test') })).toEqual({ saved: true, signRef: 'ref-1', revision: 1, status: 'waiting_for_scan' });
     const file = path.join(store.dir, 'ref-1.json');
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(r);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(withPhase(r)); // the phase stored with it
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(path.join(store.dir, 'ref-1.pdf'), 'utf8')).toBe('%PDF-1.7 test');
     expect(fs.readdirSync(store.dir).sort()).toEqual(['ref-1.json', 'ref-1.pdf']); // no temporary or lock file left
-    expect(await store.get('ref-1')).toEqual(r);
+    expect(await store.get('ref-1')).toEqual(withPhase(r));
     expect(await store.get('nope')).toBeUndefined();
     expect(await store.list()).toEqual(['ref-1']);
+  });
+
+  it('records written before phases were stored (files of the previous version) load with the phase their fields describe, list as due by it, and save on', async () => {
+    const fixtures = path.join(__dirname, '../fixtures/session-records/v1');
+    const store = new FileSessionStore(dir, { now: () => Date.now() + 365 * 86_400_000 });
+    fs.mkdirSync(store.dir, { recursive: true });
+    const files = fs.readdirSync(fixtures).filter((f) => f.endsWith('.json'));
+    for (const f of files) {
+      // one session may have been captured at several phases: each file gets a sign_ref of its own here
+      const r = JSON.parse(fs.readFileSync(path.join(fixtures, f), 'utf8')) as SessionRecord;
+      fs.writeFileSync(path.join(store.dir, `mig-${f}`), JSON.stringify({ ...r, state: { ...r.state, signRef: `mig-${f.replace(/\.json$/, '')}` } }));
+    }
+    for (const f of files) {
+      const signRef = `mig-${f.replace(/\.json$/, '')}`;
+      const loaded = (await store.get(signRef))!;
+      expect({ f, phase: loaded.phase }).toEqual({ f, phase: f.replace(/(-deferred)?\.json$/, '') });
+      expect((await store.save({ ...loaded, revision: loaded.revision + 1 }, loaded.revision)).saved).toBe(true);
+      expect(JSON.parse(fs.readFileSync(store.recordPath(signRef), 'utf8')).phase).toBe(loaded.phase);
+    }
+    // a year on, every session that has not ended is due, with the action its phase calls for
+    const due = (await store.listDue({ idleSeconds: 0 })).due;
+    expect(due.map((d) => [d.signRef, d.action]).sort()).toEqual(files.map((f) => `mig-${f.replace(/\.json$/, '')}`)
+      .filter((ref) => !/completed|failed|expired/.test(ref)).map((ref) => [ref, nextStep(due.find((d) => d.signRef === ref)!.record).action]).sort());
+    expect(Object.fromEntries(due.map((d) => [d.signRef, d.action]))).toMatchObject({ 'mig-certificateClaimed': 'continueCertificate', 'mig-atSavePoint': 'submitHash', 'mig-signed': 'finish', 'mig-waitingForScan': 'expire' });
   });
 
   it('refuses path tricks in a signRef', async () => {

@@ -7,9 +7,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
+import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { Client, Pool } from 'pg';
-import { PgSessionStore, isDue, nextStep, type SaveOutcome, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { PgSessionStore, isDue, nextStep, withPhase, type SaveOutcome, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { isSingpassFlowsError } from '../../src/errors';
 import { freePort } from '../helpers/ports';
 import { startPostgres, type Postgres } from '../helpers/postgres';
@@ -86,11 +87,11 @@ function child(body: string, env: Record<string, string>, onStdout?: (text: stri
 }
 
 describe('PgSessionStore: records', () => {
-  it('creates its schema on first use: schema_version 2, sessions (record JSONB + columns), documents (BYTEA), the due_at index', async () => {
+  it('creates its schema on first use: schema_version 3, sessions (record JSONB + columns), documents (BYTEA), the due_at index', async () => {
     const store = open('schema_');
     expect(await store.schemaVersion()).toBe(0);
     expect(await store.list()).toEqual([]); // first call migrates
-    expect(await store.schemaVersion()).toBe(2);
+    expect(await store.schemaVersion()).toBe(3);
     const cols = await sql<{ table_name: string; column_name: string; data_type: string }>(
       `SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_name LIKE 'schema\\_%' ORDER BY table_name, column_name`);
     const byTable = (t: string) => Object.fromEntries(cols.filter((c) => c.table_name === t).map((c) => [c.column_name, c.data_type]));
@@ -107,7 +108,7 @@ describe('PgSessionStore: records', () => {
     const pdf = randomBytes(3 * 1024 * 1024);
     const r = record('ref-1', 1, { mark: 'Vertrag – 合同 – "quoted" \\ back' });
     expect(await store.save(r, undefined, { document: pdf })).toEqual({ saved: true, signRef: 'ref-1', revision: 1, status: 'waiting_for_scan' });
-    expect(await store.get('ref-1')).toEqual(r);
+    expect(await store.get('ref-1')).toEqual(withPhase(r));
     expect((await store.getDocument('ref-1'))!.equals(pdf)).toBe(true);
     // a copy each time: changing what get() returned changes nothing stored
     const loaded = (await store.get('ref-1'))!;
@@ -215,7 +216,7 @@ describe('PgSessionStore: due sessions', () => {
     ]);
     for (const d of due) {
       expect(d.at).toBe(nextStep(d.record, { idleMs: 45_000 }).at);
-      expect(d.record).toEqual(records.find((r) => r.state.signRef === d.signRef));
+      expect(d.record).toEqual(withPhase(records.find((r) => r.state.signRef === d.signRef)!));
     }
     expect((await store.listDue({ limit: 2 })).due.map((d) => d.signRef)).toEqual(['submitted-past', 'signed-idle']);
     expect((await store.listDue({ actions: ['forget'] })).due.map((d) => d.signRef)).toEqual(['completed-old', 'failed-old']);
@@ -233,7 +234,7 @@ describe('PgSessionStore: due sessions', () => {
     await store.save({ ...signed, state: { ...signed.state, status: 'completed', updatedAt: t }, revision: 6 } as SessionRecord, 5);
     expect((await store.listDue()).due.map((d) => d.signRef)).not.toContain('signed-idle');
     // a row that is not a record is reported, not thrown
-    await sql(`INSERT INTO due_sessions (sign_ref, revision, status, next_action, due_at, updated_at, record) VALUES ('broken', 1, 'x', 'expire', 0, now(), '{"not": "a record"}')`);
+    await sql(`INSERT INTO due_sessions (sign_ref, revision, status, next_action, due_at, updated_at, record, phase) VALUES ('broken', 1, 'x', 'expire', 0, now(), '{"not": "a record"}', 'x')`);
     expect(await store.listDue()).toMatchObject({ unreadable: ['broken'] });
   });
 
@@ -246,8 +247,8 @@ describe('PgSessionStore: due sessions', () => {
     const filler = new Client({ connectionString: pg.url, application_name: 'idx-setup' });
     await filler.connect();
     // filler rows (not due for years) written in bulk: the query must not read them
-    await filler.query(`INSERT INTO idx_sessions (sign_ref, revision, status, next_action, due_at, updated_at, record)
-      SELECT 'filler-' || i, 1, 'waiting_for_scan', 'expire', $1::bigint + i, now(), '{}'::jsonb FROM generate_series(1, 20000) i`, [T + 1e11]);
+    await filler.query(`INSERT INTO idx_sessions (sign_ref, revision, status, next_action, due_at, updated_at, record, phase)
+      SELECT 'filler-' || i, 1, 'waiting_for_scan', 'expire', $1::bigint + i, now(), '{}'::jsonb, 'waitingForScan' FROM generate_series(1, 20000) i`, [T + 1e11]);
     await filler.query('ANALYZE idx_sessions');
     await filler.end();
     await setup.close();
@@ -475,17 +476,50 @@ describe('PgSessionStore: kept webhook deliveries', () => {
 describe('PgSessionStore: migrations', () => {
   it('are idempotent: again, and from a new store on the same tables, nothing changes and the data stays', async () => {
     const store = open('mig_');
-    expect(await store.migrate()).toEqual({ from: 0, to: 2 });
-    expect(await store.migrate()).toEqual({ from: 2, to: 2 });
+    expect(await store.migrate()).toEqual({ from: 0, to: 3 });
+    expect(await store.migrate()).toEqual({ from: 3, to: 3 });
     await store.save(record('keep', 1), undefined);
     const again = open('mig_');
-    expect(await again.migrate()).toEqual({ from: 2, to: 2 });
+    expect(await again.migrate()).toEqual({ from: 3, to: 3 });
     expect((await again.get('keep'))!.revision).toBe(1);
-    expect(await sql('SELECT version FROM mig_schema_version')).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(await sql('SELECT version FROM mig_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     // tables a newer package migrated: refused, typed, not touched
     await sql('INSERT INTO mig_schema_version (version) VALUES (99)');
     const old = open('mig_');
     await expect(old.get('keep')).rejects.toMatchObject({ code: 'STORE_FAILED', details: { retryable: false, schemaVersion: 99 } });
+  });
+
+  it('from schema 2 (no phase): rows written as the previous version wrote them get the phase their fields describe, in the column and the record, and continue', async () => {
+    const fixtures = path.join(__dirname, '../fixtures/session-records/v1');
+    const files = readdirSync(fixtures).filter((f) => f.endsWith('.json'));
+    const old = open('phasemig_');
+    expect(await old.migrate({ to: 2 })).toEqual({ from: 0, to: 2 });
+    // one session may have been captured at several phases: each file gets a sign_ref of its own here
+    const load = (f: string): SessionRecord => {
+      const r = JSON.parse(readFileSync(path.join(fixtures, f), 'utf8')) as SessionRecord;
+      return { ...r, state: { ...r.state, signRef: `mig-${f.replace(/\.json$/, '')}` } };
+    };
+    for (const f of files) {
+      const r = load(f);
+      const step = nextStep(r, { idleMs: 30_000 });
+      // the previous version's INSERT, column for column
+      await sql(`INSERT INTO phasemig_sessions (sign_ref, revision, status, next_action, due_at, updated_at, record)
+        VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7::jsonb)`, [r.state.signRef, r.revision, r.state.status, step.action, Number.isFinite(step.at) ? Math.ceil(step.at) : null, r.state.updatedAt, JSON.stringify(r)]);
+    }
+    const store = open('phasemig_');
+    expect(await store.migrate()).toEqual({ from: 2, to: 3 });
+    const rows = await sql<{ phase: string; record_phase: string; status: string; sign_ref: string }>(`SELECT sign_ref, status, phase, record->>'phase' AS record_phase FROM phasemig_sessions`);
+    expect(rows).toHaveLength(files.length);
+    for (const f of files) {
+      const r = load(f);
+      const want = f.replace(/(-deferred)?\.json$/, '');
+      const row = rows.find((x) => x.sign_ref === r.state.signRef)!;
+      expect({ f, phase: row.phase, inRecord: row.record_phase }).toEqual({ f, phase: want, inRecord: want });
+      const loaded = (await store.get(r.state.signRef))!;
+      expect(loaded.phase).toBe(want);
+      // and it continues: a compare-and-set save against the migrated revision
+      expect((await store.save({ ...loaded, revision: loaded.revision + 1 }, loaded.revision)).saved).toBe(true);
+    }
   });
 
   it('two stores (two pools) starting at once: both wait for the advisory lock, one migrates, the other finds the schema current', async () => {
@@ -503,18 +537,18 @@ describe('PgSessionStore: migrations', () => {
       expect(await sql(`SELECT to_regclass('lock_sessions') AS t`)).toEqual([{ t: null }]);
       await holder.query('SELECT pg_advisory_unlock($1::bigint)', [a.migrationLockKey]);
       const results = await both;
-      expect(results.map((r) => r.from).sort()).toEqual([0, 2]);
-      expect(results.every((r) => r.to === 2)).toBe(true);
+      expect(results.map((r) => r.from).sort()).toEqual([0, 3]);
+      expect(results.every((r) => r.to === 3)).toBe(true);
     } finally {
       await holder.end();
     }
-    expect(await sql('SELECT version FROM lock_schema_version')).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(await sql('SELECT version FROM lock_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     // and with no gate: two more pools on fresh tables, at once
     const c = open('lock2_');
     const d = open('lock2_');
     const [rc, rd] = await Promise.all([c.save(record('x', 1), undefined), d.save(record('y', 1), undefined)]);
     expect(rc.saved && rd.saved).toBe(true);
-    expect(await sql('SELECT version FROM lock2_schema_version')).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(await sql('SELECT version FROM lock2_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
   });
 
   it('two child processes starting at once on fresh tables: both succeed, exactly one migrates', async () => {
@@ -533,8 +567,8 @@ describe('PgSessionStore: migrations', () => {
     await allReady;
     for (const s of go) s.end('go\n');
     const results = (await Promise.all(runs)).map((o) => JSON.parse(o.slice('ready\n'.length)) as { from: number; to: number });
-    expect(results.map((r) => r.from).sort()).toEqual([0, 2]);
-    expect(await sql('SELECT version FROM procmig_schema_version')).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(results.map((r) => r.from).sort()).toEqual([0, 3]);
+    expect(await sql('SELECT version FROM procmig_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
   }, 60_000);
 });
 
@@ -622,7 +656,7 @@ describe('PgSessionStore: processes and faults', () => {
     expect((await store.getDocument('before'))!.toString()).toBe('%PDF-before');
     expect((await store.save(record('after', 1), undefined)).saved).toBe(true);
     expect(await store.list()).toEqual(['after', 'before']);
-    expect(await blocked.migrate()).toEqual({ from: 0, to: 2 });
+    expect(await blocked.migrate()).toEqual({ from: 0, to: 3 });
   }, 90_000);
 
   it('an unreachable or silent server fails typed within the connect timeout, and no message ever carries the password', async () => {
