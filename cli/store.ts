@@ -1,5 +1,5 @@
 import { invalidInput } from '../src/errors';
-import { FileSessionStore, PgSessionStore, type SessionStore } from '../src/session';
+import { FileSessionStore, PgSessionStore, SESSION_POLICY, type SessionStore } from '../src/session';
 
 /**
  * The session store a CLI option names: a folder (FileSessionStore: one host) or a postgres:// URL (PgSessionStore:
@@ -10,7 +10,7 @@ export async function openStore(where: string, options: { takeOverMs?: number } 
   if (!where.trim()) throw invalidInput('--store', 'give a folder or a postgres:// URL');
   if (/^postgres(ql)?:\/\//i.test(where)) {
     // The store's "due" time for a session in the middle of a step is the runner's take-over time (one rule).
-    const store = new PgSessionStore(where, { ...(options.takeOverMs !== undefined ? { idleMs: options.takeOverMs } : { idleMs: 30_000 }) });
+    const store = new PgSessionStore(where, { idleMs: options.takeOverMs ?? SESSION_POLICY.takeOverIdleMs });
     await store.migrate().catch(async (e: unknown) => {
       await store.close();
       throw e;

@@ -1,4 +1,5 @@
 import type { ICredentialType, INodeProperties } from 'n8n-workflow';
+import { SESSION_POLICY } from '../src/session';
 
 /**
  * The PostgreSQL database the Session Record operations keep signing sessions in when their Store is "PostgreSQL":
@@ -71,7 +72,7 @@ export class SingpassSessionStorePostgresApi implements ICredentialType {
       name: 'idleSeconds',
       type: 'number',
       typeOptions: { minValue: 0 },
-      default: 45,
+      default: SESSION_POLICY.takeOverIdleMs / 1000,
       description: 'A record saved in the middle of a step (prepared but not recorded as submitted, signed but not finished) is listed as due by List Due Sessions once unchanged this long: the run working on it has died. The store computes it at every save, so it is set here, once for every node and process.',
     },
   ];

@@ -1,7 +1,7 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import type { PoolConfig } from 'pg';
 import { SingpassFlowsError } from '../../src/errors';
-import type { PgSessionStoreOptions } from '../../src/session';
+import { SESSION_POLICY, type PgSessionStoreOptions } from '../../src/session';
 
 /** The "Singpass Session Store (PostgreSQL)" credential, checked: where to connect and the store's options. */
 export interface PgStoreSettings {
@@ -23,7 +23,7 @@ export function pgStoreSettings(c: ICredentialDataDecryptedObject): PgStoreSetti
   const database = text(c.database);
   const user = text(c.user);
   const port = Number(c.port ?? 5432);
-  const idleSeconds = Number(c.idleSeconds ?? 45);
+  const idleSeconds = Number(c.idleSeconds ?? SESSION_POLICY.takeOverIdleMs / 1000);
   if (!host) throw bad('Host', 'is required (the PostgreSQL server\'s host name or address)');
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw bad('Port', 'must be a port number (1–65535), usually 5432');
   if (!database) throw bad('Database', 'is required (an existing database)');

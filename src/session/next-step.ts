@@ -1,4 +1,5 @@
 import { signingSessionDeadline } from '../sign/session';
+import { SESSION_POLICY } from './policy';
 import { sessionPhase } from './transitions';
 import type { SessionRecord } from './types';
 
@@ -34,10 +35,10 @@ export interface NextStepPolicy {
   retentionMs?: number;
 }
 
-/** Default seconds a scanned session still receives events past `expires_at` (the service extends it after the scan). */
-export const DEFAULT_SCAN_EXTENSION_SECONDS = 120;
-/** Default retention of ended session records. */
-export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/** Default seconds a scanned session still receives events past `expires_at` (SESSION_POLICY). */
+export const DEFAULT_SCAN_EXTENSION_SECONDS = SESSION_POLICY.scanExtensionSeconds;
+/** Default retention of ended session records (SESSION_POLICY). */
+export const DEFAULT_RETENTION_MS = SESSION_POLICY.retentionMs;
 
 export { sessionPhase, type SessionPhase } from './transitions';
 

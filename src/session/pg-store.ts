@@ -7,6 +7,7 @@ import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, session
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
 import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
 import type { SessionStore } from './store';
+import { SESSION_POLICY } from './policy';
 import { withPhase } from './transitions';
 import type { SessionRecord, VerifiedDelivery } from './types';
 import type { SigningEvent } from '../sign';
@@ -557,8 +558,8 @@ interface Tables {
 }
 
 export const DEFAULT_TABLE_PREFIX = 'singpass_sign_';
-const DEFAULT_IDLE_MS = 45_000;
-const DEFAULT_LEASE_MS = 60_000;
+const DEFAULT_IDLE_MS = SESSION_POLICY.takeOverIdleMs;
+const DEFAULT_LEASE_MS = SESSION_POLICY.leaseMs;
 const DEFAULT_DUE_LIMIT = 1000;
 const ALL_ACTIONS: readonly SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire', 'forget'];
 const DUE_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire'];

@@ -8,6 +8,7 @@ import type { SigningEngine } from './engine';
 import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep } from './next-step';
 import { MemorySessionStore, stepSaver, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, StepResult, VerifiedDelivery } from './types';
+import { SESSION_POLICY } from './policy';
 
 /** How a session run by the runner ended. */
 export interface SessionOutcome {
@@ -378,7 +379,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     return saved(r.record, saver);
   };
 
-  const takeOverAfterMs = options.takeOverAfterMs ?? 30_000;
+  const takeOverAfterMs = options.takeOverAfterMs ?? SESSION_POLICY.takeOverIdleMs;
   if (options.sweepIntervalMs !== undefined && !(options.sweepIntervalMs >= 100)) throw invalidInput('sweepIntervalMs', 'must be at least 100 (milliseconds), or left out');
   if (!(takeOverAfterMs >= 0)) throw invalidInput('takeOverAfterMs', 'must be 0 or more milliseconds');
   /** Sessions this process is at work on or has scheduled (a sweep leaves them alone). */
@@ -389,7 +390,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const sweepCandidates = async (): Promise<string[]> => {
     const shared: SessionStore = store;
     if (!shared.claimDue) return store.list();
-    const { due } = await shared.claimDue({ owner, leaseMs: Math.max(takeOverAfterMs, 1_000), limit: 200 });
+    const { due } = await shared.claimDue({ owner, leaseMs: SESSION_POLICY.leaseMs, limit: 200 });
     return due.map((d) => d.signRef);
   };
   const sweep = async (): Promise<number> => {

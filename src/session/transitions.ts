@@ -117,9 +117,17 @@ export function phaseFromFields(record: Omit<SessionRecord, 'phase'>): SessionPh
   }
 }
 
-/** A record as loaded from any store or execution: with its phase (older records get it from their fields). */
+/**
+ * A record as a store saves or loads it: with its phase (older records get it from their fields). A record whose
+ * stored phase disagrees with its fields was changed by hand (a step never leaves one so): refused, typed.
+ */
 export function withPhase(record: SessionRecord): SessionRecord {
-  return record.phase === undefined ? { ...record, phase: phaseFromFields(record) } : record;
+  const fieldsSay = phaseFromFields(record);
+  if (record.phase === undefined) return { ...record, phase: fieldsSay };
+  if (record.phase !== fieldsSay) {
+    throw new SingpassFlowsError('STATE_INVALID', `Session record ${record.state.signRef}: its phase says ${record.phase} but its fields say ${fieldsSay}; pass on the record a Singpass Sign step output, unchanged`, { field: 'Session Record', retryable: false });
+  }
+  return record;
 }
 
 /**

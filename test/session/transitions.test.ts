@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
-import { TRANSITIONS, phaseFromFields, transitionKey, type SessionPhase, type SessionRecord } from '../../src/session';
+import { TRANSITIONS, phaseFromFields, transitionKey, withPhase, type SessionPhase, type SessionRecord } from '../../src/session';
 import { advance } from '../../src/session/transitions';
 
 const root = join(__dirname, '..', '..');
@@ -117,5 +117,28 @@ describe('nothing moves a record outside the table', () => {
       });
     }
     expect(offenders).toEqual([]);
+  });
+});
+
+describe('the documentation', () => {
+  it('src/session/README.md lists every row of the table', () => {
+    const readme = readFileSync(join(root, 'src/session/README.md'), 'utf8');
+    const rows = TRANSITIONS.map((t) => `| \`${t.from}\` | ${t.on.join(', ')} | \`${t.verb}\` | \`${t.to}\` |`);
+    expect(rows.filter((r) => !readme.includes(r))).toEqual([]);
+  });
+});
+
+describe('withPhase (what the stores save and load)', () => {
+  it('adds the phase to a record of the previous version and keeps a consistent one as it is', () => {
+    const old = fixture('hashSubmitted');
+    expect(withPhase(old).phase).toBe('hashSubmitted');
+    const current = withPhase(old);
+    expect(withPhase(current)).toBe(current);
+  });
+
+  it('refuses a record changed by hand so that its phase and its fields disagree', () => {
+    const waiting = withPhase(fixture('waitingForScan'));
+    const edited = { ...waiting, state: { ...waiting.state, status: 'failed' as const } };
+    expect(() => withPhase(edited)).toThrow(expect.objectContaining({ code: 'STATE_INVALID', message: expect.stringMatching(/phase says waitingForScan but its fields say failed/) }));
   });
 });

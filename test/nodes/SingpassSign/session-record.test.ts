@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
-import type { SessionRecord } from '../../../src/session';
+import { withPhase, type SessionRecord } from '../../../src/session';
 import { binaryBuffer, executeContext, pdfItem } from '../context';
 
 let dir: string;
@@ -41,7 +41,7 @@ describe('Singpass Sign node: Session Record', () => {
     const [[created]] = await run({ operation: 'saveRecord', record: first, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
     expect(created.json).toEqual({ saved: true, outcome: 'saved', signRef: 's1', status: 'waiting_for_scan', revision: 1 });
     expect(created.binary?.data).toBeDefined(); // the input's binary passes through
-    expect(JSON.parse(fs.readFileSync(path.join(dir, 's1.json'), 'utf8'))).toEqual(first);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 's1.json'), 'utf8'))).toEqual(withPhase(first)); // the phase stored with it
 
     const [[loaded]] = await run({ operation: 'loadRecord', signRef: 's1', pdfBinaryField: 'data', ifMissing: 'output' });
     expect(loaded.json).toMatchObject({ found: true, revision: 1, signRef: 's1', status: 'waiting_for_scan', record: first });

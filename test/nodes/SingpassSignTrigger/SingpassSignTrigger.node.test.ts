@@ -99,7 +99,7 @@ describe('Singpass Sign Trigger', () => {
 
     it('an ended session: 400 (final), no workflow', async () => {
       const ended = await createSession();
-      await store.save({ ...ended.record, state: { ...ended.record.state, status: 'failed' }, revision: ended.record.revision + 1 } as SessionRecord, undefined);
+      await store.save({ ...ended.record, phase: 'failed', state: { ...ended.record.state, status: 'failed' }, revision: ended.record.revision + 1 } as SessionRecord, undefined);
       const before = env.fired.length;
       await env.sb.phone.scan(ended.signRef, { user: 'p256' });
       expect(await certificateAttempts(ended.signRef)).toEqual([{ status: 400, outcome: 'failed' }]);

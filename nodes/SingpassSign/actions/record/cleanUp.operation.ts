@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
+import { SESSION_POLICY } from '../../../../src/session';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 
@@ -10,7 +11,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'cle
     name: 'retentionDays',
     type: 'number',
     typeOptions: { minValue: 0, numberPrecision: 4 },
-    default: 7,
+    default: SESSION_POLICY.retentionMs / 86_400_000,
     description: 'Completed, failed and expired sessions are deleted (record and saved PDF) once unchanged this long. Live sessions are never deleted.',
   },
 ]);
@@ -20,7 +21,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'cle
  * retention, PDFs whose record was never saved, and temporary files a crash left. Signed PDFs and other files stay.
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
-  const days = Number(this.getNodeParameter('retentionDays', i, 7));
+  const days = Number(this.getNodeParameter('retentionDays', i, SESSION_POLICY.retentionMs / 86_400_000));
   if (!Number.isFinite(days) || days < 0) throw invalidInput('Keep Ended Sessions For (Days)', 'must be a number of days ≥ 0');
   const store = await sessionRecordStore(this, i);
   const r = await store.cleanUp({ retentionSeconds: days * 86_400 });

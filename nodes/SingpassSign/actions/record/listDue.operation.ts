@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
+import { SESSION_POLICY } from '../../../../src/session';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { eventItem, recordSummary } from '../../../shared/session-data';
@@ -11,7 +12,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
     name: 'idleSeconds',
     type: 'number',
     typeOptions: { minValue: 0 },
-    default: 45,
+    default: SESSION_POLICY.takeOverIdleMs / 1000,
     // the PostgreSQL store computes due times at every save: its credential holds this setting
     displayOptions: { show: { store: ['folder'] } },
     description: 'A record saved in the middle of a step — prepared but not recorded as submitted, or signed but not finished — is taken over once unchanged this long: the run working on it has died. Longer than your slowest live step (a Submit or a Finalize gives up within about 21 s).',
@@ -35,7 +36,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
  * save that moved it on (any left, e.g. of an ended session, here).
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
-  const idleSeconds = Number(this.getNodeParameter('idleSeconds', i, 45));
+  const idleSeconds = Number(this.getNodeParameter('idleSeconds', i, SESSION_POLICY.takeOverIdleMs / 1000));
   if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw invalidInput('Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
   const store = await sessionRecordStore(this, i);
   const { due } = await store.listDue({ idleSeconds });
