@@ -1043,6 +1043,46 @@ describe('the fake client throws what the real SigningApiClient throws', () => {
   });
 });
 
+describe('records written before the phase was stored', () => {
+  /** As the previous version wrote it: the same fields, no phase. */
+  const previousVersion = (r: SessionRecord): SessionRecord => {
+    const { phase: _phase, ...rest } = r;
+    return rest as SessionRecord;
+  };
+
+  it('a claimed certificate, a save point and a signed session continue by their due step to completed, one hash, one signature', async () => {
+    const t = setup();
+    const s = await started(t, 'B-T');
+    const claimed = previousVersion((await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtClaim: true })).record);
+    expect(claimed.phase).toBeUndefined();
+    expect(nextStep(claimed).action).toBe('continueCertificate');
+    const { save } = t.saver();
+    const submitted = (await t.engine.continueCertificate(claimed, pdf, { save })).record;
+    expectStop(submitted, 'hashSubmitted');
+
+    const u = setup();
+    const atSave = previousVersion(await atSavePoint(u, 'B-T'));
+    expect(nextStep(atSave).action).toBe('submitHash');
+    const resumed = (await u.engine.resumeSubmission(atSave)).record;
+    expectStop(resumed, 'hashSubmitted');
+    expect(u.client.hashCalls).toHaveLength(1);
+
+    const sig = previousVersion((await u.engine.applyDelivery(resumed, signatureDelivery(resumed), pdf)).record);
+    expect(nextStep(sig).action).toBe('finish');
+    const done = await u.engine.finish(sig, pdf);
+    expectStop(done.record, 'completed');
+    expect((await signaturesIn(done.pdf!, u)).signatures).toHaveLength(1);
+  });
+
+  it('a waiting session expires by its due step', async () => {
+    const t = setup();
+    const s = previousVersion(await started(t));
+    expect(nextStep(s).action).toBe('expire');
+    t.clock.advance((SESSION_SECONDS + 1) * 1000);
+    expectStop(t.engine.expire(s).record, 'expired');
+  });
+});
+
 describe('the state machine', () => {
   it('every row of TRANSITIONS was exercised by the tests above (a row no step takes is dead or untested)', () => {
     const missing = TRANSITIONS.map(transitionKey).filter((k) => !exercised.has(k));
