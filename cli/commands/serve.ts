@@ -14,7 +14,7 @@ import { parseSignConfig } from './sign';
 import { openStore } from '../store';
 
 const HELP = `Usage: singpass-flows serve --config <file.json> [--port 8080] [--host 127.0.0.1]
-                            [--store <folder> | --store postgres://user@host/db] [--sweep-ms 5000] [--take-over-ms 30000]
+                            [--store <folder> | --store postgres://user@host/db] [--sweep-ms 5000] [--take-over-ms 45000]
 
 Runs a signing service for your applications (you are the DSAP): one process, or several behind one URL over a
 shared store. Each signing session is kept in the store at every step (the claimed certificate, the hash before it
@@ -39,7 +39,7 @@ Options:
   --host <addr>     default 127.0.0.1; put a reverse proxy (TLS) in front
   --sweep-ms <n>    how often to look for sessions another process left (default 5000 with a shared store; 0: off)
   --take-over-ms <n>  how long a session in the middle of a step is left to the process working on it before
-                    another takes it over (default 30000)
+                    another takes it over (default 45000, the session policy)
   -h, --help        show this help`;
 
 export interface ServeOptions {
