@@ -178,10 +178,10 @@ export class SingpassSignTrigger implements INodeType {
 async function sessionBinding(this: IWebhookFunctions): Promise<{ tokenOf: (signRef: string) => Promise<string | undefined>; keep?: (d: VerifiedDelivery) => Promise<boolean> } | undefined> {
   if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
     const store = pgRecordStore(await nodeCredential(this, PG_STORE_CREDENTIAL));
-    return { tokenOf: sessionToken(store, this.getNode()), keep: store.keepDelivery };
+    return { tokenOf: sessionToken(store, this.getNode(), `the PostgreSQL store (${store.where})`), keep: store.keepDelivery };
   }
   const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();
-  return folder ? { tokenOf: sessionToken(await readOnlyRecordStore(folder), this.getNode()) } : undefined;
+  return folder ? { tokenOf: sessionToken(await readOnlyRecordStore(folder), this.getNode(), `the folder ${folder}`) } : undefined;
 }
 
 /** Re-reads of a record not found yet (ms): a scan right after Create Session can beat Save Record (created) by a moment. */
@@ -195,7 +195,7 @@ const NOT_YET_SAVED_RETRIES_MS = [100, 200, 400];
  * at the service (it never retries a 400), a 503 has it deliver again. (The service signs its
  * deliveries, so nobody else makes us wait on a sign_ref we do not have; after its retries it gives up on it.)
  */
-function sessionToken(store: { get(signRef: string): Promise<SessionRecord | undefined> }, node: INode): (signRef: string) => Promise<string | undefined> {
+function sessionToken(store: { get(signRef: string): Promise<SessionRecord | undefined> }, node: INode, where: string): (signRef: string) => Promise<string | undefined> {
   return async (signRef) => {
     for (let attempt = 0; ; attempt++) {
       let record;
@@ -208,7 +208,9 @@ function sessionToken(store: { get(signRef: string): Promise<SessionRecord | und
       if (record) return isSessionEnded(record) ? undefined : record.state.clientNotificationToken;
       if (attempt >= NOT_YET_SAVED_RETRIES_MS.length) {
         // not one of ours: the webhook check answers it 503 (WEBHOOK_HANDLER_FAILED in the log line)
-        throw new NodeOperationError(node, `no session record for ${signRef} yet (a scan right after Create Session, before Save Record): answered 503, the service delivers again`);
+        // Either a scan that beat Save Record, or a trigger looking in another store than the Session Record nodes
+        // save to (the queue-mode trap): the message names the setting so the second is fixed, not waited out.
+        throw new NodeOperationError(node, `no session record for ${signRef} in ${where} (Session Records In): answered 503, the service delivers again. If your Session Record nodes save elsewhere (e.g. Store = PostgreSQL in queue mode), set Session Records In to that same store; else the scan came right after Create Session, before Save Record`);
       }
       await new Promise((r) => setTimeout(r, NOT_YET_SAVED_RETRIES_MS[attempt]));
     }

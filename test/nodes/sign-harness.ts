@@ -18,6 +18,8 @@ export interface SignSandbox {
   fired: INodeExecutionData[][][];
   /** Every answer the trigger gave: status and body. */
   answers: Array<{ status: number; body?: unknown }>;
+  /** What the trigger logged (warnings and errors), in order. */
+  logs: string[];
   /** Set to change a delivery's headers before the trigger sees it (e.g. present another session's Bearer). */
   rewriteHeaders?: (headers: Record<string, string | string[] | undefined>, rawBody: Buffer) => Record<string, string | string[] | undefined>;
   /** Set to run (awaited) before the trigger sees each delivery, e.g. to end a fault between the service's attempts. */
@@ -39,6 +41,7 @@ export async function startSignSandbox(): Promise<SignSandbox> {
   const [[jwks]] = await new SingpassKeySet().execute.call(executeContext({ params: { sources: 'sign' }, credentials }));
   const fired: INodeExecutionData[][][] = [];
   const answers: SignSandbox['answers'] = [];
+  const logs: string[] = [];
   const waiters: Array<() => void> = [];
   const trigger = new SingpassSignTrigger();
   const triggerParams: Record<string, unknown> = {};
@@ -49,6 +52,8 @@ export async function startSignSandbox(): Promise<SignSandbox> {
     await env.beforeDelivery?.();
     const ctx = mockDeep<IWebhookFunctions>();
     ctx.getNode.mockReturnValue(testNode);
+    ctx.logger.warn.mockImplementation((m: string) => void logs.push(m));
+    ctx.logger.error.mockImplementation((m: string) => void logs.push(m));
     const headers = env.rewriteHeaders ? env.rewriteHeaders({ ...req.headers }, rawBody) : req.headers;
     ctx.getRequestObject.mockReturnValue({ headers, rawBody } as never);
     ctx.getCredentials.mockImplementation(async (name: string) => credentials[name]);
@@ -70,7 +75,7 @@ export async function startSignSandbox(): Promise<SignSandbox> {
   sb.sign.registerClient({ clientId: 'n8n-dsap', jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
   let seen = 0;
   const env: SignSandbox = {
-    sb, credentials, fired, answers, triggerParams,
+    sb, credentials, fired, answers, logs, triggerParams,
     async next(output, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

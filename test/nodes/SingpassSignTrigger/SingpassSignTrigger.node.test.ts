@@ -114,6 +114,8 @@ describe('Singpass Sign Trigger', () => {
       expect((await certificateAttempts(unknown.signRef)).map((a) => a.status)).toEqual([503, 503, 503]);
       expect(env.answers.at(-1)).toEqual({ status: 503, body: expect.objectContaining({ error: 'SERVER_SIDE_ERROR' }) });
       expect(env.fired.length).toBe(before);
+      // the log names where the trigger looked and the setting that would point it at the Session Record nodes' store
+      expect(env.logs).toContainEqual(expect.stringMatching(new RegExp(`no session record for ${unknown.signRef} in the folder .* \\(Session Records In\\).*set Session Records In to that same store`)));
     });
 
     it('a scan that beats Save Record by more than the re-reads: 503, then 200 on the service\'s next attempt, one workflow', async () => {
