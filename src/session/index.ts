@@ -9,3 +9,4 @@ export * from './pg-store';
 export * from './next-step';
 export { deliveryToJson, deliveryFromJson } from './delivery-codec';
 export type { CertificateStatusReport } from './user-certificate';
+export { finishShortfall } from './finishing';
