@@ -56,13 +56,16 @@ const TEMPORARY_TIMESTAMP_FAILURES: ReadonlySet<TimestampFailure> = new Set(['ti
  */
 export function timestampFailuresOf(bits: Uint8Array | undefined): TimestampFailure[] {
   if (!bits) return [];
-  const set = (n: number): boolean => bits.length > n >> 3 && (bits[n >> 3]! & (0x80 >> (n & 7))) !== 0;
+  const set = (n: number): boolean => bits.length > n >> 3 && (bits[n >> 3] & (0x80 >> (n & 7))) !== 0;
   return (Object.keys(TIMESTAMP_FAILURE_BITS) as TimestampFailure[]).filter((name) => set(TIMESTAMP_FAILURE_BITS[name]));
 }
 
+/** RFC 3161 PKIStatus waiting (3): the TSA has the request and will answer later. */
+const PKI_STATUS_WAITING = 3;
+
 /** True when a refused timestamp request may be granted if asked again: "waiting", or only temporary failures. */
 export function isTemporaryTimestampRefusal(pkiStatus: number, failures: readonly TimestampFailure[]): boolean {
-  if (pkiStatus === pkijs.PKIStatus.waiting) return true;
+  if (pkiStatus === PKI_STATUS_WAITING) return true;
   return failures.length > 0 && failures.every((f) => TEMPORARY_TIMESTAMP_FAILURES.has(f));
 }
 
