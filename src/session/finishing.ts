@@ -21,9 +21,10 @@ export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
 }
 
 /**
- * Failures that are a verdict on the user's signature or certificate: no PDF is handed on (the session fails). Any
- * other failure after the user signed (a TSA refusing for good, validation data that cannot be had, the finishing
- * window over) hands on the PDF at the highest level reached, at least B-B, with `result.missing`.
+ * Failures that are a verdict on the signature (it does not verify, a certificate it relies on is revoked or
+ * unknown): no PDF is handed on, the session fails. Any other failure after the user signed (a TSA refusing for
+ * good, validation data that cannot be had, the finishing window over) hands on the PDF at the highest level
+ * reached, at least B-B, with `result.missing`: the user is never made to sign again for our post-processing.
  */
 const SIGNATURE_VERDICTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['SIGNATURE_INVALID', 'CERTIFICATE_MISMATCH', 'OCSP_REVOKED', 'CRL_REVOKED', 'OCSP_UNKNOWN']);
 
