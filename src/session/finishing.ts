@@ -13,7 +13,8 @@ import type { FinishFailure, FinishResult, FinishShortfall, SessionRecord, StepO
  * signature (unreachable, timed out, 5xx, 429, "try later", a TSA's systemFailure / timeNotAvailable /
  * addInfoNotAvailable). The core marks those `retryable: true`; they are retried until `finishBy`.
  */
-const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
+// CHAIN_INCOMPLETE: an issuing CA certificate (e.g. the TSA's) whose AIA download failed, marked retryable then.
+const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'CHAIN_INCOMPLETE', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
 
 /** True for a finishing failure after which the record stays `signed` and finishing is retried (see above). */
 export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
