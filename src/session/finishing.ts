@@ -84,8 +84,8 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
     best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
     await say(stepOptions, { step: 'embedded', timestamped });
     // addValidationData's default (requireComplete 'newest'): OUR signature, its timestamp and the document
-    // timestamps after it must end complete (else it refuses and the session fails with that code); signatures
-    // made before ours by others get what can be obtained and `validationData` says what could not.
+    // timestamps after it must end complete (else it refuses: retried, or the B-T PDF handed on with `missing`);
+    // signatures made before ours by others get what can be obtained and `validationData` says what could not.
     const ltv = { trustedRoots: roots, intermediates: ctx.certificates.intermediates(), fetch: ctx.config.fetch, clock: ctx.clock };
     if (level === 'B-LT' || level === 'B-LTA') {
       stage = 'validationData';
