@@ -337,6 +337,21 @@ describe('issue 24: a TSA that answers `rejection`', () => {
     await h.close();
   });
 
+  it('overloaded (every request refused systemFailure), then the load drops: the record waits signed, then completes at B-T', async () => {
+    h.sandbox.ca.setTsaBusy(0);
+    let signRef: string;
+    try {
+      signRef = await approved(h, 'Tsa overloaded.pdf', 'B-T');
+      await until(() => isFinishDeferred(h.store.get(signRef)!), 'the deferred record');
+      expect(h.store.get(signRef)!.lastFinishFailure).toMatchObject({ stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('systemFailure') });
+    } finally {
+      h.sandbox.ca.setTsaBusy(false);
+    }
+    const out = await h.runner.outcome(signRef);
+    expect(out.record.result).toEqual({ level: 'B-T', valid: true });
+    expect(h.sandbox.ca.requestCounts().tsaBusy).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
   it.each(['systemFailure', 'timeNotAvailable', 'addInfoNotAvailable'] as const)('%s for the first 2 requests (the TSA\'s passing trouble): retried, completes at B-LTA with one user signature', async (failure) => {
     h.sandbox.ca.failNext('tsa', 2, failure);
     const signRef = await approved(h, `Tsa ${failure}.pdf`, 'B-LTA');
@@ -386,7 +401,6 @@ describe('issue 24: step functions, every finishing stage', () => {
   beforeAll(async () => { h = await startSessionHarness({ mode: 'steps' }); });
   afterAll(async () => {
     h.sandbox.ca.failNext('tsa', 0);
-    h.sandbox.ca.setTsaBusy(false);
     await h.close();
   });
 
@@ -414,11 +428,11 @@ describe('issue 24: step functions, every finishing stage', () => {
     return (await engine.applyDelivery(submitted, await deliveryOf(engine, started.signRef, 'signature'), pdf)).record;
   }
 
-  it('10 sessions finishing at once against a TSA that answers addInfoNotAvailable / systemFailure under load: every one is retried and completes at B-LTA', async () => {
+  it('10 sessions finishing at once, the TSA answering addInfoNotAvailable to the first 6 requests: every one is retried and completes at B-LTA', async () => {
     const records: SessionRecord[] = [];
     for (let i = 0; i < 10; i++) records.push(await signedRecord(`Load ${i}.pdf`, 'B-LTA'));
+    // the 6 requests that come first, from whichever sessions: as a TSA refusing while it is overloaded
     h.sandbox.ca.failNext('tsa', 6, 'addInfoNotAvailable');
-    h.sandbox.ca.setTsaBusy(3);
     const outcomes = await Promise.all(records.map(async (record) => {
       const engine = h.newEngine(); // one process each
       const deferrals: string[] = [];
@@ -432,7 +446,6 @@ describe('issue 24: step functions, every finishing stage', () => {
       }
       throw new Error(`still deferred: ${deferrals.join(', ')}`);
     }));
-    h.sandbox.ca.setTsaBusy(false);
     for (const { f } of outcomes) {
       expect(f.record.error).toBeUndefined();
       expect(f.record.result).toEqual({ level: 'B-LTA', valid: true });
