@@ -4,7 +4,7 @@ import { generateClientKeys, loadSigningKey, publicKeySet } from '../src/keys';
 import { SigningApiClient, createNotificationTokens, type SignatureEvent } from '../src/sign';
 import { randomToken } from '../src/secrets';
 import type { PadesLevel, PdfVerificationReport } from '../src/pades';
-import { PADES_LEVELS, createSessionRunner, createSigningEngine, type SessionStep as EngineStep } from '../src/session';
+import { PADES_LEVELS, createSessionRunner, createSigningEngine, type FinishShortfall, type SessionStep as EngineStep } from '../src/session';
 // The CLI (not the core) may start the sandbox: `sign` and `demo` run the whole session against a local stand-in.
 import type { Sandbox } from '../sandbox';
 import { listen, readBody, type RunningServer } from '../sandbox/http';
@@ -71,6 +71,13 @@ export interface SessionResult {
   valid: boolean;
   signRef: string;
   report?: PdfVerificationReport;
+  /** Set when finishing failed for good after the user signed: the PDF is at `level`, short of the one asked for. */
+  missing?: FinishShortfall;
+}
+
+/** The line that says a signed PDF is short of the level asked for, and why. */
+export function shortfallLine(missing: FinishShortfall, level: PadesLevel | null): string {
+  return `WARNING: signed at ${level ?? 'no level'}, not ${missing.requested}: ${missing.code}: ${missing.message}`;
 }
 
 /** `[ n]   t.t s  text`: the numbered, timed step lines both commands print. */
@@ -139,7 +146,7 @@ export async function runSigningSession(env: SessionEnvironment, o: SessionOptio
     if (record.error || !pdf || !record.result) {
       throw new SingpassFlowsError((record.error?.code ?? 'STATE_INVALID') as never, record.error?.message ?? `The session ended ${record.state.status}`);
     }
-    return { pdf, level: record.result.level, valid: record.result.valid, signRef: started.signRef, report };
+    return { pdf, level: record.result.level, valid: record.result.valid, signRef: started.signRef, report, ...(record.result.missing ? { missing: record.result.missing } : {}) };
   } finally {
     await runner.close();
     await dsap.close();

@@ -72,7 +72,7 @@ function signing() {
       to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x: 230, y: 420, wires: [['sf-write']] }),
     n({ id: 'sf-write', type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 440, y: 420, wires: [['sf-result']] }),
     n({ id: 'sf-result', type: 'change', name: 'result line', rules: [
-      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "status": session.state.status, "level": session.result.level, "valid": verification.valid, "file": filename, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "status": session.state.status, "level": session.result.level, "missing": session.result.missing, "valid": verification.valid, "file": filename, "at": $now()})', tot: 'jsonata' },
       { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/results.jsonl"', tot: 'jsonata' }], x: 630, y: 420, wires: [['sf-record']] }),
     n({ id: 'sf-record', type: 'file', name: 'record result', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 810, y: 420, wires: [[]] }),
 

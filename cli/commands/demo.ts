@@ -7,7 +7,8 @@ import { checkWritableFile, wantsHelp, type CliCommand } from '../command';
 import { isSingpassFlowsError } from '../../src/errors';
 import { renderQr } from '../../src/sign';
 import type { PadesLevel } from '../../src/pades';
-import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionStep } from '../signing-session';
+import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, shortfallLine, stepLogger, type SessionStep } from '../signing-session';
+import type { FinishShortfall } from '../../src/session';
 // The CLI (not the core) may use the sandbox: the demo runs against a local stand-in of the services.
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { signSampleUnattended } from '../demo/auto';
@@ -69,6 +70,8 @@ export interface DemoResult {
   level: PadesLevel | null;
   valid: boolean;
   pdf: Buffer;
+  /** Finishing failed for good after the user signed: the PDF is at `level`, short of the one asked for. */
+  missing?: FinishShortfall;
 }
 
 /**
@@ -127,7 +130,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
       writeFileSync(resolve(options.out), r.pdf);
       say(`signed PDF written to ${resolve(options.out)} (${r.pdf.length} bytes)`);
     }
-    return { signRef: r.signRef, level: r.level, valid: r.valid, pdf: r.pdf };
+    return { signRef: r.signRef, level: r.level, valid: r.valid, pdf: r.pdf, ...(r.missing ? { missing: r.missing } : {}) };
   } finally {
     await sandbox?.close();
   }
@@ -238,6 +241,7 @@ async function runCliDemo(argv: string[]): Promise<number> {
     if (values.out) checkWritableFile(values.out, '--out');
     const result = await runSigningDemo({ level, user, out: values.out, qr: !values['no-qr'], log: (l) => console.log(l) });
     console.log(`OK: session ${result.signRef} signed at PAdES ${result.level} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    if (result.missing) console.error(shortfallLine(result.missing, result.level));
     return 0;
   } catch (e) {
     const code = isSingpassFlowsError(e) ? `${e.code}: ` : '';

@@ -93,7 +93,11 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
       if (step.step === 'submitDeferred' || step.step === 'finishDeferred') o.log(`session ${signRef} ${step.step} ${step.code} (attempt ${step.attempts})`);
       else if (step.step !== 'ended' && step.step !== 'verified') o.log(`session ${signRef} ${step.step}`);
     },
-    onEnded: (out) => o.log(`session ${out.record.state.signRef} ${out.record.state.status}${out.record.error ? ` (${out.record.error.code})` : ''}`),
+    onEnded: (out) => {
+      const missing = out.record.result?.missing;
+      const why = out.record.error ? ` (${out.record.error.code})` : missing ? ` at ${out.record.result?.level}, short of ${missing.requested} (${missing.code})` : '';
+      o.log(`session ${out.record.state.signRef} ${out.record.state.status}${why}`);
+    },
     onRefused: (r) => { if (r.status !== 200) o.log(`webhook refused (${r.status}): ${r.code}`); },
   });
   const jwks = JSON.stringify(publicKeySet([signingKey]));

@@ -8,7 +8,8 @@ import { requireHttpsUrl } from '../../src/http';
 import { loadSigningKey, publicKeySet } from '../../src/keys';
 import { SigningApiClient } from '../../src/sign';
 import type { PadesLevel } from '../../src/pades';
-import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, stepLogger, type SessionOptions } from '../signing-session';
+import type { FinishShortfall } from '../../src/session';
+import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, shortfallLine, stepLogger, type SessionOptions } from '../signing-session';
 // The CLI (not the core) may start the sandbox: `sign` runs the whole session against a local stand-in.
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { listen } from '../../sandbox/http';
@@ -74,6 +75,8 @@ export interface SignCommandResult {
   valid: boolean;
   rootPem: string;
   signRef: string;
+  /** Finishing failed for good after the user signed: the PDF is at `level`, short of the one asked for. */
+  missing?: FinishShortfall;
 }
 
 /** How `sign` words the session steps (the demo words them its own way). */
@@ -267,6 +270,8 @@ export const signCommand: CliCommand = {
       writeFileSync(resolve(str('out')!), result.pdf);
       if (str('root-out') && result.rootPem) writeFileSync(resolve(str('root-out')!), result.rootPem);
       console.log(`OK: ${resolve(str('out')!)} signed at PAdES ${result.level} (${result.pdf.length} bytes, session ${result.signRef})${str('root-out') ? `; sandbox root CA in ${resolve(str('root-out')!)}` : ''}`);
+      // the user signed and the PDF is valid at its level: written, but a script asking for more must hear it
+      if (result.missing) console.error(shortfallLine(result.missing, result.level));
       return 0;
     } catch (e) {
       console.error(`FAILED${isSingpassFlowsError(e) ? ` ${e.code}` : ''}: ${(e as Error)?.message ?? e}. Nothing was written.`);

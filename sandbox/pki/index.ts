@@ -6,5 +6,5 @@ export {
 } from './ca';
 export { createPkiService, startPkiServer, type PkiService, type RunningPkiServer } from './service';
 export { OcspResponder, OCSP_STATUS } from './ocsp';
-export { TimeStampAuthority, TSA_FAILURE, type TsaFailure } from './tsa';
+export { isTsaFailure, TimeStampAuthority, TSA_FAILURE, tsaRejection, type TsaFailure } from './tsa';
 export { derToPem, pemToDer, normalizeSerialHex, type KeyCurve } from './x509';

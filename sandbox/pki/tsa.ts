@@ -3,9 +3,20 @@ import type { TestPki } from './ca';
 import { loadAsn1, type Asn1js, type Pkijs } from './deps';
 import { HASH_BY_OID, hashFor, namedBits, OID, parseCertificate, randomSerial, toArrayBuffer, toSigningCryptoKey } from './x509';
 
-/** RFC 3161 PKIFailureInfo bit numbers the sandbox reports. */
-export const TSA_FAILURE = { badAlg: 0, badRequest: 2, badDataFormat: 5, unacceptedPolicy: 15, unacceptedExtension: 16, systemFailure: 25 } as const;
+/**
+ * RFC 3161 PKIFailureInfo bit numbers the sandbox reports (section 2.4.2). timeNotAvailable, addInfoNotAvailable and
+ * systemFailure are the TSA's own trouble ("not now"); the others refuse the request itself.
+ */
+export const TSA_FAILURE = {
+  badAlg: 0, badRequest: 2, badDataFormat: 5, timeNotAvailable: 14, unacceptedPolicy: 15, unacceptedExtension: 16,
+  addInfoNotAvailable: 17, systemFailure: 25,
+} as const;
 export type TsaFailure = keyof typeof TSA_FAILURE;
+
+/** True for a PKIFailureInfo name the sandbox can answer with. */
+export function isTsaFailure(name: unknown): name is TsaFailure {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(TSA_FAILURE, name);
+}
 
 /** Imprint algorithms the TSA accepts (SHA-1 is refused on purpose). */
 const ACCEPTED_IMPRINTS = new Set<string>([OID.sha256, OID.sha384, OID.sha512]);
@@ -16,13 +27,13 @@ class Rejection extends Error {
   }
 }
 
-/** DER-encode a rejection TimeStampResp. */
-export async function tsaRejection(failure: TsaFailure, text: string): Promise<Buffer> {
+/** DER-encode a rejection TimeStampResp with these PKIFailureInfo bits set. */
+export async function tsaRejection(failure: TsaFailure | TsaFailure[], text: string): Promise<Buffer> {
   const { pkijs, asn1js } = await loadAsn1();
   const status = new pkijs.PKIStatusInfo({
     status: 2, // rejection
     statusStrings: [new asn1js.Utf8String({ value: text })],
-    failInfo: await namedBits([TSA_FAILURE[failure]]),
+    failInfo: await namedBits((Array.isArray(failure) ? failure : [failure]).map((f) => TSA_FAILURE[f])),
   });
   return Buffer.from(new pkijs.TimeStampResp({ status }).toSchema().toBER(false));
 }

@@ -37,6 +37,38 @@ export interface TimestampTokenInfo {
   certificates: Buffer[];
 }
 
+/** RFC 3161 (2.4.2) PKIFailureInfo: the named bits, numbered from the first (most significant) bit of the string. */
+export const TIMESTAMP_FAILURE_BITS = {
+  badAlg: 0, badRequest: 2, badDataFormat: 5, timeNotAvailable: 14, unacceptedPolicy: 15, unacceptedExtension: 16,
+  addInfoNotAvailable: 17, systemFailure: 25,
+} as const;
+export type TimestampFailure = keyof typeof TIMESTAMP_FAILURE_BITS;
+
+/**
+ * The failures a TSA reports that are its own passing trouble, not a verdict on our request: asked again later the
+ * same request can be granted. The others (a bad algorithm, request or policy) would be refused again.
+ */
+const TEMPORARY_TIMESTAMP_FAILURES: ReadonlySet<TimestampFailure> = new Set(['timeNotAvailable', 'addInfoNotAvailable', 'systemFailure']);
+
+/**
+ * The named PKIFailureInfo bits set in a BIT STRING's content (asn1js `valueHexView`: the bytes after the
+ * unused-bits count; bit n is byte n >> 3, mask 0x80 >> (n & 7)). Bits past the end are 0 (DER drops trailing zeros).
+ */
+export function timestampFailuresOf(bits: Uint8Array | undefined): TimestampFailure[] {
+  if (!bits) return [];
+  const set = (n: number): boolean => bits.length > n >> 3 && (bits[n >> 3] & (0x80 >> (n & 7))) !== 0;
+  return (Object.keys(TIMESTAMP_FAILURE_BITS) as TimestampFailure[]).filter((name) => set(TIMESTAMP_FAILURE_BITS[name]));
+}
+
+/** RFC 3161 PKIStatus waiting (3): the TSA has the request and will answer later. */
+const PKI_STATUS_WAITING = 3;
+
+/** True when a refused timestamp request may be granted if asked again: "waiting", or only temporary failures. */
+export function isTemporaryTimestampRefusal(pkiStatus: number, failures: readonly TimestampFailure[]): boolean {
+  if (pkiStatus === PKI_STATUS_WAITING) return true;
+  return failures.length > 0 && failures.every((f) => TEMPORARY_TIMESTAMP_FAILURES.has(f));
+}
+
 /**
  * Asks an RFC 3161 Time-Stamp Authority to timestamp `digest` and returns the TimeStampToken (a CMS ContentInfo,
  * DER) ready to embed. The request carries a random positive nonce and asks for the TSA certificate; the answer is
@@ -46,9 +78,6 @@ export interface TimestampTokenInfo {
  * @example
  * const tst = await requestTimestamp(createHash('sha256').update(signatureValue).digest(), { url: 'http://127.0.0.1:4000/ca/tsa' });
  */
-/** RFC 3161 PKIFailureInfo bits that say the TSA, not the request, is at fault. */
-const FAIL_INFO = { timeNotAvailable: 14, systemFailure: 25 } as const;
-
 export async function requestTimestamp(digestBytes: Buffer, options: RequestTimestampOptions): Promise<Buffer> {
   const hashAlgorithm = options.hashAlgorithm ?? 'SHA-256';
   const hash = HASHES[hashAlgorithm];
@@ -91,11 +120,15 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
   const status = resp.status.status;
   if ((status !== pkijs.PKIStatus.granted && status !== pkijs.PKIStatus.grantedWithMods) || !resp.timeStampToken) {
     const text = resp.status.statusStrings?.map((s) => s.valueBlock.value).join('; ');
-    // "waiting", or refused for its own reasons (RFC 3161 PKIFailureInfo timeNotAvailable, systemFailure): try later.
-    const failInfo = resp.status.failInfo?.valueBlock.valueHexView;
-    const bit = (n: number): boolean => failInfo !== undefined && failInfo.length > n >> 3 && (failInfo[n >> 3] & (0x80 >> (n & 7))) !== 0;
-    const retryable = status === pkijs.PKIStatus.waiting || bit(FAIL_INFO.timeNotAvailable) || bit(FAIL_INFO.systemFailure);
-    throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} refused the request (PKIStatus ${status}${text ? `: ${text}` : ''})`, { url: target, pkiStatus: status, retryable });
+    // "waiting", or refused for its own passing reasons (timeNotAvailable, addInfoNotAvailable, systemFailure): the
+    // same request may be granted later, so finishing retries it; anything else is a verdict on the request.
+    const failInfo = timestampFailuresOf(resp.status.failInfo?.valueBlock.valueHexView);
+    const retryable = isTemporaryTimestampRefusal(status, failInfo);
+    throw new SingpassFlowsError(
+      'TSA_FAILED',
+      `The timestamp authority at ${target} refused the request (PKIStatus ${status}${failInfo.length ? `, ${failInfo.join(', ')}` : ''}${text ? `: ${text}` : ''})`,
+      { url: target, pkiStatus: status, failInfo, retryable },
+    );
   }
   const token = derEncapsulatedContent(Buffer.from((asn as asn1js.Sequence).valueBlock.value[1].valueBeforeDecodeView));
   const info = checkTimestampToken(token, { digest: digestBytes, hashAlgorithm: hash.name });

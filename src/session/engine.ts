@@ -119,8 +119,9 @@ export interface SigningEngine {
   /**
    * Embed the signature and extend to the requested level (B-T timestamp, B-LT validation data, B-LTA document
    * timestamp), then verify OUR signature (the newest; the PDF may carry others). Ends the session: the certificate
-   * and prepared state are removed. On a failure after embedding, `pdf` holds the best level reached and
-   * `record.error` says what failed.
+   * and prepared state are removed. A temporary failure defers (`deferred`, see `isTemporaryFinishFailure`); a
+   * failure for good after the user signed still completes, with `pdf` at the highest level reached (at least B-B)
+   * and `record.result.missing` saying what is missing and why; only a verdict on the signature fails it.
    */
   finish(record: SessionRecord, pdf: Buffer, options?: StepOptions): Promise<FinishResult>;
 

@@ -4,22 +4,35 @@ import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp
 import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
 import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
 import { completeSigningSession } from '../sign';
-import { checkRecord, endedRecord, say, withoutSessionData, type StepContext } from './record-ops';
+import { checkRecord, endedRecord, errorOf, say, withoutSessionData, type StepContext } from './record-ops';
 import { advance } from './transitions';
-import type { FinishFailure, FinishResult, SessionRecord, StepOptions } from './types';
+import type { FinishFailure, FinishResult, FinishShortfall, SessionRecord, StepOptions } from './types';
 
 /**
  * THE rule for a failed finishing stage (embedding with its signature timestamp, validation data, document
  * timestamp): the TSA, an OCSP responder or CRL server, or the network failed in a way that says nothing about the
- * signature (unreachable, timed out, 5xx, 429, "try later", a TSA's systemFailure / timeNotAvailable). The core
- * marks those `retryable: true`; a revoked or unknown certificate, a signature that does not verify, an answer
- * that cannot be trusted are not, and end the session with their reason.
+ * signature (unreachable, timed out, 5xx, 429, "try later", a TSA's systemFailure / timeNotAvailable /
+ * addInfoNotAvailable). The core marks those `retryable: true`; they are retried until `finishBy`.
  */
-const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
+// CHAIN_INCOMPLETE: an issuing CA certificate (e.g. the TSA's) whose AIA download failed, marked retryable then.
+const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'CHAIN_INCOMPLETE', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
 
 /** True for a finishing failure after which the record stays `signed` and finishing is retried (see above). */
 export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
   return isSingpassFlowsError(e) && TEMPORARY_FINISH_FAILURES.has(e.code) && (e.details.retryable === true || e.details.status === 429);
+}
+
+/**
+ * Failures that are a verdict on the signature (it does not verify, a certificate it relies on is revoked or
+ * unknown): no PDF is handed on, the session fails. Any other failure after the user signed (a TSA refusing for
+ * good, validation data that cannot be had, the finishing window over) hands on the PDF at the highest level
+ * reached, at least B-B, with `result.missing`: the user is never made to sign again for our post-processing.
+ */
+const SIGNATURE_VERDICTS: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['SIGNATURE_INVALID', 'CERTIFICATE_MISMATCH', 'OCSP_REVOKED', 'CRL_REVOKED', 'OCSP_UNKNOWN']);
+
+/** What a session that completed short of the level asked for lacks (`record.result.missing`), if anything. */
+export function finishShortfall(record: SessionRecord): FinishShortfall | undefined {
+  return record.state.status === 'completed' ? record.result?.missing : undefined;
 }
 
 /** Backoff between finishing attempts after a temporary failure: 1, 2, 4 … 256 s, then every 5 min. */
@@ -43,25 +56,37 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
   // Always from the PDF as it was before signing and the saved prepared state: a retry (after a fault or a crash)
   // embeds the same signature in the same field again — never a second signature.
   const prepared = record.prepared;
+  const signature = record.state.signature;
   const level = record.request.level;
   const roots = ctx.config.trustedRoots;
   const timestamped = level !== 'B-B';
   let best: { pdf: Buffer; level: PadesLevel } | undefined;
   let validationData: ValidationDataSummary | undefined;
   let stage: FinishFailure['stage'] = 'embed';
-  const finishWith = async (e: unknown, report?: PdfVerificationReport): Promise<FinishResult> => {
-    const out = endedRecord(ctx, record, 'failFinish', e, { result: { level: best?.level ?? null, valid: false } });
-    await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
-    return { record: out, ...(best ? { pdf: best.pdf } : {}), ...(report ? { report } : {}), ...(best && validationData ? { validationData } : {}) };
+  // Set when the signature timestamp itself failed (not the embedding): B-B without it is still the user's signature.
+  let timestampFailed = false;
+  const timestamp = async (value: Buffer): Promise<Buffer> => {
+    try {
+      return await timestampSignature({ tsaUrl: ctx.config.tsaUrl!, fetch: ctx.config.fetch })(value);
+    } catch (e) {
+      timestampFailed = true;
+      throw e;
+    }
   };
+  const finishWith = async (e: unknown, report?: PdfVerificationReport): Promise<FinishResult> => {
+    const out = endedRecord(ctx, record, 'failFinish', e, { result: { level: null, valid: false } });
+    await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
+    return { record: out, ...(report ? { report } : {}) };
+  };
+  let missing: FinishShortfall | undefined;
   try {
     // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding.
-    let out = await finalizeSignature(pdf, prepared, record.state.signature, timestamped ? { timestamp: timestampSignature({ tsaUrl: ctx.config.tsaUrl!, fetch: ctx.config.fetch }) } : {});
+    let out = await finalizeSignature(pdf, prepared, signature, timestamped ? { timestamp } : {});
     best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
     await say(stepOptions, { step: 'embedded', timestamped });
     // addValidationData's default (requireComplete 'newest'): OUR signature, its timestamp and the document
-    // timestamps after it must end complete (else it refuses and the session fails with that code); signatures
-    // made before ours by others get what can be obtained and `validationData` says what could not.
+    // timestamps after it must end complete (else it refuses: retried, or the B-T PDF handed on with `missing`);
+    // signatures made before ours by others get what can be obtained and `validationData` says what could not.
     const ltv = { trustedRoots: roots, intermediates: ctx.certificates.intermediates(), fetch: ctx.config.fetch, clock: ctx.clock };
     if (level === 'B-LT' || level === 'B-LTA') {
       stage = 'validationData';
@@ -87,27 +112,38 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
       const kept = await finishDeferred(ctx, record, stage, e, stepOptions);
       if (kept) return kept;
     }
-    return finishWith(e);
+    // Refused for good, or the finishing window is over: the user signed, so what was reached is handed on.
+    if (!best && timestampFailed) {
+      try {
+        best = { pdf: await finalizeSignature(pdf, prepared, signature), level: 'B-B' };
+        await say(stepOptions, { step: 'embedded', timestamped: false });
+      } catch (again) {
+        return finishWith(again);
+      }
+    }
+    if (!best || (isSingpassFlowsError(e) && SIGNATURE_VERDICTS.has(e.code))) return finishWith(e);
+    const { code, message } = errorOf(e);
+    missing = { requested: level, stage, code, message };
   }
   const report = await verifyPdfSignatures(best.pdf, { trustedRoots: roots, clock: ctx.clock });
   await say(stepOptions, { step: 'verified', report });
   // Judged on OUR signature, the newest, with the document timestamps after it (report.newest); others' earlier
   // signatures (other CAs, self-signed) do not change that verdict. It must be the field we prepared.
   const ours = report.newest?.fieldName === prepared.fieldName ? report.newest : undefined;
-  if (!ours?.valid || ours.level !== level) {
-    best = undefined; // never hand out a PDF whose own signature does not verify at the level asked for
-    return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${level}`), report);
+  if (!ours?.valid || ours.level !== best.level) {
+    // never hand out a PDF whose own signature does not verify at the level it claims
+    return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${best.level}`), report);
   }
-  const rest = withoutSessionData({ ...record, result: { level: ours.level, valid: true } });
+  const rest = withoutSessionData({ ...record, result: { level: ours.level, valid: true, ...(missing ? { missing } : {}) } });
   const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock) });
-  await say(stepOptions, { step: 'ended', status: done.state.status });
+  await say(stepOptions, { step: 'ended', status: done.state.status, ...(missing ? { missing } : {}) });
   return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
 }
 
 /**
  * A `signed` record kept (the user's signature is in it) after a finishing stage failed temporarily, with the
  * failure and when to finish again; undefined when the finishing window (`finishRetryWindowSeconds` after the
- * signature arrived) is over: the session then fails with this failure's code.
+ * signature arrived) is over: the session then ends with what was reached (`result.missing` says why).
  */
 async function finishDeferred(ctx: StepContext, record: SessionRecord, stage: FinishFailure['stage'], e: SingpassFlowsError, stepOptions: StepOptions | undefined): Promise<FinishResult | undefined> {
   const at = ctx.clock();

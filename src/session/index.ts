@@ -11,3 +11,4 @@ export { SESSION_POLICY } from './policy';
 export { TRANSITIONS, observeTransitions, phaseFromFields, transitionKey, withPhase, type SessionTrigger, type SessionVerb, type Transition } from './transitions';
 export { deliveryToJson, deliveryFromJson } from './delivery-codec';
 export type { CertificateStatusReport } from './user-certificate';
+export { finishShortfall } from './finishing';

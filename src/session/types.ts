@@ -66,9 +66,12 @@ export interface SessionRecord {
    * Removed once the session ended.
    */
   lastFinishFailure?: FinishFailure;
-  /** Set when the session ended: the level reached and whether OUR signature verified. */
-  result?: { level: PadesLevel | null; valid: boolean };
-  /** Why the session ended without a signed PDF at the requested level (stable code, user-readable message). */
+  /**
+   * Set when the session ended: the level reached and whether OUR signature verified. `missing` is set when it
+   * completed short of the level asked for (the PDF is handed on as any completed session's is).
+   */
+  result?: { level: PadesLevel | null; valid: boolean; missing?: FinishShortfall };
+  /** Why the session ended without a signed PDF (stable code, user-readable message); status `failed` / `expired`. */
   error?: { code: ErrorCode | string; message: string };
   /** Bumped by every change: stores shared by several processes use it for compare-and-set. */
   revision: number;
@@ -98,6 +101,26 @@ export interface FinishFailure extends SubmitFailure {
    * arrived); `retryAt` is never later.
    */
   finishBy: number;
+}
+
+/**
+ * Why a session completed short of the level asked for (`SessionRecord.result.missing`). Finishing failed for good
+ * after the user signed (a TSA refusing the request, validation data that cannot be had, or a temporary failure
+ * still there when the finishing window closed): rather than make the user sign again, the session completed with
+ * the PDF at the highest level reached (`result.level`, at least B-B: the signature is embedded without its
+ * timestamp when the timestamp itself cannot be had), which verifies at that level.
+ */
+export interface FinishShortfall {
+  /** The level asked for at start (`request.level`). */
+  requested: PadesLevel;
+  /**
+   * The stage that could not be done: `embed` (the signature timestamp: B-T), `validationData` (B-LT),
+   * `documentTimestamp` (B-LTA).
+   */
+  stage: FinishFailure['stage'];
+  /** The failure's stable code (e.g. `TSA_FAILED`, `OCSP_FAILED`) and message. */
+  code: ErrorCode | string;
+  message: string;
 }
 
 /** Where the engine runs: one per DSAP and environment, built from the adapter's credentials (holds no session). */
@@ -173,7 +196,10 @@ export interface StepResult {
 export interface FinishResult extends StepResult {
   /** True when a finishing stage failed temporarily: `record` is still `signed`, with `lastFinishFailure`; store it. */
   deferred?: boolean;
-  /** The signed PDF at `record.result.level`; undefined when nothing could be embedded. */
+  /**
+   * The signed PDF at `record.result.level` (short of the level asked for when `record.result.missing` is set);
+   * undefined when the session failed.
+   */
   pdf?: Buffer;
   /** `report.newest` is OUR signature's verdict; `report.valid` also judges signatures made before ours. */
   report?: PdfVerificationReport;
@@ -207,7 +233,8 @@ export type SessionStep =
   | { step: 'validationData'; summary: ValidationDataSummary }
   | { step: 'documentTimestamp' }
   | { step: 'verified'; report: PdfVerificationReport }
-  | { step: 'ended'; status: SigningSessionState['status']; error?: { code: string; message: string } };
+  /** `missing`: completed short of the level asked for (see `FinishShortfall`). */
+  | { step: 'ended'; status: SigningSessionState['status']; error?: { code: string; message: string }; missing?: FinishShortfall };
 
 /** Per-call options of the steps. */
 export interface StepOptions {

@@ -3,7 +3,8 @@
  * real HTTP on 127.0.0.1, faults switched over the sandbox's HTTP fault routes:
  * - the TSA, or the OCSP responder, fails N requests then recovers: the finish node leaves the session signed with
  *   `lastFinishFailure` (no error), the signing webhook node's sweep finishes it, the flow writes the signed PDF
- *   (one signature by the user, pdfsig); a TSA that refuses the request for good fails the session with its reason;
+ *   (one signature by the user, pdfsig); a TSA that refuses the request for good still ends with the signed PDF, at
+ *   B-B, saying what is missing (issue 24);
  * - the service refuses the FIRST hash call: the session fails with the service's code and message (Catch);
  * - a notification presented with the token of another session is answered 400 and starts no flow;
  * - Node-RED killed the moment finishing starts (signature stored), started again: the sweep finishes it.
@@ -179,21 +180,28 @@ test('the OCSP responder fails 3 requests then recovers: a B-LT session waits si
   expect(storedRecord(userDir, signRef)?.state.status).toBe('completed');
 }, 180_000);
 
-test('a TSA that refuses the request (HTTP 400, not temporary) fails the session with TSA_FAILED at once, to the Catch node', async () => {
+test('a TSA that refuses the request for good (HTTP 400, not temporary): not retried; the session completes with the signed PDF at B-B, written like any result, saying what is missing', async () => {
   const signRef = await startSession(nr);
   await scanAndWaitForHash(signRef);
   const before = await pkiFaults({ tsa_fail: 1, tsa_failure: 400 });
   await sb.phone.approve(signRef);
 
-  const error = await waitFor('the error line', () => lines(signedDir, 'errors.jsonl').find((l) => l.signRef === signRef), 60_000);
-  expect(error.code).toBe('TSA_FAILED');
-  expect(String(error.message)).toContain('HTTP 400');
-  const record = storedRecord(userDir, signRef)!;
-  expect(record.state.status).toBe('failed');
-  expect(record.error).toMatchObject({ code: 'TSA_FAILED' });
-  expect(record.lastFinishFailure).toBeUndefined();
+  const { result, failures } = await resultWithFailures(nr, signRef);
+  expect(result).toMatchObject({
+    status: 'completed', level: 'B-B', valid: true,
+    missing: { requested: 'B-LTA', stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('HTTP 400') },
+  });
+  expect(failures).toEqual([]);
   expect((await pkiFaults()).requests.tsa - before.requests.tsa).toBe(1); // not retried
-  expect(lines(signedDir, 'results.jsonl').filter((l) => l.signRef === signRef)).toEqual([]);
+  expect(lines(signedDir, 'errors.jsonl').filter((l) => l.signRef === signRef)).toEqual([]);
+  const record = storedRecord(userDir, signRef)!;
+  expect(record.state.status).toBe('completed');
+  expect(record.error).toBeUndefined();
+  expect(record.result?.missing).toMatchObject({ code: 'TSA_FAILED' });
+  const sigs = await signaturesOf(path.join(signedDir, `${signRef}.pdf`));
+  expect(sigs.user).toHaveLength(1);
+  expect(sigs.user[0]).toMatch(/Signature Validation: Signature is Valid\./);
+  expect(sigs.timestamps).toHaveLength(0);
   expect(documentsLeft(userDir)).toEqual([]);
 }, 120_000);
 

@@ -19,7 +19,7 @@ import {
 } from '../../src/sign';
 import { readUserCertificate } from '../../src/sign/user-certificate';
 import {
-  createSigningEngine, isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep,
+  createSigningEngine, finishShortfall, isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep,
   observeTransitions, sessionPhase, transitionKey, TRANSITIONS, type SessionAction, type SessionPhase, type SessionRecord, type SessionStep, type SigningEngineOptions,
   type StepOptions, type VerifiedDelivery,
 } from '../../src/session';
@@ -904,7 +904,7 @@ describe('finish', () => {
     expect(report.signatures.filter((s) => s.type !== 'signature')).toHaveLength(1);
   });
 
-  it('finish past finishBy with the TSA still failing → failed TSA_FAILED (no PDF)', async () => {
+  it('finish past finishBy with the TSA still failing → completed at B-B, the signature embedded without its timestamp; result.missing says why', async () => {
     const t = setup();
     const r = await signed(t, 'B-T');
     t.net.failNext('tsa', 10);
@@ -915,22 +915,29 @@ describe('finish', () => {
     t.clock.to(finishBy);
     const f2 = await t.engine.finish(f1.record, pdf, t.opts());
     expect(f2.deferred).toBeUndefined();
-    expect(f2.pdf).toBeUndefined();
-    expect(t.steps).toEqual([{ step: 'ended', status: 'failed', error: f2.record.error }]);
-    expectStop(f2.record, 'failed');
-    expect(f2.record.error).toEqual({ code: 'TSA_FAILED', message: expect.stringContaining('answered HTTP 503') });
-    expect(f2.record.result).toEqual({ level: null, valid: false });
+    const ended = t.steps.at(-1);
+    expect(t.taken()).toEqual(['embedded', 'verified', 'ended']);
+    expectStop(f2.record, 'completed');
+    expect(f2.record.error).toBeUndefined();
+    const missing = { requested: 'B-T', stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('answered HTTP 503') };
+    expect(f2.record.result).toEqual({ level: 'B-B', valid: true, missing });
+    expect(finishShortfall(f2.record)).toEqual(missing);
+    expect(ended).toEqual({ step: 'ended', status: 'completed', missing });
     expectNoSessionData(f2.record);
     expect(t.net.requests.tsa).toBe(2);
+    const { report, signatures } = await signaturesIn(f2.pdf!, t);
+    expect(signatures).toHaveLength(1);
+    expect(report.newest).toMatchObject({ level: 'B-B', valid: true });
   });
 
-  it('finishRetryWindowSeconds 0: a temporary failure fails the session at once', async () => {
+  it('finishRetryWindowSeconds 0: a temporary failure ends the session at once, with what was reached (B-LT of B-LTA)', async () => {
     const t = setup({ finishRetryWindowSeconds: 0 });
-    const r = await signed(t, 'B-T');
-    t.net.failNext('tsa', 1);
+    const r = await signed(t, 'B-LTA');
+    t.net.failNext('tsa', 1, 1); // the signature timestamp goes through, the document timestamp fails
     const f = await t.engine.finish(r, pdf);
-    expectStop(f.record, 'failed');
-    expect(f.record.error?.code).toBe('TSA_FAILED');
+    expectStop(f.record, 'completed');
+    expect(f.record.result).toEqual({ level: 'B-LT', valid: true, missing: expect.objectContaining({ requested: 'B-LTA', stage: 'documentTimestamp', code: 'TSA_FAILED' }) });
+    expect((await signaturesIn(f.pdf!, t)).report.newest).toMatchObject({ level: 'B-LT', valid: true });
   });
 
   it('finish with a broken signature (another key over the right hash) → failed SIGNATURE_INVALID, nothing embedded, no timestamp asked', async () => {

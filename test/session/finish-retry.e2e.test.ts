@@ -2,8 +2,11 @@
  * An approved signature is never lost (the engine and the runner, over real HTTP against the sandbox): the signature
  * event is the second save point; a TSA or OCSP responder that fails for a while leaves the record `signed` with a
  * typed `lastFinishFailure` and finishing is retried with backoff until it goes through (after the service's own
- * deadline too), a restart picks it up, a permanent failure ends the session with its reason, and finishing again
- * never embeds a second signature. Independent check of the result: pdfsig and qpdf.
+ * deadline too), a restart picks it up, and finishing again never embeds a second signature. A TSA answering an
+ * RFC 3161 `rejection` for its own passing reasons (systemFailure, timeNotAvailable, addInfoNotAvailable) is retried
+ * like an outage, at every stage. Finishing that fails for good after the user signed (a TSA refusing the request,
+ * validation data refused, the window over) still completes with the PDF at the highest level reached, at least
+ * B-B, and `result.missing`; only a verdict on the signature fails the session. Independent check: pdfsig and qpdf.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -157,7 +160,7 @@ describe('step functions: the finishing window, permanent failures, idempotence'
     return (await engine.applyDelivery(submitted, sig, pdf)).record;
   }
 
-  it('a temporary failure returns the record still signed (same signature and prepared state) with a typed lastFinishFailure; it ends the session only after the finishing window', async () => {
+  it('a temporary failure returns the record still signed (same signature and prepared state) with a typed lastFinishFailure; after the finishing window the session ends with the signature at B-B', async () => {
     const signed = await signedRecord('Window.pdf', 'B-T');
     h.sandbox.ca.setTsaDown(true);
     try {
@@ -177,12 +180,17 @@ describe('step functions: the finishing window, permanent failures, idempotence'
       expect(again.record.lastFinishFailure).toMatchObject({ attempts: 2, finishBy: f.finishBy });
       expect(again.record.lastFinishFailure!.retryAt).toBeLessThanOrEqual(f.finishBy);
       await new Promise((res) => setTimeout(res, Math.max(0, f.finishBy - Date.now()) + 50));
+      // the window is over and the TSA still down: the user's signature is handed on at B-B, saying what is missing
       const last = await engine.finish(again.record, pdf);
       expect(last.deferred).toBeUndefined();
-      expect(last.record.state.status).toBe('failed');
-      expect(last.record.error).toMatchObject({ code: 'TSA_FAILED' });
+      expect(last.record.state.status).toBe('completed');
+      expect(last.record.error).toBeUndefined();
+      expect(last.record.result).toEqual({ level: 'B-B', valid: true, missing: { requested: 'B-T', stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('HTTP 503') } });
       expect(last.record.prepared).toBeUndefined();
       expect(last.record.lastFinishFailure).toBeUndefined();
+      const sections = await independentCheck(h, last.pdf!, 'window-over.pdf');
+      expect(sections).toHaveLength(1);
+      expect(sections[0]).toContain('Signature Validation: Signature is Valid.');
     } finally {
       h.sandbox.ca.setTsaDown(false);
     }
@@ -317,5 +325,176 @@ describe('runner: another process takes over what a dead one left (a shared stor
     expect(outA.record.result).toEqual({ level: 'B-B', valid: true });
     expect(outB.record.result).toEqual({ level: 'B-T', valid: true });
     expect(h.hashes.get(a.signRef)).toBe(1);
+  }, 60_000);
+});
+
+describe('issue 24: a TSA that answers `rejection`', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness(); });
+  afterAll(async () => {
+    h.sandbox.ca.failNext('tsa', 0);
+    h.sandbox.ca.setTsaBusy(false);
+    await h.close();
+  });
+
+  it('overloaded (every request refused systemFailure), then the load drops: the record waits signed, then completes at B-T', async () => {
+    h.sandbox.ca.setTsaBusy(0);
+    let signRef: string;
+    try {
+      signRef = await approved(h, 'Tsa overloaded.pdf', 'B-T');
+      await until(() => isFinishDeferred(h.store.get(signRef)!), 'the deferred record');
+      expect(h.store.get(signRef)!.lastFinishFailure).toMatchObject({ stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('systemFailure') });
+    } finally {
+      h.sandbox.ca.setTsaBusy(false);
+    }
+    const out = await h.runner.outcome(signRef);
+    expect(out.record.result).toEqual({ level: 'B-T', valid: true });
+    expect(h.sandbox.ca.requestCounts().tsaBusy).toBeGreaterThanOrEqual(1);
+  }, 60_000);
+
+  it.each(['systemFailure', 'timeNotAvailable', 'addInfoNotAvailable'] as const)('%s for the first 2 requests (the TSA\'s passing trouble): retried, completes at B-LTA with one user signature', async (failure) => {
+    h.sandbox.ca.failNext('tsa', 2, failure);
+    const signRef = await approved(h, `Tsa ${failure}.pdf`, 'B-LTA');
+    const out = await h.runner.outcome(signRef);
+    expect(out.record.error).toBeUndefined();
+    expect(out.record.result).toEqual({ level: 'B-LTA', valid: true });
+    const deferred = stepsOf(h, signRef).filter((s) => s.step === 'finishDeferred');
+    expect(deferred).toEqual([1, 2].map((attempts) => expect.objectContaining({ stage: 'embed', code: 'TSA_FAILED', attempts, message: expect.stringContaining(failure) })));
+    const report = await verifyPdfSignatures(out.pdf!, { trustedRoots: [h.sandbox.pki.root.certDer] });
+    expect(report.newest).toMatchObject({ level: 'B-LTA', valid: true });
+    expect(report.signatures.filter((s) => s.type === 'signature')).toHaveLength(1);
+  }, 60_000);
+
+  it('refusing for good (badRequest): not retried; the session completes with the signature at B-B, stored and handed on like any result, and says what is missing', async () => {
+    const tsaBefore = h.sandbox.ca.requestCounts().tsa;
+    h.sandbox.ca.failNext('tsa', 1000, 'badRequest');
+    let signRef: string;
+    try {
+      signRef = await approved(h, 'Tsa refuses.pdf', 'B-LTA');
+      const out = await h.runner.outcome(signRef);
+      expect(out.record.state.status).toBe('completed');
+      expect(out.record.error).toBeUndefined();
+      expect(out.record.result).toEqual({
+        level: 'B-B', valid: true,
+        missing: { requested: 'B-LTA', stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('badRequest') },
+      });
+      expect(stepsOf(h, signRef).filter((s) => s.step === 'finishDeferred')).toEqual([]);
+      expect(h.sandbox.ca.requestCounts().tsa - tsaBefore).toBe(1);
+      // stored as the session's signed PDF, exactly as a complete result is
+      expect(h.store.getSignedDocument(signRef)).toEqual(out.pdf);
+      const report = await verifyPdfSignatures(out.pdf!, { trustedRoots: [h.sandbox.pki.root.certDer] });
+      expect(report.newest).toMatchObject({ level: 'B-B', valid: true });
+      const sections = await independentCheck(h, out.pdf!, 'tsa-refuses.pdf');
+      expect(sections).toHaveLength(1); // the user's signature, no timestamp
+      expect(sections[0]).toContain('Signature Validation: Signature is Valid.');
+      expect(sections[0]).toContain('Certificate Validation: Certificate is Trusted.');
+      expect(sections[0]).not.toContain('Timestamp');
+    } finally {
+      h.sandbox.ca.failNext('tsa', 0);
+    }
+    expect(h.hashes.get(signRef)).toBe(1);
+  }, 60_000);
+});
+
+describe('issue 24: step functions, every finishing stage', () => {
+  let h: SessionHarness;
+  beforeAll(async () => { h = await startSessionHarness({ mode: 'steps' }); });
+  afterAll(async () => {
+    h.sandbox.ca.failNext('tsa', 0);
+    await h.close();
+  });
+
+  /** The delivery of `type` for `signRef` among the recorded webhook POSTs (the sandbox sends them in any order). */
+  async function deliveryOf(engine: ReturnType<SessionHarness['newEngine']>, signRef: string, type: string) {
+    for (let seen = 0; ; ) {
+      const n = h.raw.length;
+      for (const r of h.raw.slice(seen, n)) {
+        const c = await engine.checkDelivery({ headers: r.headers, body: r.body });
+        if (c.delivery?.event.signRef === signRef && c.delivery.event.type === type) return c.delivery;
+      }
+      seen = n;
+      await until(() => h.raw.length > n, `the ${type} webhook`);
+    }
+  }
+
+  /** A session driven through the step functions up to the stored signature; safe to run several at once. */
+  async function signedRecord(name: string, level: 'B-T' | 'B-LT' | 'B-LTA'): Promise<SessionRecord> {
+    const engine = h.newEngine();
+    const started = await engine.start(pdf, { documentName: name, level });
+    await h.sandbox.phone.scan(started.signRef, { user: 'p256' });
+    const submitted = (await engine.applyDelivery(started.record, await deliveryOf(engine, started.signRef, 'certificate'), pdf)).record;
+    expect(submitted.state.status).toBe('hash_submitted');
+    await h.sandbox.phone.approve(started.signRef);
+    return (await engine.applyDelivery(submitted, await deliveryOf(engine, started.signRef, 'signature'), pdf)).record;
+  }
+
+  it('10 sessions finishing at once, the TSA answering addInfoNotAvailable to the first 6 requests: every one is retried and completes at B-LTA', async () => {
+    const records: SessionRecord[] = [];
+    for (let i = 0; i < 10; i++) records.push(await signedRecord(`Load ${i}.pdf`, 'B-LTA'));
+    // the 6 requests that come first, from whichever sessions: as a TSA refusing while it is overloaded
+    h.sandbox.ca.failNext('tsa', 6, 'addInfoNotAvailable');
+    const outcomes = await Promise.all(records.map(async (record) => {
+      const engine = h.newEngine(); // one process each
+      const deferrals: string[] = [];
+      let r = record;
+      for (let attempt = 0; attempt < 30; attempt++) {
+        // the scheduler's retry at retryAt, without waiting for it
+        const f = await engine.finish(r, pdf);
+        if (!f.deferred) return { f, deferrals };
+        deferrals.push(`${f.record.lastFinishFailure!.stage} ${f.record.lastFinishFailure!.code}`);
+        r = f.record;
+      }
+      throw new Error(`still deferred: ${deferrals.join(', ')}`);
+    }));
+    for (const { f } of outcomes) {
+      expect(f.record.error).toBeUndefined();
+      expect(f.record.result).toEqual({ level: 'B-LTA', valid: true });
+      const report = await verifyPdfSignatures(f.pdf!, { trustedRoots: [h.sandbox.pki.root.certDer] });
+      expect(report.newest).toMatchObject({ level: 'B-LTA', valid: true });
+      expect(report.signatures.filter((s) => s.type === 'signature')).toHaveLength(1);
+    }
+    const deferrals = outcomes.flatMap((o) => o.deferrals);
+    expect(deferrals.length).toBeGreaterThanOrEqual(6);
+    expect(new Set(deferrals.map((d) => d.split(' ')[1]))).toEqual(new Set(['TSA_FAILED']));
+  }, 180_000);
+
+  it('the document timestamp answered timeNotAvailable: deferred at stage documentTimestamp, then completed at B-LTA', async () => {
+    const record = await signedRecord('Doc timestamp busy.pdf', 'B-LTA');
+    const engine = h.newEngine();
+    // armed once the signature timestamp is in: the next TSA request is the document timestamp's
+    const f1 = await engine.finish(record, pdf, { onStep: (s) => { if (s.step === 'validationData') h.sandbox.ca.failNext('tsa', 1, 'timeNotAvailable'); } });
+    expect(f1.deferred).toBe(true);
+    expect(f1.record.lastFinishFailure).toMatchObject({ stage: 'documentTimestamp', code: 'TSA_FAILED', attempts: 1 });
+    const f2 = await engine.finish(f1.record, pdf);
+    expect(f2.record.result).toEqual({ level: 'B-LTA', valid: true });
+  }, 60_000);
+
+  it('the document timestamp refused for good (unacceptedPolicy): completed at B-LT with the PDF, missing the document timestamp', async () => {
+    const record = await signedRecord('Doc timestamp refused.pdf', 'B-LTA');
+    const f = await h.newEngine().finish(record, pdf, { onStep: (s) => { if (s.step === 'validationData') h.sandbox.ca.failNext('tsa', 1, 'unacceptedPolicy'); } });
+    expect(f.deferred).toBeUndefined();
+    expect(f.record.state.status).toBe('completed');
+    expect(f.record.result).toEqual({ level: 'B-LT', valid: true, missing: expect.objectContaining({ requested: 'B-LTA', stage: 'documentTimestamp', code: 'TSA_FAILED' }) });
+    expect(f.validationData).toBeDefined();
+    const report = await verifyPdfSignatures(f.pdf!, { trustedRoots: [h.sandbox.pki.root.certDer] });
+    expect(report.newest).toMatchObject({ level: 'B-LT', valid: true });
+    expect(report.signatures).toHaveLength(1); // no document timestamp
+    const sections = await independentCheck(h, f.pdf!, 'doc-timestamp-refused.pdf');
+    expect(sections).toHaveLength(1);
+    expect(sections[0]).toContain('Signature Validation: Signature is Valid.');
+  }, 60_000);
+
+  it('validation data refused for good (the OCSP responder answers 403): completed at B-T, missing the validation data', async () => {
+    const record = await signedRecord('Ocsp refused.pdf', 'B-LT');
+    h.sandbox.ca.failNext('ocsp', 1000, 403);
+    try {
+      const f = await h.newEngine().finish(record, pdf);
+      expect(f.deferred).toBeUndefined();
+      expect(f.record.result).toEqual({ level: 'B-T', valid: true, missing: expect.objectContaining({ requested: 'B-LT', stage: 'validationData' }) });
+      const report = await verifyPdfSignatures(f.pdf!, { trustedRoots: [h.sandbox.pki.root.certDer] });
+      expect(report.newest).toMatchObject({ level: 'B-T', valid: true });
+    } finally {
+      h.sandbox.ca.failNext('ocsp', 0);
+    }
   }, 60_000);
 });

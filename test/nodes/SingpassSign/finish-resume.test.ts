@@ -96,6 +96,25 @@ describe('Singpass Sign node: resumable finishing and the first hash call', () =
     expect(parts.filter((p) => /Time Stamping Authority/.test(p))).toHaveLength(1); // and the document timestamp
   }, 180_000);
 
+  it('a TSA refusing the request for good (RFC 3161 badRequest): completed with the signed PDF at B-B in the output field, result.missing says what is missing', async () => {
+    const input = await fixture('classic');
+    const s = await signed(input, 'B-LTA');
+    env.sb.ca.failNext('tsa', 1000, 'badRequest');
+    try {
+      const [[out]] = await finalize(s.record, input);
+      expect(out.json).toMatchObject({
+        status: 'completed', retryLater: false,
+        result: { level: 'B-B', valid: true, missing: { requested: 'B-LTA', stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('badRequest') } },
+      });
+      expect(out.json).not.toHaveProperty('error');
+      const report = pdfsig(binaryBuffer(out.binary!.data));
+      expect(report.split(/^Signature #\d+:$/m).slice(1)).toHaveLength(1);
+      expect(report).toContain('Signature Validation: Signature is Valid.');
+    } finally {
+      env.sb.ca.failNext('tsa', 0);
+    }
+  }, 120_000);
+
   it('a failure retrying cannot fix ends the session in the output (not thrown): failed with the reason, no PDF', async () => {
     const input = await fixture('classic');
     const s = await signed(input, 'B-T');

@@ -19,12 +19,15 @@ export const description: INodeProperties[] = forOperation('session', 'finalizeS
  * again on the same record (after a fault or a crash) it embeds the same signature, never a second one.
  *
  * Three outcomes, none thrown (store the record whichever it is):
- * - `completed`: the signed PDF in the output binary field;
+ * - `completed`: the signed PDF in the output binary field. When finishing failed for good after the user signed (a
+ *   TSA refusing the request, validation data refused, the retry window over), it is the highest level reached (at
+ *   least B-B) and `result.missing` says what is missing and why: the user does not sign again.
  * - still `signed`, `retryLater: true`: a finishing step failed for the moment (TSA, OCSP/CRL responder, network,
- *   5xx, 429, timeout — the engine's rule); the record carries `lastFinishFailure` with when to try again
- *   (`retryAt`, backoff 1 s … 5 min) and until when (`finishBy`, a day after the signature). No PDF is output.
- * - `failed` with `error`: a failure that retrying cannot fix (certificate revoked meanwhile, a signature that does
- *   not verify, the retry window over). When something was embedded, the best level reached is in the output field.
+ *   5xx, 429, timeout, a TSA's systemFailure / timeNotAvailable / addInfoNotAvailable — the engine's rule); the
+ *   record carries `lastFinishFailure` with when to try again (`retryAt`, backoff 1 s … 5 min) and until when
+ *   (`finishBy`, a day after the signature). No PDF is output.
+ * - `failed` with `error`: a verdict on the signature (certificate revoked meanwhile, a signature that does not
+ *   verify). No PDF is output.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const record = readRecord(this.getNodeParameter('record', i));
