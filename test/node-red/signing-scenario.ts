@@ -156,7 +156,7 @@ errors: ${readIfExists(path.join(signedDir, 'errors.jsonl'))}`); });
 }
 
 /** The flow wrote the signed PDF and its result line; pdfsig and qpdf agree; the session's PDF copy is gone. */
-async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess, s: { signRef: string; input: Buffer; userDir: string; signedDir: string }): Promise<void> {
+export async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess, s: { signRef: string; input: Buffer; userDir: string; signedDir: string }): Promise<void> {
   const { signRef, input, userDir, signedDir } = s;
   const signedFile = path.join(signedDir, `${signRef}.pdf`);
   const results = path.join(signedDir, 'results.jsonl');
