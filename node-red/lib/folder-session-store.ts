@@ -5,6 +5,7 @@
  * right after its webhook answered 200 loses nothing — whatever settings.js says about context storage.
  * Compare-and-set and "is this delivery fresh?" hold across processes on the host (lock files, hard links).
  */
+import { promises as fsp } from 'node:fs';
 import { SingpassFlowsError } from '../../src/errors';
 import { FileSessionStore, fileStoreError, nextStep, type KeptDelivery, type NextStepPolicy, type SessionAction, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import type { SigningEvent } from '../../src/sign';
@@ -20,6 +21,12 @@ export class FolderNodeRedStore implements SignSessionStore {
   /** Work that must end before the first use (the one-time import of sessions an older version kept in context). */
   private readonly ready: Promise<void>;
   private lastCleanUp = 0;
+  /**
+   * The last record the sweep read per sign_ref, with its file's inode, mtime and size: every save renames a new file
+   * into place, so an unchanged stamp is an unchanged record, and a sweep every 5 s over a day of ended sessions costs
+   * a stat per file, not a read and parse. (A stale entry only delays a sweep action; each one saves with compare-and-set.)
+   */
+  private readonly seen = new Map<string, { stamp: string; record: SessionRecord }>();
 
   constructor(dir: string, options: { retentionMs: number; prepare?: (files: FileSessionStore) => Promise<void> }) {
     this.files = new FileSessionStore(dir);
@@ -85,18 +92,37 @@ export class FolderNodeRedStore implements SignSessionStore {
       await this.housekeeping();
       const now = Date.now();
       const out: Array<{ record: SessionRecord; action: SessionAction }> = [];
-      for (const signRef of await this.files.list()) {
-        // one unreadable file must not stop every other session's sweep (cleanUp leaves it for an admin too)
-        const record = await this.files.get(signRef).catch((e: unknown) => {
-          if (e instanceof SingpassFlowsError && e.code === 'STATE_INVALID') return undefined;
-          throw e;
-        });
+      const refs = await this.files.list();
+      for (const signRef of refs) {
+        const record = await this.sweepRead(signRef);
         if (!record) continue;
         const due = nextStep(record, policy);
-        if (due.at <= now) out.push({ record, action: due.action });
+        if (due.at <= now) out.push({ record: structuredClone(record), action: due.action });
       }
+      const listed = new Set(refs);
+      for (const signRef of this.seen.keys()) if (!listed.has(signRef)) this.seen.delete(signRef);
       return out;
     });
+  }
+
+  /** The record as the sweep sees it: read again only when its file changed; undefined when gone or unreadable. */
+  private async sweepRead(signRef: string): Promise<SessionRecord | undefined> {
+    const st = await fsp.stat(this.files.recordPath(signRef)).catch((e: unknown) => {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    });
+    if (!st) return undefined;
+    const stamp = `${st.ino}:${st.mtimeMs}:${st.size}`;
+    const cached = this.seen.get(signRef);
+    if (cached?.stamp === stamp) return cached.record;
+    // one unreadable file must not stop every other session's sweep (cleanUp leaves it for an admin too)
+    const record = await this.files.get(signRef).catch((e: unknown) => {
+      if (e instanceof SingpassFlowsError && e.code === 'STATE_INVALID') return undefined;
+      throw e;
+    });
+    if (record) this.seen.set(signRef, { stamp, record });
+    else this.seen.delete(signRef);
+    return record;
   }
 
   async close(): Promise<void> {
