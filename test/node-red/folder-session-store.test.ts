@@ -1,7 +1,8 @@
 /**
  * The Node-RED nodes' folder store (node-red/lib/folder-session-store.ts) on real files: a folder that cannot be used
  * fails every call with the store codes the webhook node answers 503 on and its sweep reports once (STORE_FAILED /
- * STORE_BUSY), never a raw file-system error; the sweep's due list. (A Node-RED killed after a delivery's 200: folder-session-store.e2e.test.ts.)
+ * STORE_BUSY), never a raw file-system error; the sweep's due list. (A Node-RED killed after a delivery's 200:
+ * folder-session-store.e2e.test.ts.)
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
