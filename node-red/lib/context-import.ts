@@ -3,7 +3,7 @@
  * `singpassSign_<sign_ref as base64url>`, kept deliveries under `singpassSignDelivery_…`, the PDFs in the old
  * document folder) into the folder store, so sessions in flight at the upgrade still complete. Each session is
  * written to the folder (PDF, deliveries, then the record) before it is removed from context: a crash midway imports
- * it again next start, and the folder's compare-and-set keeps a record already there (nothing doubled).
+ * it again next start; a session whose record is in the folder already is only removed from context.
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -33,15 +33,19 @@ export async function importContextSessions(from: ContextImport, to: FileSession
     if (!record || typeof signRef !== 'string' || typeof record.revision !== 'number') continue;
     const encoded = key.slice(RECORD.length);
     const oldPdf = path.join(from.documentDir, `${encoded}.pdf`);
-    const pdf = await fs.readFile(oldPdf).catch(() => undefined);
-    if (pdf && !(await to.getDocument(signRef))) await to.putDocument(signRef, pdf);
-    const deliveries = (await read<Record<string, KeptDelivery>>(from, store, DELIVERY + encoded)) ?? {};
-    for (const kept of Object.values(deliveries)) {
-      if (!kept || typeof kept !== 'object') continue;
-      await to.rememberDelivery(deliveryFromJson(kept.delivery, 'kept webhook delivery'));
-      if (kept.applied) await to.markDeliveryApplied(signRef, kept.type);
+    // Already in the folder (moved before a crash kept context from forgetting it): the folder's record is the
+    // truth, and it may have ended since; its old deliveries must not come back to be replayed.
+    if (!(await to.get(signRef))) {
+      const pdf = await fs.readFile(oldPdf).catch(() => undefined);
+      if (pdf && !(await to.getDocument(signRef))) await to.putDocument(signRef, pdf);
+      const deliveries = (await read<Record<string, KeptDelivery>>(from, store, DELIVERY + encoded)) ?? {};
+      for (const kept of Object.values(deliveries)) {
+        if (!kept || typeof kept !== 'object') continue;
+        await to.rememberDelivery(deliveryFromJson(kept.delivery, 'kept webhook delivery'));
+        if (kept.applied) await to.markDeliveryApplied(signRef, kept.type);
+      }
+      await to.save(record, undefined); // last: a crash before it imports the session again next start
     }
-    await to.save(record, undefined); // 'exists': imported before a crash, or a newer record is there already
     await write(from, store, DELIVERY + encoded);
     await write(from, store, key);
     await fs.rm(oldPdf, { force: true });

@@ -1,8 +1,8 @@
 /**
  * The one-time move of sessions an older version kept in Node-RED's context store (node-red/lib/context-import.ts)
  * into the folder store, on real files and a context store with Node-RED's callback API: records, their PDF and
- * their kept deliveries (applied or not) arrive; the context keys and the old PDF leave; a second run (after a crash
- * midway) changes nothing and keeps a newer record already in the folder.
+ * their kept deliveries (applied or not) arrive; the context keys and the old PDF leave; a session already in the
+ * folder (moved before a crash) keeps the folder's record and gets no old delivery back; a second run changes nothing.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -55,20 +55,25 @@ test('moves records, PDFs and kept deliveries to the folder, then removes them f
     [`singpassSign_${key('s.1')}`]: record('s.1', 3, 'certificate_received'),
     [`singpassSignDelivery_${key('s.1')}`]: { certificate: { type: 'certificate', applied: false, delivery: deliveryToJson(certificate('s.1')) } },
     [`singpassSign_${key('s-2')}`]: record('s-2', 5, 'hash_submitted'),
-    [`singpassSignDelivery_${key('s-2')}`]: { certificate: { type: 'certificate', applied: true, delivery: deliveryToJson(certificate('s-2')) } },
+    [`singpassSignDelivery_${key('s-2')}`]: { certificate: { type: 'certificate', applied: false, delivery: deliveryToJson(certificate('s-2')) } },
+    [`singpassSign_${key('s_3')}`]: record('s_3', 4, 'hash_submitted'),
+    [`singpassSignDelivery_${key('s_3')}`]: { certificate: { type: 'certificate', applied: true, delivery: deliveryToJson(certificate('s_3')) } },
     somethingElse: { mine: true },
   });
   const files = new FileSessionStore(path.join(dir, 'sessions'));
-  await files.save(record('s-2', 6, 'hash_submitted'), undefined); // newer than the context's copy: kept
+  // moved before a crash kept context from forgetting it, and gone on since: the folder's record wins, and its old
+  // delivery does not come back to be replayed
+  await files.save(record('s-2', 6, 'completed'), undefined);
 
-  expect((await importContextSessions({ context: ctx, storeName: '', documentDir: docs }, files)).sort()).toEqual(['s-2', 's.1']);
+  expect((await importContextSessions({ context: ctx, storeName: '', documentDir: docs }, files)).sort()).toEqual(['s-2', 's.1', 's_3']);
   expect(await files.get('s.1')).toEqual(record('s.1', 3, 'certificate_received'));
   expect((await files.get('s-2'))?.revision).toBe(6);
+  expect(await files.getDelivery('s-2', 'certificate')).toBeUndefined();
   expect((await files.getDocument('s.1'))?.toString()).toBe('%PDF');
   expect(await files.pendingDeliveries()).toEqual([{ signRef: 's.1', type: 'certificate' }]);
   const kept = await files.getDelivery('s.1', 'certificate');
   expect((kept!.delivery.event as { certificate: { der: Buffer } }).certificate.der.toString('hex')).toBe('c0ffee');
-  expect((await files.getDelivery('s-2', 'certificate'))?.applied).toBe(true);
+  expect((await files.getDelivery('s_3', 'certificate'))?.applied).toBe(true);
   expect([...ctx.data.keys()]).toEqual(['somethingElse']);
   expect(fs.readdirSync(docs)).toEqual([]);
 
