@@ -10,12 +10,13 @@ import { LOGIN_CLIENT, type LoginClientNode } from './lib/login-client';
 import { asError } from './lib/run';
 import { createSessionStore, sessionStoreKind } from './lib/store-factory';
 import {
-  NOTIFICATION_SECRET, SIGN_CLIENT, documentDirOf, signingKeyOf, engineFactory, persistentStoreWarning,
+  NOTIFICATION_SECRET, SIGN_CLIENT, legacyDocumentDirOf, sessionDirOf, signingKeyOf, engineFactory,
   type NotificationSecretNode, type SignClientNode, type SignClientSettings,
 } from './lib/sign-client';
 import type { NodeAPI, NodeDef } from './lib/types';
 import { unusableStore } from './lib/session-store';
 import { PgNodeRedStore } from './lib/pg-session-store';
+import { FolderNodeRedStore } from './lib/folder-session-store';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
@@ -26,7 +27,8 @@ export = function register(RED: NodeAPI): void {
     this.settings = {
       environment: text(def.environment) || 'staging', sandboxUrl: text(def.sandboxUrl), baseUrl: text(def.baseUrl), keySetUrl: text(def.keySetUrl),
       tsaUrl: text(def.tsaUrl), clientId: text(def.clientId), trustedRoots: typeof def.trustedRoots === 'string' ? def.trustedRoots : '',
-      domainName: text(def.domainName), tenantId: text(def.tenantId), contextStore: text(def.contextStore), documentDir: text(def.documentDir),
+      domainName: text(def.domainName), tenantId: text(def.tenantId), sessionDir: text(def.sessionDir),
+      contextStore: text(def.contextStore), documentDir: text(def.documentDir),
       notificationSecret: text(def.notificationSecret),
       sessionStore: sessionStoreKind(def.sessionStore), pgHost: text(def.pgHost), pgPort: text(String(def.pgPort ?? '')), pgDatabase: text(def.pgDatabase),
       pgUser: text(def.pgUser), pgTablePrefix: text(def.pgTablePrefix), pgSsl: def.pgSsl === true, pgTakeOverSeconds: text(String(def.pgTakeOverSeconds ?? '')),
@@ -34,8 +36,13 @@ export = function register(RED: NodeAPI): void {
     this.engine = engineFactory(RED, this);
     try {
       this.store = createSessionStore({
-        choice: this.settings, pgPassword: this.credentials?.pgPassword, clientName: this.name || this.id,
-        globalContext: this.context().global, documentDir: documentDirOf(RED, this.settings),
+        choice: this.settings, pgPassword: this.credentials?.pgPassword, clientName: this.name || this.id, sessionDir: sessionDirOf(RED, this.settings),
+        // sessions an older version kept in the context store move to the folder once, before the first use
+        legacy: { context: this.context().global, storeName: this.settings.contextStore ?? '', documentDir: legacyDocumentDirOf(RED, this.settings) },
+        onImported: (moved) => {
+          if (moved.length) this.log(`moved ${moved.length} signing session(s) from the context store to the session folder`);
+        },
+        onImportFailed: (e) => this.warn(`signing sessions kept in the context store by an older version could not be moved to the session folder: ${asError(e).message}`),
       });
     } catch (e) {
       // A store that cannot be built (a PostgreSQL field missing): reported at deploy; every use reports it again
@@ -44,10 +51,7 @@ export = function register(RED: NodeAPI): void {
       this.store = unusableStore(err);
     }
     if (this.store instanceof PgNodeRedStore) this.log(`signing sessions in ${this.store.where}`); // never the password
-    if (!this.store.shared) {
-      const warning = persistentStoreWarning(RED, this.settings.contextStore ?? '');
-      if (warning) this.warn(warning);
-    }
+    if (this.store instanceof FolderNodeRedStore) this.log(`signing sessions in the folder ${this.store.dir}`);
     const store = this.store;
     this.on('close', (_removed, done) => {
       store.close().catch(() => undefined).finally(done); // the PostgreSQL pool: its connections end with the node

@@ -1,8 +1,8 @@
 /**
  * "Signing webhook" in-node: serves the notification URL you registered on Node-RED's own HTTP server
  * (RED.httpNode). Each delivery is checked by the engine (Bearer issued by this DSAP, service JWT verified against
- * the service key set), kept in the context store, and only then answered 200 — so a crash right after the answer
- * loses nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for
+ * the service key set), kept in the session store (written through to disk or PostgreSQL), and only then answered
+ * 200 — so a crash right after the answer loses nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for
  * the rest of the flow: 200, or 400 with the spec's error body, or 503 when the fault is ours (the service retries).
  * Certificate, signature and error events leave on three outputs; a repeated delivery never comes out twice.
  * With the PostgreSQL session store (several Node-RED instances behind one URL) the same holds across instances: the
@@ -15,10 +15,10 @@ import { hostname } from 'node:os';
 import { SingpassFlowsError } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
-import { isSessionEnded, isSubmitDeferred, stepSaver, type NextStepPolicy, type SessionRecord, type SigningEngine } from '../src/session';
+import { isSessionEnded, isSubmitDeferred, stepSaver, type KeptDelivery, type NextStepPolicy, type SessionRecord, type SigningEngine } from '../src/session';
 import { finishSigned } from './lib/finishing';
 import { KEEP_ENDED_MS } from './lib/store-factory';
-import type { StoredDelivery } from './lib/session-store';
+import { isStoreOutage } from './lib/session-store';
 import { endSession, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
@@ -30,7 +30,7 @@ const SWEEP_MS = 5_000;
 /*
  * How long a record left in the middle of a step (signed and not finished; at the save point after a hash call was
  * started) belongs to the node working on it before the sweep takes it over as interrupted is the store's `idleMs`
- * (60 s with the context store; the config node's "take over after" with PostgreSQL). Longer than the slowest step
+ * (60 s with the folder store; the config node's "take over after" with PostgreSQL). Longer than the slowest step
  * that leaves it so: a hash call (2 attempts × 10 s timeout), or the hand-over from apply event (signature saved) to
  * finish signing. A finish that has started in this process is never raced (finishing.ts knows it).
  */
@@ -99,8 +99,9 @@ export = function register(RED: NodeAPI): void {
         storeDown = false;
       }, (e: unknown) => {
         const err = asError(e);
-        // A store that is down (PostgreSQL restarting) is reported once, not every sweep; the next sweep tries again
-        if (err.code === 'STORE_BUSY') {
+        // A store that is down (PostgreSQL restarting, a full or read-only disk) is reported once, not every sweep;
+        // the next sweep tries again
+        if (isStoreOutage(err)) {
           if (!storeDown) node.warn(`signing webhook: the session store is unreachable (${err.message}); sessions continue when it is back`);
           storeDown = true;
           node.status({ fill: 'red', shape: 'ring', text: 'session store unreachable' });
@@ -148,7 +149,7 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
   if (check.delivery && stored && !isFinished(stored)) {
     const { signRef } = check.delivery.event;
     try {
-      fresh = await client.store.rememberDelivery(signRef, check.delivery);
+      fresh = await client.store.rememberDelivery(check.delivery);
     } catch (e) {
       // Not kept = not safe to acknowledge: the service retries a 503.
       node.error(asError(e), { ...answered(503), signRef });
@@ -253,7 +254,7 @@ async function sweep(node: Node, client: SignClientNode, owner: string): Promise
  * that its session still needs (the store marks the others applied): out on this node's output as if it had just
  * come in (leased to this instance by the store).
  */
-function takeOver(node: Node, kept: StoredDelivery): void {
+function takeOver(node: Node, kept: KeptDelivery): void {
   node.log(`signing webhook: taking over the ${kept.type} event of session ${kept.delivery.event.signRef} (not applied in time by the instance that received it)`);
   emit(node, kept.delivery.event);
 }
@@ -277,7 +278,7 @@ async function finishLater(node: Node, client: SignClientNode, engine: SigningEn
   const r = await finishSigned(client, engine, record, pdf, statusReporter(node, signRef));
   if (r.kind !== 'ended') return; // busy (a live finish), lost (changed meanwhile), deferred (saved, retried later)
   // a signature delivery not applied yet (a crash between saving the signature and marking it) must not come out again
-  await client.store.markApplied(signRef, 'signature');
+  await client.store.markDeliveryApplied(signRef, 'signature');
   if (r.error) {
     node.error(r.error, r.msg);
     return;
@@ -309,7 +310,7 @@ async function resubmit(node: Node, client: SignClientNode, engine: SigningEngin
   const r = await engine.resumeSubmission(record, { onStep: statusReporter(node, signRef), save: saver.save });
   if (r.duplicate || !(await saver.save(r.record))) return; // another node moved the session on meanwhile
   if (isSubmitDeferred(r.record)) return;
-  await client.store.markApplied(signRef, 'certificate');
+  await client.store.markDeliveryApplied(signRef, 'certificate');
   if (!isSessionEnded(r.record)) return;
   await endSession(client, signRef);
   if (r.record.state.status === 'expired') return sendExpired(node, r.record);

@@ -5,20 +5,20 @@
  *                  →  (webhook)  →  apply event [signature]  →  finish [embed → validation data → timestamp → verify]
  * plus PDF tools usable on their own: certificate status (OCSP), add validation data, add document timestamp, verify.
  * `msg.payload` is the PDF (Buffer); `msg.session` the session record (plain JSON); the record itself lives in the
- * context store, so any later message — after a restart too — continues the session.
+ * session store (a folder of the user directory, or PostgreSQL), so any later message — after a restart or a crash
+ * too — continues the session.
  */
 import { SingpassFlowsError } from '../src/errors';
 import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { isAtSavePoint, isSessionEnded, isSubmitDeferred } from '../src/session';
+import { isAtSavePoint, isSessionEnded, isSubmitDeferred, type KeptDelivery } from '../src/session';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
 import { finishSigned } from './lib/finishing';
 import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
-import type { StoredDelivery } from './lib/session-store';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
 const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -86,7 +86,7 @@ export = function register(RED: NodeAPI): void {
       // A hash call that failed temporarily leaves the session at the save point: not applied yet (the webhook
       // node resubmits the same hash; after a restart the kept event is replayed and does the same).
       const deferred = isSubmitDeferred(result.record);
-      if (!deferred) await client.store.markApplied(signRef, type);
+      if (!deferred) await client.store.markDeliveryApplied(signRef, type);
       if (result.duplicate) return duplicate(node, signRef, type);
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), ...(deferred ? { readyToSubmit: true, retryLater: true } : {}) };
       // 'signed' is not the end for the PDF: the finish node still needs it
@@ -126,7 +126,7 @@ export = function register(RED: NodeAPI): void {
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), readyToSubmit: isAtSavePoint(result.record) };
       const err = sessionError(result.record);
       if (err) {
-        await client.store.markApplied(signRef, 'certificate');
+        await client.store.markDeliveryApplied(signRef, 'certificate');
         await endSession(client, signRef);
         node.error(err, out);
         return;
@@ -162,7 +162,7 @@ export = function register(RED: NodeAPI): void {
       // The service could not take the hash just now (unreachable, timeout, 5xx, 429): the session is still at the
       // save point, not failed; the signing webhook node sends the same hash again (status: "will retry").
       const deferred = isSubmitDeferred(result.record);
-      if (!deferred) await client.store.markApplied(signRef, 'certificate');
+      if (!deferred) await client.store.markDeliveryApplied(signRef, 'certificate');
       const out: NodeMessage = { ...msg, signRef, session: recordForMessage(result.record), readyToSubmit: deferred, retryLater: deferred };
       const err = sessionError(result.record);
       if (err) {
@@ -192,7 +192,7 @@ export = function register(RED: NodeAPI): void {
         node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} already ${record.state.status}` });
         return;
       }
-      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
+      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
       const engine = await client.engine();
       const r = await finishSigned(client, engine, record, pdf, statusReporter(node, signRef));
       if (r.kind === 'busy' || r.kind === 'lost') {
@@ -281,12 +281,12 @@ export = function register(RED: NodeAPI): void {
  * The session a webhook event names, its PDF and the kept delivery not applied yet; without `stored` when that
  * delivery was already applied (a repeat, to be dropped).
  */
-async function pendingDelivery(client: SignClientNode, signRefIn: unknown, type: SigningEvent['type']): Promise<{ signRef: string; pdf: Buffer; stored: StoredDelivery } | { signRef: string; stored?: undefined }> {
+async function pendingDelivery(client: SignClientNode, signRefIn: unknown, type: SigningEvent['type']): Promise<{ signRef: string; pdf: Buffer; stored: KeptDelivery } | { signRef: string; stored?: undefined }> {
   const { signRef, pdf } = await loadSession(client, signRefIn);
   const stored = await client.store.getDelivery(signRef, type);
   if (!stored) throw new SingpassFlowsError('STATE_INVALID', `No ${type} delivery was received for session ${signRef}`);
   if (stored.applied) return { signRef };
-  if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the document folder`);
+  if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
   return { signRef, pdf, stored };
 }
 

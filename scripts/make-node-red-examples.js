@@ -31,7 +31,7 @@ const signConfigNodes = (prefix, settings) => [
   { id: `${prefix}-secret`, type: 'singpass-notification-secret', name: 'webhook token secret' },
   { id: `${prefix}-sign-client`, type: 'singpass-sign-client', name: '', environment: 'staging', sandboxUrl: '', baseUrl: '',
     keySetUrl: '', clientId: '', domainName: '', tenantId: '', tsaUrl: '', trustedRoots: '', ...settings,
-    notificationSecret: `${prefix}-secret`, contextStore: '', documentDir: '' },
+    notificationSecret: `${prefix}-secret`, sessionStore: 'folder', sessionDir: '' },
 ];
 
 function signing() {
@@ -39,8 +39,8 @@ function signing() {
   const n = on(tab);
   return [
     { id: tab, type: 'tab', label: 'Singpass document signing', info:
-        'Sign a PDF end to end. Needs contextStorage with localfilesystem in settings.js (see the README), ' +
-        'the signing key and token secret pasted into the config nodes, and the sandbox ' +
+        'Sign a PDF end to end. Needs the signing key and token secret pasted into the config nodes (sessions are kept in ' +
+        '<userDir>/singpass-sessions: nothing to set in settings.js), and the sandbox ' +
         '(npx singpass-flows sandbox --client-id node-red-dsap --jwks-url http://127.0.0.1:1880/singpass/jwks ' +
         '--webhook-url http://127.0.0.1:1880/singpass/sign/webhook) or your onboarded environment. ' +
         'Signed PDFs and results.jsonl / errors.jsonl go to $SINGPASS_SIGNED_DIR (default ./signed).' },

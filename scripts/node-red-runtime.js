@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // An embedded Node-RED (4.x or 5.x) with this package installed the way the palette manager installs it (a package
-// in <userDir>/node_modules), on 127.0.0.1 only, with the persistent context store the example flows assume
-// (localfilesystem, no write cache: a killed process loses nothing). Used by the end-to-end tests, the Node-RED 5
-// check, the editor screenshot and the demo.
+// in <userDir>/node_modules), on 127.0.0.1 only, with Node-RED's default context storage (memory): the signing nodes
+// keep their sessions in their own folder store, so the example flows need nothing in settings.js. Used by the
+// end-to-end tests, the Node-RED 5 check, the editor screenshot and the demo.
+// SINGPASS_TEST_CONTEXT_STORAGE=localfilesystem sets the cached file context store older READMEs asked for (its
+// cache is flushed every 30 s): a test kills Node-RED inside that window to show sessions no longer depend on it.
 //
 //   node scripts/node-red-runtime.js --user-dir <dir> [--port 0] [--node-red <node-red package dir>] [--package <dir>]
 //
@@ -15,8 +17,9 @@ const path = require('node:path');
 
 const PACKAGE_ROOT = path.resolve(__dirname, '..');
 
-/** The settings the examples assume (see docs/node-red.md). */
+/** The settings the examples assume (see docs/node-red.md): nothing of their own. */
 function settingsFor(userDir, port, extra = {}) {
+  const contextStorage = process.env.SINGPASS_TEST_CONTEXT_STORAGE === 'localfilesystem' ? { contextStorage: { default: { module: 'localfilesystem' } } } : {};
   return {
     userDir,
     flowFile: 'flows.json',
@@ -25,7 +28,7 @@ function settingsFor(userDir, port, extra = {}) {
     httpAdminRoot: '/',
     httpNodeRoot: '/',
     credentialSecret: process.env.NODE_RED_CREDENTIAL_SECRET || 'singpass-flows-embedded-test-secret',
-    contextStorage: { default: { module: 'localfilesystem', config: { cache: false } } },
+    ...contextStorage,
     logging: { console: { level: process.env.NODE_RED_LOG_LEVEL || 'warn', metrics: false, audit: false } },
     editorTheme: { tours: false, projects: { enabled: false } },
     diagnostics: { enabled: false },

@@ -31,6 +31,37 @@ export async function writeFileAtomic(file: string, data: string | Buffer): Prom
   await syncDir(dir);
 }
 
+/**
+ * Create `file` with `data` only if it does not exist yet, atomically and durably: the data goes to a temporary file
+ * (written, fsynced), which is then hard-linked to `file` — `link` fails with EEXIST when `file` exists, so of several
+ * processes creating the same file exactly one succeeds, and nobody ever sees it partly written. False when `file`
+ * existed (nothing changed).
+ */
+export async function createFileExclusive(file: string, data: string | Buffer): Promise<boolean> {
+  const dir = path.dirname(file);
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await fsp.open(tmp, 'wx', 0o600);
+  let created = false;
+  try {
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    try {
+      await fsp.link(tmp, file);
+      created = true;
+    } catch (e) {
+      if (errno(e) !== 'EEXIST') throw e;
+    }
+  } finally {
+    await removeFile(tmp);
+  }
+  if (created) await syncDir(dir);
+  return created;
+}
+
 /** fsync a folder, so a rename or unlink in it survives a power cut (not supported everywhere: best effort). */
 export async function syncDir(dir: string): Promise<void> {
   let fh: fsp.FileHandle | undefined;

@@ -7,9 +7,9 @@
  */
 import type { PoolConfig } from 'pg';
 import { SingpassFlowsError } from '../../src/errors';
-import { PgSessionStore, type NextStepPolicy, type SessionAction, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { PgSessionStore, SESSION_POLICY, type KeptDelivery, type NextStepPolicy, type SessionAction, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import type { SigningEvent } from '../../src/sign';
-import type { SignSessionStore, StoredDelivery } from './session-store';
+import type { SignSessionStore } from './session-store';
 
 /** What the Sign API client config node holds for PostgreSQL (the password is a Node-RED credential). */
 export interface PgStoreFields {
@@ -31,7 +31,7 @@ export interface PgStoreSettings {
   where: string;
 }
 
-/** Every action the sweep handles, `forget` included (ended records leave after a day, as with the context store). */
+/** Every action the sweep handles, `forget` included (ended records leave after a day, as with the folder store). */
 const SWEEP_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire', 'forget'];
 /** At most this many sessions per sweep and instance; the rest wait for the next sweep (or another instance). */
 const SWEEP_LIMIT = 100;
@@ -49,7 +49,7 @@ export function pgStoreSettings(fields: PgStoreFields, password: string | undefi
   const user = text(fields.pgUser);
   const portText = text(fields.pgPort) || '5432';
   const port = Number(portText);
-  const takeOverText = text(fields.pgTakeOverSeconds) || '60';
+  const takeOverText = text(fields.pgTakeOverSeconds) || String(SESSION_POLICY.takeOverIdleMs / 1000);
   const takeOver = Number(takeOverText);
   if (!host) throw bad('host', 'is required (the PostgreSQL server\'s host name or address, e.g. db.internal or 127.0.0.1)');
   if (!/^\d+$/.test(portText) || port < 1 || port > 65535) throw bad('port', `"${portText}" is not a port number (1–65535); PostgreSQL's usual port is 5432`);
@@ -120,17 +120,15 @@ export class PgNodeRedStore implements SignSessionStore {
   }
 
   /** One `INSERT … ON CONFLICT DO NOTHING`: of instances given the same event at once, exactly one gets true. */
-  async rememberDelivery(signRef: string, delivery: VerifiedDelivery): Promise<boolean> {
-    if (delivery.event.signRef !== signRef) throw new SingpassFlowsError('STATE_INVALID', `The delivery is for session ${delivery.event.signRef}, not ${signRef}`);
+  rememberDelivery(delivery: VerifiedDelivery): Promise<boolean> {
     return this.pg.rememberDelivery(delivery);
   }
 
-  async getDelivery(signRef: string, type: SigningEvent['type']): Promise<StoredDelivery | undefined> {
-    const kept = await this.pg.getDelivery(signRef, type);
-    return kept && { type: kept.type, applied: kept.applied, delivery: kept.delivery };
+  getDelivery(signRef: string, type: SigningEvent['type']): Promise<KeptDelivery | undefined> {
+    return this.pg.getDelivery(signRef, type);
   }
 
-  markApplied(signRef: string, type: SigningEvent['type']): Promise<void> {
+  markDeliveryApplied(signRef: string, type: SigningEvent['type']): Promise<void> {
     return this.pg.markDeliveryApplied(signRef, type);
   }
 
@@ -149,9 +147,9 @@ export class PgNodeRedStore implements SignSessionStore {
     return due.map((d) => ({ record: d.record, action: d.action }));
   }
 
-  async claimStaleDeliveries(owner: string): Promise<StoredDelivery[]> {
+  async claimStaleDeliveries(owner: string): Promise<KeptDelivery[]> {
     const replays = await this.pg.claimDeliveriesToReplay({ owner, leaseMs: this.leaseMs, limit: SWEEP_LIMIT });
-    return replays.map(({ kept: k }) => ({ type: k.type, applied: k.applied, delivery: k.delivery }));
+    return replays.map(({ kept }) => kept);
   }
 
   close(): Promise<void> {

@@ -27,13 +27,14 @@ export interface SignClientSettings {
   trustedRoots?: string;
   domainName: string;
   tenantId: string;
-  /** Context store name from settings.js (empty: the default store). */
+  /** Folder of the session store: records, PDFs being signed, kept deliveries (empty: `<userDir>/singpass-sessions`). */
+  sessionDir?: string;
+  /** What older versions kept sessions in (context store name, PDF folder): read once to import those sessions. */
   contextStore?: string;
-  /** Folder for PDFs waiting for their signature (empty: `<userDir>/singpass-sign-documents`). */
   documentDir?: string;
   /** id of the singpass-notification-secret config node. */
   notificationSecret?: string;
-  /** "context" (default: one Node-RED) or "postgres" (several instances), and PostgreSQL's connection fields. */
+  /** "folder" (default: one Node-RED) or "postgres" (several instances), and PostgreSQL's connection fields. */
   sessionStore?: StoreChoice['sessionStore'];
   pgHost?: string;
   pgPort?: string;
@@ -103,9 +104,16 @@ async function buildEngine(RED: NodeAPI, node: SignClientNode): Promise<SigningE
   });
 }
 
-export function documentDirOf(RED: NodeAPI, s: SignClientSettings): string {
-  if (s.documentDir && s.documentDir.trim()) return path.resolve(RED.settings.userDir ?? '.', s.documentDir.trim());
-  return path.join(RED.settings.userDir ?? '.', 'singpass-sign-documents');
+/** The session folder: the client's "Session folder" (relative to the user directory), else `<userDir>/singpass-sessions`. */
+export function sessionDirOf(RED: NodeAPI, s: SignClientSettings): string {
+  const userDir = RED.settings.userDir ?? '.';
+  return s.sessionDir && s.sessionDir.trim() ? path.resolve(userDir, s.sessionDir.trim()) : path.join(userDir, 'singpass-sessions');
+}
+
+/** Where older versions kept the PDFs being signed (for the one-time import of their sessions). */
+export function legacyDocumentDirOf(RED: NodeAPI, s: SignClientSettings): string {
+  const userDir = RED.settings.userDir ?? '.';
+  return s.documentDir && s.documentDir.trim() ? path.resolve(userDir, s.documentDir.trim()) : path.join(userDir, 'singpass-sign-documents');
 }
 
 /** The config node a signing node points at, or a clear error when it is missing. */
@@ -115,15 +123,4 @@ export function signClientOf(RED: NodeAPI, id: unknown, nodeName: string): SignC
     throw new SingpassFlowsError('INVALID_INPUT', `${nodeName}: choose a "Singpass Sign API client" config node`, { field: 'client' });
   }
   return client;
-}
-
-/** Warn when sessions would live only in memory (a restart would lose every session in flight). */
-export function persistentStoreWarning(RED: NodeAPI, storeName: string): string | undefined {
-  const stores = RED.settings.contextStorage ?? {};
-  const name = storeName || 'default';
-  let entry = stores[name] as { module?: unknown } | string | undefined;
-  if (typeof entry === 'string') entry = stores[entry] as { module?: unknown } | undefined; // default: "file" alias
-  const module = typeof entry === 'object' && entry ? entry.module : undefined;
-  if (module === 'localfilesystem' || (module !== undefined && module !== 'memory')) return undefined;
-  return `signing sessions are kept in the context store "${name}", which is not persistent: a Node-RED restart would lose every session in flight. Configure contextStorage with localfilesystem in settings.js (see the README).`;
 }

@@ -3,7 +3,7 @@ import type { VerifiedDelivery } from './types';
 
 /**
  * A verified webhook delivery as plain JSON and back, for front ends that keep or pass it where Buffers do not
- * survive (n8n items, a Node-RED context store, a database): the certificate travels as base64 only and its DER is
+ * survive (n8n items, a file, a database): the certificate travels as base64 only and its DER is
  * rebuilt on the way back. `field` names the setting or input in the caller's words for the error message.
  */
 export function deliveryToJson(d: VerifiedDelivery): Record<string, unknown> {

@@ -1,11 +1,14 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { SingpassFlowsError } from '../errors';
-import { acquireLockFile, errno, removeFile, syncDir, writeFileAtomic, type HeldLock } from '../files';
+import { acquireLockFile, createFileExclusive, errno, removeFile, syncDir, writeFileAtomic, type HeldLock } from '../files';
+import type { SigningEvent } from '../sign';
 import { checkSignRef } from '../sign/validate';
+import { REDACTED_CERTIFICATE_JSON, type DeliveryStore, type KeptDelivery } from './deliveries';
+import { deliveryFromJson, deliveryToJson } from './delivery-codec';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isSessionEnded, nextStep, type SessionAction } from './next-step';
 import type { SessionStore } from './store';
-import type { SessionRecord } from './types';
+import type { SessionRecord, VerifiedDelivery } from './types';
 import { withPhase } from './transitions';
 
 /**
@@ -21,12 +24,16 @@ import { withPhase } from './transitions';
  *   O_EXCL, i.e. `'wx'`) it reads the stored revision, refuses (a typed {@link SaveOutcome}, no exception) when it is
  *   not the one the caller loaded, else writes and renames. A lock older than `lockStaleMs` (its holder died) is
  *   broken, by one process at a time (a second `.break` lock file);
- * - `cleanUp` deletes ended sessions (completed, failed, expired) and their PDFs once older than the retention, and
- *   temporary files left by a crash.
+ * - kept webhook deliveries ({@link DeliveryStore}, the interface the PostgreSQL store has) are one file per session and
+ *   event, `.deliveries/<signRef>.<type>.json`, created with `createFileExclusive` (temporary file, fsync, hard link):
+ *   of processes given the same event exactly one is told it is fresh, and a process killed right after its webhook
+ *   answered 200 leaves the whole delivery on disk;
+ * - `cleanUp` deletes ended sessions (completed, failed, expired) and their PDFs and deliveries once older than the
+ *   retention, and temporary files left by a crash.
  *
  * Files are created mode 0600 (personal data). Names starting with `.` are the store's own (hidden from `*.json`).
  */
-export class FileSessionStore implements SessionStore {
+export class FileSessionStore implements SessionStore, DeliveryStore {
   readonly dir: string;
   private readonly lockStaleMs: number;
   private readonly lockTimeoutMs: number;
@@ -144,6 +151,75 @@ export class FileSessionStore implements SessionStore {
     }
   }
 
+  // -- kept webhook deliveries ----------------------------------------------------------------------------------
+
+  /** `<dir>/.deliveries/<signRef>.<type>.json` (the type is one of three fixed words, so names never collide). */
+  deliveryPath(signRef: string, type: SigningEvent['type']): string {
+    return path.join(this.dir, DELIVERIES, `${ref(signRef)}.${eventType(type)}.json`);
+  }
+
+  /**
+   * Keep a verified delivery until a step applies it; false when this event (sign_ref + type) was kept already. The
+   * file appears whole or not at all (hard link of an fsynced temporary file), and only one caller can create it.
+   */
+  async rememberDelivery(delivery: VerifiedDelivery): Promise<boolean> {
+    const json = deliveryToJson(deliveryFromJson(delivery, 'delivery'));
+    const { signRef, type } = delivery.event;
+    const file = this.deliveryPath(signRef, type);
+    await fsp.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    const kept: KeptDeliveryFile = { type, applied: false, receivedAt: Math.floor(this.now()), delivery: json };
+    return createFileExclusive(file, JSON.stringify(kept));
+  }
+
+  /** The kept delivery of `type` for `signRef` (the certificate bytes restored), or undefined. */
+  async getDelivery(signRef: string, type: SigningEvent['type']): Promise<KeptDelivery | undefined> {
+    const kept = await this.readDelivery(this.deliveryPath(signRef, type));
+    return kept && { type: kept.type, applied: kept.applied, receivedAt: kept.receivedAt, delivery: deliveryFromJson(kept.delivery, 'kept webhook delivery') };
+  }
+
+  /**
+   * The event was applied: a later copy is a duplicate; the user's certificate is not kept beyond that. Under the
+   * record's lock, so it cannot bring back a delivery `forgetDeliveries` just removed.
+   */
+  async markDeliveryApplied(signRef: string, type: SigningEvent['type']): Promise<void> {
+    const file = this.deliveryPath(signRef, type);
+    const lock = await this.lock(ref(signRef));
+    try {
+      const kept = await this.readDelivery(file);
+      if (!kept || kept.applied) return;
+      const event = kept.delivery.event as Record<string, unknown>;
+      const delivery = event.type === 'certificate' ? { ...kept.delivery, event: { ...event, certificate: { ...REDACTED_CERTIFICATE_JSON } } } : kept.delivery;
+      await writeFileAtomic(file, JSON.stringify({ ...kept, applied: true, delivery }));
+    } finally {
+      await lock.release();
+    }
+  }
+
+  /** Every delivery kept and not applied yet, oldest first. Unreadable files are skipped (cleanUp leaves them too). */
+  async pendingDeliveries(): Promise<Array<{ signRef: string; type: SigningEvent['type'] }>> {
+    const out: Array<{ signRef: string; type: SigningEvent['type']; receivedAt: number }> = [];
+    for (const name of await this.deliveryNames()) {
+      const kept = await this.readDelivery(path.join(this.dir, DELIVERIES, name)).catch(() => undefined);
+      const signRef = (kept?.delivery.event as { signRef?: unknown } | undefined)?.signRef;
+      if (kept && !kept.applied && typeof signRef === 'string') out.push({ signRef, type: kept.type, receivedAt: kept.receivedAt ?? 0 });
+    }
+    out.sort((a, b) => a.receivedAt - b.receivedAt || (a.signRef < b.signRef ? -1 : a.signRef > b.signRef ? 1 : a.type < b.type ? -1 : 1));
+    return out.map(({ signRef, type }) => ({ signRef, type }));
+  }
+
+  /** Forget every delivery kept for `signRef` (its session ended). */
+  async forgetDeliveries(signRef: string): Promise<void> {
+    const r = ref(signRef);
+    const lock = await this.lock(r);
+    try {
+      let removed = false;
+      for (const type of EVENT_TYPES) removed = (await removeFile(this.deliveryPath(r, type))) || removed;
+      if (removed) await syncDir(path.join(this.dir, DELIVERIES));
+    } finally {
+      await lock.release();
+    }
+  }
+
   /**
    * Records a schedule must act on now, each with its action — by THE rule every scheduler uses (`nextStep` /
    * `isDue`, src/session/next-step.ts), with `idleSeconds` as the policy's `idleMs`: how long a record in the middle
@@ -204,6 +280,7 @@ export class FileSessionStore implements SessionStore {
           continue;
         }
         if (await removeFile(this.documentPath(signRef))) result.documents++;
+        for (const type of EVENT_TYPES) await removeFile(this.deliveryPath(signRef, type));
         await removeFile(this.recordPath(signRef));
         result.deleted.push(signRef);
       } finally {
@@ -223,19 +300,54 @@ export class FileSessionStore implements SessionStore {
         if (age !== undefined && age >= TEMP_FILE_MAX_AGE_MS && (await removeFile(file))) result.tempFiles++;
       }
     }
-    if (result.deleted.length || result.orphanDocuments || result.tempFiles) await this.syncDir();
+    // deliveries whose session is gone (a crash between the record's removal and theirs), and a crash's temporary files
+    const deliveriesDir = path.join(this.dir, DELIVERIES);
+    let deliveryChanges = 0;
+    for (const n of await namesIn(deliveriesDir)) {
+      const file = path.join(deliveriesDir, n);
+      const age = await mtimeAge(file, nowMs);
+      if (age === undefined) continue;
+      if (n.startsWith('.') && n.endsWith('.tmp')) {
+        if (age >= TEMP_FILE_MAX_AGE_MS && (await removeFile(file))) result.tempFiles++;
+        continue;
+      }
+      const owner = deliveryOwner(n);
+      if (owner !== undefined && age >= options.retentionSeconds * 1000 && !(await exists(this.recordPath(owner))) && (await removeFile(file))) deliveryChanges++;
+    }
+    if (result.deleted.length || result.orphanDocuments || result.tempFiles || deliveryChanges) await this.syncDir();
+    if (deliveryChanges) await syncDir(deliveriesDir);
     return result;
   }
 
   // -- internals ------------------------------------------------------------------------------------------------
 
-  private async names(): Promise<string[]> {
+  private names(): Promise<string[]> {
+    return namesIn(this.dir);
+  }
+
+  /** The delivery files (`<signRef>.<type>.json`), not the temporary ones. */
+  private async deliveryNames(): Promise<string[]> {
+    return (await namesIn(path.join(this.dir, DELIVERIES))).filter((n) => !n.startsWith('.') && deliveryOwner(n) !== undefined);
+  }
+
+  private async readDelivery(file: string): Promise<KeptDeliveryFile | undefined> {
+    let text: string;
     try {
-      return (await fsp.readdir(this.dir)).sort();
+      text = await fsp.readFile(file, 'utf8');
     } catch (e) {
-      if (errno(e) === 'ENOENT') return [];
+      if (errno(e) === 'ENOENT') return undefined;
       throw e;
     }
+    let kept: Partial<KeptDeliveryFile> | undefined;
+    try {
+      kept = JSON.parse(text) as Partial<KeptDeliveryFile>;
+    } catch {
+      kept = undefined;
+    }
+    if (!kept || typeof kept !== 'object' || !EVENT_TYPES.includes(kept.type as SigningEvent['type']) || typeof kept.applied !== 'boolean' || !kept.delivery || typeof kept.delivery !== 'object') {
+      throw new SingpassFlowsError('STATE_INVALID', `${path.basename(file)} is not a kept webhook delivery`, { field: 'delivery' });
+    }
+    return kept as KeptDeliveryFile;
   }
 
   private async ensureDir(): Promise<void> {
@@ -312,6 +424,40 @@ export interface CleanUpResult {
 }
 
 const TEMP_FILE_MAX_AGE_MS = 3_600_000;
+/** The folder of kept deliveries (a name starting with `.`: the store's own). */
+const DELIVERIES = '.deliveries';
+const EVENT_TYPES: SigningEvent['type'][] = ['certificate', 'signature', 'error'];
+
+/** A kept delivery as its file holds it: the delivery in the core codec's JSON form (the certificate as base64). */
+interface KeptDeliveryFile {
+  type: SigningEvent['type'];
+  applied: boolean;
+  receivedAt?: number;
+  delivery: Record<string, unknown>;
+}
+
+function eventType(type: unknown): SigningEvent['type'] {
+  if (!EVENT_TYPES.includes(type as SigningEvent['type'])) throw new SingpassFlowsError('INVALID_INPUT', `type: "${String(type)}" is not a signing event type (certificate, signature, error)`, { field: 'type' });
+  return type as SigningEvent['type'];
+}
+
+/** The signRef of a delivery file name `<signRef>.<type>.json`, or undefined for any other name. */
+function deliveryOwner(name: string): string | undefined {
+  for (const type of EVENT_TYPES) {
+    const suffix = `.${type}.json`;
+    if (name.endsWith(suffix) && isSignRef(name.slice(0, -suffix.length))) return name.slice(0, -suffix.length);
+  }
+  return undefined;
+}
+
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return (await fsp.readdir(dir)).sort();
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return [];
+    throw e;
+  }
+}
 
 function ref(signRef: string): string {
   const s = checkSignRef(signRef);
@@ -346,6 +492,23 @@ function parseRecord(text: string, file: string): SessionRecord {
   }
   // A record written before phases were stored is read with the phase its fields describe.
   return withPhase(r as SessionRecord);
+}
+
+/** errno codes of a file system that may recover by itself (space freed, descriptors released, a device back). */
+const TRANSIENT_FS_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY', 'EIO', 'ETIMEDOUT', 'EINTR']);
+
+/**
+ * A failure of the folder store as a typed error a front end answers 503 on (the service retries): `STORE_BUSY`
+ * (retryable) for what may pass by itself (disk full, out of file descriptors, an I/O error), `STORE_FAILED` for
+ * what an admin must fix (rights, a read-only or missing mount, a file where the folder should be). Typed errors
+ * (the store's own STORE_BUSY, a record that is not one) pass through unchanged.
+ */
+export function fileStoreError(e: unknown, dir: string, what: string): SingpassFlowsError {
+  if (e instanceof SingpassFlowsError) return e;
+  const code = errno(e);
+  const message = `Session store (folder ${dir}) could not ${what}: ${(e as Error)?.message ?? String(e)}`;
+  if (code && TRANSIENT_FS_ERRNO.has(code)) return new SingpassFlowsError('STORE_BUSY', `${message}. Nothing was lost; retry`, { errno: code, retryable: true }, { cause: e });
+  return new SingpassFlowsError('STORE_FAILED', `${message}. Check that the folder exists and Node-RED / the process may write to it`, { ...(code ? { errno: code } : {}), retryable: false }, { cause: e });
 }
 
 function refused(reason: 'conflict' | 'exists', signRef: string, expectedRevision: number | undefined, current: SessionRecord): SaveOutcome {

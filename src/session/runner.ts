@@ -390,7 +390,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const sweepCandidates = async (): Promise<string[]> => {
     const shared: SessionStore = store;
     if (!shared.claimDue) return store.list();
-    const { due } = await shared.claimDue({ owner, leaseMs: SESSION_POLICY.leaseMs, limit: 200 });
+    // a lease as long as the take-over time: a process that dies holding one delays the next by no more than that
+    const { due } = await shared.claimDue({ owner, leaseMs: Math.max(takeOverAfterMs, 1_000), limit: 200 });
     return due.map((d) => d.signRef);
   };
   const sweep = async (): Promise<number> => {

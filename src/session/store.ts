@@ -2,8 +2,8 @@ import type { SessionRecord } from './types';
 
 /**
  * Where a {@link SessionRunner} keeps its sessions: the record (small JSON) and the PDF being signed. The default is
- * in memory; Node-RED plugs in its persistent context store, a server a database. Implementations must return
- * copies (or the runner's later changes would leak in) and may be async.
+ * in memory; Node-RED and the n8n sample use the folder store (file-store.ts), servers a database. Implementations
+ * must return copies (or the runner's later changes would leak in) and may be async.
  */
 export interface SessionStore {
   get(signRef: string): Promise<SessionRecord | undefined> | SessionRecord | undefined;

@@ -3,9 +3,9 @@
  * a payload that is not a Buffer, a session that does not exist. Each gives a clear error with the core's code (what
  * a Catch node routes on), none crashes the runtime or leaves an unhandled rejection.
  */
-import { caught, catchNode, configNodes, documentDir, getNode, helper, keys, nextError, positioned, rootPem, signNodes } from './helper';
+import { caught, catchNode, configNodes, sessionDirs, getNode, helper, keys, nextError, positioned, rootPem, signNodes } from './helper';
 
-const DOCUMENTS = documentDir();
+const sessionDir = sessionDirs();
 
 const unhandled: unknown[] = [];
 const onUnhandled = (e: unknown) => unhandled.push(e);
@@ -24,7 +24,7 @@ function flow(start: Record<string, unknown> = {}) {
     { id: 'secretNode', type: 'singpass-notification-secret', name: 'webhook secret' },
     {
       id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1',
-      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: ROOT_PEM, documentDir: DOCUMENTS,
+      keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: ROOT_PEM, sessionDir: sessionDir(),
     },
     { id: 'f1', type: 'tab' },
     { id: 'start', z: 'f1', type: 'singpass-sign-start', client: 'client', level: 'B-LTA', wires: [['out']], ...start },

@@ -106,22 +106,22 @@ test('Corppass client dialog: a new client starts on Profile FAPI 2.0, one saved
   expect(await profileIn('old-cp')).toEqual({ profile: 'legacy', appTypeShown: false });
 }, 300_000);
 
-test('Sign API client dialog: the session store defaults to the context store; PostgreSQL shows its connection fields instead', async () => {
+test('Sign API client dialog: the session store defaults to the folder; PostgreSQL shows its connection fields instead', async () => {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   await page.goto(nr.url);
   await page.locator('.red-ui-palette-node[data-palette-type="singpass-sign-start"]').waitFor({ timeout: 120_000 });
   type Red = { RED: { editor: { editConfig(name: string, type: string, id: string): void }; tray: { close(): void } } };
-  // the example's client, saved before the setting existed: opens on the context store
+  // the example's client: opens on the folder store
   await page.evaluate(() => (window as unknown as Red).RED.editor.editConfig('', 'singpass-sign-client', 'sf-sign-client'));
   const select = page.locator('#node-config-input-sessionStore');
   await select.waitFor({ state: 'visible', timeout: 30_000 });
   const shown = async () => ({
-    store: await select.inputValue(), contextStore: await page.locator('#node-config-input-contextStore').isVisible(),
+    store: await select.inputValue(), folder: await page.locator('#node-config-input-sessionDir').isVisible(),
     host: await page.locator('#node-config-input-pgHost').isVisible(), password: await page.locator('#node-config-input-pgPassword').isVisible(),
   });
-  expect(await shown()).toEqual({ store: 'context', contextStore: true, host: false, password: false });
+  expect(await shown()).toEqual({ store: 'folder', folder: true, host: false, password: false });
   await select.selectOption('postgres');
-  expect(await shown()).toEqual({ store: 'postgres', contextStore: false, host: true, password: true });
+  expect(await shown()).toEqual({ store: 'postgres', folder: false, host: true, password: true });
   expect(await page.locator('#node-config-input-pgPassword').getAttribute('type')).toBe('password');
   await page.evaluate(() => (window as unknown as Red).RED.tray.close());
 }, 300_000);

@@ -1,6 +1,6 @@
 /**
  * A real Node-RED in a child process (scripts/node-red-runtime.js: this package installed in its userDir, 127.0.0.1,
- * localfilesystem context), so a test can kill it — SIGKILL, nothing flushed — and start it again on the same userDir
+ * default settings: no context storage), so a test can kill it — SIGKILL, nothing flushed — and start it again on the same userDir
  * and port, as after a crash or a restart.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

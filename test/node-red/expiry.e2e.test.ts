@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
-import { deploySigningExample, startSigning } from './signing-scenario';
+import { deploySigningExample, sessionPdfs, startSigning } from './signing-scenario';
 
 let sb: Sandbox;
 let tmp: string;
@@ -29,12 +29,12 @@ afterAll(async () => {
 });
 
 test('an unscanned session ends as SESSION_EXPIRED at its deadline: recorded, PDF deleted', async () => {
-  const docs = path.join(tmp, 'userDir', 'singpass-sign-documents');
+  const userDir = path.join(tmp, 'userDir');
   const { signRef, expiresAt } = await startSigning(nr, await fixture('classic'));
-  expect(fs.readdirSync(docs).filter((f) => f.endsWith('.pdf'))).toHaveLength(1); // waiting for the scan
+  expect(sessionPdfs(userDir)).toHaveLength(1); // waiting for the scan
   const errors = path.join(tmp, 'signed', 'errors.jsonl');
   const line = await waitFor('the expiry line', () => (fs.existsSync(errors) ? fs.readFileSync(errors, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.signRef === signRef) : undefined), 60_000);
   expect(line.code).toBe('SESSION_EXPIRED');
   expect(Date.parse(String(line.at))).toBeGreaterThanOrEqual(expiresAt * 1000); // not before its deadline
-  expect(fs.readdirSync(docs).filter((f) => f.endsWith('.pdf'))).toEqual([]);
+  expect(sessionPdfs(userDir)).toEqual([]);
 }, 120_000);

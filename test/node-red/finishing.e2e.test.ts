@@ -22,7 +22,7 @@ import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../../src/sign/wire';
 import { fixture } from '../fixtures/pdfs';
 import { makeNssDb } from '../helpers/pki-tools';
 import { freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
-import { deploySigningExample, storedRecord } from './signing-scenario';
+import { deploySigningExample, sessionPdfs, storedRecord } from './signing-scenario';
 
 const run = promisify(execFile);
 type Flow = Record<string, unknown>[];
@@ -124,8 +124,7 @@ async function signaturesOf(file: string): Promise<{ user: string[]; timestamps:
 }
 
 function documentsLeft(dir: string): string[] {
-  const docs = path.join(dir, 'singpass-sign-documents');
-  return fs.existsSync(docs) ? fs.readdirSync(docs).filter((f) => f.endsWith('.pdf')) : [];
+  return sessionPdfs(dir);
 }
 
 test('the TSA fails 3 requests then recovers: the session stays signed with lastFinishFailure, the sweep finishes it at B-LTA with one signature by the user', async () => {

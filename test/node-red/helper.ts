@@ -80,11 +80,17 @@ export function rootPem(): string {
 }
 
 /**
- * A temp folder for the PDFs waiting for a signature (the client's "Document folder"): the test helper has no userDir,
- * so the default would be the working directory. Removed after the file's tests.
+ * A fresh session folder for each test (the client's "Session folder"): the test helper has no userDir, so the
+ * default would be the working directory, and a folder per test keeps one test's sessions out of the next one's
+ * sweep. Call at the top of a test file; the returned function gives the current test's folder.
  */
-export function documentDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-docs-'));
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
+export function sessionDirs(): () => string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-sessions-'));
+  let n = 0;
+  let current = path.join(root, '0');
+  beforeEach(() => {
+    current = path.join(root, String(++n));
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+  return () => current;
 }

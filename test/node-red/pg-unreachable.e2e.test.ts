@@ -1,8 +1,9 @@
 /**
- * The Sign API client on "Session store: PostgreSQL" when the store cannot be used, in a real Node-RED (child process,
- * 127.0.0.1): a database that does not answer, and settings that are wrong (no host). A webhook delivery is answered
- * 503 (our fault: the signing service retries), never a final 4xx, and Node-RED keeps running. The passwords never
- * appear in Node-RED's log. (A database restarted under two live instances: two-instances.e2e.test.ts.)
+ * The Sign API client's session store when it cannot be used, in a real Node-RED (child process, 127.0.0.1): a
+ * PostgreSQL database that does not answer, PostgreSQL settings that are wrong (no host), a session folder that
+ * cannot be created. A webhook delivery is answered 503 (our fault: the signing service retries) with the store's
+ * code in the log (STORE_BUSY / STORE_FAILED, never a raw WEBHOOK_HANDLER_FAILED), never a final 4xx, and Node-RED
+ * keeps running. The passwords never appear in Node-RED's log. (A database restarted under two live instances: two-instances.e2e.test.ts.)
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -50,10 +51,19 @@ async function deliver(): Promise<{ status: number; body: unknown }> {
   return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) as unknown : text.slice(0, 100) };
 }
 
+/** A path under a regular file: no folder can be made there (ENOTDIR), whoever runs the test. */
+function folderUnderAFile(): string {
+  const file = path.join(tmp, 'not-a-folder');
+  fs.writeFileSync(file, 'x');
+  return path.join(file, 'sessions');
+}
+
 test.each([
-  ['a database that refuses connections', async () => ({ pgPort: String(await freePort()) })],
-  ['settings without a host', async () => ({ pgHost: '' })],
-])('%s: the webhook answers 503 (the service retries), Node-RED keeps running, no password in the log', async (_what, store) => {
+  ['a database that refuses connections', async () => ({ pgPort: String(await freePort()) }), 'STORE_BUSY'],
+  ['settings without a host', async () => ({ pgHost: '' }), 'STORE_FAILED'],
+  ['a session folder that cannot be created', async () => ({ sessionStore: 'folder', sessionDir: folderUnderAFile() }), 'STORE_FAILED'],
+])('%s: the webhook answers 503 (the service retries), Node-RED keeps running, no password in the log', async (_what, store, code) => {
+  const before = `${nr.log()}${nr.output()}`.length;
   await deploy(nr.url, await flow(await store()));
   await waitFor('the webhook route after the deploy', async () => (await deliver()).status !== 404 || undefined, 30_000);
   const answers = [];
@@ -61,4 +71,5 @@ test.each([
   for (const a of answers) expect(a).toMatchObject({ status: 503, body: { [WEBHOOK_ERROR_BODY.errorCode]: WEBHOOK_ERROR_CODES.internal } });
   expect(nr.child.exitCode).toBeNull();
   expect(`${nr.log()}${nr.output()}`).not.toContain(PASSWORD);
+  expect(`${nr.log()}${nr.output()}`.slice(before)).toContain(`(503): ${code}`);
 }, 60_000);

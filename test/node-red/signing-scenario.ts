@@ -97,10 +97,9 @@ export async function signExampleWithRestart(o: SigningScenario): Promise<void> 
   expect(view.challengeCode).toBe(started.challengeCode); // what the app shows = what the page shows
   expect(view.docName).toBe('Contract.pdf');
 
-  // The flow has handled the certificate event once its record says so in the persistent context store. (Killing in
-  // the few milliseconds between the hash submission and that write is a different case: the engine keeps the
-  // prepared PDF state only in the record it returns, so that session cannot be finished; not covered here.)
-  await waitFor('the submitted session in the context store', () => storedStatus(userDir, signRef) === 'hash_submitted' || undefined, 30_000);
+  // The flow has handled the certificate event once its record says so in the session folder. (Killing between the
+  // hash submission and that write is signExampleKilledAfterHash's case: the save point before the hash call.)
+  await waitFor('the submitted session in the session folder', () => storedStatus(userDir, signRef) === 'hash_submitted' || undefined, 30_000);
   // Crash: nothing in Node-RED's memory survives.
   await nr.stop('SIGKILL');
   nr = await start();
@@ -143,7 +142,7 @@ export async function signExampleKilledAfterHash(o: SigningScenario): Promise<vo
 
     nr = await start();
     o.running(nr);
-    await waitFor('the resubmitted session in the context store', () => storedRecord(userDir, signRef)?.state?.status === 'hash_submitted' || undefined, 30_000)
+    await waitFor('the resubmitted session in the session folder', () => storedRecord(userDir, signRef)?.state?.status === 'hash_submitted' || undefined, 30_000)
       .catch((e: Error) => { throw new Error(`${e.message}
 ${nr.log()}
 errors: ${readIfExists(path.join(signedDir, 'errors.jsonl'))}`); });
@@ -157,7 +156,7 @@ errors: ${readIfExists(path.join(signedDir, 'errors.jsonl'))}`); });
 }
 
 /** The flow wrote the signed PDF and its result line; pdfsig and qpdf agree; the session's PDF copy is gone. */
-async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess, s: { signRef: string; input: Buffer; userDir: string; signedDir: string }): Promise<void> {
+export async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess, s: { signRef: string; input: Buffer; userDir: string; signedDir: string }): Promise<void> {
   const { signRef, input, userDir, signedDir } = s;
   const signedFile = path.join(signedDir, `${signRef}.pdf`);
   const results = path.join(signedDir, 'results.jsonl');
@@ -186,24 +185,34 @@ async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess, s: { 
   expect(second).toContain('Signature Field Name: DocTimeStamp1');
   expect(fs.readFileSync(signedFile).subarray(0, input.length).equals(input)).toBe(true); // incremental: original bytes kept
 
-  // The session ended: its PDF is gone from the document folder.
-  const docs = path.join(userDir, 'singpass-sign-documents');
-  expect(fs.existsSync(docs) ? fs.readdirSync(docs).filter((f) => f.endsWith('.pdf')) : []).toEqual([]);
+  // The session ended: its PDF and kept deliveries are gone from the session folder.
+  expect(sessionPdfs(userDir)).toEqual([]);
+  expect(fs.existsSync(path.join(sessionDirOf(userDir), '.deliveries', `${signRef}.certificate.json`))).toBe(false);
 }
 
-/** The session's status as Node-RED's localfilesystem context store holds it on disk (global scope). */
+/** The session's status as the signing nodes' folder store holds it on disk. */
 function storedStatus(userDir: string, signRef: string): string | undefined {
   return storedRecord(userDir, signRef)?.state?.status;
 }
 
-/** The session record as Node-RED's localfilesystem context store holds it on disk (global scope). */
+/** The default session folder of a Node-RED with this user directory (the Sign API client's "Session folder"). */
+export function sessionDirOf(userDir: string): string {
+  return path.join(userDir, 'singpass-sessions');
+}
+
+/** The session record as the signing nodes' folder store holds it on disk (`<userDir>/singpass-sessions/<signRef>.json`). */
 export function storedRecord(userDir: string, signRef: string): SessionRecord | undefined {
   try {
-    const global = JSON.parse(fs.readFileSync(path.join(userDir, 'context', 'global', 'global.json'), 'utf8')) as Record<string, Partial<SessionRecord> | undefined>;
-    return Object.values(global).find((v): v is SessionRecord => v?.state?.signRef === signRef);
+    return JSON.parse(fs.readFileSync(path.join(sessionDirOf(userDir), `${signRef}.json`), 'utf8')) as SessionRecord;
   } catch {
-    return undefined; // not written yet, or caught mid-write
+    return undefined; // not written yet (every write is an atomic rename: never caught half-written)
   }
+}
+
+/** The PDFs waiting for their signature in the session folder. */
+export function sessionPdfs(userDir: string): string[] {
+  const dir = sessionDirOf(userDir);
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.pdf') && !f.endsWith('-signed.pdf')) : [];
 }
 
 function readIfExists(file: string): string {

@@ -1,13 +1,13 @@
 /**
  * The signing webhook node's housekeeping with node-red-node-test-helper: records of sessions that ended more than a
- * day ago leave the context store, recent ones stay; a session past its deadline goes out on the error output as
+ * day ago leave the session store, recent ones stay; a session past its deadline goes out on the error output as
  * expired; a hash prepare signature saved and submit hash has not sent is left to the flow. (Deliveries over HTTP
  * are in webhook.e2e.test.ts, finishing and resubmitting in finishing.e2e.test.ts and prepare-submit.e2e.test.ts.)
  */
 import type { SessionRecord } from '../../src/session';
-import { configNodes, documentDir, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
+import { configNodes, sessionDirs, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
 
-const DOCUMENTS = documentDir();
+const sessionDir = sessionDirs();
 
 afterEach(() => helper.unload());
 
@@ -15,7 +15,7 @@ afterEach(() => helper.unload());
 async function loadWebhook(): Promise<{ put(r: SessionRecord, rev: undefined): Promise<boolean>; get(ref: string): Promise<SessionRecord | undefined> }> {
   await helper.load([configNodes, webhookNodes], positioned([
     { id: 'secretNode', type: 'singpass-notification-secret' },
-    { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), documentDir: DOCUMENTS },
+    { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), sessionDir: sessionDir() },
     { id: 'f1', type: 'tab' },
     { id: 'webhook', z: 'f1', type: 'singpass-sign-webhook', client: 'client', url: '/hook', wires: [[], [], ['expired'], []] },
     { id: 'expired', z: 'f1', type: 'helper' },
@@ -35,7 +35,7 @@ function record(signRef: string, status: string, updatedAt: number, expiresAt = 
 test('ended records are forgotten a day after they ended; an overdue session goes out as expired', async () => {
   await helper.load([configNodes, webhookNodes], positioned([
     { id: 'secretNode', type: 'singpass-notification-secret' },
-    { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), documentDir: DOCUMENTS },
+    { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), sessionDir: sessionDir() },
     { id: 'f1', type: 'tab' },
     { id: 'webhook', z: 'f1', type: 'singpass-sign-webhook', client: 'client', url: '/hook', wires: [[], [], ['expired']] },
     { id: 'expired', z: 'f1', type: 'helper' },

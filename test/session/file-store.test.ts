@@ -7,8 +7,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FileSessionStore, type SaveOutcome } from '../../src/session/file-store';
-import { nextStep, withPhase, type SessionRecord } from '../../src/session';
+import { SingpassFlowsError } from '../../src/errors';
+import { FileSessionStore, fileStoreError, type SaveOutcome } from '../../src/session/file-store';
+import { nextStep, withPhase, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 
 const REGISTER = path.join(__dirname, '../helpers/ts-register.js');
 const STORE_MODULE = path.join(__dirname, '../../src/session/file-store.ts');
@@ -294,5 +295,136 @@ describe('FileSessionStore', () => {
     ]);
     // run again: nothing more to do
     expect(await store.cleanUp({ retentionSeconds: 7 * day })).toMatchObject({ deleted: [], documents: 0, orphanDocuments: 0, tempFiles: 0, kept: 3 });
+  });
+});
+
+/** A verified certificate delivery as the engine's checkDelivery gives it (certificate DER + base64). */
+function certificateDelivery(signRef: string): VerifiedDelivery {
+  const der = Buffer.from('3082010a0282010100c0ffee', 'hex');
+  return {
+    notificationToken: 'sfn1_a_b',
+    event: {
+      type: 'certificate', signRef, nonce: 'nonce-1', issuedAt: nowS(),
+      certificate: { der, base64: der.toString('base64'), subject: 'CN=Tan Ah Kow', issuer: 'CN=CA', serialNumber: '01', notBefore: 'a', notAfter: 'b', publicKeyAlgorithm: 'EC' },
+    },
+  } as unknown as VerifiedDelivery;
+}
+
+function signatureDelivery(signRef: string): VerifiedDelivery {
+  return { notificationToken: 'sfn1_a_b', event: { type: 'signature', signRef, documentHash: 'ab'.repeat(32), signature: '3006', issuedAt: nowS() } } as unknown as VerifiedDelivery;
+}
+
+describe('FileSessionStore: kept webhook deliveries (DeliveryStore)', () => {
+  it('keeps a delivery once, whole, restores the certificate bytes, and forgets the certificate once applied', async () => {
+    const store = new FileSessionStore(dir);
+    const d = certificateDelivery('ref.a');
+    expect(await store.rememberDelivery(d)).toBe(true);
+    expect(await store.rememberDelivery(d)).toBe(false); // the service's retry: a duplicate
+    expect(fs.readdirSync(path.join(dir, '.deliveries'))).toEqual(['ref.a.certificate.json']); // no temporary file left
+    expect(fs.statSync(path.join(dir, '.deliveries', 'ref.a.certificate.json')).mode & 0o777).toBe(0o600);
+    expect(await store.list()).toEqual([]); // not a record
+
+    const kept = await store.getDelivery('ref.a', 'certificate');
+    expect(kept).toMatchObject({ type: 'certificate', applied: false, receivedAt: expect.any(Number) });
+    expect(kept!.delivery.notificationToken).toBe('sfn1_a_b');
+    const cert = (kept!.delivery.event as { certificate: { der: Buffer; subject: string } }).certificate;
+    expect(cert.der.equals(Buffer.from('3082010a0282010100c0ffee', 'hex'))).toBe(true);
+    expect(cert.subject).toBe('CN=Tan Ah Kow');
+    expect(await store.getDelivery('ref.a', 'signature')).toBeUndefined();
+
+    expect(await store.rememberDelivery(signatureDelivery('ref.a'))).toBe(true);
+    expect(await store.pendingDeliveries()).toEqual([{ signRef: 'ref.a', type: 'certificate' }, { signRef: 'ref.a', type: 'signature' }]);
+
+    await store.markDeliveryApplied('ref.a', 'certificate');
+    await store.markDeliveryApplied('ref.a', 'certificate'); // twice: no change
+    expect(await store.pendingDeliveries()).toEqual([{ signRef: 'ref.a', type: 'signature' }]);
+    const applied = await store.getDelivery('ref.a', 'certificate');
+    expect(applied?.applied).toBe(true);
+    expect(fs.readFileSync(path.join(dir, '.deliveries', 'ref.a.certificate.json'), 'utf8')).not.toContain('Tan Ah Kow');
+    expect(await store.rememberDelivery(d)).toBe(false); // applied stays a duplicate
+
+    await store.forgetDeliveries('ref.a');
+    expect(await store.getDelivery('ref.a', 'certificate')).toBeUndefined();
+    expect(await store.pendingDeliveries()).toEqual([]);
+    await store.markDeliveryApplied('ref.a', 'signature'); // gone: nothing to mark, nothing written
+    expect(fs.readdirSync(path.join(dir, '.deliveries'))).toEqual([]);
+  });
+
+  it('refuses a delivery file that is not one, and path tricks in the signRef or type', async () => {
+    const store = new FileSessionStore(dir);
+    await expect(store.rememberDelivery(certificateDelivery('../x'))).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(store.getDelivery('ok', 'nope' as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    fs.mkdirSync(path.join(dir, '.deliveries'));
+    fs.writeFileSync(path.join(dir, '.deliveries', 'bad.signature.json'), '{"x":1}');
+    await expect(store.getDelivery('bad', 'signature')).rejects.toMatchObject({ code: 'STATE_INVALID' });
+    expect(await store.pendingDeliveries()).toEqual([]); // skipped, not thrown
+  });
+
+  it('of many callers given the same event at once, in this process and in others, exactly one is told it is fresh', async () => {
+    const store = new FileSessionStore(dir);
+    const d = certificateDelivery('race');
+    const local = await Promise.all(Array.from({ length: 8 }, () => store.rememberDelivery(d)));
+    expect(local.filter(Boolean)).toHaveLength(1);
+
+    const script = `const { FileSessionStore } = require(${JSON.stringify(STORE_MODULE)});
+      const store = new FileSessionStore(${JSON.stringify(dir)});
+      const d = { notificationToken: 't', event: { type: 'signature', signRef: 'race2', documentHash: 'ab', signature: '30', issuedAt: 1 } };
+      Promise.all(Array.from({ length: 5 }, () => store.rememberDelivery(d))).then((r) => process.stdout.write(JSON.stringify(r.filter(Boolean).length)));`;
+    const counts = await Promise.all([0, 1, 2].map(() => new Promise<number>((resolve, reject) => {
+      const child = spawn(process.execPath, ['-r', REGISTER, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout!.on('data', (c) => (out += c));
+      child.once('exit', (code) => (code === 0 ? resolve(Number(out)) : reject(new Error(`child exited ${code}`))));
+    })));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(fs.readdirSync(path.join(dir, '.deliveries')).sort()).toEqual(['race.certificate.json', 'race2.signature.json']);
+  });
+
+  it('a process killed (SIGKILL) the moment rememberDelivery resolved — the webhook\'s 200 — leaves the whole delivery', async () => {
+    const script = `const { FileSessionStore } = require(${JSON.stringify(STORE_MODULE)});
+      const store = new FileSessionStore(${JSON.stringify(dir)});
+      const der = Buffer.from('c0ffee', 'hex');
+      const d = { notificationToken: 't', event: { type: 'certificate', signRef: 'killed', nonce: 'n', issuedAt: 1, certificate: { der, base64: der.toString('base64'), subject: 'CN=x', issuer: 'CN=y', serialNumber: '1', notBefore: '', notAfter: '', publicKeyAlgorithm: 'EC' } } };
+      store.rememberDelivery(d).then((fresh) => { process.stdout.write(fresh ? 'kept' : 'dup'); setInterval(() => {}, 1000); });`;
+    const child = spawn(process.execPath, ['-r', REGISTER, '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const said = await new Promise<string>((resolve) => child.stdout!.once('data', (c) => resolve(String(c))));
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(said).toBe('kept');
+    const store = new FileSessionStore(dir);
+    expect(await store.pendingDeliveries()).toEqual([{ signRef: 'killed', type: 'certificate' }]);
+    const kept = await store.getDelivery('killed', 'certificate');
+    expect((kept!.delivery.event as { certificate: { der: Buffer } }).certificate.der.toString('hex')).toBe('c0ffee');
+  });
+
+  it('cleanUp forgets the deliveries of the sessions it deletes, and deliveries whose record is long gone', async () => {
+    const t = nowS();
+    const day = 86_400;
+    const store = new FileSessionStore(dir);
+    await store.save(record('ended', 1, { status: 'completed', updatedAt: t - 8 * day }), undefined);
+    await store.save(record('live', 1), undefined);
+    for (const ref of ['ended', 'live', 'orphan', 'recent-orphan']) await store.rememberDelivery(signatureDelivery(ref));
+    const old = new Date((t - 8 * day) * 1000);
+    fs.utimesSync(path.join(dir, '.deliveries', 'orphan.signature.json'), old, old);
+    fs.writeFileSync(path.join(dir, '.deliveries', '.z.signature.json.1-abc.tmp'), '{');
+    const older = new Date((t - 2 * 3600) * 1000);
+    fs.utimesSync(path.join(dir, '.deliveries', '.z.signature.json.1-abc.tmp'), older, older);
+
+    const r = await store.cleanUp({ retentionSeconds: 7 * day });
+    expect(r).toMatchObject({ deleted: ['ended'], tempFiles: 1, kept: 1 });
+    expect(fs.readdirSync(path.join(dir, '.deliveries')).sort()).toEqual(['live.signature.json', 'recent-orphan.signature.json']);
+  });
+});
+
+describe('fileStoreError', () => {
+  it('words a file-system failure as STORE_BUSY (may pass) or STORE_FAILED (an admin must act); typed errors pass through', async () => {
+    fs.writeFileSync(path.join(dir, 'file'), 'not a folder');
+    const store = new FileSessionStore(path.join(dir, 'file', 'sessions'));
+    const raw = await store.rememberDelivery(signatureDelivery('x')).catch((e: unknown) => e);
+    expect(fileStoreError(raw, store.dir, 'keep a delivery')).toMatchObject({ code: 'STORE_FAILED', details: { errno: 'ENOTDIR', retryable: false } });
+    const full = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    expect(fileStoreError(full, dir, 'save a record')).toMatchObject({ code: 'STORE_BUSY', details: { retryable: true } });
+    const typed = new SingpassFlowsError('STORE_BUSY', 'lock held');
+    expect(fileStoreError(typed, dir, 'x')).toBe(typed);
   });
 });

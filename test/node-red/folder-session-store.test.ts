@@ -1,0 +1,48 @@
+/**
+ * The Node-RED nodes' folder store (node-red/lib/folder-session-store.ts) on real files: a folder that cannot be used
+ * fails every call with the store codes the webhook node answers 503 on and its sweep reports once (STORE_FAILED /
+ * STORE_BUSY), never a raw file-system error; the sweep's due list. (A Node-RED killed after a delivery's 200:
+ * folder-session-store.e2e.test.ts.)
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { SessionRecord, VerifiedDelivery } from '../../src/session';
+import { FolderNodeRedStore } from '../../node-red/lib/folder-session-store';
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-folder-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const delivery = { notificationToken: 't', event: { type: 'signature', signRef: 'x', documentHash: 'ab', signature: '30', issuedAt: 1 } } as unknown as VerifiedDelivery;
+
+test('a folder store that cannot be used fails with STORE_FAILED / STORE_BUSY, never a raw file-system error', async () => {
+  fs.writeFileSync(path.join(dir, 'file'), 'x');
+  const store = new FolderNodeRedStore(path.join(dir, 'file', 'sessions'), { retentionMs: 1000 });
+  await expect(store.get('x')).rejects.toMatchObject({ code: 'STORE_FAILED', details: { errno: 'ENOTDIR' } });
+  await expect(store.rememberDelivery(delivery)).rejects.toMatchObject({ code: 'STORE_FAILED' });
+  await expect(store.dueSessions({})).rejects.toMatchObject({ code: 'STORE_FAILED' });
+});
+
+test('dueSessions: what each record needs now by nextStep, a changed record read again, an unreadable file skipped, a deleted one gone', async () => {
+  const store = new FolderNodeRedStore(path.join(dir, 'sessions'), { retentionMs: 1000 });
+  const now = Math.floor(Date.now() / 1000);
+  const record = (signRef: string, revision: number, expiresAt: number) => ({
+    format: 'singpass-flows/signing-session@1', revision, request: { documentName: 'a.pdf', level: 'B-B' }, document: { length: 1, sha256: '' },
+    state: { signRef, status: 'waiting_for_scan', updatedAt: now, expiresAt, challengeCode: 'AB12', clientNotificationToken: 't' },
+  }) as unknown as SessionRecord;
+  expect(await store.put(record('late', 1, now - 600), undefined)).toBe(true);
+  expect(await store.put(record('waiting', 1, now + 600), undefined)).toBe(true);
+  fs.writeFileSync(path.join(store.dir, 'broken.json'), '{');
+  const due = async () => (await store.dueSessions({ scanExtensionSeconds: 0 })).map((d) => `${d.record.state.signRef}@${d.record.revision}:${d.action}`);
+
+  expect(await due()).toEqual(['late@1:expire']);
+  expect(await store.put(record('waiting', 2, now - 600), 1)).toBe(true); // its deadline moved into the past
+  expect((await due()).sort()).toEqual(['late@1:expire', 'waiting@2:expire']);
+  const [first] = await store.dueSessions({ scanExtensionSeconds: 0 });
+  first!.record.revision = 99; // a caller's change does not leak into the next sweep
+  await store.delete('late');
+  expect(await due()).toEqual(['waiting@2:expire']);
+});
