@@ -7,6 +7,7 @@ export * from './runner';
 export * from './file-store';
 export * from './pg-store';
 export * from './next-step';
+export { runDueStep, type DriverStore, type DueStepResult, type RunDueStepOptions } from './driver';
 export { SESSION_POLICY } from './policy';
 export { TRANSITIONS, observeTransitions, phaseFromFields, transitionKey, withPhase, type SessionTrigger, type SessionVerb, type Transition } from './transitions';
 export { deliveryToJson, deliveryFromJson } from './delivery-codec';

@@ -6,9 +6,10 @@ import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
 import type { SigningEngine } from './engine';
 import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep } from './next-step';
-import { MemorySessionStore, stepSaver, type SessionStore } from './store';
+import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, StepResult, VerifiedDelivery } from './types';
 import { SESSION_POLICY } from './policy';
+import { runDueStep, type DueStepResult } from './driver';
 
 /** How a session run by the runner ended. */
 export interface SessionOutcome {
@@ -218,11 +219,10 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   };
 
   const expireNow = async (signRef: string): Promise<void> => {
-    const record = await store.get(signRef);
-    if (!record || isSessionEnded(record)) return;
-    const r = engine.expire(record);
-    if (r.record === record) return arm(record); // not yet (e.g. the deadline moved after the scan)
-    if (!(await save(r.record, record.revision))) return expireNow(signRef);
+    const r = await runDueStep(engine, store, signRef, { only: ['expire'] });
+    if (!r.record || (r.action === 'none' && isSessionEnded(r.record))) return;
+    if (r.action === 'none') return arm(r.record); // not yet (e.g. the deadline moved after the scan)
+    if (r.lost) return expireNow(signRef);
     await stepOptions(signRef).onStep!({ step: 'ended', status: r.record.state.status, error: r.record.error });
     await settle(r.record);
   };
@@ -234,21 +234,22 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   };
   const finishOne = async (record: SessionRecord): Promise<void> => {
     const signRef = record.state.signRef;
-    const pdf = await store.getDocument(signRef);
-    if (!pdf) return; // another process owns this session's document
     await yieldToCertificates();
     const narrate = stepOptions(signRef);
-    const f = await engine.finish(record, pdf, {
-      onStep: async (step) => {
-        await narrate.onStep!(step);
-        await yieldToCertificates();
+    // The driver stores the signed PDF before the record says completed (a crash in between finishes again).
+    const f = await runDueStep(engine, store, signRef, {
+      only: ['finish'], force: true,
+      stepOptions: {
+        onStep: async (step) => {
+          await narrate.onStep!(step);
+          await yieldToCertificates();
+        },
       },
     });
-    // The signed PDF is stored before the record says completed: a crash in between finishes again (one signature).
-    if (f.pdf && f.record.state.status === 'completed' && store.putSignedDocument) await store.putSignedDocument(signRef, f.pdf);
-    if (!(await save(f.record, record.revision))) return;
+    // not signed any more, another process owns this session's document, or another process saved first
+    if (f.action === 'none' || f.documentMissing || f.lost || !f.record) return;
     // A finishing stage failed temporarily (TSA, OCSP…): the signature stays in the stored record; run it again later.
-    if (f.deferred) return retryLater(f.record);
+    if (isFinishDeferred(f.record)) return retryLater(f.record);
     await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
   };
 
@@ -271,15 +272,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   };
   /** Chain, OCSP, prepare, save point, hash: loaded fresh, saved with compare-and-set (another process may have won). */
   const continueClaimed = async (signRef: string): Promise<void> => {
-    const record = await store.get(signRef);
-    if (!record || !isCertificateClaimed(record)) return;
-    const pdf = await store.getDocument(signRef);
-    if (!pdf) return; // another process owns this session's document
-    // Saved at the save point before the hash call, and after the step.
-    const saver = stepSaver(store, record);
-    const r = await engine.continueCertificate(record, pdf, { ...stepOptions(signRef), save: saver.save });
-    if (r.duplicate) return;
-    return saved(r.record, saver);
+    // Saved at the save point before the hash call, and after the step (the driver).
+    return moved(await runDueStep(engine, store, signRef, { only: ['continueCertificate'], force: true, stepOptions: stepOptions(signRef) }));
   };
 
   /**
@@ -327,11 +321,14 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (isSessionEnded(record)) setImmediate(() => void enqueue(signRef, () => settle(record)));
   };
 
-  const saved = async (record: SessionRecord, saver: ReturnType<typeof stepSaver>): Promise<void> => {
-    if (!(await saver.save(record))) {
+  /** After the driver ran a certificate or hash step: what comes next here. */
+  const moved = async (r: DueStepResult): Promise<void> => {
+    // not due any more (another process moved it on), or another process owns this session's document
+    if (r.action === 'none' || r.documentMissing || !r.record) return;
+    const record = r.record;
+    if (r.lost) {
       // The signature (saved at once by the webhook) or an error event got there first: nothing was lost.
-      const stored = await store.get(record.state.signRef);
-      if (stored && (stored.state.status === 'signed' || isSessionEnded(stored))) return;
+      if (record.state.status === 'signed' || isSessionEnded(record)) return;
       refused({ signRef: record.state.signRef, code: 'STATE_INVALID', message: 'the session record changed meanwhile (another process); event dropped', status: 200 });
       return;
     }
@@ -370,13 +367,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
    * same hash again. Loaded fresh and saved with compare-and-set, so a record another process moved on is left alone.
    */
   const resubmit = async (signRef: string): Promise<void> => {
-    const record = await store.get(signRef);
-    if (!record || !isAtSavePoint(record)) return;
-    // Saved with the call counted before it leaves (compare-and-set: another process resubmitting gets a duplicate).
-    const saver = stepSaver(store, record);
-    const r = await engine.resumeSubmission(record, { ...stepOptions(signRef), save: saver.save });
-    if (r.duplicate) return;
-    return saved(r.record, saver);
+    // Saved with the call counted before it leaves (compare-and-set: another process resubmitting loses, sends nothing).
+    return moved(await runDueStep(engine, store, signRef, { only: ['submitHash'], force: true, stepOptions: stepOptions(signRef) }));
   };
 
   const takeOverAfterMs = options.takeOverAfterMs ?? SESSION_POLICY.takeOverIdleMs;

@@ -1,0 +1,95 @@
+import type { SigningEngine } from './engine';
+import { nextStep, type SessionAction } from './next-step';
+import { stepSaver, type SessionStore } from './store';
+import type { FinishResult, SessionRecord, StepOptions } from './types';
+
+/** What a driver needs of a store: the record with compare-and-set, the PDF, and where a signed PDF goes. */
+export type DriverStore = Pick<SessionStore, 'get' | 'put' | 'getDocument'> & Partial<Pick<SessionStore, 'putSignedDocument'>>;
+
+/** What {@link runDueStep} did. */
+export interface DueStepResult {
+  /** The step that was due (`nextStep`), or `none` when nothing was (not yet due, ended, gone). */
+  action: SessionAction | 'none';
+  /** The record as stored after the step (or as found, when nothing was done). Undefined: no such session. */
+  record?: SessionRecord;
+  /**
+   * Another process changed the record while this step ran (compare-and-set lost): nothing of this step was kept
+   * and nothing was sent after the loss; the record is that process's to carry on.
+   */
+  lost?: boolean;
+  /** The step needs the PDF and the store has none for this session (deleted by hand, or another store): nothing done. */
+  documentMissing?: boolean;
+  /** Finishing: the signed PDF (stored with `putSignedDocument` before the record said completed). */
+  pdf?: Buffer;
+  report?: FinishResult['report'];
+  validationData?: FinishResult['validationData'];
+}
+
+export interface RunDueStepOptions {
+  /** UNIX ms to judge "due" at (default now); `force` runs the phase's step even if not due yet. */
+  now?: number;
+  /** How long a record mid-step is left to the process working on it (SESSION_POLICY.takeOverIdleMs by the caller). */
+  idleMs?: number;
+  /** Run the phase's step although its time has not come (a scheduler that timed it itself, a user's "retry now"). */
+  force?: boolean;
+  /** Only these steps (a scheduler that runs the others elsewhere, e.g. finishing one session at a time); else nothing. */
+  only?: readonly SessionAction[];
+  /** Narration and the finishing stages' pauses (the runner yields to certificates between them). */
+  stepOptions?: Pick<StepOptions, 'onStep'>;
+}
+
+/**
+ * THE driver of a stored session: loads the record, runs the step its phase calls for when it is due (the
+ * transitions table's due triggers, `nextStep`), and saves the result with compare-and-set — every front end's
+ * scheduler calls this (the runner's timers and sweep, the Node-RED sweep, n8n's Run Due Step), so the same record
+ * gets the same step everywhere:
+ * - `continueCertificate`: chain + OCSP, prepare, the save point (saved before the hash leaves), the hash call.
+ * - `submitHash`: the SAME saved hash again (each call counted and saved before it leaves; "already submitted" on a
+ *   record found at the save point means an earlier call got through).
+ * - `finish`: embed and extend; the signed PDF is stored before the record says completed.
+ * - `expire`: past the deadline, the session ends as `SESSION_EXPIRED`.
+ * - `forget`: nothing here (the store's clean-up deletes ended sessions after the retention).
+ */
+export async function runDueStep(engine: SigningEngine, store: DriverStore, signRef: string, options: RunDueStepOptions = {}): Promise<DueStepResult> {
+  const record = await store.get(signRef);
+  if (!record) return { action: 'none' };
+  const now = options.now ?? Date.now();
+  const next = nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: options.idleMs ?? 0 });
+  // Past the deadline no event can come any more: a session still waiting mid-step expires (the table's expire row),
+  // without its PDF or an outbound call.
+  const pastDeadline = (next.action === 'continueCertificate' || next.action === 'submitHash') && now > engine.deadline(record);
+  const due = pastDeadline ? { action: 'expire' as const, at: next.at } : next;
+  if (due.action === 'forget' || (!options.force && due.at > now) || (options.only && !options.only.includes(due.action) && !options.only.includes(next.action))) return { action: 'none', record };
+  const saver = stepSaver(store, record);
+  const stepOptions = { ...options.stepOptions, save: saver.save };
+  const kept = async (next: SessionRecord, extra: Omit<DueStepResult, 'action' | 'record'> = {}): Promise<DueStepResult> => {
+    // A step that saved its own save points compares against the last of them (stepSaver tracks it).
+    if (next.revision === saver.expected) return { action: due.action, record: next, ...extra };
+    return (await saver.save(next)) ? { action: due.action, record: next, ...extra } : { action: due.action, record: (await store.get(signRef)) ?? next, lost: true };
+  };
+  switch (due.action) {
+    case 'expire': {
+      const r = engine.expire(record);
+      return r.record === record ? { action: 'none', record } : kept(r.record);
+    }
+    case 'continueCertificate': {
+      const pdf = await store.getDocument(signRef);
+      if (!pdf) return { action: due.action, record, documentMissing: true };
+      const r = await engine.continueCertificate(record, pdf, stepOptions);
+      return r.duplicate ? { action: due.action, record: (await store.get(signRef)) ?? record, lost: true } : kept(r.record);
+    }
+    case 'submitHash': {
+      // Found at the save point by a scheduler: a call may have been made that the record does not count.
+      const r = await engine.resumeSubmission(record, { ...stepOptions, mayHaveBeenSent: true });
+      return r.duplicate ? { action: due.action, record: (await store.get(signRef)) ?? record, lost: true } : kept(r.record);
+    }
+    case 'finish': {
+      const pdf = await store.getDocument(signRef);
+      if (!pdf) return { action: due.action, record, documentMissing: true };
+      const f = await engine.finish(record, pdf, options.stepOptions);
+      // Stored before the record says completed: a crash in between finishes again (the same single signature).
+      if (f.pdf && f.record.state.status === 'completed' && store.putSignedDocument) await store.putSignedDocument(signRef, f.pdf);
+      return kept(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
+    }
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The session driver (src/session/driver.ts): the step each stored phase calls for, run when due, saved with
+ * compare-and-set — over a MemorySessionStore and the engine's fakes (engine-fakes.ts: scripted signing client, test
+ * PKI in process, a clock the test moves).
+ */
+import { MemorySessionStore, runDueStep, type SessionRecord } from '../../src/session';
+import {
+  atSavePoint, certificateDelivery, expectStop, loadFakes, pdf, SESSION_SECONDS, setup, signatureDelivery, signaturesIn, started, hashSubmitted, type Setup,
+} from './engine-fakes';
+
+beforeAll(loadFakes);
+
+/** A store holding `record` and the session's PDF, as a front end left them. */
+async function stored(record: SessionRecord): Promise<MemorySessionStore> {
+  const store = new MemorySessionStore();
+  store.putDocument(record.state.signRef, pdf);
+  expect(store.put(record, undefined)).toBe(true);
+  return store;
+}
+
+async function claimed(t: Setup): Promise<SessionRecord> {
+  const s = await started(t);
+  return (await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtClaim: true })).record;
+}
+
+describe('runDueStep', () => {
+  it('a claimed certificate: chain, OCSP, prepare, the save point saved BEFORE the hash leaves, then hashSubmitted saved', async () => {
+    const t = setup();
+    const c = await claimed(t);
+    const store = await stored(c);
+    const revisionsAtCall: number[] = [];
+    const submit = t.client.submitDocumentHash.bind(t.client);
+    t.client.submitDocumentHash = async (...args) => {
+      revisionsAtCall.push(store.get(c.state.signRef)!.revision);
+      return submit(...args);
+    };
+    const r = await runDueStep(t.engine, store, c.state.signRef, { now: t.clock.now });
+    expect(r.action).toBe('continueCertificate');
+    expectStop(r.record!, 'hashSubmitted');
+    expect(store.get(c.state.signRef)).toEqual(r.record);
+    expect(t.client.hashCalls).toHaveLength(1);
+    expect(revisionsAtCall).toEqual([c.revision + 1]); // the save point was in the store when the hash left
+  });
+
+  it('not yet due (a step in progress within the idle time) → nothing; once idle that long → taken over', async () => {
+    const t = setup();
+    const c = await claimed(t);
+    const store = await stored(c);
+    expect(await runDueStep(t.engine, store, c.state.signRef, { now: t.clock.now, idleMs: 45_000 })).toEqual({ action: 'none', record: c });
+    expect(t.client.hashCalls).toEqual([]);
+    const r = await runDueStep(t.engine, store, c.state.signRef, { now: t.clock.now + 45_000, idleMs: 45_000 });
+    expect(r.action).toBe('continueCertificate');
+  });
+
+  it('a save point no call was counted for (a Prepare step, then the process died) → the SAME hash sent as a resend that may have been made', async () => {
+    const t = setup();
+    const s = await atSavePoint(t);
+    const store = await stored(s);
+    const r = await runDueStep(t.engine, store, s.state.signRef, { now: t.clock.now });
+    expect(r.action).toBe('submitHash');
+    expectStop(r.record!, 'hashSubmitted');
+    expect(t.client.hashCalls.map((c) => [c.input.documentHash, c.resubmission])).toEqual([[s.submitting!.documentHash, true]]);
+  });
+
+  it('signed → finished: the signed PDF stored before the record says completed, one signature', async () => {
+    const t = setup();
+    const h = await hashSubmitted(t);
+    const sig = (await t.engine.applyDelivery(h, signatureDelivery(h), pdf)).record;
+    const store = await stored(sig);
+    const order: string[] = [];
+    const put = store.put.bind(store);
+    store.put = (record, expected) => (order.push(`record:${record.state.status}`), put(record, expected));
+    const putSigned = store.putSignedDocument.bind(store);
+    store.putSignedDocument = (ref, bytes) => (order.push('signed pdf'), putSigned(ref, bytes));
+    const r = await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now });
+    expect(r.action).toBe('finish');
+    expectStop(r.record!, 'completed');
+    expect(order).toEqual(['signed pdf', 'record:completed']);
+    expect(store.getSignedDocument(sig.state.signRef)!.equals(r.pdf!)).toBe(true);
+    expect((await signaturesIn(r.pdf!, t)).signatures).toHaveLength(1);
+  });
+
+  it('finishing failing temporarily → the deferred record saved, not due before retryAt; force runs it anyway', async () => {
+    const t = setup();
+    const h = await hashSubmitted(t);
+    const sig = (await t.engine.applyDelivery(h, signatureDelivery(h), pdf)).record;
+    const store = await stored(sig);
+    t.net.failNext('tsa', 1000);
+    const r = await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now });
+    expectStop(r.record!, 'signed');
+    expect(store.get(sig.state.signRef)!.lastFinishFailure).toMatchObject({ stage: 'embed', attempts: 1 });
+    expect((await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now })).action).toBe('none');
+    t.net.failNext('tsa', 0);
+    const again = await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now, force: true });
+    expectStop(again.record!, 'completed');
+  });
+
+  it('past the deadline: a waiting session and a claimed one expire, without the PDF and without a call', async () => {
+    const t = setup();
+    const w = await started(t);
+    const c = await claimed(t);
+    const store = await stored(w);
+    expect(store.put(c, undefined)).toBe(true); // no PDF stored for this one
+    t.clock.advance((SESSION_SECONDS + 121) * 1000);
+    for (const record of [w, c]) {
+      const r = await runDueStep(t.engine, store, record.state.signRef, { now: t.clock.now });
+      expect(r.action).toBe('expire');
+      expectStop(r.record!, 'expired');
+      expect(r.record!.error?.code).toBe('SESSION_EXPIRED');
+    }
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('compare-and-set lost to another process → lost, the other\'s record returned, nothing sent after the loss', async () => {
+    const t = setup();
+    const s = await atSavePoint(t);
+    const store = await stored(s);
+    // another process counts its own call first
+    const put = store.put.bind(store);
+    let first = true;
+    store.put = (record, expected) => {
+      if (first) {
+        first = false;
+        put({ ...store.get(s.state.signRef)!, submitting: { ...s.submitting!, attempts: 1 }, revision: s.revision + 1 }, s.revision);
+      }
+      return put(record, expected);
+    };
+    const r = await runDueStep(t.engine, store, s.state.signRef, { now: t.clock.now });
+    expect(r).toMatchObject({ action: 'submitHash', lost: true });
+    expect(r.record!.revision).toBe(s.revision + 1);
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('only: a step the caller runs elsewhere is left alone; no PDF in the store → documentMissing, nothing done; ended or gone → none', async () => {
+    const t = setup();
+    const c = await claimed(t);
+    const store = new MemorySessionStore();
+    store.put(c, undefined);
+    expect(await runDueStep(t.engine, store, c.state.signRef, { now: t.clock.now, only: ['finish'] })).toEqual({ action: 'none', record: c });
+    expect(await runDueStep(t.engine, store, c.state.signRef, { now: t.clock.now })).toEqual({ action: 'continueCertificate', record: c, documentMissing: true });
+    expect(await runDueStep(t.engine, store, 'no-such-session', { now: t.clock.now })).toEqual({ action: 'none' });
+    const w = await started(t);
+    t.clock.advance((SESSION_SECONDS + 1) * 1000);
+    const ended = t.engine.expire(w).record;
+    store.put(ended, undefined);
+    expect(await runDueStep(t.engine, store, ended.state.signRef, { now: t.clock.now + 10 * 86_400_000 })).toEqual({ action: 'none', record: ended });
+    expect(t.client.hashCalls).toEqual([]);
+  });
+});
