@@ -10,6 +10,7 @@ import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, StepResult, VerifiedDelivery } from './types';
 import { SESSION_POLICY } from './policy';
 import { runDueStep, type DueStepResult } from './driver';
+import { receiveDelivery } from './front-door';
 
 /** How a session run by the runner ended. */
 export interface SessionOutcome {
@@ -431,17 +432,20 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     },
 
     async handleWebhook(request) {
+      // The one front door decides the answer of every edge (forgery, another session's token, unknown, ended, store).
+      // The event goes into the record itself before the 200, so no delivery is kept apart here.
+      const receipt = await receiveDelivery(engine, { get: (signRef) => store.get(signRef) }, request);
+      if (receipt.verdict !== 'handOver' && receipt.verdict !== 'copy') {
+        refused({ ...(receipt.record ? { signRef: receipt.record.state.signRef } : {}), code: receipt.error?.code ?? 'WEBHOOK_TOKEN_INVALID', message: receipt.error?.message ?? 'refused', status: receipt.response.status });
+        return receipt.response;
+      }
       try {
-        const check = await engine.checkDelivery(request, async (signRef) => (await store.get(signRef))?.state.clientNotificationToken);
-        if (check.error || !check.delivery) {
-          refused({ code: check.error?.code ?? 'WEBHOOK_TOKEN_INVALID', message: check.error?.message ?? 'refused', status: check.response.status });
-          return check.response;
-        }
         // Stored before the 200 (a crash after the answer loses nothing: resume() continues a claimed certificate and
         // finishes a signed session); the slow part (chain, OCSP, prepare, hash; finishing) runs behind the answer.
-        // Cheap on purpose: a store read and one compare-and-set write (the service gives up after 2 s).
-        await receive(check.delivery);
-        return check.response;
+        // Cheap on purpose: a store read and one compare-and-set write (the service gives up after 2 s). A copy of a
+        // claimed certificate continues it (claimed before a restart).
+        await receive(receipt.delivery!);
+        return receipt.response;
       } catch (e) {
         // checkDelivery never throws; a failing store (lookup or saving the event) is our fault: 503, the service retries
         refused({ code: 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 503 });
