@@ -11,6 +11,8 @@ import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, Ste
 import { SESSION_POLICY } from './policy';
 import { runDueStep, type DueStepResult } from './driver';
 import { receiveDelivery } from './front-door';
+import { createCertificateGate } from './runner-parts/certificate-gate';
+import { createSessionQueues } from './runner-parts/session-queues';
 
 /** How a session run by the runner ended. */
 export interface SessionOutcome {
@@ -48,8 +50,9 @@ export interface SessionRunnerOptions {
   sweepIntervalMs?: number;
   /**
    * How long a session in the middle of a step (claimed, at the save point, signed) is left to the process working on
-   * it before a sweep takes it over as abandoned. Default 30 s: longer than a step takes (the hash call's timeout and
-   * retry, a finishing run), short enough that the user at the phone does not give up.
+   * it before a sweep takes it over as abandoned. Default `SESSION_POLICY.takeOverIdleMs` (45 s, the same in every
+   * front end): longer than a step takes (the hash call's timeout and retry, a finishing run), short enough that the
+   * user at the phone does not give up.
    */
   takeOverAfterMs?: number;
 }
@@ -97,51 +100,11 @@ const DEFAULT_CERTIFICATE_CONCURRENCY = 4;
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { engine } = options;
   const store = options.store ?? new MemorySessionStore();
-  /** One chain of work per session: events of a session are applied one at a time, in arrival order. */
-  const queues = new Map<string, Promise<void>>();
-  /**
-   * Certificate events waiting or being applied. The user is looking at the phone until the hash is submitted, so
-   * those go first: finishing other sessions (embedding, timestamps, validation data, verification: the heavy
-   * part) pauses between its stages while any is pending, and runs one session at a time.
-   */
-  let certificatesPending = 0;
-  let certificatesIdle: { promise: Promise<void>; resolve: () => void } | undefined;
+  // the user at the phone first (certificate-gate.ts); each session's work in order (session-queues.ts)
+  const certificates = createCertificateGate(options.certificateConcurrency ?? DEFAULT_CERTIFICATE_CONCURRENCY);
+  const yieldToCertificates = (): Promise<void> => certificates.yieldTo();
+  /** Finishing runs one session at a time (the heavy part), behind certificates. */
   let finishing: Promise<void> = Promise.resolve();
-  const yieldToCertificates = async (): Promise<void> => {
-    while (certificatesPending > 0) {
-      if (!certificatesIdle) {
-        let resolve!: () => void;
-        certificatesIdle = { promise: new Promise<void>((r) => (resolve = r)), resolve };
-      }
-      await certificatesIdle.promise;
-    }
-  };
-  const certificateDone = (): void => {
-    if (--certificatesPending === 0 && certificatesIdle) {
-      certificatesIdle.resolve();
-      certificatesIdle = undefined;
-    }
-  };
-  /**
-   * Certificates are worked on a few at a time; the rest wait in arrival order. In a burst of scans, the event loop
-   * then stays free to answer the service's webhooks at once (it gives up on a delivery after 2 s and ends the
-   * session), and the first users get their hash first instead of everyone waiting for the whole burst.
-   */
-  const certificateConcurrency = options.certificateConcurrency ?? DEFAULT_CERTIFICATE_CONCURRENCY;
-  if (!(certificateConcurrency >= 1)) throw invalidInput('certificateConcurrency', 'must be a number of at least 1 (or Infinity for no limit)');
-  let certificatesActive = 0;
-  const certificateSlots: (() => void)[] = [];
-  const withCertificateSlot = async (work: () => Promise<void>): Promise<void> => {
-    if (certificatesActive < certificateConcurrency) certificatesActive++;
-    else await new Promise<void>((resolve) => certificateSlots.push(resolve));
-    try {
-      await work();
-    } finally {
-      const nextInLine = certificateSlots.shift();
-      if (nextInLine) nextInLine(); // the slot passes on: certificatesActive is unchanged
-      else certificatesActive--;
-    }
-  };
   const timers = new Map<string, NodeJS.Timeout>();
   /** Retries after a temporary failure (the saved hash resubmitted; finishing run again), by sign_ref. */
   const retries = new Map<string, NodeJS.Timeout>();
@@ -176,16 +139,10 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     return w;
   };
 
-  const enqueue = (signRef: string, work: () => Promise<void>): Promise<void> => {
-    const run = (queues.get(signRef) ?? Promise.resolve()).then(work).catch((e) => {
-      refused({ signRef, code: isSingpassFlowsError(e) ? e.code : 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 200 });
-    });
-    queues.set(signRef, run);
-    void run.then(() => {
-      if (queues.get(signRef) === run) queues.delete(signRef);
-    });
-    return run;
-  };
+  const queues = createSessionQueues((signRef, e) => {
+    refused({ signRef, code: isSingpassFlowsError(e) ? e.code : 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 200 });
+  });
+  const enqueue = (signRef: string, work: () => Promise<void>): Promise<void> => queues.enqueue(signRef, work);
 
   /** Save with compare-and-set; false when another writer changed the record meanwhile. */
   const save = async (record: SessionRecord, expected: number | undefined): Promise<boolean> => store.put(record, expected);
@@ -260,14 +217,14 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const continueLater = (signRef: string): void => {
     if (continuing.has(signRef)) return;
     continuing.add(signRef);
-    certificatesPending++;
+    certificates.pending();
     // After the answer is on its way (the work's first steps would otherwise run before it, hashing the PDF).
     setImmediate(() => void enqueue(signRef, async () => {
       try {
-        await withCertificateSlot(() => continueClaimed(signRef));
+        await certificates.withSlot(() => continueClaimed(signRef));
       } finally {
         continuing.delete(signRef);
-        certificateDone();
+        certificates.done();
       }
     }));
   };
@@ -376,7 +333,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   if (options.sweepIntervalMs !== undefined && !(options.sweepIntervalMs >= 100)) throw invalidInput('sweepIntervalMs', 'must be at least 100 (milliseconds), or left out');
   if (!(takeOverAfterMs >= 0)) throw invalidInput('takeOverAfterMs', 'must be 0 or more milliseconds');
   /** Sessions this process is at work on or has scheduled (a sweep leaves them alone). */
-  const busyHere = (signRef: string): boolean => queues.has(signRef) || continuing.has(signRef) || retries.has(signRef);
+  const busyHere = (signRef: string): boolean => queues.busy(signRef) || continuing.has(signRef) || retries.has(signRef);
   /** This process's name for the leases of a store that hands out due sessions (claimDue). */
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /** Candidates for a sweep: the due sessions the store leased to us (an index, shared stores), or every record. */
@@ -486,7 +443,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       for (const t of [...timers.values(), ...retries.values()]) clearTimeout(t);
       timers.clear();
       retries.clear();
-      await Promise.allSettled([...queues.values()]);
+      await queues.drained();
     },
   };
 }
