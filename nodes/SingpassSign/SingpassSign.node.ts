@@ -3,6 +3,11 @@ import { testNotificationToken, testSessionStorePostgres, testSignApi } from '..
 import { route } from '../shared/router';
 import { operationProperties, operations } from './actions/router';
 
+/** Session Record operations that only read and write records: no Singpass credential. */
+const RECORD_ONLY_OPERATIONS = ['saveRecord', 'loadRecord', 'listDue', 'cleanUp'];
+/** Operations that run a session's step (the engine: the notification token secret too). */
+const SESSION_OPERATIONS = [...Object.keys(operations.session), 'runDueStep'];
+
 /**
  * Singpass document signing for a DSAP: sessions (QR code, webhook events, the signed PDF) and PAdES document
  * operations. The signing state is a small JSON record your workflow stores between the two webhook events.
@@ -21,11 +26,12 @@ export class SingpassSign implements INodeType {
     outputs: [NodeConnectionTypes.Main],
     usableAsTool: true,
     credentials: [
-      // the Session Record operations only read and write records (files, or the PostgreSQL store's credential)
-      { name: 'singpassSignApi', required: true, testedBy: 'singpassSignApiTest', displayOptions: { hide: { resource: ['sessionRecord'] } } },
+      // the Session Record operations only read and write records (files, or the PostgreSQL store's credential), but
+      // Run Due Step, which runs a session's step
+      { name: 'singpassSignApi', required: true, testedBy: 'singpassSignApiTest', displayOptions: { hide: { operation: RECORD_ONLY_OPERATIONS } } },
       {
         name: 'singpassNotificationTokenApi', required: true, testedBy: 'singpassNotificationTokenApiTest',
-        displayOptions: { show: { resource: ['session'] } },
+        displayOptions: { show: { operation: SESSION_OPERATIONS } },
       },
       {
         name: 'singpassSessionStorePostgresApi', required: true, testedBy: 'singpassSessionStorePostgresApiTest',
@@ -96,6 +102,7 @@ export class SingpassSign implements INodeType {
           { name: 'Clean Up Ended Sessions', value: 'cleanUp', action: 'Clean up ended sessions', description: 'For a daily schedule: delete completed, failed and expired sessions (record and saved PDF) past the retention' },
           { name: 'List Due Sessions', value: 'listDue', action: 'List sessions due for a step', description: 'For a schedule: sessions that need a step now, each with its action: resubmit the hash, finish the signature, or expire; with the PostgreSQL store also webhook events kept by the trigger that no run applied, to replay' },
           { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record stored under the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
+          { name: 'Run Due Step', value: 'runDueStep', action: 'Run a session s due step', description: 'For the resume schedule, after List Due Sessions: run the step the session needs (continue the certificate, resubmit the hash, finish the signature, expire; a kept event applied first) and save it; a completed session\'s signed PDF as binary' },
           { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Store the record under its signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial record, never over another execution\'s change' },
         ],
         default: 'loadRecord',

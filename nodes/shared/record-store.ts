@@ -16,9 +16,11 @@ type DueList = Awaited<ReturnType<FileSessionStore['listDue']>>;
  * What the Session Record operations need of a store, whichever it is: compare-and-set saves (with the PDF), loads,
  * the due list for the resume schedule (by the engine's one rule, `nextStep`) and the clean-up.
  */
-export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'save' | 'cleanUp'> {
+export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'save' | 'put' | 'putSignedDocument' | 'cleanUp'> {
   /** Where the records are, for messages ("folder /x", "PostgreSQL database d on h:p"); never a password. */
   readonly where: string;
+  /** PostgreSQL only — the credential's "leave a step in progress alone" time (the folder store's is a node parameter). */
+  readonly idleMs?: number;
   /** Sessions due now. `idleSeconds`: the folder store's parameter; the PostgreSQL store uses its credential's. */
   listDue(options: { idleSeconds: number }): Promise<DueList>;
   /**
@@ -27,6 +29,8 @@ export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getD
    * {@link claimReplays}.
    */
   keepDelivery?: (delivery: VerifiedDelivery) => Promise<boolean>;
+  /** PostgreSQL only — a kept event is done with (applied, or one its session will never take). */
+  markDeliveryApplied?: (signRef: string, type: KeptDelivery['type']) => Promise<void>;
   /** PostgreSQL only — kept deliveries unapplied past the credential's idle time that their session still needs, each leased to this process. */
   claimReplays?: () => Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>>;
 }
@@ -85,11 +89,16 @@ export function pgRecordStore(credential: ICredentialDataDecryptedObject): Sessi
   const store = entry.store;
   return {
     where: settings.where,
+    idleMs: settings.options.idleMs,
     get: (signRef) => store.get(signRef),
     getDocument: (signRef) => store.getDocument(signRef),
     save: (record, expected, options) => store.save(record, expected, options),
+    // a save marks applied the kept deliveries the record has gone past (the store's rule, in the same statement)
+    put: (record, expected) => store.put(record, expected),
+    putSignedDocument: (signRef, pdf) => store.putSignedDocument(signRef, pdf),
     cleanUp: (options) => store.cleanUp(options),
     keepDelivery: (delivery) => store.rememberDelivery(delivery),
+    markDeliveryApplied: (signRef, type) => store.markDeliveryApplied(signRef, type),
     claimReplays: () => store.claimDeliveriesToReplay({ owner: LEASE_OWNER }),
     // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)
     listDue: async () => {

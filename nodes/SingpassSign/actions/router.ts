@@ -6,6 +6,7 @@ import * as verifySignedPdf from './document/verify.operation';
 import * as cleanUp from './record/cleanUp.operation';
 import * as listDue from './record/listDue.operation';
 import * as loadRecord from './record/load.operation';
+import * as runDueStep from './record/runDue.operation';
 import * as saveRecord from './record/save.operation';
 import * as applyEvent from './session/applyEvent.operation';
 import * as createSession from './session/create.operation';
@@ -18,7 +19,7 @@ export const operations: OperationTable = {
   session: { createSession, preparePdfSignature, submitDocumentHash, applyEvent, finalizeSignature, expireSession },
   document: { addValidationData, addDocumentTimestamp, verifySignedPdf },
   certificate: { checkCertificateStatus },
-  sessionRecord: { saveRecord, loadRecord, listDue, cleanUp },
+  sessionRecord: { saveRecord, loadRecord, listDue, runDueStep, cleanUp },
 };
 
 /** All operations' parameters, for the node description. */

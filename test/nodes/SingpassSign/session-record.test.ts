@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
-import { withPhase, type SessionRecord } from '../../../src/session';
+import { SESSION_POLICY, withPhase, type SessionRecord } from '../../../src/session';
 import { binaryBuffer, executeContext, pdfItem } from '../context';
 
 let dir: string;
@@ -99,12 +99,17 @@ describe('Singpass Sign node: Session Record', () => {
     await expect(run({ operation: 'cleanUp', folder: 'relative/dir', retentionDays: 1 })).rejects.toMatchObject({ message: expect.stringMatching(/absolute folder path/) });
   });
 
-  it('the resource needs no Singpass credential, and its Folder defaults to the sample workflow\'s', () => {
+  it('the resource needs no Singpass credential but for Run Due Step (it runs a session\'s step), and its Folder defaults to the sample workflow\'s', () => {
     const d = new SingpassSign().description;
     const api = d.credentials!.find((c) => c.name === 'singpassSignApi')!;
-    expect(api.displayOptions).toEqual({ hide: { resource: ['sessionRecord'] } });
+    expect(api.displayOptions).toEqual({ hide: { operation: ['saveRecord', 'loadRecord', 'listDue', 'cleanUp'] } });
+    const tokens = d.credentials!.find((c) => c.name === 'singpassNotificationTokenApi')!;
+    expect(tokens.displayOptions!.show!.operation).toEqual(expect.arrayContaining(['createSession', 'runDueStep']));
     const folder = d.properties.filter((p: INodeProperties) => p.name === 'folder');
-    expect(folder.length).toBe(4);
+    expect(folder.length).toBe(5);
+    // the editor's defaults are literals (n8n's lint): the engine's policy, written out
+    for (const p of d.properties.filter((x: INodeProperties) => x.name === 'idleSeconds')) expect(p.default).toBe(SESSION_POLICY.takeOverIdleMs / 1000);
+    expect(d.properties.find((x: INodeProperties) => x.name === 'retentionDays')!.default).toBe(SESSION_POLICY.retentionMs / 86_400_000);
     for (const f of folder) expect(f.default).toBe('/home/node/.n8n-files/singpass');
   });
 });

@@ -11,7 +11,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'cle
     name: 'retentionDays',
     type: 'number',
     typeOptions: { minValue: 0, numberPrecision: 4 },
-    default: SESSION_POLICY.retentionMs / 86_400_000,
+    default: 7, // SESSION_POLICY.retentionMs (a literal for n8n's editor; a test keeps them equal)
     description: 'Completed, failed and expired sessions are deleted (record and saved PDF) once unchanged this long. Live sessions are never deleted.',
   },
 ]);

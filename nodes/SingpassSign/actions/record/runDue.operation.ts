@@ -1,0 +1,116 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../../../src/errors';
+import { SESSION_POLICY, runDueStep, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
+import { pdfBinary } from '../../../shared/binary';
+import { signingEngine } from '../../../shared/engine';
+import { sessionRecordStore, storeInputs, type SessionRecordStore } from '../../../shared/record-store';
+import { forOperation } from '../../../shared/router';
+import { readDelivery, recordSummary } from '../../../shared/session-data';
+import { pdfOutput } from '../fields';
+
+export const description: INodeProperties[] = forOperation('sessionRecord', 'runDueStep', [
+  ...storeInputs,
+  {
+    displayName: 'Sign Ref',
+    name: 'signRef',
+    type: 'string',
+    default: '={{ $json.signRef }}',
+    required: true,
+    description: 'The session to move on (List Due Sessions\' "signRef")',
+  },
+  {
+    displayName: 'Kept Event to Replay',
+    name: 'delivery',
+    type: 'json',
+    default: '={{ $json.delivery ?? "" }}',
+    description: 'List Due Sessions\' "delivery" of a kept webhook event no run applied (replayCertificate, replaySignature, replayError): applied first, then the step it leads to. Empty: the session\'s due step only.',
+  },
+  {
+    displayName: 'Leave a Step in Progress Alone For (Seconds)',
+    name: 'idleSeconds',
+    type: 'number',
+    typeOptions: { minValue: 0 },
+    default: 45, // SESSION_POLICY.takeOverIdleMs (a literal for n8n's editor; a test keeps them equal)
+    // the PostgreSQL store's credential holds this setting
+    displayOptions: { show: { store: ['folder'] } },
+    description: 'A record saved in the middle of a step is taken over once unchanged this long (the run working on it has died). The same value as List Due Sessions.',
+  },
+  { ...pdfOutput, description: 'Binary property to put the signed PDF in, for a session this step completed' },
+]);
+
+/**
+ * For the resume schedule, after List Due Sessions: the ONE driver of a stored session (the core's `runDueStep`, the
+ * same the runner and the Node-RED sweep use) runs the step the record's phase calls for — continue a claimed
+ * certificate, resubmit the saved hash, finish the signature, or expire — and saves it with compare-and-set. A kept
+ * event to replay is applied first (a certificate only claimed, as the webhook would), then driven the same way, so
+ * the workflow needs no routing by action. Outputs the record as saved (`action`, `lost` when another run changed it
+ * first), with the signed PDF for a completed session; an ended session goes out too, for the workflow to record.
+ */
+export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
+  const signRef = String(this.getNodeParameter('signRef', i) ?? '').trim();
+  if (!signRef) throw invalidInput('Sign Ref', 'is empty; pass List Due Sessions\' "signRef"');
+  const store = await sessionRecordStore(this, i);
+  const idleMs = store.idleMs ?? idleSeconds(this, i) * 1000;
+  const { engine } = await signingEngine(this);
+  const kept = keptDelivery(this.getNodeParameter('delivery', i, ''), signRef);
+  let r: DueStepResult;
+  let replay: IDataObject = {};
+  if (kept) {
+    const applied = await applyKept(engine, store, kept);
+    replay = { replayed: kept.event.type, ...(applied.refused ? { replayRefused: applied.refused } : {}) };
+    // the event moved the record: its next step now (a claim continued, a signature finished), whoever's idle time
+    r = applied.moved ? await runDueStep(engine, store, signRef, { idleMs, force: true, only: ['continueCertificate', 'finish'] }) : { action: 'none', record: applied.record };
+    if (r.action === 'none' && applied.record) r = { action: 'none', record: (await store.get(signRef)) ?? applied.record };
+  } else {
+    r = await runDueStep(engine, store, signRef, { idleMs });
+  }
+  if (!r.record) return { json: { signRef, action: r.action, found: false, ...replay }, binary: item.binary };
+  const json: IDataObject = { action: r.action, lost: r.lost === true, ...replay, revision: r.record.revision, ...recordSummary(r.record) };
+  if (r.documentMissing) {
+    // nothing done: the store has no PDF for this session (deleted by hand, or saved in another store)
+    return { json: { ...json, documentMissing: true, error: { code: 'STATE_INVALID', message: `The session record ${signRef} is in ${store.where} but its PDF is not: the ${r.action} step needs it (save it with the record after Create Session)` } } };
+  }
+  if (r.report) json.report = JSON.parse(JSON.stringify(r.report)) as IDataObject;
+  if (!r.pdf) return { json };
+  const output = String(this.getNodeParameter('outputBinaryPropertyName', i, 'data'));
+  return { json, binary: { [output]: await pdfBinary(this, r.pdf, `${signRef}-signed.pdf`) } };
+}
+
+function idleSeconds(ctx: IExecuteFunctions, i: number): number {
+  const s = Number(ctx.getNodeParameter('idleSeconds', i, SESSION_POLICY.takeOverIdleMs / 1000));
+  if (!Number.isFinite(s) || s < 0) throw invalidInput('Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
+  return s;
+}
+
+/** The kept event given with the item, if any (an empty field or none: the due step only). */
+function keptDelivery(value: unknown, signRef: string): VerifiedDelivery | undefined {
+  if (value === undefined || value === null || value === '' || (typeof value === 'object' && !Object.keys(value).length)) return undefined;
+  const delivery = readDelivery(value);
+  if (delivery.event.signRef !== signRef) throw invalidInput('Kept Event to Replay', `is an event of session ${delivery.event.signRef}, not of ${signRef}`);
+  return delivery;
+}
+
+/**
+ * Apply a kept event to the stored record as the webhook would have (a certificate only claimed: no PDF, no outbound
+ * call), saved with compare-and-set — the PostgreSQL store's save marks the kept event applied. An event the session
+ * does not take (ended meanwhile, another session's token) is marked applied too: replaying it again changes nothing.
+ */
+async function applyKept(engine: Awaited<ReturnType<typeof signingEngine>>['engine'], store: SessionRecordStore, delivery: VerifiedDelivery): Promise<{ moved: boolean; record?: SessionRecord; refused?: IDataObject }> {
+  const signRef = delivery.event.signRef;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const record = await store.get(signRef);
+    if (!record) return { moved: false };
+    // a typed error is the session's verdict on the event (ended meanwhile, another session's token); others fail the run
+    const r = await engine.applyDelivery(record, delivery, Buffer.alloc(0), { stopAtClaim: true })
+      .catch((e: unknown) => (isSingpassFlowsError(e) ? e : Promise.reject(e)));
+    if (r instanceof SingpassFlowsError) {
+      await store.markDeliveryApplied?.(signRef, delivery.event.type);
+      return { moved: false, record, refused: { code: r.code, message: r.message } };
+    }
+    // already in the record (another run applied it): its own next step, when due, comes from List Due
+    if (r.duplicate || r.record === record) return { moved: false, record };
+    const next = r.record;
+    if (await store.put(next, record.revision)) return { moved: true, record: next };
+  }
+  throw new SingpassFlowsError('STORE_BUSY', `The session record ${signRef} kept changing while the kept ${delivery.event.type} event was applied; the next round replays it`, { retryable: true });
+}

@@ -1,0 +1,189 @@
+/**
+ * The Singpass Sign node's Run Due Step (Session Record resource): the core's one driver (`runDueStep`) on the node's
+ * store, against the sandbox over real HTTP — a folder store (the hash resent from the save point, the signature
+ * finished into the signed PDF, expiry, a missing PDF as an error item) and a real PostgreSQL (the kept events List
+ * Due Sessions hands back for replay applied and driven on, and marked applied by the save that moved them on).
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
+import { closePgRecordStores, PG_STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
+import { FileSessionStore, PgSessionStore, type SessionRecord } from '../../../src/session';
+import { fixture } from '../../fixtures/pdfs';
+import { startPostgres, type Postgres } from '../../helpers/postgres';
+import { binaryBuffer, executeContext, pdfItem } from '../context';
+import { startSignSandbox, type SignSandbox } from '../sign-harness';
+
+/** One user signature in a PDF qpdf finds sound (pdfsig's count). */
+function userSignatures(pdf: Buffer): number {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-run-due-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'signed.pdf'), pdf);
+    execFileSync('qpdf', ['--check', path.join(dir, 'signed.pdf')]);
+    return execFileSync('pdfsig', [path.join(dir, 'signed.pdf')]).toString().split(/^Signature #\d+:$/m).slice(1).filter((p) => /ETSI\.CAdES\.detached/.test(p)).length;
+  } finally {
+    fs.rmSync(dir, { recursive: true });
+  }
+}
+
+describe('Singpass Sign node: Run Due Step', () => {
+  let env: SignSandbox;
+  beforeAll(async () => {
+    env = await startSignSandbox();
+  }, 120_000);
+  afterAll(() => env?.close());
+
+  const run = (params: Record<string, unknown>, items: INodeExecutionData[] = [{ json: {} }]) =>
+    new SingpassSign().execute.call(executeContext({ params, items, credentials: env.credentials }));
+
+  describe('on a folder store', () => {
+    let dir: string;
+    let store: FileSessionStore;
+    beforeAll(() => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-run-due-records-'));
+      store = new FileSessionStore(dir);
+      env.triggerParams.recordFolder = dir;
+    });
+    afterAll(() => {
+      delete env.triggerParams.recordFolder;
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const runDue = (params: Record<string, unknown> = {}, items?: INodeExecutionData[]) =>
+      run({ resource: 'sessionRecord', operation: 'runDueStep', store: 'folder', folder: dir, idleSeconds: 0, outputBinaryPropertyName: 'data', ...params }, items);
+    const record = (r: unknown) => JSON.parse(JSON.stringify(r)) as IDataObject;
+
+    it('at the save point (Submit never ran): resends the SAME hash and saves hash_submitted; signed: finishes, stores and outputs the signed PDF; then nothing is due', async () => {
+      const pdf = await fixture('classic');
+      const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'R.pdf', level: 'B-T', options: {} }, [pdfItem(pdf)]);
+      const signRef = created.json.signRef as string;
+      await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'folder', folder: dir, record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
+      await env.sb.phone.scan(signRef, { user: 'p256' });
+      const cert = await env.next(0);
+      const [[prepared]] = await run({ resource: 'session', operation: 'preparePdfSignature', record: created.json.record, delivery: cert.json.delivery, binaryPropertyName: 'data' }, [pdfItem(pdf)]);
+      const [[saved]] = await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'folder', folder: dir, record: prepared.json.record, saveAs: 'update', expectedRevision: 1, pdfBinaryField: '' });
+      expect(saved.json).toMatchObject({ saved: true });
+
+      // the run that would have submitted died: the schedule's item (List Due) → Run Due Step
+      const [due] = await run({ resource: 'sessionRecord', operation: 'listDue', store: 'folder', folder: dir, idleSeconds: 0 });
+      const item = due.find((d) => d.json.signRef === signRef)!;
+      expect(item.json.action).toBe('submitHash');
+      const [[submitted]] = await runDue({ signRef, delivery: '' }, [item]);
+      expect(submitted.json).toMatchObject({ action: 'submitHash', lost: false, signRef, status: 'hash_submitted' });
+      expect(submitted.binary).toBeUndefined();
+      expect((await store.get(signRef))!.state.status).toBe('hash_submitted');
+      expect(env.sb.sign.session(signRef)?.docHash).toBe((prepared.json.record as { submitting: { documentHash: string } }).submitting.documentHash);
+
+      await env.sb.phone.approve(signRef);
+      const sig = await env.next(1);
+      const stored = await store.get(signRef);
+      const [[applied]] = await run({ resource: 'session', operation: 'applyEvent', record: record(stored), delivery: sig.json.delivery, binaryPropertyName: 'data' });
+      await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'folder', folder: dir, record: applied.json.record, saveAs: 'update', expectedRevision: stored!.revision, pdfBinaryField: '' });
+
+      const [[finished]] = await runDue({ signRef });
+      expect(finished.json).toMatchObject({ action: 'finish', lost: false, status: 'completed', result: { level: 'B-T', valid: true }, report: expect.objectContaining({ valid: true }) });
+      const signed = binaryBuffer(finished.binary!.data);
+      expect(userSignatures(signed)).toBe(1);
+      expect(fs.readFileSync(path.join(dir, `${signRef}-signed.pdf`))).toEqual(signed); // stored before the record said completed
+      expect((await store.get(signRef))!.state.status).toBe('completed');
+
+      const [[again]] = await runDue({ signRef });
+      expect(again.json).toMatchObject({ action: 'none', status: 'completed' });
+      expect(again.binary).toBeUndefined();
+    });
+
+    const nowS = () => Math.floor(Date.now() / 1000);
+    function handMade(signRef: string, status: string, patch: Partial<SessionRecord['state']>, extra: Partial<SessionRecord> = {}): SessionRecord {
+      return {
+        format: 'singpass-flows/signing-session@1',
+        state: { version: 1, signRef, status, expiresAt: nowS() + 300, challengeCode: 'ABCD', clientNotificationToken: 't', updatedAt: nowS(), ...patch },
+        request: { documentName: 'a.pdf', level: 'B-T' }, document: { length: 4, sha256: '00' }, revision: 1, ...extra,
+      } as unknown as SessionRecord;
+    }
+
+    it('past its deadline: expired (SESSION_EXPIRED) and saved, and the ended session goes out for the workflow to record', async () => {
+      await store.save(handMade('late-1', 'waiting_for_scan', { expiresAt: nowS() - 600, updatedAt: nowS() - 600 }), undefined);
+      const [[out]] = await runDue({ signRef: 'late-1' });
+      expect(out.json).toMatchObject({ action: 'expire', lost: false, status: 'expired', error: { code: 'SESSION_EXPIRED' }, revision: 2 });
+      expect((await store.get('late-1'))!.state.status).toBe('expired');
+    });
+
+    it('a step that needs the PDF when the store has none: an error item naming what is missing, the record untouched; an unknown signRef: found: false', async () => {
+      await store.save(handMade('nopdf-1', 'signed', { updatedAt: nowS() - 600 }, { prepared: {}, submitting: { documentHash: 'ab' } } as Partial<SessionRecord>), undefined);
+      const [[out]] = await runDue({ signRef: 'nopdf-1' });
+      expect(out.json).toMatchObject({ action: 'finish', documentMissing: true, status: 'signed', error: { code: 'STATE_INVALID', message: expect.stringMatching(/nopdf-1.*its PDF is not/) } });
+      expect((await store.get('nopdf-1'))!.revision).toBe(1);
+      const [[missing]] = await runDue({ signRef: 'gone-1' });
+      expect(missing.json).toEqual({ signRef: 'gone-1', action: 'none', found: false });
+    });
+  });
+
+  describe('on the PostgreSQL store: the kept events List Due Sessions hands back', () => {
+    let pg: Postgres;
+    let store: PgSessionStore;
+    beforeAll(async () => {
+      pg = await startPostgres();
+      // idle 0: a kept event nothing applied is due for replay at once (no waiting in the test)
+      env.credentials[PG_STORE_CREDENTIAL] = { host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password, idleSeconds: 0 };
+      env.triggerParams.recordStore = 'postgres';
+      store = new PgSessionStore(pg.url, { idleMs: 0 });
+    }, 120_000);
+    afterAll(async () => {
+      delete env.triggerParams.recordStore;
+      await closePgRecordStores();
+      await store?.close();
+      await pg?.stop();
+    });
+    const replayOf = async (signRef: string, action: string) => {
+      const [items] = await run({ resource: 'sessionRecord', operation: 'listDue', store: 'postgres' });
+      const item = items.find((i) => i.json.signRef === signRef && i.json.action === action);
+      if (!item) throw new Error(`no ${action} for ${signRef} in ${JSON.stringify(items.map((i) => [i.json.signRef, i.json.action]))}`);
+      return item;
+    };
+    /** The item straight on (the sample's expressions: signRef and delivery from the item). */
+    const runDue = (item: INodeExecutionData) =>
+      run({ resource: 'sessionRecord', operation: 'runDueStep', store: 'postgres', signRef: item.json.signRef, delivery: item.json.delivery ?? '', outputBinaryPropertyName: 'data' }, [item]);
+
+    it('replayCertificate → claimed, checked, prepared, hash sent; replaySignature → finished with the signed PDF; each kept event marked applied', async () => {
+      const pdf = await fixture('classic');
+      const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'P.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
+      const signRef = created.json.signRef as string;
+      await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'postgres', record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
+
+      await env.sb.phone.scan(signRef, { user: 'p256' });
+      await env.next(0); // the run n8n started after the answer: lost, nothing applies it
+      const [[submitted]] = await runDue(await replayOf(signRef, 'replayCertificate'));
+      expect(submitted.json).toMatchObject({ replayed: 'certificate', lost: false, signRef, status: 'hash_submitted' });
+      expect(env.sb.sign.session(signRef)?.docHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(await store.getDelivery(signRef, 'certificate')).toMatchObject({ applied: true });
+
+      await env.sb.phone.approve(signRef);
+      await env.next(1);
+      const [[finished]] = await runDue(await replayOf(signRef, 'replaySignature'));
+      expect(finished.json).toMatchObject({ replayed: 'signature', action: 'finish', status: 'completed', result: { level: 'B-B', valid: true } });
+      const signed = binaryBuffer(finished.binary!.data);
+      expect(userSignatures(signed)).toBe(1);
+      expect(await store.getSignedDocument(signRef)).toEqual(signed);
+      expect(await store.getDelivery(signRef, 'signature')).toMatchObject({ applied: true });
+      expect((await run({ resource: 'sessionRecord', operation: 'listDue', store: 'postgres' }))[0].filter((i) => i.json.signRef === signRef)).toEqual([]);
+    });
+
+    it('a kept error event: the session fails with the service\'s reason and goes out for the workflow to record', async () => {
+      const pdf = await fixture('classic');
+      const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'E.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
+      const signRef = created.json.signRef as string;
+      await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'postgres', record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
+      await env.sb.phone.scan(signRef, { user: 'p256' });
+      await env.next(0);
+      await runDue(await replayOf(signRef, 'replayCertificate'));
+      await env.sb.phone.reject(signRef);
+      await env.next(2);
+      const [[failed]] = await runDue(await replayOf(signRef, 'replayError'));
+      expect(failed.json).toMatchObject({ replayed: 'error', status: 'failed', error: { code: expect.any(String) } });
+      expect((await store.get(signRef))!.state.status).toBe('failed');
+      expect(await store.getDelivery(signRef, 'error')).toMatchObject({ applied: true });
+    });
+  });
+});
