@@ -5,8 +5,8 @@ import { operationProperties, operations } from './actions/router';
 
 /** Session Record operations that only read and write records: no Singpass credential. */
 const RECORD_ONLY_OPERATIONS = ['saveRecord', 'loadRecord', 'listDue', 'cleanUp'];
-/** Operations that run a session's step (the engine: the notification token secret too). */
-const SESSION_OPERATIONS = [...Object.keys(operations.session), 'runDueStep'];
+/** Operations that build the signing engine (it needs the notification token secret too). */
+const ENGINE_OPERATIONS = [...Object.keys(operations.session), 'runDueStep', 'checkCertificateStatus'];
 
 /**
  * Singpass document signing for a DSAP: sessions (QR code, webhook events, the signed PDF) and PAdES document
@@ -31,7 +31,7 @@ export class SingpassSign implements INodeType {
       { name: 'singpassSignApi', required: true, testedBy: 'singpassSignApiTest', displayOptions: { hide: { operation: RECORD_ONLY_OPERATIONS } } },
       {
         name: 'singpassNotificationTokenApi', required: true, testedBy: 'singpassNotificationTokenApiTest',
-        displayOptions: { show: { operation: SESSION_OPERATIONS } },
+        displayOptions: { show: { operation: ENGINE_OPERATIONS } },
       },
       {
         name: 'singpassSessionStorePostgresApi', required: true, testedBy: 'singpassSessionStorePostgresApiTest',

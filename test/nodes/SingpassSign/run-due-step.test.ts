@@ -51,8 +51,9 @@ describe('Singpass Sign node: Run Due Step', () => {
       delete env.triggerParams.recordFolder;
       fs.rmSync(dir, { recursive: true, force: true });
     });
+    /** The sample's parameters: signRef and delivery from the (first) item unless given. */
     const runDue = (params: Record<string, unknown> = {}, items?: INodeExecutionData[]) =>
-      run({ resource: 'sessionRecord', operation: 'runDueStep', store: 'folder', folder: dir, idleSeconds: 0, outputBinaryPropertyName: 'data', ...params }, items);
+      run({ resource: 'sessionRecord', operation: 'runDueStep', store: 'folder', folder: dir, idleSeconds: 0, outputBinaryPropertyName: 'data', signRef: items?.[0].json.signRef, delivery: items?.[0].json.delivery ?? '', ...params }, items);
     const record = (r: unknown) => JSON.parse(JSON.stringify(r)) as IDataObject;
 
     it('at the save point (Submit never ran): resends the SAME hash and saves hash_submitted; signed: finishes, stores and outputs the signed PDF; then nothing is due', async () => {
@@ -71,7 +72,7 @@ describe('Singpass Sign node: Run Due Step', () => {
       const item = due.find((d) => d.json.signRef === signRef)!;
       expect(item.json.action).toBe('submitHash');
       const [[submitted]] = await runDue({ signRef, delivery: '' }, [item]);
-      expect(submitted.json).toMatchObject({ action: 'submitHash', lost: false, signRef, status: 'hash_submitted' });
+      expect(submitted.json).toMatchObject({ action: 'submitHash', lost: false, ended: false, signRef, status: 'hash_submitted' });
       expect(submitted.binary).toBeUndefined();
       expect((await store.get(signRef))!.state.status).toBe('hash_submitted');
       expect(env.sb.sign.session(signRef)?.docHash).toBe((prepared.json.record as { submitting: { documentHash: string } }).submitting.documentHash);
@@ -83,15 +84,36 @@ describe('Singpass Sign node: Run Due Step', () => {
       await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'folder', folder: dir, record: applied.json.record, saveAs: 'update', expectedRevision: stored!.revision, pdfBinaryField: '' });
 
       const [[finished]] = await runDue({ signRef });
-      expect(finished.json).toMatchObject({ action: 'finish', lost: false, status: 'completed', result: { level: 'B-T', valid: true }, report: expect.objectContaining({ valid: true }) });
+      expect(finished.json).toMatchObject({ action: 'finish', lost: false, ended: true, status: 'completed', result: { level: 'B-T', valid: true }, report: expect.objectContaining({ valid: true }) });
       const signed = binaryBuffer(finished.binary!.data);
       expect(userSignatures(signed)).toBe(1);
       expect(fs.readFileSync(path.join(dir, `${signRef}-signed.pdf`))).toEqual(signed); // stored before the record said completed
       expect((await store.get(signRef))!.state.status).toBe('completed');
 
       const [[again]] = await runDue({ signRef });
-      expect(again.json).toMatchObject({ action: 'none', status: 'completed' });
+      expect(again.json).toMatchObject({ action: 'none', ended: false, status: 'completed' }); // ended before: not recorded twice
       expect(again.binary).toBeUndefined();
+    });
+
+    it('the trigger\'s signature event given with the item (the sample\'s signature branch): saved as signed, then finished; the service\'s copy of it changes nothing and is not recorded twice', async () => {
+      const pdf = await fixture('classic');
+      const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'S.pdf', level: 'B-T', options: {} }, [pdfItem(pdf)]);
+      const signRef = created.json.signRef as string;
+      await store.save(created.json.record as unknown as SessionRecord, undefined, { document: pdf });
+      await env.sb.phone.scan(signRef, { user: 'p256' });
+      const cert = await env.next(0);
+      const [[prepared]] = await run({ resource: 'session', operation: 'preparePdfSignature', record: created.json.record, delivery: cert.json.delivery, binaryPropertyName: 'data' }, [pdfItem(pdf)]);
+      const [[submitted]] = await run({ resource: 'session', operation: 'submitDocumentHash', record: prepared.json.record });
+      expect((await store.save(submitted.json.record as unknown as SessionRecord, 1)).saved).toBe(true);
+      await env.sb.phone.approve(signRef);
+      const sig = await env.next(1);
+
+      const [[finished]] = await runDue({ idleSeconds: 45 }, [sig]); // signRef and delivery from the trigger's item
+      expect(finished.json).toMatchObject({ event: 'signature', action: 'finish', ended: true, status: 'completed', result: { level: 'B-T', valid: true } });
+      expect(userSignatures(binaryBuffer(finished.binary!.data))).toBe(1);
+      const [[copy]] = await runDue({ idleSeconds: 45 }, [sig]);
+      expect(copy.json).toMatchObject({ event: 'signature', action: 'none', ended: false, status: 'completed' });
+      expect(copy.binary).toBeUndefined();
     });
 
     const nowS = () => Math.floor(Date.now() / 1000);
@@ -106,7 +128,7 @@ describe('Singpass Sign node: Run Due Step', () => {
     it('past its deadline: expired (SESSION_EXPIRED) and saved, and the ended session goes out for the workflow to record', async () => {
       await store.save(handMade('late-1', 'waiting_for_scan', { expiresAt: nowS() - 600, updatedAt: nowS() - 600 }), undefined);
       const [[out]] = await runDue({ signRef: 'late-1' });
-      expect(out.json).toMatchObject({ action: 'expire', lost: false, status: 'expired', error: { code: 'SESSION_EXPIRED' }, revision: 2 });
+      expect(out.json).toMatchObject({ action: 'expire', lost: false, ended: true, status: 'expired', error: { code: 'SESSION_EXPIRED' }, revision: 2 });
       expect((await store.get('late-1'))!.state.status).toBe('expired');
     });
 
@@ -155,14 +177,14 @@ describe('Singpass Sign node: Run Due Step', () => {
       await env.sb.phone.scan(signRef, { user: 'p256' });
       await env.next(0); // the run n8n started after the answer: lost, nothing applies it
       const [[submitted]] = await runDue(await replayOf(signRef, 'replayCertificate'));
-      expect(submitted.json).toMatchObject({ replayed: 'certificate', lost: false, signRef, status: 'hash_submitted' });
+      expect(submitted.json).toMatchObject({ event: 'certificate', lost: false, signRef, status: 'hash_submitted' });
       expect(env.sb.sign.session(signRef)?.docHash).toMatch(/^[0-9a-f]{64}$/);
       expect(await store.getDelivery(signRef, 'certificate')).toMatchObject({ applied: true });
 
       await env.sb.phone.approve(signRef);
       await env.next(1);
       const [[finished]] = await runDue(await replayOf(signRef, 'replaySignature'));
-      expect(finished.json).toMatchObject({ replayed: 'signature', action: 'finish', status: 'completed', result: { level: 'B-B', valid: true } });
+      expect(finished.json).toMatchObject({ event: 'signature', action: 'finish', status: 'completed', result: { level: 'B-B', valid: true } });
       const signed = binaryBuffer(finished.binary!.data);
       expect(userSignatures(signed)).toBe(1);
       expect(await store.getSignedDocument(signRef)).toEqual(signed);
@@ -181,7 +203,7 @@ describe('Singpass Sign node: Run Due Step', () => {
       await env.sb.phone.reject(signRef);
       await env.next(2);
       const [[failed]] = await runDue(await replayOf(signRef, 'replayError'));
-      expect(failed.json).toMatchObject({ replayed: 'error', status: 'failed', error: { code: expect.any(String) } });
+      expect(failed.json).toMatchObject({ event: 'error', ended: true, status: 'failed', error: { code: expect.any(String) } });
       expect((await store.get(signRef))!.state.status).toBe('failed');
       expect(await store.getDelivery(signRef, 'error')).toMatchObject({ applied: true });
     });

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../../../src/errors';
-import { SESSION_POLICY, runDueStep, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
+import { SESSION_POLICY, isSessionEnded, runDueStep, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { sessionRecordStore, storeInputs, type SessionRecordStore } from '../../../shared/record-store';
@@ -19,11 +19,11 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
     description: 'The session to move on (List Due Sessions\' "signRef")',
   },
   {
-    displayName: 'Kept Event to Replay',
+    displayName: 'Webhook Event',
     name: 'delivery',
     type: 'json',
     default: '={{ $json.delivery ?? "" }}',
-    description: 'List Due Sessions\' "delivery" of a kept webhook event no run applied (replayCertificate, replaySignature, replayError): applied first, then the step it leads to. Empty: the session\'s due step only.',
+    description: 'A webhook event to apply first, then the step it leads to: the Singpass Sign Trigger\'s "delivery" (signature, error), or List Due Sessions\' for a kept event no run applied (replayCertificate, replaySignature, replayError). Empty: the session\'s due step only.',
   },
   {
     displayName: 'Leave a Step in Progress Alone For (Seconds)',
@@ -41,10 +41,11 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
 /**
  * For the resume schedule, after List Due Sessions: the ONE driver of a stored session (the core's `runDueStep`, the
  * same the runner and the Node-RED sweep use) runs the step the record's phase calls for — continue a claimed
- * certificate, resubmit the saved hash, finish the signature, or expire — and saves it with compare-and-set. A kept
- * event to replay is applied first (a certificate only claimed, as the webhook would), then driven the same way, so
- * the workflow needs no routing by action. Outputs the record as saved (`action`, `lost` when another run changed it
- * first), with the signed PDF for a completed session; an ended session goes out too, for the workflow to record.
+ * certificate, resubmit the saved hash, finish the signature, or expire — and saves it with compare-and-set. A
+ * webhook event given with the item (the trigger's, or a kept one List Due hands back) is applied first (a
+ * certificate only claimed, as the webhook would), then driven the same way: the workflow needs no routing by action. Outputs the record as saved (`action`, `lost` when another run changed it
+ * first, `ended` when this run ended the session), with the signed PDF for a completed session; a failed or expired
+ * one goes out too, for the workflow to record.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const signRef = String(this.getNodeParameter('signRef', i) ?? '').trim();
@@ -52,20 +53,24 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const store = await sessionRecordStore(this, i);
   const idleMs = store.idleMs ?? idleSeconds(this, i) * 1000;
   const { engine } = await signingEngine(this);
-  const kept = keptDelivery(this.getNodeParameter('delivery', i, ''), signRef);
+  const given = givenDelivery(this.getNodeParameter('delivery', i, ''), signRef);
   let r: DueStepResult;
-  let replay: IDataObject = {};
-  if (kept) {
-    const applied = await applyKept(engine, store, kept);
-    replay = { replayed: kept.event.type, ...(applied.refused ? { replayRefused: applied.refused } : {}) };
+  let eventOutcome: IDataObject = {};
+  let eventMoved = false;
+  if (given) {
+    const applied = await applyGivenEvent(engine, store, given);
+    eventOutcome = { event: given.event.type, ...(applied.refused ? { eventRefused: applied.refused } : {}) };
+    eventMoved = applied.moved;
     // the event moved the record: its next step now (a claim continued, a signature finished), whoever's idle time
     r = applied.moved ? await runDueStep(engine, store, signRef, { idleMs, force: true, only: ['continueCertificate', 'finish'] }) : { action: 'none', record: applied.record };
     if (r.action === 'none' && applied.record) r = { action: 'none', record: (await store.get(signRef)) ?? applied.record };
   } else {
     r = await runDueStep(engine, store, signRef, { idleMs });
   }
-  if (!r.record) return { json: { signRef, action: r.action, found: false, ...replay }, binary: item.binary };
-  const json: IDataObject = { action: r.action, lost: r.lost === true, ...replay, revision: r.record.revision, ...recordSummary(r.record) };
+  if (!r.record) return { json: { signRef, action: r.action, found: false, ...eventOutcome }, binary: item.binary };
+  // ended by this run (not found ended): what a workflow routes on to record the outcome once
+  const ended = isSessionEnded(r.record) && !r.lost && (eventMoved || r.action !== 'none');
+  const json: IDataObject = { action: r.action, lost: r.lost === true, ended, ...eventOutcome, revision: r.record.revision, ...recordSummary(r.record) };
   if (r.documentMissing) {
     // nothing done: the store has no PDF for this session (deleted by hand, or saved in another store)
     return { json: { ...json, documentMissing: true, error: { code: 'STATE_INVALID', message: `The session record ${signRef} is in ${store.where} but its PDF is not: the ${r.action} step needs it (save it with the record after Create Session)` } } };
@@ -82,20 +87,21 @@ function idleSeconds(ctx: IExecuteFunctions, i: number): number {
   return s;
 }
 
-/** The kept event given with the item, if any (an empty field or none: the due step only). */
-function keptDelivery(value: unknown, signRef: string): VerifiedDelivery | undefined {
+/** The event given with the item, if any (an empty field or none: the due step only). */
+function givenDelivery(value: unknown, signRef: string): VerifiedDelivery | undefined {
   if (value === undefined || value === null || value === '' || (typeof value === 'object' && !Object.keys(value).length)) return undefined;
   const delivery = readDelivery(value);
-  if (delivery.event.signRef !== signRef) throw invalidInput('Kept Event to Replay', `is an event of session ${delivery.event.signRef}, not of ${signRef}`);
+  if (delivery.event.signRef !== signRef) throw invalidInput('Webhook Event', `is an event of session ${delivery.event.signRef}, not of ${signRef}`);
   return delivery;
 }
 
 /**
- * Apply a kept event to the stored record as the webhook would have (a certificate only claimed: no PDF, no outbound
- * call), saved with compare-and-set — the PostgreSQL store's save marks the kept event applied. An event the session
- * does not take (ended meanwhile, another session's token) is marked applied too: replaying it again changes nothing.
+ * Apply an event (live from the trigger, or kept and replayed) to the stored record as the webhook would have (a
+ * certificate only claimed: no PDF, no outbound call), saved with compare-and-set — the PostgreSQL store's save marks
+ * a kept event applied. One the session does not take (ended meanwhile, another session's token) is marked applied
+ * too: replaying it again would change nothing.
  */
-async function applyKept(engine: Awaited<ReturnType<typeof signingEngine>>['engine'], store: SessionRecordStore, delivery: VerifiedDelivery): Promise<{ moved: boolean; record?: SessionRecord; refused?: IDataObject }> {
+async function applyGivenEvent(engine: Awaited<ReturnType<typeof signingEngine>>['engine'], store: SessionRecordStore, delivery: VerifiedDelivery): Promise<{ moved: boolean; record?: SessionRecord; refused?: IDataObject }> {
   const signRef = delivery.event.signRef;
   for (let attempt = 0; attempt < 3; attempt++) {
     const record = await store.get(signRef);
@@ -112,5 +118,5 @@ async function applyKept(engine: Awaited<ReturnType<typeof signingEngine>>['engi
     const next = r.record;
     if (await store.put(next, record.revision)) return { moved: true, record: next };
   }
-  throw new SingpassFlowsError('STORE_BUSY', `The session record ${signRef} kept changing while the kept ${delivery.event.type} event was applied; the next round replays it`, { retryable: true });
+  throw new SingpassFlowsError('STORE_BUSY', `The session record ${signRef} kept changing while its ${delivery.event.type} event was applied`, { retryable: true });
 }
