@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { generateClientKeys } from '../../src/keys';
 import { fixture } from '../fixtures/pdfs';
 import {
-  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, startCliSandbox, startRelay, waitFor,
+  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, signedAtBlta, startCliSandbox, startRelay, uploadHeaders, uploadKeyCredential, waitFor,
   type CliSandbox, type N8n, type Relay,
 } from './real-n8n';
 
@@ -57,6 +57,7 @@ describeN8n('issue 17 faults in a real n8n running the sample workflow', () => {
     await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json'], [
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
+      uploadKeyCredential(),
     ], {
       // the resume schedule every 2 s (not 30), a step in progress left alone 5 s (not 45); every run kept, so the
       // test can tell whether a notification started one
@@ -90,7 +91,7 @@ describeN8n('issue 17 faults in a real n8n running the sample workflow', () => {
 
   async function startSession(): Promise<string> {
     const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
-      method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="contract.pdf"' }, body: new Uint8Array(await fixture('classic')),
+      method: 'POST', headers: uploadHeaders(), body: new Uint8Array(await fixture('classic')),
     });
     const html = await res.text();
     if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${html}\nn8n log tail:\n${n8n.log().slice(-6000)}`);
@@ -131,7 +132,8 @@ describeN8n('issue 17 faults in a real n8n running the sample workflow', () => {
     const qdf = execFileSync('qpdf', ['--qdf', '--object-streams=disable', file, '-'], { maxBuffer: 64 * 1024 * 1024 }).toString('latin1');
     expect(qdf).toMatch(/\/Type \/DocTimeStamp/);
     expect(qdf).toMatch(/\/OCSPs/);
-    expect(readRecord(signRef)).toMatchObject({ state: { status: 'completed' }, result: { level: 'B-LTA', valid: true } });
+    // finalized at B-T (Create Session's level); the document steps took the PDF to B-LTA (checked above)
+    expect(readRecord(signRef)).toMatchObject({ state: { status: 'completed' }, result: { level: 'B-T', valid: true } });
     expect(JSON.stringify(readRecord(signRef))).not.toMatch(/"lastFinishFailure"|"prepared"|"certificate"/);
   }
 
@@ -141,7 +143,7 @@ describeN8n('issue 17 faults in a real n8n running the sample workflow', () => {
     expect(armed.tsa_fail).toBe(TSA_FAILURES);
     try {
       await signing.phone('approve', { sign_ref: signRef });
-      const seen = await watch(signRef, (r) => r.state.status === 'completed' && fs.existsSync(signedPdf(signRef)), 180_000);
+      const seen = await watch(signRef, (r) => r.state.status === 'completed' && signedAtBlta(signedPdf(signRef)), 180_000);
       // saved with the signature before finishing; then kept signed with the failure, once per failed attempt
       const deferred = seen.filter((r) => r.state.status === 'signed' && r.lastFinishFailure);
       expect(deferred.map((r) => r.lastFinishFailure)).toEqual(Array.from({ length: TSA_FAILURES }, (_, i) => expect.objectContaining({ stage: 'embed', code: 'TSA_FAILED', attempts: i + 1 })));
@@ -166,7 +168,7 @@ describeN8n('issue 17 faults in a real n8n running the sample workflow', () => {
     }
     expect(readRecord(signRef)).toMatchObject({ state: { status: 'signed' } });
     await n8n.start();
-    await watch(signRef, (r) => r.state.status === 'completed' && fs.existsSync(signedPdf(signRef)), 120_000);
+    await watch(signRef, (r) => r.state.status === 'completed' && signedAtBlta(signedPdf(signRef)), 120_000);
     checkOneSignatureAtBlta(signRef);
   }, 420_000);
 

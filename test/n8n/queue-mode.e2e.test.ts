@@ -22,7 +22,7 @@ import { hasPostgres } from '../helpers/postgres';
 import { hasRedis } from '../helpers/redis';
 import { startDeliveryRelay, type DeliveryRelay } from './delivery-relay';
 import { importQueueSample, type Workflow } from './queue-workflow';
-import { freePort, n8nInstallDir, packTarball, startCliSandbox, type CliSandbox } from './real-n8n';
+import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
 
 const installDir = n8nInstallDir();
 const ready = !!installDir && hasPostgres() && hasRedis();
@@ -73,7 +73,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
 
   async function startSession(): Promise<string> {
     const res = await fetch(`${q.webhookUrl}/webhook/singpass-sign/document`, {
-      method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="contract.pdf"' }, body: new Uint8Array(await fixture('classic')),
+      method: 'POST', headers: uploadHeaders(), body: new Uint8Array(await fixture('classic')),
     });
     const html = await res.text();
     if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${html}\n${q.log()}`);

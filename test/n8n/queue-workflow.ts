@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { generateClientKeys, type ClientKeys } from '../../src/keys';
 import type { N8nQueue } from '../helpers/n8n-queue';
 import { REPO_ROOT } from '../helpers/repo';
+import { uploadKeyCredential } from './real-n8n';
 
 export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL)' };
 const SAMPLE = path.join(REPO_ROOT, 'flows/n8n/document-signing.json');
@@ -82,7 +83,7 @@ export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
       });
     }
   }
-  if (records < 4) throw new Error(`the sample has ${records} Session Record nodes: not the workflow this test knows`);
+  if (records < 3) throw new Error(`the sample has ${records} Session Record nodes: not the workflow this test knows`);
   if (wf.nodes.some((n) => n.type === 'n8n-nodes-base.readWriteFile')) throw new Error('the sample still writes files');
   return wf;
 }
@@ -128,6 +129,7 @@ export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & {
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: o.signingUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       { ...PG_CREDENTIAL, type: 'singpassSessionStorePostgresApi', data: { ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds } },
+      uploadKeyCredential(),
     ]));
     await q.cli(['import:credentials', `--input=${path.join(dir, 'credentials.json')}`]);
     const signing = queueSigningWorkflow(o);

@@ -63,6 +63,24 @@ export interface N8n {
 
 export const SAMPLE_FILES_DIR = '/home/node/.n8n-files/singpass';
 
+/**
+ * The signing sample's upload key: Upload PDF's Header Auth credential (only a caller with it starts a session). The
+ * credential to import with the sample, and the header a test's upload sends.
+ */
+export const UPLOAD_KEY = { id: 'spflUploadKey001', name: 'Upload key (Singpass signing sample)', header: 'x-upload-key', value: 'e2e-upload-key-0123456789abcdef' };
+export const uploadKeyCredential = () => ({ id: UPLOAD_KEY.id, name: UPLOAD_KEY.name, type: 'httpHeaderAuth', data: { name: UPLOAD_KEY.header, value: UPLOAD_KEY.value } });
+export const uploadHeaders = (): Record<string, string> => ({
+  'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="contract.pdf"', [UPLOAD_KEY.header]: UPLOAD_KEY.value,
+});
+
+/**
+ * The sample's signed PDF once it is at B-LTA: Run Due Step stores the finalized (B-T) PDF under the same name first,
+ * then Store Signed PDF writes it over with the document timestamp (the last incremental update, written plain).
+ */
+export function signedAtBlta(file: string): boolean {
+  return fs.existsSync(file) && fs.readFileSync(file).toString('latin1').includes('/SubFilter /ETSI.RFC3161');
+}
+
 export async function createN8n(installDir: string, port: number, extraEnv: NodeJS.ProcessEnv = {}): Promise<N8n> {
   const userFolder = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-n8n-'));
   const filesRoot = path.join(userFolder, 'files');

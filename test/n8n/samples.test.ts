@@ -49,31 +49,6 @@ describe('flows/n8n sample workflows', () => {
   }
   const signing = () => samples.find((x) => x.file === 'document-signing.json')!.wf;
 
-  it('document-signing.json keeps session records with the Session Record operations only: no Read/Write Files, Convert to File or Extract from File for records or the PDF being signed', () => {
-    const wf = signing();
-    const files = wf.nodes.filter((n) => /readWriteFile|convertToFile|extractFromFile/.test(n.type));
-    // only the signed PDF, the workflow's output, is written with Read/Write Files
-    expect(files.map((n) => [n.name, n.parameters.operation, n.parameters.fileName])).toEqual([
-      ['Store Signed PDF', 'write', "=/home/node/.n8n-files/singpass/{{ $('Finalize Signature').item.json.signRef }}-signed.pdf"],
-    ]);
-    const records = wf.nodes.filter((n) => n.parameters.resource === 'sessionRecord');
-    for (const n of records) expect(n.parameters.folder).toBe('/home/node/.n8n-files/singpass');
-    // every save after a load is a compare-and-set against the revision that load read
-    const saves = records.filter((n) => n.parameters.operation === 'saveRecord');
-    expect(saves.map((n) => [n.name, n.parameters.saveAs]).sort()).toEqual([
-      ['Save Record (error)', 'update'], ['Save Record (finished)', 'update'], ['Save Record (prepared)', 'update'], ['Save Record (resumed)', 'update'],
-      ['Save Record (signature)', 'update'], ['Save Record (submitted)', 'update'], ['Save Record and PDF (created)', 'new'],
-    ]);
-    for (const n of saves.filter((x) => x.parameters.saveAs === 'update')) expect(n.parameters.expectedRevision).toMatch(/^=\{\{ \$\('(Load Record[^']*|List Due Sessions|Save Record \(prepared\))'\)\.item\.json\.revision \}\}$/);
-    expect(wf.nodes.find((n) => n.name === 'Save Record and PDF (created)')!.parameters.pdfBinaryField).toBe('data');
-    // the signature's save refused by a concurrent change of the unfinished record: load again and re-apply (bounded)
-    expect(wf.connections['Signature Saved?'].main[1]).toEqual([expect.objectContaining({ node: 'Changed Meanwhile? Load Again' })]);
-    expect(wf.connections['Changed Meanwhile? Load Again'].main[0]).toEqual([expect.objectContaining({ node: 'Load Record (signature)' })]);
-    expect(JSON.stringify(wf.nodes.find((n) => n.name === 'Changed Meanwhile? Load Again')!.parameters)).toContain('$runIndex < 3');
-    // nothing is submitted unless the save point was saved
-    expect(JSON.stringify(wf.nodes.find((n) => n.name === 'Ready to Submit?')!.parameters)).toContain("$('Save Record (prepared)').item.json.saved");
-  });
-
   /** The nodes of the only path from `from` to `to` along first outputs (throws when it forks or stops). */
   function path1(wf: Workflow, from: string, to: string, output: Record<string, number> = {}): string[] {
     const names = [from];
@@ -87,85 +62,102 @@ describe('flows/n8n sample workflows', () => {
     return names;
   }
 
-  it('document-signing.json saves the signature before finishing (the second save point), finishes with Finalize Signature alone (engine.finish reaches B-LTA), and stores the signed PDF before the record is saved completed', () => {
+  const byName = (wf: Workflow) => new Map(wf.nodes.map((n) => [n.name, n]));
+  const op = (wf: Workflow, name: string) => {
+    const n = byName(wf).get(name)!;
+    return `${n.type.split('.').pop()}:${String(n.parameters.operation ?? '')}`;
+  };
+
+  it('document-signing.json is small (at most 24 nodes) and shows the chain a builder expects: certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
     const wf = signing();
-    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
-    expect(byName.get('Create Session')!.parameters.level).toBe('B-LTA');
-    const live = path1(wf, 'Load Record (signature)', 'Save Record (finished)', { 'Signed PDF?': 0 });
-    expect(live.map((n) => `${byName.get(n)!.type.split('.').pop()}:${String(byName.get(n)!.parameters.operation ?? '')}`)).toEqual([
-      'singpassSign:loadRecord', 'singpassSign:applyEvent', 'if:', 'singpassSign:saveRecord', 'if:', 'singpassSign:loadRecord', 'singpassSign:finalizeSignature', 'if:',
-      'readWriteFile:write', 'singpassSign:saveRecord',
+    expect(wf.nodes.length).toBeLessThanOrEqual(24);
+    const live = path1(wf, 'Singpass Sign Trigger', 'Save Record (submitted)');
+    expect(live.map((n) => op(wf, n))).toEqual([
+      'singpassSignTrigger:', 'singpassSign:checkCertificateStatus', 'singpassSign:loadRecord', 'singpassSign:preparePdfSignature', 'singpassSign:saveRecord', 'if:',
+      'singpassSign:submitDocumentHash', 'singpassSign:saveRecord',
     ]);
-    expect(byName.get(live[3])!.parameters.record).toBe("={{ $('Apply Signature').item.json.record }}");
-    expect(JSON.stringify(byName.get('Signature Saved?')!.parameters)).toContain('$json.saved');
-    // Finalize runs on the record as stored with the signature, and its outcome is saved whatever it is: completed
-    // after the signed PDF is stored; still signed with lastFinishFailure (TSA/OCSP down); failed with the reason
-    expect(byName.get('Load Record and PDF (to finish)')!.parameters).toMatchObject({ pdfBinaryField: 'data', ifMissing: 'error' });
-    expect(byName.get('Finalize Signature')!.parameters.record).toBe('={{ $json.record }}');
-    expect(wf.connections['Signed PDF?'].main[1]).toEqual([expect.objectContaining({ node: 'Save Record (finished)' })]);
-    expect(JSON.stringify(byName.get('Signed PDF?')!.parameters)).toMatch(/"leftValue":"=\{\{ \$json\.status \}\}","rightValue":"completed"/);
-    expect(byName.get('Save Record (finished)')!.parameters.record).toBe("={{ $('Finalize Signature').item.json.record }}");
-    // one rule for the level: no separate validation-data, document-timestamp or verify steps to fail outside it
-    expect(wf.nodes.filter((n) => n.parameters.resource === 'document')).toEqual([]);
-  });
-
-  it('document-signing.json saves, submits and finishes nothing for an event another execution applied first (a redelivery): the certificate and signature branches stop on duplicate', () => {
-    const wf = signing();
-    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
-    for (const [applied, gate, save] of [['Prepare PDF Signature', 'New Certificate?', 'Save Record (prepared)'], ['Apply Signature', 'New Signature?', 'Save Record (signature)']]) {
-      expect(wf.connections[applied].main).toEqual([[expect.objectContaining({ node: gate })]]);
-      expect(wf.connections[gate].main).toEqual([[expect.objectContaining({ node: save })], []]);
-      const conditions = (byName.get(gate)!.parameters.conditions as { conditions: unknown[] }).conditions;
-      expect(conditions).toEqual([expect.objectContaining({ leftValue: '={{ $json.duplicate }}', operator: expect.objectContaining({ type: 'boolean', operation: 'false' }) })]);
-    }
-  });
-
-  it('document-signing.json reads each event\'s delivery from a node the trigger and the resume schedule\'s replay both feed (Certificate / Signature / Error Event), never from the trigger itself', () => {
-    const wf = signing();
-    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
-    const events = ['Certificate Event', 'Signature Event', 'Error Event'];
-    expect(wf.connections['Singpass Sign Trigger'].main.map((out) => out.map((c) => c.node))).toEqual(events.map((e) => [e]));
-    for (const e of events) expect(byName.get(e)!.type).toBe('n8n-nodes-base.noOp');
-    expect(wf.nodes.filter((n) => n.parameters.delivery !== undefined).map((n) => [n.name, n.parameters.delivery])).toEqual([
-      ['Prepare PDF Signature', "={{ $('Certificate Event').item.json.delivery }}"],
-      ['Apply Signature', "={{ $('Signature Event').item.json.delivery }}"],
-      ['Record the Failure', "={{ $('Error Event').item.json.delivery }}"],
+    // the signature (and error) output: the driver saves the signature, then finalizes; the completed PDF goes on to B-LTA
+    const [, signature, error] = wf.connections['Singpass Sign Trigger'].main.map((out) => out.map((c) => c.node));
+    expect([signature, error]).toEqual([['Run Due Step'], ['Run Due Step']]);
+    const finishing = path1(wf, 'Run Due Step', 'Store Signed PDF');
+    expect(finishing.map((n) => op(wf, n))).toEqual([
+      'singpassSign:runDueStep', 'switch:', 'singpassSign:addValidationData', 'singpassSign:addDocumentTimestamp', 'singpassSign:verifySignedPdf', 'readWriteFile:write',
     ]);
-    expect(JSON.stringify(wf.nodes)).not.toContain("$('Singpass Sign Trigger')");
+    const b = byName(wf);
+    expect(b.get('Create Session')!.parameters.level).toBe('B-T'); // the finalize step's level; the documents steps add B-LT and B-LTA
+    expect(b.get('Add Document Timestamp')!.parameters.timestampValidationData).toBe(true);
+    expect(b.get('Verify Signed PDF')!.parameters.failIfInvalid).toBe(true);
+    for (const name of ['Add Validation Data', 'Add Document Timestamp']) expect(b.get(name)).toMatchObject({ retryOnFail: true, maxTries: 5 });
+    // Check Certificate Status informs; Prepare decides (an OCSP hiccup at the first check holds nothing up)
+    expect(b.get('Check Certificate Status')).toMatchObject({ onError: 'continueRegularOutput', parameters: { certificate: '={{ $json.delivery.event.certificate.base64 }}' } });
   });
 
-  it('document-signing.json binds each notification to its session at the trigger (Session Record Folder = the records\' folder)', () => {
-    const trigger = signing().nodes.find((n) => n.type.endsWith('.singpassSignTrigger'))!;
+  it('document-signing.json routes on the outcome only: completed (the signed PDF) or failed / expired, for a session the run ended', () => {
+    const wf = signing();
+    const outcome = byName(wf).get('Outcome')!;
+    const rules = (outcome.parameters.rules as { values: Array<{ outputKey: string; conditions: { conditions: Array<{ leftValue: string; rightValue: string; operator: { operation: string } }> } }> }).values;
+    expect(rules.map((r) => [r.outputKey, r.conditions.conditions.map((c) => [c.leftValue, c.operator.operation, c.rightValue])])).toEqual([
+      ['Completed', [['={{ $json.ended }}', 'true', ''], ['={{ $json.status }}', 'equals', 'completed']]],
+      ['Failed or Expired', [['={{ $json.ended }}', 'true', ''], ['={{ $json.status }}', 'notEquals', 'completed']]],
+    ]);
+    expect(wf.connections.Outcome.main.map((out) => out.map((c) => c.node))).toEqual([['Add Validation Data'], ['Session Failed or Expired']]);
+    // nothing routes on List Due's action any more: the driver knows what each session needs
+    expect(JSON.stringify(wf.nodes)).not.toContain('$json.action');
+    expect(wf.nodes.filter((n) => ['expireSession', 'applyEvent', 'finalizeSignature'].includes(String(n.parameters.operation)))).toEqual([]);
+  });
+
+  it('document-signing.json keeps session records with the Session Record operations only, each save after a load a compare-and-set, and writes only the signed PDF as a file', () => {
+    const wf = signing();
+    const b = byName(wf);
+    const files = wf.nodes.filter((n) => /readWriteFile|convertToFile|extractFromFile/.test(n.type));
+    expect(files.map((n) => [n.name, n.parameters.operation, n.parameters.fileName])).toEqual([
+      ['Store Signed PDF', 'write', '=/home/node/.n8n-files/singpass/{{ $json.signRef }}-signed.pdf'],
+    ]);
+    const saves = wf.nodes.filter((n) => n.parameters.operation === 'saveRecord');
+    expect(saves.map((n) => [n.name, n.parameters.saveAs]).sort()).toEqual([
+      ['Save Record (prepared)', 'update'], ['Save Record (submitted)', 'update'], ['Save Record and PDF (created)', 'new'],
+    ]);
+    expect(b.get('Save Record (prepared)')!.parameters.expectedRevision).toBe("={{ $('Load Record and PDF').item.json.revision }}");
+    expect(b.get('Save Record (submitted)')!.parameters.expectedRevision).toBe("={{ $('Save Record (prepared)').item.json.revision }}");
+    expect(b.get('Save Record and PDF (created)')!.parameters.pdfBinaryField).toBe('data');
+    // nothing is submitted unless the save point was saved and the certificate was this run's to apply
+    const ready = JSON.stringify(b.get('Ready to Submit?')!.parameters);
+    expect(ready).toContain("$('Save Record (prepared)').item.json.saved");
+    expect(ready).toContain("$('Prepare PDF Signature').item.json.readyToSubmit");
+    // the live Submit makes the first call (a refusal is the service's verdict); resends are the driver's
+    expect(b.get('Submit Document Hash')!.parameters.afterInterruption).toBeUndefined();
+    // Run Due Step takes an event from the trigger's item or List Due's, and the schedule's idle time
+    expect(b.get('Run Due Step')!.parameters).toMatchObject({ signRef: '={{ $json.signRef }}', delivery: '={{ $json.delivery ?? "" }}', idleSeconds: 45, outputBinaryPropertyName: 'data' });
+  });
+
+  it('document-signing.json picks the folder store in one place per node kind: every Session Record node and the trigger name the same folder', () => {
+    const wf = signing();
+    const records = wf.nodes.filter((n) => n.parameters.resource === 'sessionRecord');
+    expect(records.length).toBeGreaterThanOrEqual(6);
+    for (const n of records) expect(n.parameters.folder).toBe('/home/node/.n8n-files/singpass');
+    const trigger = wf.nodes.find((n) => n.type.endsWith('.singpassSignTrigger'))!;
     expect(trigger.parameters.recordFolder).toBe('/home/node/.n8n-files/singpass');
   });
 
-  it('document-signing.json resumes sessions by their next step: a schedule → List Due Sessions → by action: resubmit the hash (After an Interruption), finish the signature, or expire → compare-and-set saves', () => {
+  it('document-signing.json is safe by default: only a caller with the upload key starts a session, and no webhook serves a document', () => {
     const wf = signing();
-    const byName = new Map(wf.nodes.map((n) => [n.name, n]));
+    const webhooks = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook');
+    expect(webhooks.map((n) => [n.name, n.parameters.authentication, Object.keys((n as { credentials?: object }).credentials ?? {})])).toEqual([['Upload PDF', 'headerAuth', ['httpHeaderAuth']]]);
+    for (const n of wf.nodes.filter((x) => x.type === 'n8n-nodes-base.respondToWebhook')) expect(n.parameters.respondWith).not.toBe('binary');
+    // the trigger verifies the service's signature and binds the Bearer to its stored session before anything runs
+    expect(wf.nodes.filter((n) => n.type.endsWith('.singpassSignTrigger')).map((n) => n.parameters.path)).toEqual(['singpass-sign/webhook']);
+  });
+
+  it('document-signing.json resumes sessions with one driver: a schedule every 30 s → List Due Sessions (45 s idle) → Run Due Step, the same node the trigger\'s signature and error events go to', () => {
+    const wf = signing();
     const triggers = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.scheduleTrigger');
     expect(triggers.map((t) => t.parameters)).toEqual([
       { rule: { interval: [{ field: 'seconds', secondsInterval: 30 }] } },
       { rule: { interval: [{ field: 'days', triggerAtHour: 3 }] } },
     ]);
-    const [, list, route] = path1(wf, triggers[0].name, 'Route by Action');
-    expect(byName.get(list)!.parameters).toMatchObject({ operation: 'listDue', idleSeconds: 45 });
-    const r = byName.get(route)!;
-    expect(r.type).toBe('n8n-nodes-base.switch');
-    const rules = (r.parameters.rules as { values: Array<{ conditions: { conditions: Array<{ leftValue: string; rightValue: string }> } }> }).values
-      .map((v) => v.conditions.conditions.map((c) => [c.leftValue, c.rightValue]));
-    expect(rules).toEqual([[['={{ $json.action }}', 'submitHash']], [['={{ $json.action }}', 'finish']],
-      [['={{ $json.action }}', 'replayCertificate']], [['={{ $json.action }}', 'replaySignature']], [['={{ $json.action }}', 'replayError']]]);
-    expect(r.parameters.options).toMatchObject({ fallbackOutput: 'extra' }); // expire, continueCertificate
-    const [toSubmit, toFinish, replayCertificate, replaySignature, replayError, otherwise] = wf.connections[route].main.map((out) => out.map((c) => c.node));
-    // a kept event no run applied goes where the trigger's output of its type goes
-    expect([replayCertificate, replaySignature, replayError]).toEqual(wf.connections['Singpass Sign Trigger'].main.map((out) => out.map((c) => c.node)));
-    expect(toFinish).toEqual(['Load Record and PDF (to finish)']); // the same finishing chain as the live signature
-    expect(path1(wf, toSubmit[0], 'Save Record (resumed)').map((n) => byName.get(n)!.parameters.operation)).toEqual(['submitDocumentHash', 'saveRecord']);
-    expect(path1(wf, otherwise[0], 'Save Record (resumed)').map((n) => byName.get(n)!.parameters.operation ?? byName.get(n)!.type)).toEqual(['expireSession', 'n8n-nodes-base.if', 'saveRecord']);
-    expect(byName.get('Save Record (resumed)')!.parameters).toMatchObject({ saveAs: 'update', expectedRevision: "={{ $('List Due Sessions').item.json.revision }}" });
-    // the live Submit makes the first call (a refusal is the service's verdict); the schedule's may be a resend
-    const submits = wf.nodes.filter((n) => n.parameters.operation === 'submitDocumentHash');
-    expect(submits.map((n) => [n.name, n.parameters.afterInterruption ?? false])).toEqual([['Submit Document Hash', false], [toSubmit[0], true]]);
+    const resume = path1(wf, triggers[0].name, 'Run Due Step');
+    expect(resume.map((n) => op(wf, n))).toEqual(['scheduleTrigger:', 'singpassSign:listDue', 'singpassSign:runDueStep']);
+    expect(byName(wf).get(resume[1])!.parameters.idleSeconds).toBe(45);
   });
 
   it('document-signing.json cleans up daily: ended sessions past a 7-day retention', () => {
