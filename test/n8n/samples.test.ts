@@ -126,8 +126,10 @@ describe('flows/n8n sample workflows', () => {
     expect(ready).toContain("$('Prepare PDF Signature').item.json.readyToSubmit");
     // the live Submit makes the first call (a refusal is the service's verdict); resends are the driver's
     expect(b.get('Submit Document Hash')!.parameters.afterInterruption).toBeUndefined();
-    // Run Due Step takes an event from the trigger's item or List Due's, and the schedule's idle time
-    expect(b.get('Run Due Step')!.parameters).toMatchObject({ signRef: '={{ $json.signRef }}', delivery: '={{ $json.delivery ?? "" }}', idleSeconds: 45, outputBinaryPropertyName: 'data' });
+    // Run Due Step takes an event from the trigger's item or List Due's
+    expect(b.get('Run Due Step')!.parameters).toMatchObject({ signRef: '={{ $json.signRef }}', delivery: '={{ $json.delivery ?? "" }}', outputBinaryPropertyName: 'data' });
+    // the idle time is set once, on List Due Sessions (its items carry it to Run Due Step)
+    expect(b.get('Run Due Step')!.parameters.idleSeconds).toBeUndefined();
   });
 
   it('document-signing.json picks the folder store in one place per node kind: every Session Record node and the trigger name the same folder', () => {

@@ -71,7 +71,8 @@ describe('Singpass Sign node: Run Due Step', () => {
       const [due] = await run({ resource: 'sessionRecord', operation: 'listDue', store: 'folder', folder: dir, idleSeconds: 0 });
       const item = due.find((d) => d.json.signRef === signRef)!;
       expect(item.json.action).toBe('submitHash');
-      const [[submitted]] = await runDue({ signRef, delivery: '' }, [item]);
+      expect(item.json.idleSeconds).toBe(0); // the idle time it was listed by goes with it: Run Due Step's own is not used
+      const [[submitted]] = await runDue({ signRef, delivery: '', idleSeconds: 3600 }, [item]);
       expect(submitted.json).toMatchObject({ action: 'submitHash', lost: false, ended: false, signRef, status: 'hash_submitted' });
       expect(submitted.binary).toBeUndefined();
       expect((await store.get(signRef))!.state.status).toBe('hash_submitted');

@@ -40,7 +40,9 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw invalidInput('Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
   const store = await sessionRecordStore(this, i);
   const { due } = await store.listDue({ idleSeconds });
-  const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.dueSince).toISOString(), revision: d.record.revision, ...recordSummary(d.record) } }));
+  // the folder store's idle time goes with each item: Run Due Step judges "due" by the same one
+  const listedIdle = store.idleMs === undefined ? { idleSeconds } : {};
+  const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.dueSince).toISOString(), revision: d.record.revision, ...listedIdle, ...recordSummary(d.record) } }));
   for (const { kept } of (await store.claimReplays?.()) ?? []) {
     const receivedAt = kept.receivedAt === undefined ? {} : { dueSince: new Date(kept.receivedAt).toISOString() };
     items.push({ json: { action: REPLAY_ACTION[kept.type], ...receivedAt, ...eventItem(kept.delivery) } });

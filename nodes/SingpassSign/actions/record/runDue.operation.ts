@@ -33,7 +33,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
     default: 45, // SESSION_POLICY.takeOverIdleMs (a literal for n8n's editor; a test keeps them equal)
     // the PostgreSQL store's credential holds this setting
     displayOptions: { show: { store: ['folder'] } },
-    description: 'A record saved in the middle of a step is taken over once unchanged this long (the run working on it has died). The same value as List Due Sessions.',
+    description: 'A record saved in the middle of a step is taken over once unchanged this long (the run working on it has died). For an item of List Due Sessions, the time it listed the session by is used instead.',
   },
   { ...pdfOutput, description: 'Binary property to put the signed PDF in, for a session this step completed' },
 ]);
@@ -51,7 +51,9 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const signRef = String(this.getNodeParameter('signRef', i) ?? '').trim();
   if (!signRef) throw invalidInput('Sign Ref', 'is empty; pass List Due Sessions\' "signRef"');
   const store = await sessionRecordStore(this, i);
-  const idleMs = store.idleMs ?? idleSeconds(this, i) * 1000;
+  // PostgreSQL: the credential's; folder: the one List Due Sessions listed the item by (so it is set in one node), else this node's
+  const listed = item.json.idleSeconds;
+  const idleMs = store.idleMs ?? (typeof listed === 'number' && listed >= 0 ? listed : idleSeconds(this, i)) * 1000;
   const { engine } = await signingEngine(this);
   const given = givenDelivery(this.getNodeParameter('delivery', i, ''), signRef);
   let r: DueStepResult;
