@@ -1,15 +1,14 @@
 import {
-  NodeConnectionTypes, NodeOperationError, type INode, type IHookFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription,
+  NodeConnectionTypes, type IHookFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription,
   type IWebhookFunctions, type IWebhookResponseData,
 } from 'n8n-workflow';
 import * as n8nWorkflow from 'n8n-workflow';
 import { temporaryWebhookFailure } from '../../src/sign';
-import { isSingpassFlowsError } from '../../src/errors';
-import { isSessionEnded, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { receiveDelivery, type DeliveryReceipt, type FrontDoorStore, type SigningEngine } from '../../src/session';
 import { CREDENTIAL, nodeCredential } from '../shared/credentials';
 import { signingEngine } from '../shared/engine';
 import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
-import { PG_STORE_CREDENTIAL, pgRecordStore, storeInput } from '../shared/record-store';
+import { PG_STORE_CREDENTIAL, pgRecordStore, readableRecords, storeInput } from '../shared/record-store';
 import { eventItem } from '../shared/session-data';
 
 /**
@@ -107,7 +106,7 @@ export class SingpassSignTrigger implements INodeType {
         description: 'The Folder of your Session Record nodes. When set, each delivery is checked against its session\'s stored record before it is answered: a delivery with another session\'s token, or for an unknown or ended session, is refused (400) and starts no workflow. Empty: only checks that this DSAP issued the token (the session is matched later, at Prepare PDF Signature / Apply Webhook Event).',
       },
       {
-        displayName: 'Certificate events: Prepare PDF Signature, save the record, Submit Document Hash at once (the user is waiting for the hash). Signature events: Apply Webhook Event, save the record (the signature is kept), then Finalize Signature. Error events: record the failure. The sample workflow does all three.',
+        displayName: 'Certificate events: Prepare PDF Signature, save the record, Submit Document Hash at once (the user is waiting for the hash). Signature and error events: Run Due Step (Session Record) records the event, then finalizes a signature. The sample workflow does both.',
         name: 'notice',
         type: 'notice',
         default: '',
@@ -142,77 +141,77 @@ export class SingpassSignTrigger implements INodeType {
     const req = this.getRequestObject() as WebhookRequest;
     const res = this.getResponseObject() as WebhookResponse;
     const body = req.rawBody ?? (this.getBodyData() as Record<string, unknown>);
-    let check;
-    let fresh = true;
+    let receipt: Pick<DeliveryReceipt, 'response' | 'verdict' | 'delivery' | 'error'>;
+    let where: string | undefined;
     try {
       const { engine } = await signingEngine(this);
       const binding = await sessionBinding.call(this);
-      check = await engine.checkDelivery({ headers: req.headers, body }, binding?.tokenOf);
-      // Kept before the 200 (PostgreSQL): an execution n8n loses after the answer is replayed by the resume schedule.
-      // The store, not this process's memory, tells a copy: a retry of a copy answered 503 here must start now.
-      if (check.delivery && binding?.keep) fresh = await binding.keep(check.delivery);
-      else fresh = !check.duplicate;
+      where = binding?.where;
+      // With a store: the core's one front door (verify, bind the Bearer to the stored session, keep, answer).
+      receipt = binding ? await receiveDelivery(engine, binding.store, { headers: req.headers, body }) : await statelessCheck(engine, { headers: req.headers, body });
     } catch (e) {
-      // Our configuration or store failed: our fault, so 503 and the service retries after it is fixed.
+      // Our configuration failed (credential, Folder): our fault, so 503 and the service retries after it is fixed.
       this.logger.error(`Singpass Sign Trigger cannot check deliveries: ${(e as Error).message}`);
       const failure = temporaryWebhookFailure();
       res.status(failure.status).json(failure.body);
       return { noWebhookResponse: true };
     }
-    const r = check.response;
+    const r = receipt.response;
     if ('body' in r) res.status(r.status).json(r.body);
     else res.status(r.status).end();
-    if (check.error) this.logger.warn(`Singpass Sign Trigger refused a delivery: ${check.error.code} ${check.error.message}`);
-    if (!check.delivery || !fresh) return { noWebhookResponse: true };
+    log(this, receipt, where);
+    // only a genuine, first-seen event of a session waiting for it starts the workflow
+    if (receipt.verdict !== 'handOver' || !receipt.delivery) return { noWebhookResponse: true };
 
     const outputs: INodeExecutionData[][] = [[], [], []];
-    outputs[OUTPUT[check.delivery.event.type]].push({ json: eventItem(check.delivery) });
+    outputs[OUTPUT[receipt.delivery.event.type]].push({ json: eventItem(receipt.delivery) });
     return { noWebhookResponse: true, workflowData: outputs };
   }
 }
 
-/**
- * How the trigger binds deliveries to sessions: `tokenOf` (the Folder's records, the PostgreSQL store's, or none with
- * an empty Folder) and, with PostgreSQL, `keep` (the delivery kept until a step applies it).
- */
-async function sessionBinding(this: IWebhookFunctions): Promise<{ tokenOf: (signRef: string) => Promise<string | undefined>; keep?: (d: VerifiedDelivery) => Promise<boolean> } | undefined> {
-  if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
-    const store = pgRecordStore(await nodeCredential(this, PG_STORE_CREDENTIAL));
-    return { tokenOf: sessionToken(store, this.getNode(), `the PostgreSQL store (${store.where})`), keep: store.keepDelivery };
-  }
-  const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();
-  return folder ? { tokenOf: sessionToken(await readOnlyRecordStore(folder), this.getNode(), `the folder ${folder}`) } : undefined;
+/** Without a store (an empty Folder): only the stateless checks — the service's JWT and a Bearer this DSAP issued. */
+async function statelessCheck(engine: SigningEngine, request: Parameters<SigningEngine['checkDelivery']>[0]): Promise<Pick<DeliveryReceipt, 'response' | 'verdict' | 'delivery' | 'error'>> {
+  const check = await engine.checkDelivery(request);
+  if (!check.delivery) return { response: check.response, verdict: check.response.status >= 500 ? 'retryLater' : 'refused', ...(check.error ? { error: check.error } : {}) };
+  return { response: check.response, verdict: check.duplicate ? 'copy' : 'handOver', delivery: check.delivery };
 }
 
-/** Re-reads of a record not found yet (ms): a scan right after Create Session can beat Save Record (created) by a moment. */
-const NOT_YET_SAVED_RETRIES_MS = [100, 200, 400];
+/** One log line per delivery not handed over, worded for the one who can fix it. */
+function log(ctx: IWebhookFunctions, receipt: Pick<DeliveryReceipt, 'verdict' | 'delivery' | 'error'>, where: string | undefined): void {
+  const error = receipt.error ? `${receipt.error.code} ${receipt.error.message}` : '';
+  switch (receipt.verdict) {
+    case 'handOver':
+    case 'copy':
+      return;
+    case 'notFound':
+      // Either a scan that beat Save Record, or a trigger looking in another store than the Session Record nodes save
+      // to (the queue-mode trap): the message names the setting so the second is fixed, not waited out.
+      ctx.logger.warn(`Singpass Sign Trigger: no session record for ${signRefOf(receipt) ?? 'the delivery\'s session'} in ${where ?? 'the session store'} (Session Records In): answered 503, the service delivers again. If your Session Record nodes save elsewhere (e.g. Store = PostgreSQL in queue mode), set Session Records In to that same store; else the scan came right after Create Session, before Save Record`);
+      return;
+    case 'storeDown':
+      ctx.logger.error(`Singpass Sign Trigger cannot read or keep in ${where ?? 'the session store'}: ${error} (answered 503, the service retries)`);
+      return;
+    default:
+      ctx.logger.warn(`Singpass Sign Trigger refused a delivery: ${error}`);
+  }
+}
+
+/** The sign_ref a not-found delivery named (from the front door's message: it has no delivery then). */
+function signRefOf(receipt: Pick<DeliveryReceipt, 'error'>): string | undefined {
+  return /for (\S+) in the session store/.exec(receipt.error?.message ?? '')?.[1];
+}
 
 /**
- * sign_ref → the client notification token of that session's stored record (undefined: an ended session, answered
- * 400). A record that cannot be read is our fault: a plain error, answered 503 (the service retries). A record not
- * there even after the short re-reads is answered 503 too: in the sample, Save Record (created) runs after Create
- * Session, and on a busy worker the user's scan can beat it by more than the re-reads; a 400 would end the session
- * at the service (it never retries a 400), a 503 has it deliver again. (The service signs its
- * deliveries, so nobody else makes us wait on a sign_ref we do not have; after its retries it gives up on it.)
+ * The store the trigger binds deliveries to (read-only but for keeping deliveries): the Folder's records, or the
+ * PostgreSQL store's, which also keeps each delivery before the answer; none with an empty Folder.
  */
-function sessionToken(store: { get(signRef: string): Promise<SessionRecord | undefined> }, node: INode, where: string): (signRef: string) => Promise<string | undefined> {
-  return async (signRef) => {
-    for (let attempt = 0; ; attempt++) {
-      let record;
-      try {
-        record = await store.get(signRef);
-      } catch (e) {
-        if (isSingpassFlowsError(e, 'INVALID_INPUT')) return undefined; // not a sign_ref this store can hold: unknown
-        throw new NodeOperationError(node, `the session record of ${signRef} could not be read: ${(e as Error).message}`);
-      }
-      if (record) return isSessionEnded(record) ? undefined : record.state.clientNotificationToken;
-      if (attempt >= NOT_YET_SAVED_RETRIES_MS.length) {
-        // not one of ours: the webhook check answers it 503 (WEBHOOK_HANDLER_FAILED in the log line)
-        // Either a scan that beat Save Record, or a trigger looking in another store than the Session Record nodes
-        // save to (the queue-mode trap): the message names the setting so the second is fixed, not waited out.
-        throw new NodeOperationError(node, `no session record for ${signRef} in ${where} (Session Records In): answered 503, the service delivers again. If your Session Record nodes save elsewhere (e.g. Store = PostgreSQL in queue mode), set Session Records In to that same store; else the scan came right after Create Session, before Save Record`);
-      }
-      await new Promise((r) => setTimeout(r, NOT_YET_SAVED_RETRIES_MS[attempt]));
-    }
-  };
+async function sessionBinding(this: IWebhookFunctions): Promise<{ store: FrontDoorStore; where: string } | undefined> {
+  if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
+    const store = pgRecordStore(await nodeCredential(this, PG_STORE_CREDENTIAL));
+    return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.keepDelivery }, where: `the PostgreSQL store (${store.where})` };
+  }
+  const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();
+  if (!folder) return undefined;
+  const store = await readOnlyRecordStore(folder);
+  return { store: { get: readableRecords((signRef) => store.get(signRef)) }, where: `the folder ${folder}` };
 }

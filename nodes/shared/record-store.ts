@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { SingpassFlowsError } from '../../src/errors';
+import { SingpassFlowsError, isSingpassFlowsError } from '../../src/errors';
 import { PgSessionStore, type FileSessionStore, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { nodeCredential } from './credentials';
 import { folderInput, recordStore as folderStore } from './file-store';
@@ -106,4 +106,17 @@ export function pgRecordStore(credential: ICredentialDataDecryptedObject): Sessi
       return { due: due.filter((d) => d.action !== 'forget').map((d) => ({ signRef: d.signRef, action: d.action as Exclude<typeof d.action, 'forget'>, dueSince: d.at, record: d.record })), unreadable };
     },
   };
+}
+
+/**
+ * A record that cannot be read (not JSON, not a record) is our fault, never the service's: for the trigger's front
+ * door a retryable store failure, so the answer is 503 and the service delivers again once it is fixed. A sign_ref
+ * the store cannot hold stays INVALID_INPUT (an unknown session).
+ */
+export function readableRecords(get: (signRef: string) => Promise<SessionRecord | undefined>): (signRef: string) => Promise<SessionRecord | undefined> {
+  return (signRef) => get(signRef).catch((e: unknown) => Promise.reject(
+    isSingpassFlowsError(e, 'INVALID_INPUT') || (isSingpassFlowsError(e) && e.details.retryable === true)
+      ? e
+      : new SingpassFlowsError('STORE_FAILED', `the session record of ${signRef} could not be read: ${(e as Error)?.message ?? String(e)}`, { retryable: true }, { cause: e }),
+  ));
 }
