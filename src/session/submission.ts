@@ -1,4 +1,4 @@
-import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { isSingpassFlowsError, type SingpassFlowsError } from '../errors';
 import { markHashSubmitted } from '../sign';
 import { endedRecord, say, type StepContext } from './record-ops';
 import { isTemporarySubmitFailure, submitRetryDelayMs } from './policy';
