@@ -13,22 +13,14 @@ import * as path from 'node:path';
  * the new one, never a part. Temporary files a crash left start with `.` and end with `.tmp`.
  */
 export async function writeFileAtomic(file: string, data: string | Buffer): Promise<void> {
-  const dir = path.dirname(file);
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
-  const fh = await fsp.open(tmp, 'wx', 0o600);
+  const tmp = await writeTempBeside(file, data);
   try {
-    try {
-      await fh.writeFile(data);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
     await fsp.rename(tmp, file);
   } catch (e) {
     await removeFile(tmp);
     throw e;
   }
-  await syncDir(dir);
+  await syncDir(path.dirname(file));
 }
 
 /**
@@ -38,28 +30,34 @@ export async function writeFileAtomic(file: string, data: string | Buffer): Prom
  * existed (nothing changed).
  */
 export async function createFileExclusive(file: string, data: string | Buffer): Promise<boolean> {
-  const dir = path.dirname(file);
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
-  const fh = await fsp.open(tmp, 'wx', 0o600);
+  const tmp = await writeTempBeside(file, data);
   let created = false;
   try {
-    try {
-      await fh.writeFile(data);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    try {
-      await fsp.link(tmp, file);
-      created = true;
-    } catch (e) {
-      if (errno(e) !== 'EEXIST') throw e;
-    }
+    await fsp.link(tmp, file);
+    created = true;
+  } catch (e) {
+    if (errno(e) !== 'EEXIST') throw e;
   } finally {
     await removeFile(tmp);
   }
-  if (created) await syncDir(dir);
+  if (created) await syncDir(path.dirname(file));
   return created;
+}
+
+/** `data` written and fsynced to a new temporary file in `file`'s folder (so a rename or link to `file` is atomic). */
+async function writeTempBeside(file: string, data: string | Buffer): Promise<string> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await fsp.open(tmp, 'wx', 0o600);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } catch (e) {
+    await fh.close();
+    await removeFile(tmp);
+    throw e;
+  }
+  await fh.close();
+  return tmp;
 }
 
 /** fsync a folder, so a rename or unlink in it survives a power cut (not supported everywhere: best effort). */

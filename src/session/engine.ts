@@ -11,7 +11,8 @@ import {
 import { readUserCertificate } from '../sign/user-certificate';
 import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
 import { certificateStep } from './certificate-step';
-import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS, finishSession } from './finishing';
+import { finishSession } from './finishing';
+import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS } from './policy';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
 import { checkRecord, say, sha256, withoutSessionData, type StepContext } from './record-ops';
 import { advance, created } from './transitions';
@@ -22,9 +23,8 @@ import type {
   FinishResult, SessionRecord, SessionStarted, SigningEngineConfig, StartSessionInput, StepOptions, StepResult, VerifiedDelivery,
 } from './types';
 
-// Each step's rules live in its own module (certificate-step, submission, finishing); re-exported for callers.
-export { isTemporarySubmitFailure, submitRetryDelayMs } from './submission';
-export { DEFAULT_FINISH_RETRY_WINDOW_SECONDS, finishRetryDelayMs, isTemporaryFinishFailure } from './finishing';
+// Which failures are temporary and the backoffs between retries: the session policy (policy.ts); re-exported for callers.
+export { isTemporarySubmitFailure, submitRetryDelayMs, DEFAULT_FINISH_RETRY_WINDOW_SECONDS, finishRetryDelayMs, isTemporaryFinishFailure } from './policy';
 
 /** The PAdES baseline levels, lowest first. */
 export const PADES_LEVELS: readonly PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];

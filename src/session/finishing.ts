@@ -5,22 +5,10 @@ import { addValidationDataWithSummary, type ValidationDataSummary } from '../pad
 import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
 import { completeSigningSession } from '../sign';
 import { checkRecord, endedRecord, errorOf, say, withoutSessionData, type StepContext } from './record-ops';
+import { finishRetryDelayMs, isTemporaryFinishFailure } from './policy';
 import { advance } from './transitions';
 import type { FinishFailure, FinishResult, FinishShortfall, SessionRecord, StepOptions } from './types';
 
-/**
- * THE rule for a failed finishing stage (embedding with its signature timestamp, validation data, document
- * timestamp): the TSA, an OCSP responder or CRL server, or the network failed in a way that says nothing about the
- * signature (unreachable, timed out, 5xx, 429, "try later", a TSA's systemFailure / timeNotAvailable /
- * addInfoNotAvailable). The core marks those `retryable: true`; they are retried until `finishBy`.
- */
-// CHAIN_INCOMPLETE: an issuing CA certificate (e.g. the TSA's) whose AIA download failed, marked retryable then.
-const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'CHAIN_INCOMPLETE', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
-
-/** True for a finishing failure after which the record stays `signed` and finishing is retried (see above). */
-export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
-  return isSingpassFlowsError(e) && TEMPORARY_FINISH_FAILURES.has(e.code) && (e.details.retryable === true || e.details.status === 429);
-}
 
 /**
  * Failures that are a verdict on the signature (it does not verify, a certificate it relies on is revoked or
@@ -35,13 +23,7 @@ export function finishShortfall(record: SessionRecord): FinishShortfall | undefi
   return record.state.status === 'completed' ? record.result?.missing : undefined;
 }
 
-/** Backoff between finishing attempts after a temporary failure: 1, 2, 4 … 256 s, then every 5 min. */
-export function finishRetryDelayMs(attempts: number): number {
-  return Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1));
-}
 
-/** Default `finishRetryWindowSeconds`: a day (see `SigningEngineConfig`). */
-export const DEFAULT_FINISH_RETRY_WINDOW_SECONDS = 24 * 3600;
 
 /**
  * Embed the signature and extend to the requested level (see `SigningEngine.finish`). `checkDocument` is the

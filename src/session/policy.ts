@@ -1,10 +1,11 @@
+import { isSingpassFlowsError, type ErrorCode, type SingpassFlowsError } from '../errors';
+
 /**
  * The session engine's timings, defined once for every front end (the runner behind the CLI, the Node-RED nodes, the
  * n8n nodes and both stores), so that the same record is taken over, leased, kept and expired at the same moments
  * wherever it is. A deployment may change one through the settings that name it; no front end has its own default.
- * The retry backoffs are beside the rules they belong to: `submitRetryDelayMs` (submission.ts) and
- * `finishRetryDelayMs` (finishing.ts); which failures are temporary: `isTemporarySubmitFailure`,
- * `isTemporaryFinishFailure`.
+ * Below it, the rest of the policy: which failures of the hash call and of finishing are temporary (retried from the
+ * save point) and the backoffs between those retries.
  */
 export const SESSION_POLICY: Readonly<{ takeOverIdleMs: number; leaseMs: number; retentionMs: number; scanExtensionSeconds: number }> = Object.freeze({
   /**
@@ -20,3 +21,47 @@ export const SESSION_POLICY: Readonly<{ takeOverIdleMs: number; leaseMs: number;
   /** Seconds a scanned session still receives events past `expires_at` (the service extends it after the scan). */
   scanExtensionSeconds: 120,
 });
+
+// -- the hash call --------------------------------------------------------------------------------------------
+
+/**
+ * THE rule for a failed hash call (the only copy; every front end goes through the engine): these codes say nothing
+ * about the session (service unreachable, no answer in time, 5xx, rate-limited, after the HTTP client's own retry),
+ * so the service still waits for the hash until the deadline and the same call later can succeed. Anything else
+ * (the hash or sign_ref refused, credentials refused, a 501…) fails the session.
+ */
+const TEMPORARY_SUBMIT_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['HTTP_TIMEOUT', 'HTTP_NETWORK', 'SIGN_SERVICE_ERROR', 'SIGN_RATE_LIMITED']);
+
+/** True for a hash-call failure after which the record stays at the save point (the code is temporary and the core did not mark it `retryable: false`). */
+export function isTemporarySubmitFailure(e: unknown): e is SingpassFlowsError {
+  return isSingpassFlowsError(e) && TEMPORARY_SUBMIT_FAILURES.has(e.code) && e.details.retryable !== false;
+}
+
+/** Backoff between resubmissions after a temporary failure: 1, 2, 4, 8, then every 15 s. */
+export function submitRetryDelayMs(attempts: number): number {
+  return Math.min(15_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
+
+// -- finishing ------------------------------------------------------------------------------------------------
+
+/**
+ * THE rule for a failed finishing stage (embedding with its signature timestamp, validation data, document
+ * timestamp): the TSA, an OCSP responder or CRL server, or the network failed in a way that says nothing about the
+ * signature (unreachable, timed out, 5xx, 429, "try later", a TSA's systemFailure / timeNotAvailable /
+ * addInfoNotAvailable). The core marks those `retryable: true`; they are retried until `finishBy`.
+ */
+// CHAIN_INCOMPLETE: an issuing CA certificate (e.g. the TSA's) whose AIA download failed, marked retryable then.
+const TEMPORARY_FINISH_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['TSA_FAILED', 'OCSP_FAILED', 'CRL_FAILED', 'CHAIN_INCOMPLETE', 'HTTP_TIMEOUT', 'HTTP_NETWORK']);
+
+/** True for a finishing failure after which the record stays `signed` and finishing is retried (see above). */
+export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
+  return isSingpassFlowsError(e) && TEMPORARY_FINISH_FAILURES.has(e.code) && (e.details.retryable === true || e.details.status === 429);
+}
+
+/** Backoff between finishing attempts after a temporary failure: 1, 2, 4 … 256 s, then every 5 min. */
+export function finishRetryDelayMs(attempts: number): number {
+  return Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
+
+/** Default `finishRetryWindowSeconds`: a day (see `SigningEngineConfig`). */
+export const DEFAULT_FINISH_RETRY_WINDOW_SECONDS = 24 * 3600;

@@ -46,8 +46,9 @@ export function checkRecord(record: SessionRecord): void {
   }
 }
 
-export function errorOf(e: unknown): { code: ErrorCode | string; message: string } {
-  if (isSingpassFlowsError(e)) return { code: e.code, message: e.message };
+export function errorOf(e: unknown): { code: ErrorCode | string; message: string; serviceCode?: string } {
+  // the service's own code (e.g. ARGUMENTS_NOT_VALID) beside ours, for a support request
+  if (isSingpassFlowsError(e)) return { code: e.code, message: e.message, ...(typeof e.details.serviceCode === 'string' ? { serviceCode: e.details.serviceCode } : {}) };
   return { code: 'STATE_INVALID', message: `Unexpected failure: ${(e as Error)?.message ?? String(e)}` };
 }
 

@@ -1,26 +1,11 @@
-import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import { isSingpassFlowsError, type SingpassFlowsError } from '../errors';
 import { markHashSubmitted } from '../sign';
 import { endedRecord, say, type StepContext } from './record-ops';
+import { isTemporarySubmitFailure, submitRetryDelayMs } from './policy';
 import { advance } from './transitions';
 import type { SessionRecord, StepOptions, StepResult, SubmitFailure } from './types';
 
-/**
- * THE rule for a failed hash call (the only copy; every front end goes through the engine): these codes say nothing
- * about the session (service unreachable, no answer in time, 5xx, rate-limited, after the HTTP client's own retry),
- * so the service still waits for the hash until the deadline and the same call later can succeed. Anything else
- * (the hash or sign_ref refused, credentials refused, a 501…) fails the session.
- */
-const TEMPORARY_SUBMIT_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['HTTP_TIMEOUT', 'HTTP_NETWORK', 'SIGN_SERVICE_ERROR', 'SIGN_RATE_LIMITED']);
 
-/** True for a hash-call failure after which the record stays at the save point (the code is temporary and the core did not mark it `retryable: false`). */
-export function isTemporarySubmitFailure(e: unknown): e is SingpassFlowsError {
-  return isSingpassFlowsError(e) && TEMPORARY_SUBMIT_FAILURES.has(e.code) && e.details.retryable !== false;
-}
-
-/** Backoff between resubmissions after a temporary failure: 1, 2, 4, 8, then every 15 s. */
-export function submitRetryDelayMs(attempts: number): number {
-  return Math.min(15_000, 1000 * 2 ** Math.max(0, attempts - 1));
-}
 
 /**
  * The hash call of a record at the save point (`submitting`). The call is counted in the record

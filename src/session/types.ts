@@ -71,8 +71,11 @@ export interface SessionRecord {
    * completed short of the level asked for (the PDF is handed on as any completed session's is).
    */
   result?: { level: PadesLevel | null; valid: boolean; missing?: FinishShortfall };
-  /** Why the session ended without a signed PDF (stable code, user-readable message); status `failed` / `expired`. */
-  error?: { code: ErrorCode | string; message: string };
+  /**
+   * Why the session ended without a signed PDF (stable code, user-readable message); status `failed` / `expired`. Where
+   * the service refused a call, its own error code too (`serviceCode`, e.g. `ARGUMENTS_NOT_VALID`), for a support request.
+   */
+  error?: { code: ErrorCode | string; message: string; serviceCode?: string };
   /** Bumped by every change: stores shared by several processes use it for compare-and-set. */
   revision: number;
 }

@@ -4,7 +4,7 @@
  * expired; a hash prepare signature saved and submit hash has not sent is left to the flow. (Deliveries over HTTP
  * are in webhook.e2e.test.ts, finishing and resubmitting in finishing.e2e.test.ts and prepare-submit.e2e.test.ts.)
  */
-import type { SessionRecord } from '../../src/session';
+import { SESSION_POLICY, type SessionRecord } from '../../src/session';
 import { configNodes, sessionDirs, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
 
 const sessionDir = sessionDirs();
@@ -32,7 +32,7 @@ function record(signRef: string, status: string, updatedAt: number, expiresAt = 
   } as unknown as SessionRecord;
 }
 
-test('ended records are forgotten a day after they ended; an overdue session goes out as expired', async () => {
+test('ended records are forgotten once the session policy\'s retention passed; an overdue session goes out as expired', async () => {
   await helper.load([configNodes, webhookNodes], positioned([
     { id: 'secretNode', type: 'singpass-notification-secret' },
     { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), sessionDir: sessionDir() },
@@ -41,7 +41,7 @@ test('ended records are forgotten a day after they ended; an overdue session goe
     { id: 'expired', z: 'f1', type: 'helper' },
   ]), { client: { signingKey: keys().jwk }, secretNode: { secret: 'x'.repeat(40) } });
   const store = (helper.getNode('client') as unknown as { store: { put(r: SessionRecord, rev: undefined): Promise<boolean>; get(ref: string): Promise<SessionRecord | undefined> } }).store;
-  await store.put(record('old', 'completed', now() - 2 * 86400), undefined);
+  await store.put(record('old', 'completed', now() - SESSION_POLICY.retentionMs / 1000 - 86400), undefined);
   await store.put(record('recent', 'failed', now() - 3600), undefined);
   await store.put(record('overdue', 'waiting_for_scan', now() - 300, now() - 200), undefined);
   await store.put(record('live', 'waiting_for_scan', now()), undefined);

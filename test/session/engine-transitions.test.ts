@@ -129,7 +129,7 @@ describe('start and the certificate step', () => {
     expect(t.client.hashCalls.map((c) => c.resubmission)).toEqual([false]);
     expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared', 'ended']);
     expectStop(out.record, 'failed');
-    expect(out.record.error).toEqual({ code: 'SIGN_REQUEST_REJECTED', message: 'The signing service rejected the request to submit the document hash (HTTP 400): certificate not delivered yet' });
+    expect(out.record.error).toEqual({ code: 'SIGN_REQUEST_REJECTED', message: 'The signing service rejected the request to submit the document hash (HTTP 400): certificate not delivered yet', serviceCode: 'ARGUMENTS_NOT_VALID' });
     expect(out.record.state.error).toMatchObject({ code: 'SIGN_REQUEST_REJECTED' });
     expectNoSessionData(out.record);
 
@@ -282,7 +282,7 @@ describe('start and the certificate step', () => {
     expect(t.client.hashCalls.map((c) => c.resubmission)).toEqual([false, true]);
     expect(t.taken()).toEqual(['ended']);
     expectStop(out.record, 'failed');
-    expect(out.record.error).toEqual({ code: 'SIGN_REF_NOT_FOUND', message: expect.stringContaining('start a new session') });
+    expect(out.record.error).toEqual({ code: 'SIGN_REF_NOT_FOUND', message: expect.stringContaining('start a new session'), serviceCode: 'SIGN_REF_NOT_FOUND' });
     expectNoSessionData(out.record);
   });
 

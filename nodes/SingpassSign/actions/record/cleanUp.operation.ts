@@ -11,7 +11,8 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'cle
     name: 'retentionDays',
     type: 'number',
     typeOptions: { minValue: 0, numberPrecision: 4 },
-    default: 7, // SESSION_POLICY.retentionMs (a literal for n8n's editor; a test keeps them equal)
+    // n8n wants a literal here; test/session/policy.test.ts holds it to SESSION_POLICY.retentionMs
+    default: 7,
     description: 'Completed, failed and expired sessions are deleted (record and saved PDF) once unchanged this long. Live sessions are never deleted.',
   },
 ]);

@@ -12,7 +12,8 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
     name: 'idleSeconds',
     type: 'number',
     typeOptions: { minValue: 0 },
-    default: 45, // SESSION_POLICY.takeOverIdleMs (a literal for n8n's editor; a test keeps them equal)
+    // n8n wants a literal here; test/session/policy.test.ts holds it to SESSION_POLICY.takeOverIdleMs
+    default: 45,
     // the PostgreSQL store computes due times at every save: its credential holds this setting
     displayOptions: { show: { store: ['folder'] } },
     description: 'A record saved in the middle of a step — prepared but not recorded as submitted, or signed but not finished — is taken over once unchanged this long: the run working on it has died. Longer than your slowest live step (a Submit or a Finalize gives up within about 21 s).',

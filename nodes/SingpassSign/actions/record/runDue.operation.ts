@@ -30,7 +30,8 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
     name: 'idleSeconds',
     type: 'number',
     typeOptions: { minValue: 0 },
-    default: 45, // SESSION_POLICY.takeOverIdleMs (a literal for n8n's editor; a test keeps them equal)
+    // n8n wants a literal here; test/nodes/SingpassSign/session-record.test.ts holds it to SESSION_POLICY.takeOverIdleMs
+    default: 45,
     // the PostgreSQL store's credential holds this setting
     displayOptions: { show: { store: ['folder'] } },
     description: 'A record saved in the middle of a step is taken over once unchanged this long (the run working on it has died). For an item of List Due Sessions, the time it listed the session by is used instead.',
