@@ -104,7 +104,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     return r?.found && statuses.includes(r.status!) ? r : undefined;
   };
 
-  /** Completed, its signed PDF delivered once, qpdf- and pdfsig-valid (B-T: the user's signature with a timestamp). */
+  /** Completed, its signed PDF delivered once, qpdf- and pdfsig-valid (B-LTA: one user signature, then the document timestamp). */
   async function expectSignedOnce(signRef: string): Promise<void> {
     await waitFor(`${signRef} completed and its signed PDF delivered`, async () => ((await statusIs(signRef, 'completed')()) && relay.signed.has(signRef) ? true : undefined));
     const pdfs = relay.signed.get(signRef)!;
