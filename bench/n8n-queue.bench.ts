@@ -24,7 +24,7 @@ import { generateClientKeys } from '../src/keys';
 import { createN8nQueue, installedPackageDir, type N8nQueue } from '../test/helpers/n8n-queue';
 import { startDeliveryRelay, type DeliveryRelay } from '../test/n8n/delivery-relay';
 import { importQueueSample } from '../test/n8n/queue-workflow';
-import { freePort, n8nInstallDir, packTarball, startCliSandbox, type CliSandbox } from '../test/n8n/real-n8n';
+import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from '../test/n8n/real-n8n';
 import { writePdf } from './pdf-file';
 
 const { values } = parseArgs({ options: { sessions: { type: 'string' }, parallel: { type: 'string' }, mb: { type: 'string' }, workers: { type: 'string' }, concurrency: { type: 'string' }, 'worker-nice': { type: 'string' }, webhooks: { type: 'string' } } });
@@ -186,7 +186,7 @@ function nextWebhookUrl(q: N8nQueue): string {
 
 async function session(q: N8nQueue, pdf: Buffer): Promise<string> {
   const res = await fetch(`${nextWebhookUrl(q)}/webhook/singpass-sign/document`, {
-    method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="bench.pdf"' }, body: new Uint8Array(pdf),
+    method: 'POST', headers: uploadHeaders('bench.pdf'), body: new Uint8Array(pdf),
   });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${text.slice(0, 500)}`);

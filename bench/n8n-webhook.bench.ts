@@ -21,7 +21,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateClientKeys } from '../src/keys';
 import { fixture } from '../test/fixtures/pdfs';
-import { createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, startCliSandbox, startRelay, type CliSandbox, type N8n, type Relay } from '../test/n8n/real-n8n';
+import { createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, startCliSandbox, startRelay, uploadHeaders, uploadKeyCredential, type CliSandbox, type N8n, type Relay } from '../test/n8n/real-n8n';
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -69,6 +69,7 @@ async function main(): Promise<void> {
     await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json'], [
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'bench-notification-secret-0123456789abcdef' } },
+      uploadKeyCredential(),
     ]);
     const extra = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-bench-wf-'));
     for (const [id, p, folder] of [['spflBenchTrig0001', 'bench/stateless', undefined], ['spflBenchTrig0002', 'bench/bound', n8n.filesDir]] as const) {
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
     const pdf = new Uint8Array(await fixture('classic'));
     const upload = async (): Promise<string> => {
       const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
-        method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="bench.pdf"' },
+        method: 'POST', headers: uploadHeaders('bench.pdf'),
         body: pdf,
       });
       if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);

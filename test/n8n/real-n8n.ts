@@ -69,8 +69,8 @@ export const SAMPLE_FILES_DIR = '/home/node/.n8n-files/singpass';
  */
 export const UPLOAD_KEY = { id: 'spflUploadKey001', name: 'Upload key (Singpass signing sample)', header: 'x-upload-key', value: 'e2e-upload-key-0123456789abcdef' };
 export const uploadKeyCredential = () => ({ id: UPLOAD_KEY.id, name: UPLOAD_KEY.name, type: 'httpHeaderAuth', data: { name: UPLOAD_KEY.header, value: UPLOAD_KEY.value } });
-export const uploadHeaders = (): Record<string, string> => ({
-  'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="contract.pdf"', [UPLOAD_KEY.header]: UPLOAD_KEY.value,
+export const uploadHeaders = (fileName = 'contract.pdf'): Record<string, string> => ({
+  'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${fileName}"`, [UPLOAD_KEY.header]: UPLOAD_KEY.value,
 });
 
 /**

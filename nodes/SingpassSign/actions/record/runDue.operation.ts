@@ -111,7 +111,7 @@ async function applyGivenEvent(engine: Awaited<ReturnType<typeof signingEngine>>
     if (!record) return { moved: false };
     // a typed error is the session's verdict on the event (ended meanwhile, another session's token); others fail the run
     const r = await engine.applyDelivery(record, delivery, Buffer.alloc(0), { stopAtClaim: true })
-      .catch((e: unknown) => (isSingpassFlowsError(e) ? e : Promise.reject(e)));
+      .catch((e: unknown) => (isSingpassFlowsError(e) ? e : Promise.reject(e as Error)));
     if (r instanceof SingpassFlowsError) {
       await store.markDeliveryApplied?.(signRef, delivery.event.type);
       return { moved: false, record, refused: { code: r.code, message: r.message } };
