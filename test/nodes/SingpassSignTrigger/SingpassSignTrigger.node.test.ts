@@ -107,6 +107,29 @@ describe('Singpass Sign Trigger', () => {
       expect(env.fired.length).toBe(before);
     });
 
+    it('the service\'s copy of an event the record already holds (the session ended by it): 200 (not the 400 of a new event for an ended session), no workflow', async () => {
+      const a = await createSession();
+      await store.save(a.record, undefined);
+      let sent: { authorization?: string; body?: Buffer } = {};
+      env.rewriteHeaders = (headers, rawBody) => {
+        sent = { authorization: String(headers.authorization), body: rawBody };
+        return headers;
+      };
+      await env.sb.phone.reject(a.signRef);
+      const error = await env.next(2);
+      env.rewriteHeaders = undefined;
+      // the sample's step for it: Run Due Step records the error (the session fails)
+      const [[failed]] = await new SingpassSign().execute.call(executeContext({
+        params: { resource: 'sessionRecord', operation: 'runDueStep', store: 'folder', folder: dir, signRef: a.signRef, delivery: error.json.delivery, outputBinaryPropertyName: 'data' },
+        items: [error], credentials: env.credentials,
+      }));
+      expect(failed.json).toMatchObject({ status: 'failed', ended: true });
+      const before = env.fired.length;
+      const again = await fetch(env.sb.sign.clients()[0].notificationUrl, { method: 'POST', headers: { 'content-type': 'application/json', authorization: sent.authorization! }, body: new Uint8Array(sent.body!) });
+      expect(again.status).toBe(200);
+      expect(env.fired.length).toBe(before);
+    });
+
     it('a session whose record is never saved: 503 on every attempt (the service retries, then gives up), no workflow', async () => {
       const unknown = await createSession(); // never saved
       const before = env.fired.length;
