@@ -44,15 +44,16 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
  * same the runner and the Node-RED sweep use) runs the step the record's phase calls for — continue a claimed
  * certificate, resubmit the saved hash, finish the signature, or expire — and saves it with compare-and-set. A
  * webhook event given with the item (the trigger's, or a kept one List Due hands back) is applied first (a
- * certificate only claimed, as the webhook would), then driven the same way: the workflow needs no routing by action. Outputs the record as saved (`action`, `lost` when another run changed it
- * first, `ended` when this run ended the session), with the signed PDF for a completed session; a failed or expired
- * one goes out too, for the workflow to record.
+ * certificate only claimed, as the webhook would), then driven the same way: the workflow needs no routing by action.
+ * Outputs the record as saved (`action`, `lost` when another run changed it first, `ended` when this run ended the
+ * session), with the signed PDF for a completed session; a failed or expired one goes out too, for the workflow to
+ * record.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const signRef = String(this.getNodeParameter('signRef', i) ?? '').trim();
   if (!signRef) throw invalidInput('Sign Ref', 'is empty; pass List Due Sessions\' "signRef"');
   const store = await sessionRecordStore(this, i);
-  // PostgreSQL: the credential's; folder: the one List Due Sessions listed the item by (so it is set in one node), else this node's
+  // PostgreSQL: the credential's; folder: the one List Due Sessions listed the item by (set in one node), else this node's
   const listed = item.json.idleSeconds;
   const idleMs = store.idleMs ?? (typeof listed === 'number' && listed >= 0 ? listed : idleSeconds(this, i)) * 1000;
   const { engine } = await signingEngine(this);
