@@ -226,8 +226,10 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
 
   it('the certificate delivered again to another process while the first execution waits at the save point (the service resending a late answer): kept already, it starts nothing; one hash, the session completes', async () => {
     const ref = await startSession();
-    // the service takes the hash at once and answers 8 s later: the first execution sits in Submit Document Hash
-    await signing.faults({ hash_delay_ms: 8000 });
+    // the service takes the hash at once and answers 4 s later: the first execution sits in Submit Document Hash. Less
+    // than IDLE_S, as the credential's idle time must outlast a live step: the schedule's driver counts each resend in
+    // the record before it leaves, so resends started faster than they end would keep superseding each other.
+    await signing.faults({ hash_delay_ms: 4000 });
     try {
       await signing.phone('scan', { sign_ref: ref, user: 'p256' });
       await waitFor('the hash taken by the service', async () => ((await signing.hashes(ref)).some((h) => h.docHash) ? true : undefined));
