@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { startSandbox, type Sandbox } from '../../sandbox';
-import type { FinishFailure } from '../../src/session';
+import { SESSION_POLICY, type FinishFailure } from '../../src/session';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../../src/sign/wire';
 import { fixture } from '../fixtures/pdfs';
 import { makeNssDb } from '../helpers/pki-tools';
@@ -294,8 +294,8 @@ test('Node-RED killed as finishing starts (signature stored, nothing finished), 
   const { result, failures } = await resultWithFailures(restarted, signRef, { user: crashUserDir, signed: crashSigned }, 150_000);
   expect(failures).toEqual([]);
   expect(result).toMatchObject({ status: 'completed', level: 'B-LTA', valid: true });
-  // taken over only once the record was idle for the sweep's IDLE_MS (60 s): a live finish is never raced
-  expect(Date.parse(String(result.at))).toBeGreaterThanOrEqual(left.state.updatedAt * 1000 + 60_000);
+  // taken over only once the record was idle for the take-over time (the session policy's): a live finish is never raced
+  expect(Date.parse(String(result.at))).toBeGreaterThanOrEqual(left.state.updatedAt * 1000 + SESSION_POLICY.takeOverIdleMs);
   expect((await pkiFaults()).requests.tsa - before.requests.tsa).toBe(2); // one finish: signature + document timestamp
   const sigs = await signaturesOf(path.join(crashSigned, `${signRef}.pdf`));
   expect(sigs.user).toHaveLength(1);
