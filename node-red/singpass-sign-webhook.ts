@@ -1,21 +1,24 @@
 /**
  * "Signing webhook" in-node: serves the notification URL you registered on Node-RED's own HTTP server
- * (RED.httpNode). Each delivery is checked by the engine (Bearer issued by this DSAP, service JWT verified against
- * the service key set), kept in the session store (written through to disk or PostgreSQL), and only then answered
- * 200 — so a crash right after the answer loses nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for
- * the rest of the flow: 200, or 400 with the spec's error body, or 503 when the fault is ours (the service retries).
+ * (RED.httpNode). Each delivery goes through the core's front door (`receiveDelivery`, the same for the n8n trigger
+ * and `serve`): Bearer issued by this DSAP and bound to the stored session, service JWT verified, kept in the session
+ * store (written through to disk or PostgreSQL) and only then answered 200 — so a crash right after the answer loses
+ * nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for the rest
+ * of the flow, and each edge gets the one answer docs/faults.md lists (200, 400 with the spec's error body, 503 when
+ * the fault is ours or the session is not found yet: the service retries).
  * Certificate, signature and error events leave on three outputs; a repeated delivery never comes out twice.
  * With the PostgreSQL session store (several Node-RED instances behind one URL) the same holds across instances: the
  * store says which instance's copy of a delivery is fresh, and the sweep takes due sessions and deliveries an
- * instance left (it died) with leases, so two instances never work on one record at once.
+ * instance left (it died) with leases, so two instances never work on one record at once. The sweep runs each due
+ * session through the core's driver (`runDueStep`), as the CLI's runner and n8n do.
  * A fourth output gives the signed PDF of a session the node's sweep finished (after a temporary TSA / OCSP failure,
  * or left signed by a crash): the finish node's message, so wire it where the finish node's output goes.
  */
 import { hostname } from 'node:os';
-import { SingpassFlowsError } from '../src/errors';
+import { SingpassFlowsError, type ErrorCode } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
-import { isSessionEnded, isSubmitDeferred, runDueStep, type DueStepResult, type KeptDelivery, type NextStepPolicy, type SessionRecord } from '../src/session';
+import { isSessionEnded, isSubmitDeferred, receiveDelivery, runDueStep, type DueStepResult, type KeptDelivery, type NextStepPolicy, type SessionRecord } from '../src/session';
 import { exclusiveFinish } from './lib/finishing';
 import { KEEP_ENDED_MS } from './lib/store-factory';
 import { isStoreOutage } from './lib/session-store';
@@ -137,40 +140,26 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     node.status({ fill: 'red', shape: 'ring', text: `not ready: ${err.code}` });
     return answer(res, 503, temporaryWebhookFailure().body);
   }
-  // The delivery is bound to its session here, before the answer: the Bearer must be the token THAT session was
-  // created with (one store read), so a token issued for another session is answered 400 and nothing is kept or sent
-  // (an unknown or forgotten session too). A failing store is our fault: 503, the service retries.
-  let stored: SessionRecord | undefined;
-  const check = await engine.checkDelivery({ headers: req.headers, body: body as Buffer }, async (signRef) => (stored = await client.store.get(signRef))?.state.clientNotificationToken);
-  let fresh = false;
-  // The store decides what is fresh, not this process's memory of deliveries it saw: a copy this process answered
-  // 503 (the store failed) and sees again on the service's retry must be kept now, and with several instances only
-  // the store knows what the others took. An ended session keeps nothing more.
-  if (check.delivery && stored && !isFinished(stored)) {
-    const { signRef } = check.delivery.event;
-    try {
-      fresh = await client.store.rememberDelivery(check.delivery);
-    } catch (e) {
-      // Not kept = not safe to acknowledge: the service retries a 503.
-      node.error(asError(e), { ...answered(503), signRef });
-      return answer(res, 503, temporaryWebhookFailure().body);
-    }
-  }
-  const r = check.response;
+  // The core's front door decides every edge once, as for the n8n trigger and `serve`: verified, bound to the stored
+  // session's own token, kept in the store before the 200 (the store, not this process's memory, says what is a copy),
+  // and the answer for each edge (another session's token, an ended session, an unknown sign_ref, the store down).
+  const receipt = await receiveDelivery(engine, client.store, { headers: req.headers, body: body as Buffer });
+  const r = receipt.response;
   answer(res, r.status, 'body' in r ? r.body : undefined);
-  if (check.error) {
-    node.status({ fill: 'yellow', shape: 'ring', text: `refused: ${check.error.code}` });
-    node.warn(`signing webhook refused a delivery (${r.status}): ${check.error.code} ${check.error.message}`);
+  if (receipt.verdict === 'handOver' && receipt.delivery) {
+    node.log(`signing webhook: ${receipt.delivery.event.type} event for session ${receipt.delivery.event.signRef}`);
+    emit(node, receipt.delivery.event);
+    return;
   }
-  if (fresh && check.delivery) {
-    node.log(`signing webhook: ${check.delivery.event.type} event for session ${check.delivery.event.signRef}`);
-    emit(node, check.delivery.event);
+  if (receipt.verdict === 'copy') return; // a copy of an event kept or applied: answered 200, nothing comes out twice
+  const error = receipt.error ?? { code: 'WEBHOOK_HANDLER_FAILED', message: receipt.verdict };
+  node.status({ fill: 'yellow', shape: 'ring', text: `refused: ${error.code}` });
+  node.warn(`signing webhook refused a delivery (${r.status}): ${error.code} ${error.message}`);
+  if (receipt.verdict === 'storeDown') {
+    // our fault, not the delivery's: a Catch node can alert on it (the service retries the 503)
+    const signRef = receipt.record?.state.signRef;
+    node.error(new SingpassFlowsError(error.code as ErrorCode, error.message, { retryable: true }), { ...answered(r.status), ...(signRef ? { signRef } : {}) });
   }
-}
-
-/** Completed, failed or expired: no event changes it any more. */
-function isFinished(record: SessionRecord): boolean {
-  return record.state.status === 'completed' || record.state.status === 'failed' || record.state.status === 'expired';
 }
 
 /**
