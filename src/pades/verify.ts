@@ -338,6 +338,9 @@ function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buff
   let complete = true;
   let revoked = false;
   let revokedLater = false;
+  // No revocation data at all (B-B, B-T): nothing can match, so every non-anchor certificate lacks it; the
+  // certificates need not be parsed to say so.
+  if (dss.ocsps.length === 0 && dss.crls.length === 0) return { complete: !chains.some((c) => c.length > 1), revoked, revokedLater };
   for (const chain of chains) {
     for (let i = 0; i + 1 < chain.length; i++) {
       const cert = parseCertificate(chain[i]);

@@ -4,6 +4,7 @@ import * as pkijs from 'pkijs';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import { checkSignerInfo, parseSignedData, tstInfoOf } from './cms';
+import { checkTimestampTokenNatively } from './timestamp-token';
 import { BER_OPTIONS, OID, certDer, digest, extendedKeyUsages, hashNameOf, parseAsn1, positiveNonce, subjectString, toArrayBuffer, type HashName } from './x509';
 
 export type TimestampHashAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
@@ -111,6 +112,12 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
  * timeStamping extended key usage. Throws `TSA_FAILED` on any mismatch; returns what the token says.
  */
 export function checkTimestampToken(token: Buffer, expected?: { digest: Buffer; hashAlgorithm: HashName }): TimestampTokenInfo {
+  // Read natively when the token is plainly good; anything else is judged (and named) by the schema reading.
+  return checkTimestampTokenNatively(token, expected) ?? checkTimestampTokenWithSchema(token, expected);
+}
+
+/** {@link checkTimestampToken} through pkijs: the reading for tokens the native one does not accept, and its reference. */
+export function checkTimestampTokenWithSchema(token: Buffer, expected?: { digest: Buffer; hashAlgorithm: HashName }): TimestampTokenInfo {
   const parsed = parseSignedData(token, 'TSA_FAILED', 'The timestamp token');
   const { tstInfo, der } = tstInfoOf(parsed, 'TSA_FAILED');
   const hashAlgorithm = hashNameOf(tstInfo.messageImprint.hashAlgorithm.algorithmId);
