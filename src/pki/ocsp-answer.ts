@@ -6,6 +6,7 @@
  */
 import { children, decodeOid, readTlv, type Tlv } from '../pades/der';
 import { OID } from './oid';
+import { wellFormed } from './signed-data';
 
 export interface OcspSingleAnswer {
   hashAlgorithm: string;
@@ -112,6 +113,7 @@ export function readOcspAnswer(der: Buffer): OcspAnswer | undefined {
   try {
     const top = readTlv(der);
     if (top.tag !== 0x30 || top.end !== der.length) return undefined;
+    wellFormed(der, top);
     const [statusT, bytesField, ...more] = children(der, top);
     if (more.length || content(der, expect(statusT, 0x0a)).toString('hex') !== '00') return undefined;
     const bytesParts = children(der, expect(bytesField, 0xa0));
@@ -121,6 +123,7 @@ export function readOcspAnswer(der: Buffer): OcspAnswer | undefined {
     const basicDer = content(der, expect(responseT, 0x04));
     const basicT = readTlv(basicDer);
     if (basicT.tag !== 0x30 || basicT.end !== basicDer.length) return undefined;
+    wellFormed(basicDer, basicT);
     const [tbsT, algT, sigT, certsField, ...basicMore] = children(basicDer, basicT);
     if (basicMore.length) return undefined;
     const algOid = children(basicDer, expect(algT, 0x30))[0];

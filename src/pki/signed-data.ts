@@ -5,7 +5,9 @@
  * ignored, as there.
  */
 import { children, decodeOid, readTlv, type Tlv } from '../pades/der';
+import { certificateView } from './certificate-view';
 import { OID } from './oid';
+import { hashNameOf, verifySignature, type HashName } from './x509';
 
 export interface SignerInfoFacts {
   /** issuerAndSerialNumber: the issuer Name's DER and the serial's INTEGER content. */
@@ -37,7 +39,12 @@ function want(t: Tlv | undefined, tag: number): Tlv {
   return t;
 }
 const oidOf = (buf: Buffer, t: Tlv | undefined): string => decodeOid(content(buf, want(t, 0x06)));
-const algorithmOf = (buf: Buffer, t: Tlv | undefined): string => oidOf(buf, children(buf, want(t, 0x30))[0]);
+/** AlgorithmIdentifier: SEQUENCE { OID, parameters OPTIONAL }, as the schema reading demands. */
+function algorithmOf(buf: Buffer, t: Tlv | undefined): string {
+  const parts = children(buf, want(t, 0x30));
+  if (parts.length < 1 || parts.length > 2) throw new NotPlain();
+  return oidOf(buf, parts[0]);
+}
 
 function attributes(buf: Buffer, field: Tlv): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
@@ -75,16 +82,56 @@ function signerInfo(buf: Buffer, t: Tlv): SignerInfoFacts {
   };
 }
 
+/** Universal types asn1js refuses in constructed form. */
+const PRIMITIVE_ONLY = new Set([1, 2, 5, 6, 9, 13, 14, 23, 24]);
+
+/**
+ * The whole tree is what the schema reading (asn1js) decodes without error, or stricter: every constructed element
+ * whole, no constructed form of a primitive type, sane BIT STRINGs, OIDs, INTEGERs, BOOLEANs, NULLs and times. The
+ * schema reading decodes every element (embedded attribute values such as a timestamp token included) and refuses
+ * the whole structure when one is off; so must this, to accept no more than it does.
+ */
+export function wellFormed(buf: Buffer, t: Tlv): void {
+  const universal = (t.tag & 0xc0) === 0;
+  const n = t.tag & 0x1f;
+  const len = t.end - t.contentStart;
+  if (t.tag & 0x20) {
+    if (universal && PRIMITIVE_ONLY.has(n)) throw new NotPlain();
+    for (const c of children(buf, t)) wellFormed(buf, c);
+    return;
+  }
+  if (!universal) return;
+  if (n === 0) throw new NotPlain(); // [UNIVERSAL 0]: reserved (end-of-contents), refused by asn1js
+  if (n === 8 || n === 11 || n === 16 || n === 17) throw new NotPlain(); // constructed-only types in primitive form
+  const first = buf[t.contentStart];
+  if (n === 3 && (len === 0 || first! > 7)) throw new NotPlain();
+  if (n === 6 && (len === 0 || (buf[t.end - 1]! & 0x80) !== 0)) throw new NotPlain();
+  if ((n === 2 || n === 10) && len === 0) throw new NotPlain();
+  if (n === 1 && len !== 1) throw new NotPlain();
+  if (n === 5 && len !== 0) throw new NotPlain();
+  if ((n === 23 || n === 24) && !plainTime(buf.toString('latin1', t.contentStart, t.end), n === 23)) throw new NotPlain();
+}
+
+/** UTCTime `YYMMDDHHMMSSZ` / GeneralizedTime `YYYYMMDDHHMMSS[.fff]Z` with every field in range. */
+function plainTime(text: string, utc: boolean): boolean {
+  const m = (utc ? /^\d\d(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z$/ : /^\d{4}(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(?:\.\d{1,3})?Z$/).exec(text);
+  if (!m) return false;
+  const [mo, d, h, mi, se] = m.slice(1, 6).map(Number) as [number, number, number, number, number];
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && se <= 59;
+}
+
 /** The SignedData's facts, or `undefined` when `der` is not a ContentInfo(SignedData) in plain DER. */
 export function readSignedData(der: Buffer): SignedDataFacts | undefined {
   try {
-    const [typeT, wrapT, ...more] = children(der, want(readTlv(der), 0x30));
+    const top = want(readTlv(der), 0x30);
+    wellFormed(der, top);
+    const [typeT, wrapT, ...more] = children(der, top);
     if (more.length || oidOf(der, typeT) !== OID.signedData) return undefined;
     const wrapped = children(der, want(wrapT, 0xa0));
     if (wrapped.length !== 1) return undefined;
     const f = children(der, want(wrapped[0], 0x30));
     want(f[0], 0x02);
-    want(f[1], 0x31);
+    for (const alg of children(der, want(f[1], 0x31))) algorithmOf(der, alg);
     const encap = children(der, want(f[2], 0x30));
     const contentType = oidOf(der, encap[0]);
     let body: Buffer | undefined;
@@ -103,4 +150,65 @@ export function readSignedData(der: Buffer): SignedDataFacts | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What a plainly good CMS signature says: see {@link checkSignatureNatively}. */
+export interface GoodSignatureFacts {
+  /** The certificates it carries (DER each), the signer's among them. */
+  certificates: Buffer[];
+  signerCertificate: Buffer;
+  /** The SignerInfo's signature value (what a signature timestamp covers). */
+  signature: Buffer;
+  /** The signingCertificateV2 attribute's first ESSCertIDv2: its hash algorithm and certificate hash. */
+  signingCertificate: { hash: HashName; certHash: Buffer };
+  /** The signature-timestamp unsigned attribute's first value (a TimeStampToken's DER), when present. */
+  timestampToken?: Buffer;
+}
+
+/**
+ * A detached CMS signature (a PDF /Contents) read and checked natively when it is plainly good: one SignerInfo
+ * naming a certificate it carries, a supported digest, messageDigest equal to `contentDigestFor(hash)`, the
+ * signature valid over the signed attributes, a readable signingCertificateV2. `undefined` for anything else: the
+ * schema-driven check (`checkSignerInfo`) then says what is wrong, so this can only accept what that check accepts.
+ */
+export function checkSignatureNatively(der: Buffer, contentDigestFor: (hash: HashName) => Buffer): GoodSignatureFacts | undefined {
+  try {
+    const sd = readSignedData(der);
+    if (!sd || sd.signerInfos.length !== 1) return undefined;
+    const si = sd.signerInfos[0]!;
+    const views = sd.certificates.map((c) => certificateView(c));
+    const signer = views.find((v) => v.issuerName.equals(si.issuerName) && v.serial.equals(si.serial));
+    const hash = hashNameOf(si.digestAlgorithm);
+    if (!signer || !hash) return undefined;
+    const md = si.signed.get(OID.messageDigest);
+    if (!md || md[0] !== 0x04 || !content(md, readTlv(md)).equals(contentDigestFor(hash))) return undefined;
+    if (!verifySignature(si.signatureAlgorithm, si.signedAttributes, si.signature, signer.spki, si.digestAlgorithm)) return undefined;
+    const signingCertificate = essCertIdV2(si.signed.get(OID.signingCertificateV2));
+    if (!signingCertificate) return undefined;
+    return {
+      certificates: views.map((v) => Buffer.from(v.der)), signerCertificate: Buffer.from(signer.der), signature: Buffer.from(si.signature), signingCertificate,
+      timestampToken: si.unsigned.has(OID.signatureTimeStampToken) ? Buffer.from(si.unsigned.get(OID.signatureTimeStampToken)!) : undefined,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** SigningCertificateV2 → its first ESSCertIDv2's hash algorithm (default SHA-256) and certHash. */
+function essCertIdV2(value: Buffer | undefined): { hash: HashName; certHash: Buffer } | undefined {
+  if (!value || value[0] !== 0x30) return undefined;
+  const certs = children(value, readTlv(value))[0];
+  const first = certs?.tag === 0x30 ? children(value, certs)[0] : undefined;
+  if (first?.tag !== 0x30) return undefined;
+  const parts = children(value, first);
+  let hash: HashName | undefined = 'sha256';
+  let i = 0;
+  if (parts[0]?.tag === 0x30) {
+    const oid = children(value, parts[0])[0];
+    hash = oid?.tag === 0x06 ? hashNameOf(decodeOid(content(value, oid))) : undefined;
+    i = 1;
+  }
+  const h = parts[i];
+  if (!hash || h?.tag !== 0x04) return undefined;
+  return { hash, certHash: Buffer.from(content(value, h)) };
 }
