@@ -6,8 +6,11 @@
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { children, decodeOid, readTlv, type Tlv } from '../pades/der';
+import { wellFormed } from './der-shape';
 import { OID } from './oid';
-import { verifySignature } from './x509';
+import type * as pkijs from 'pkijs';
+import { caIssuersUrlOf, certDer, nameDer, ocspUrlOf, parseCertificate, publicKeyBits, spkiDer, verifySignature } from './x509';
+import type { ErrorCode } from '../errors';
 
 export interface CertificateView {
   /** The certificate's exact bytes. */
@@ -24,8 +27,9 @@ export interface CertificateView {
   /** SubjectPublicKeyInfo DER (one Buffer per view: keys imported from it are cached by it) and its key bits. */
   readonly spki: Buffer;
   readonly publicKeyBits: Buffer;
-  /** The first http(s) AIA OCSP URL, if any. */
+  /** The first http(s) AIA OCSP and caIssuers URLs, if any. */
   readonly ocspUrl: string | undefined;
+  readonly caIssuersUrl: string | undefined;
   /** node:crypto's parse, made on first use. */
   readonly x509: X509Certificate;
 }
@@ -40,6 +44,7 @@ const content = (buf: Buffer, t: Tlv): Buffer => buf.subarray(t.contentStart, t.
 export function viewCertificate(der: Buffer, x509?: X509Certificate): CertificateView {
   const outer = readTlv(der);
   if (outer.tag !== 0x30 || outer.end !== der.length) throw new Error('not one DER SEQUENCE');
+  wellFormed(der, outer);
   const [tbsT, algT, sigT, ...more] = children(der, outer);
   if (!tbsT || tbsT.tag !== 0x30 || algT?.tag !== 0x30 || sigT?.tag !== 0x03 || more.length) throw new Error('not a Certificate');
   const f = children(der, tbsT);
@@ -55,8 +60,8 @@ export function viewCertificate(der: Buffer, x509?: X509Certificate): Certificat
   if (algOid?.tag !== 0x06) throw new Error('no signature algorithm');
   const spkiParts = children(der, spkiT);
   if (spkiParts[1]?.tag !== 0x03) throw new Error('no subjectPublicKey');
-  let ocspUrl: string | undefined;
-  for (const ext of f.slice(i)) if (ext.tag === 0xa3) ocspUrl = aiaOcspUrl(der, ext);
+  let aia: Partial<Record<string, string>> = {};
+  for (const ext of f.slice(i)) if (ext.tag === 0xa3) aia = aiaUrls(der, ext);
   let parsed = x509;
   return {
     der,
@@ -68,32 +73,35 @@ export function viewCertificate(der: Buffer, x509?: X509Certificate): Certificat
     subjectName: Buffer.from(at(der, subjectT)),
     spki: Buffer.from(at(der, spkiT)),
     publicKeyBits: der.subarray(spkiParts[1].contentStart + 1, spkiParts[1].end),
-    ocspUrl,
+    ocspUrl: aia[OID.adOcsp],
+    caIssuersUrl: aia[OID.adCaIssuers],
     get x509() {
       return (parsed ??= new X509Certificate(der));
     },
   };
 }
 
-/** `[3] Extensions` → the AIA extension's first http(s) OCSP accessLocation (a uniformResourceIdentifier, [6]). */
-function aiaOcspUrl(der: Buffer, extsField: Tlv): string | undefined {
+/** `[3] Extensions` → the AIA extension's first http(s) uniformResourceIdentifier ([6]) per access method. */
+function aiaUrls(der: Buffer, extsField: Tlv): Partial<Record<string, string>> {
+  const out: Partial<Record<string, string>> = {};
   const list = children(der, extsField)[0];
-  if (list?.tag !== 0x30) return undefined;
+  if (list?.tag !== 0x30) return out;
   for (const ext of children(der, list)) {
     const [idT, ...rest] = children(der, ext);
     if (idT?.tag !== 0x06 || decodeOid(content(der, idT)) !== OID.authorityInfoAccess) continue;
     const value = rest[rest.length - 1];
-    if (value?.tag !== 0x04) return undefined;
+    if (value?.tag !== 0x04) return out;
     const aia = readTlv(der, value.contentStart, value.end);
     for (const desc of children(der, aia)) {
       const [method, location] = children(der, desc);
-      if (method?.tag !== 0x06 || location?.tag !== 0x86 || decodeOid(content(der, method)) !== OID.adOcsp) continue;
+      if (method?.tag !== 0x06 || location?.tag !== 0x86) continue;
+      const oid = decodeOid(content(der, method));
       const url = content(der, location).toString('latin1');
-      if (/^https?:\/\//i.test(url)) return url;
+      if (!out[oid] && /^https?:\/\//i.test(url)) out[oid] = url;
     }
-    return undefined;
+    return out;
   }
-  return undefined;
+  return out;
 }
 
 // Views of the services' certificates (CAs, OCSP responders, TSAs) are kept, so their keys are imported once and a
@@ -135,4 +143,38 @@ export function viewIssuedBy(cert: CertificateView, issuer: CertificateView): bo
 /** Whether `at` falls within the certificate's validity period. */
 export function viewValidAt(cert: CertificateView, at: Date): boolean {
   return Date.parse(cert.x509.validFrom) <= at.getTime() && at.getTime() <= Date.parse(cert.x509.validTo);
+}
+
+/**
+ * The view of a certificate the TLV walk does not take (BER, times it does not read) but pkijs does: the same fields
+ * from pkijs's parse, so such a certificate is checked as before rather than refused.
+ */
+export function viewFromSchema(cert: pkijs.Certificate): CertificateView {
+  const der = certDer(cert);
+  let parsed: X509Certificate | undefined;
+  return {
+    der,
+    tbs: Buffer.from(cert.tbsView),
+    signatureAlgorithm: cert.signatureAlgorithm.algorithmId,
+    signature: Buffer.from(cert.signatureValue.valueBlock.valueHexView),
+    serial: Buffer.from(cert.serialNumber.valueBlock.valueHexView),
+    issuerName: nameDer(cert.issuer),
+    subjectName: nameDer(cert.subject),
+    spki: spkiDer(cert),
+    publicKeyBits: publicKeyBits(cert),
+    ocspUrl: ocspUrlOf(cert),
+    caIssuersUrl: caIssuersUrlOf(cert),
+    get x509() {
+      return (parsed ??= new X509Certificate(der));
+    },
+  };
+}
+
+/** {@link certificateView}, else {@link viewFromSchema}; throws pkijs's error (with `code`) when neither reads it. */
+export function readCertificate(der: Buffer, code: ErrorCode = 'CHAIN_INCOMPLETE'): CertificateView {
+  try {
+    return certificateView(der);
+  } catch {
+    return viewFromSchema(parseCertificate(der, code));
+  }
 }

@@ -6,7 +6,7 @@
  */
 import { children, decodeOid, readTlv, type Tlv } from '../pades/der';
 import { OID } from './oid';
-import { wellFormed } from './signed-data';
+import { wellFormed } from './der-shape';
 
 export interface OcspSingleAnswer {
   hashAlgorithm: string;

@@ -10,7 +10,7 @@ import {
   positiveNonce, publicKeyBits, spkiDer, subjectString, toArrayBuffer, toDer, verifySignature, type HashName,
 } from './x509';
 import { invalidInput, type ErrorCode } from '../errors';
-import { certificateView, viewCertificate, viewIssuedBy, viewValidAt, type CertificateView } from './certificate-view';
+import { certificateView, readCertificate, viewIssuedBy, viewValidAt, type CertificateView } from './certificate-view';
 import { readOcspAnswer } from './ocsp-answer';
 import { oid as derOid, nullValue, octetString, seq, tlv } from '../pades/der';
 
@@ -173,15 +173,9 @@ function checkOcspAnswer(der: Buffer, cert: CertificateView, issuer: Certificate
 
 /** A certificate as a view: DER/PEM read natively, a pkijs certificate by its bytes; unreadable input fails as before. */
 function viewOf(c: CertificateInput | CertificateView, code: ErrorCode): CertificateView {
-  if (c instanceof pkijs.Certificate) return certificateView(certDer(c));
+  if (c instanceof pkijs.Certificate) return readCertificate(certDer(c), code);
   if (typeof c !== 'string' && !Buffer.isBuffer(c) && !(c instanceof Uint8Array)) return c;
-  const der = toDer(c);
-  try {
-    return certificateView(der);
-  } catch {
-    parseCertificate(der, code); // throws the error pkijs would have given
-    throw new SingpassFlowsError(code, 'A certificate could not be parsed', {});
-  }
+  return readCertificate(toDer(c), code);
 }
 
 /**

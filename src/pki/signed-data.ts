@@ -6,6 +6,7 @@
  */
 import { children, decodeOid, readTlv, type Tlv } from '../pades/der';
 import { certificateView } from './certificate-view';
+import { wellFormed } from './der-shape';
 import { OID } from './oid';
 import { hashNameOf, verifySignature, type HashName } from './x509';
 
@@ -80,44 +81,6 @@ function signerInfo(buf: Buffer, t: Tlv): SignerInfoFacts {
     signatureAlgorithm,
     signature,
   };
-}
-
-/** Universal types asn1js refuses in constructed form. */
-const PRIMITIVE_ONLY = new Set([1, 2, 5, 6, 9, 13, 14, 23, 24]);
-
-/**
- * The whole tree is what the schema reading (asn1js) decodes without error, or stricter: every constructed element
- * whole, no constructed form of a primitive type, sane BIT STRINGs, OIDs, INTEGERs, BOOLEANs, NULLs and times. The
- * schema reading decodes every element (embedded attribute values such as a timestamp token included) and refuses
- * the whole structure when one is off; so must this, to accept no more than it does.
- */
-export function wellFormed(buf: Buffer, t: Tlv): void {
-  const universal = (t.tag & 0xc0) === 0;
-  const n = t.tag & 0x1f;
-  const len = t.end - t.contentStart;
-  if (t.tag & 0x20) {
-    if (universal && PRIMITIVE_ONLY.has(n)) throw new NotPlain();
-    for (const c of children(buf, t)) wellFormed(buf, c);
-    return;
-  }
-  if (!universal) return;
-  if (n === 0) throw new NotPlain(); // [UNIVERSAL 0]: reserved (end-of-contents), refused by asn1js
-  if (n === 8 || n === 11 || n === 16 || n === 17) throw new NotPlain(); // constructed-only types in primitive form
-  const first = buf[t.contentStart];
-  if (n === 3 && (len === 0 || first! > 7)) throw new NotPlain();
-  if (n === 6 && (len === 0 || (buf[t.end - 1]! & 0x80) !== 0)) throw new NotPlain();
-  if ((n === 2 || n === 10) && len === 0) throw new NotPlain();
-  if (n === 1 && len !== 1) throw new NotPlain();
-  if (n === 5 && len !== 0) throw new NotPlain();
-  if ((n === 23 || n === 24) && !plainTime(buf.toString('latin1', t.contentStart, t.end), n === 23)) throw new NotPlain();
-}
-
-/** UTCTime `YYMMDDHHMMSSZ` / GeneralizedTime `YYYYMMDDHHMMSS[.fff]Z` with every field in range. */
-function plainTime(text: string, utc: boolean): boolean {
-  const m = (utc ? /^\d\d(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z$/ : /^\d{4}(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(?:\.\d{1,3})?Z$/).exec(text);
-  if (!m) return false;
-  const [mo, d, h, mi, se] = m.slice(1, 6).map(Number) as [number, number, number, number, number];
-  return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59 && se <= 59;
 }
 
 /** The SignedData's facts, or `undefined` when `der` is not a ContentInfo(SignedData) in plain DER. */

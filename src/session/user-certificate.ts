@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import type { Fetch } from '../http';
 import { buildChain, certsFromPemOrDer, fetchOcspResponse, type OcspResult } from '../pki';
-import { certificateView, viewCertificate, viewIssuedBy, type CertificateView } from '../pki/certificate-view';
+import { readCertificate, viewCertificate, viewIssuedBy, type CertificateView } from '../pki/certificate-view';
 
 /**
  * A certificate's status as every front end's "Check Certificate Status" reports it: the same checks the certificate
@@ -93,11 +93,16 @@ export class UserCertificateChecker {
     const leaf = new X509Certificate(certificate);
     checkValidity(leaf, now, 'Your signing certificate');
     // read once, natively, for the chain link and the OCSP exchange (which then finds the link already verified)
-    const leafView = viewCertificate(Buffer.from(certificate), leaf);
-    const cached = this.cachedChain(leaf, leafView, certificate, now);
+    let leafView: CertificateView | undefined;
+    try {
+      leafView = viewCertificate(Buffer.from(certificate), leaf);
+    } catch {
+      leafView = undefined; // not plain DER: the path is built and the OCSP request made from the bytes, as before
+    }
+    const cached = leafView && this.cachedChain(leaf, leafView, certificate, now);
     const chain = cached?.chain ?? (await this.buildAndCheck(leaf, certificate, now));
     seen.chain = chain;
-    const ocsp = await fetchOcspResponse(leafView, cached?.issuer ?? certificateView(chain[1]), { fetch: this.options.fetch, clock: this.options.clock });
+    const ocsp = await fetchOcspResponse(leafView ?? certificate, cached?.issuer ?? chain[1], { fetch: this.options.fetch, clock: this.options.clock });
     seen.ocsp = ocsp;
     if (ocsp.status === 'revoked') {
       throw new SingpassFlowsError('OCSP_REVOKED', `The signing certificate of "${oneLine(leaf.subject)}" is revoked${ocsp.revokedAt ? ` (since ${ocsp.revokedAt.toISOString()})` : ''}; nothing was sent for signing`, { retryable: false });
@@ -135,7 +140,7 @@ export class UserCertificateChecker {
     this.learn(chain.slice(1, -1));
     if (this.issuerPaths.length < 64) {
       const parsed = chain.slice(1).map((c) => validityOf(new X509Certificate(c)));
-      this.issuerPaths.push({ ca: parsed[0].cert, caView: certificateView(chain[1]), path: chain.slice(1), parsed });
+      this.issuerPaths.push({ ca: parsed[0].cert, caView: readCertificate(chain[1]), path: chain.slice(1), parsed });
     }
     return chain;
   }
