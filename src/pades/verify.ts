@@ -247,7 +247,7 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
       signerDer = tstInfo.tsaCertificate;
       intermediates = [...tstInfo.certificates, ...intermediates];
       report.timestampTime = tstInfo.genTime.toISOString();
-      report.timestamp = { valid: report.integrity.digestMatches, time: report.timestampTime, tsa: signerDer ? subjectString(signerDer) : undefined };
+      report.timestamp = { valid: report.integrity.digestMatches, time: report.timestampTime, tsa: signerDer ? subjectOf(signerDer) : undefined };
     } catch {
       problems.push('TIMESTAMP_INVALID');
       return { report, chains };
@@ -298,7 +298,7 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
         const imprintOk = digest(tstInfo.hashAlgorithm, read.signatureValue!()).equals(tstInfo.hashedMessage);
         if (!imprintOk) problems.push('TIMESTAMP_IMPRINT_MISMATCH');
         report.timestampTime = tstInfo.genTime.toISOString();
-        report.timestamp = { valid: imprintOk, time: report.timestampTime, tsa: tstInfo.tsaCertificate ? subjectString(tstInfo.tsaCertificate) : undefined };
+        report.timestamp = { valid: imprintOk, time: report.timestampTime, tsa: tstInfo.tsaCertificate ? subjectOf(tstInfo.tsaCertificate) : undefined };
       } catch {
         problems.push('TIMESTAMP_INVALID');
         report.timestamp = { valid: false };
@@ -308,12 +308,12 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
 
   if (signerDer) {
     const view = readableView(signerDer);
-    report.signer = { subject: subjectString(signerDer), serialNumber: view ? view.serial.toString('hex').toUpperCase() : serialHex(parseCertificate(signerDer)) };
+    report.signer = { subject: view ? oneLine(view.x509.subject) : subjectString(signerDer), serialNumber: view ? view.serial.toString('hex').toUpperCase() : serialHex(parseCertificate(signerDer)) };
     const at = tstInfo ? tstInfo.genTime : ctx.now;
     if (!(view ? viewValidAt(view, at) : isValidAt(parseCertificate(signerDer), at))) problems.push('CERT_NOT_VALID_AT_SIGNING_TIME');
     const chain = await offlineChain(signerDer, intermediates, ctx);
     if (chain.problem) problems.push(chain.problem);
-    report.chain = { subjects: chain.chain.map((c) => subjectString(c)), trusted: chain.trusted };
+    report.chain = { subjects: chain.chain.map((c, i) => (i === 0 && view ? oneLine(view.x509.subject) : subjectOf(c))), trusted: chain.trusted };
     if (chain.chain.length) chains.push(chain.chain);
   }
   if (sig.type === 'signature' && tstInfo?.tsaCertificate && report.timestamp?.valid) {
@@ -339,6 +339,14 @@ function readableView(der: Buffer): CertificateView | undefined {
   } catch {
     return undefined;
   }
+}
+
+const oneLine = (subject: string): string => subject.replace(/\n/g, ', ');
+
+/** {@link subjectString} from the kept view of a CA's or TSA's certificate (node's parse is then made once). */
+function subjectOf(der: Buffer): string {
+  const view = readableView(der);
+  return view ? oneLine(view.x509.subject) : subjectString(der);
 }
 
 /** Path building from the file's own certificates only (no network): what a verifier in ten years can do. */
