@@ -26,8 +26,8 @@ export function wellFormed(buf: Buffer, t: Tlv): void {
   if (n === 0) throw new Error('not the shape asn1js decodes'); // [UNIVERSAL 0]: reserved (end-of-contents), refused by asn1js
   if (n === 8 || n === 11 || n === 16 || n === 17) throw new Error('not the shape asn1js decodes'); // constructed-only types in primitive form
   const first = buf[t.contentStart];
-  if (n === 3 && (len === 0 || first! > 7)) throw new Error('not the shape asn1js decodes');
-  if (n === 6 && (len === 0 || (buf[t.end - 1]! & 0x80) !== 0)) throw new Error('not the shape asn1js decodes');
+  if (n === 3 && (len === 0 || first > 7)) throw new Error('not the shape asn1js decodes');
+  if (n === 6 && (len === 0 || (buf[t.end - 1] & 0x80) !== 0)) throw new Error('not the shape asn1js decodes');
   if ((n === 2 || n === 10) && len === 0) throw new Error('not the shape asn1js decodes');
   if (n === 1 && len !== 1) throw new Error('not the shape asn1js decodes');
   if (n === 5 && len !== 0) throw new Error('not the shape asn1js decodes');

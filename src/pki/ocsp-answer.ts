@@ -47,7 +47,7 @@ function expect(t: Tlv | undefined, tag: number): Tlv {
 function time(buf: Buffer, t: Tlv | undefined): Date {
   const m = /^(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z$/.exec(content(buf, expect(t, 0x18)).toString('latin1'));
   if (!m) throw new NotPlain();
-  return new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!));
+  return new Date(Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]));
 }
 
 /** `[n] EXPLICIT Extensions` → extnID → extnValue (the OCTET STRING's content). */
@@ -79,18 +79,18 @@ function single(buf: Buffer, t: Tlv): OcspSingleAnswer {
     status = 'revoked';
     const info = children(buf, statusT);
     revokedAt = time(buf, info[0]);
-    if (info.length > 2 || (info.length === 2 && info[1]!.tag !== 0xa0)) throw new NotPlain();
+    if (info.length > 2 || (info.length === 2 && info[1].tag !== 0xa0)) throw new NotPlain();
   } else throw new NotPlain();
   const thisUpdate = time(buf, thisT);
   let nextUpdate: Date | undefined;
   let exts: Map<string, Buffer> | undefined;
   let k = 0;
   if (rest[k]?.tag === 0xa0) {
-    const inner = children(buf, rest[k++]!);
+    const inner = children(buf, rest[k++]);
     if (inner.length !== 1) throw new NotPlain();
     nextUpdate = time(buf, inner[0]);
   }
-  if (rest[k]?.tag === 0xa1) exts = extensions(buf, rest[k++]!);
+  if (rest[k]?.tag === 0xa1) exts = extensions(buf, rest[k++]);
   if (k !== rest.length) throw new NotPlain();
   let invalidSince: Date | undefined;
   const inv = status === 'revoked' ? exts?.get(OID.invalidityDate) : undefined;
@@ -128,7 +128,7 @@ export function readOcspAnswer(der: Buffer): OcspAnswer | undefined {
     if (basicMore.length) return undefined;
     const algOid = children(basicDer, expect(algT, 0x30))[0];
     expect(sigT, 0x03);
-    if (basicDer[sigT!.contentStart] !== 0) return undefined; // unused bits: a signature has none
+    if (basicDer[sigT.contentStart] !== 0) return undefined; // unused bits: a signature has none
     const certificates: Buffer[] = [];
     if (certsField) {
       const list = children(basicDer, expect(certsField, 0xa0));
@@ -143,12 +143,12 @@ export function readOcspAnswer(der: Buffer): OcspAnswer | undefined {
     const producedAt = time(basicDer, f[i++]);
     const responses = children(basicDer, expect(f[i++], 0x30)).map((s) => single(basicDer, s));
     let nonce: Buffer | undefined;
-    if (f[i]?.tag === 0xa1) nonce = extensions(basicDer, f[i++]!).get(OID.ocspNonce);
+    if (f[i]?.tag === 0xa1) nonce = extensions(basicDer, f[i++]).get(OID.ocspNonce);
     if (i !== f.length) return undefined;
     return {
-      tbs: basicDer.subarray(tbsT!.start, tbsT!.end),
+      tbs: basicDer.subarray(tbsT.start, tbsT.end),
       signatureAlgorithm: decodeOid(content(basicDer, expect(algOid, 0x06))),
-      signature: basicDer.subarray(sigT!.contentStart + 1, sigT!.end),
+      signature: basicDer.subarray(sigT.contentStart + 1, sigT.end),
       certificates, producedAt, responses, nonce,
     };
   } catch {

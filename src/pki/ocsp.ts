@@ -7,7 +7,7 @@ import { SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import {
   OID, certDer, digest, extendedKeyUsages, hashNameOf, isIssuedBy, isValidAt, nameDer, invalidityDateOf, parseAsn1, parseCertificate, type CertificateInput,
-  positiveNonce, publicKeyBits, spkiDer, subjectString, toArrayBuffer, toDer, verifySignature, type HashName,
+  positiveNonce, publicKeyBits, spkiDer, subjectString, toDer, verifySignature, type HashName,
 } from './x509';
 import { invalidInput, type ErrorCode } from '../errors';
 import { certificateView, readCertificate, viewIssuedBy, viewValidAt, type CertificateView } from './certificate-view';

@@ -72,12 +72,12 @@ function signerInfo(buf: Buffer, t: Tlv): SignerInfoFacts {
   const unsignedT = f[i]?.tag === 0xa1 ? f[i++] : undefined;
   if (i !== f.length) throw new NotPlain();
   return {
-    issuerName: buf.subarray(want(sid[0], 0x30).start, sid[0]!.end),
+    issuerName: buf.subarray(want(sid[0], 0x30).start, sid[0].end),
     serial: content(buf, want(sid[1], 0x02)),
     digestAlgorithm: algorithmOf(buf, f[2]),
     signedAttributes: Buffer.concat([Buffer.from([0x31]), buf.subarray(signedT.start + 1, signedT.end)]),
     signed: attributes(buf, signedT),
-    unsigned: unsignedT ? attributes(buf, unsignedT) : new Map(),
+    unsigned: unsignedT ? attributes(buf, unsignedT) : new Map<string, Buffer>(),
     signatureAlgorithm,
     signature,
   };
@@ -105,7 +105,7 @@ export function readSignedData(der: Buffer): SignedDataFacts | undefined {
     } else if (encap.length !== 1) return undefined;
     let i = 3;
     const certificates: Buffer[] = [];
-    if (f[i]?.tag === 0xa0) for (const c of children(der, f[i++]!)) if (c.tag === 0x30) certificates.push(der.subarray(c.start, c.end));
+    if (f[i]?.tag === 0xa0) for (const c of children(der, f[i++])) if (c.tag === 0x30) certificates.push(der.subarray(c.start, c.end));
     if (f[i]?.tag === 0xa1) i++;
     const signerInfos = children(der, want(f[i++], 0x31)).map((s) => signerInfo(der, s));
     if (i !== f.length) return undefined;
@@ -138,7 +138,7 @@ export function checkSignatureNatively(der: Buffer, contentDigestFor: (hash: Has
   try {
     const sd = readSignedData(der);
     if (!sd || sd.signerInfos.length !== 1) return undefined;
-    const si = sd.signerInfos[0]!;
+    const si = sd.signerInfos[0];
     const views = sd.certificates.map((c) => certificateView(c));
     const signer = views.find((v) => v.issuerName.equals(si.issuerName) && v.serial.equals(si.serial));
     const hash = hashNameOf(si.digestAlgorithm);

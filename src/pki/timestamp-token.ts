@@ -27,7 +27,7 @@ function generalizedTime(buf: Buffer, t: Tlv | undefined): Date | undefined {
   if (t?.tag !== 0x18) return undefined;
   const m = /^(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(?:\.(\d{1,3}))?Z$/.exec(content(buf, t).toString('latin1'));
   if (!m) return undefined;
-  return new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, m[7] ? +m[7].padEnd(3, '0') : 0));
+  return new Date(Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6], m[7] ? +m[7].padEnd(3, '0') : 0));
 }
 
 /** TSTInfo: version, policy, messageImprint, serialNumber, genTime, accuracy?, ordering?, nonce?, [0] tsa?, [1] exts? */
@@ -45,7 +45,7 @@ function readTstInfo(der: Buffer): Omit<TimestampTokenFacts, 'tsaCertificate' | 
   let i = 5;
   if (f[i]?.tag === 0x30) i++; // accuracy
   if (f[i]?.tag === 0x01) i++; // ordering
-  const nonce = f[i]?.tag === 0x02 ? content(der, f[i++]!) : undefined;
+  const nonce = f[i]?.tag === 0x02 ? content(der, f[i++]) : undefined;
   if (f[i]?.tag === 0xa0) i++;
   if (f[i]?.tag === 0xa1) i++;
   if (i !== f.length) return undefined;
@@ -72,7 +72,7 @@ export function checkTimestampTokenNatively(token: Buffer, expected?: { digest: 
     if (!info) return undefined;
     if (expected && (info.hashAlgorithm !== expected.hashAlgorithm || !info.hashedMessage.equals(expected.digest))) return undefined;
     const views: CertificateView[] = sd.certificates.map((c) => certificateView(c));
-    const si = sd.signerInfos[0]!;
+    const si = sd.signerInfos[0];
     const signer = views.find((v) => v.issuerName.equals(si.issuerName) && v.serial.equals(si.serial));
     const hash = hashNameOf(si.digestAlgorithm);
     if (!signer || !hash) return undefined;
