@@ -5,6 +5,9 @@ import { SingpassFlowsError, invalidInput } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import { checkSignerInfo, parseSignedData, tstInfoOf } from './cms';
 import { checkTimestampTokenNatively } from './timestamp-token';
+import { readSignedData } from './signed-data';
+import { wellFormed } from './der-shape';
+import { children, nullValue, octetString, oid as derOid, readTlv, seq, smallInteger, tlv } from '../pades/der';
 import { BER_OPTIONS, OID, certDer, digest, extendedKeyUsages, hashNameOf, parseAsn1, positiveNonce, subjectString, toArrayBuffer, type HashName } from './x509';
 
 export type TimestampHashAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
@@ -59,16 +62,7 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
   }
   if (!options.url) throw invalidInput('tsaUrl', 'a TSA URL is required');
   const nonce = positiveNonce(randomBytes(16));
-  const req = new pkijs.TimeStampReq({
-    version: 1,
-    messageImprint: new pkijs.MessageImprint({
-      hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID[hash.name], algorithmParams: new asn1js.Null() }),
-      hashedMessage: new asn1js.OctetString({ valueHex: toArrayBuffer(digestBytes) }),
-    }),
-    nonce: new asn1js.Integer({ valueHex: toArrayBuffer(nonce) }),
-    certReq: true,
-  });
-  const body = Buffer.from(req.toSchema().toBER(false));
+  const body = timestampRequest(hash.name, digestBytes, nonce);
   const target = safeUrl(options.url);
   let res;
   try {
@@ -79,6 +73,13 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
   }
   if (res.status !== 200) {
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} answered HTTP ${res.status}`, { url: target, status: res.status, retryable: res.status >= 500 });
+  }
+  // A granted answer in plain DER whose token checks natively (our digest, our nonce) is taken as sent; any other
+  // answer is read by the schema below, which says what is wrong with it.
+  const granted = grantedToken(res.body);
+  if (granted) {
+    const info = checkTimestampTokenNatively(granted, { digest: digestBytes, hashAlgorithm: hash.name });
+    if (info?.nonce?.equals(nonce)) return granted;
   }
   let resp: pkijs.TimeStampResp;
   let asn: asn1js.AsnType;
@@ -104,6 +105,29 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp from ${target} does not echo our nonce (a replayed or foreign answer)`, { url: target });
   }
   return token;
+}
+
+/** TimeStampReq (RFC 3161 2.4.1) in DER: v1, the message imprint, our nonce, certReq TRUE (what pkijs built). */
+function timestampRequest(hash: HashName, digestBytes: Buffer, nonce: Buffer): Buffer {
+  const imprint = seq(seq(derOid(OID[hash]), nullValue()), octetString(digestBytes));
+  return seq(smallInteger(1), imprint, tlv(0x02, nonce), Buffer.from([0x01, 0x01, 0xff]));
+}
+
+/** The token of a TimeStampResp whose status is granted (0) or grantedWithMods (1), when the answer is plain DER. */
+function grantedToken(body: Buffer): Buffer | undefined {
+  try {
+    const top = readTlv(body);
+    if (top.tag !== 0x30 || top.end !== body.length) return undefined;
+    wellFormed(body, top);
+    const [statusInfo, token, ...more] = children(body, top);
+    if (!statusInfo || statusInfo.tag !== 0x30 || token?.tag !== 0x30 || more.length) return undefined;
+    const status = children(body, statusInfo)[0];
+    if (status?.tag !== 0x02 || status.end - status.contentStart !== 1 || body[status.contentStart] > 1) return undefined;
+    const der = body.subarray(token.start, token.end);
+    return readSignedData(der) ? Buffer.from(der) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

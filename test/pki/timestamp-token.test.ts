@@ -78,3 +78,25 @@ describe('the native timestamp-token check gives the schema-driven check\'s verd
     expect(refusals.size).toBeGreaterThan(3); // the altered copies reach several reasons to refuse
   });
 });
+
+describe('requestTimestamp', () => {
+  it('sends the TimeStampReq pkijs built (v1, the imprint, our nonce, certReq) and keeps the token as the TSA sent it', async () => {
+    const pkijs = await import('pkijs');
+    const pki = await createTestPki({ baseUrl: 'http://127.0.0.1:9', rsaUser: false });
+    const tsa = new TimeStampAuthority(pki);
+    let sent: Buffer | undefined;
+    let answer: Buffer | undefined;
+    const fetch: Fetch = async (_u, init) => {
+      sent = Buffer.from(init!.body as Uint8Array);
+      answer = await tsa.respond(sent);
+      return new Response(new Uint8Array(answer), { status: 200 });
+    };
+    const digest = createHash('sha256').update('imprint').digest();
+    const token = await requestTimestamp(digest, { url: 'http://127.0.0.1:9/ca/tsa', fetch });
+    const req = new pkijs.TimeStampReq({ schema: asn1js.fromBER(new Uint8Array(sent!)).result });
+    expect(Buffer.from(req.toSchema().toBER(false))).toEqual(sent);
+    expect({ version: req.version, certReq: req.certReq, alg: req.messageImprint.hashAlgorithm.algorithmId, imprint: Buffer.from(req.messageImprint.hashedMessage.valueBlock.valueHexView) })
+      .toEqual({ version: 1, certReq: true, alg: '2.16.840.1.101.3.4.2.1', imprint: digest });
+    expect(checkTimestampToken(token).nonce).toEqual(Buffer.from(req.nonce!.valueBlock.valueHexView));
+  });
+});
