@@ -123,11 +123,33 @@ function grantedToken(body: Buffer): Buffer | undefined {
     if (!statusInfo || statusInfo.tag !== 0x30 || token?.tag !== 0x30 || more.length) return undefined;
     const status = children(body, statusInfo)[0];
     if (status?.tag !== 0x02 || status.end - status.contentStart !== 1 || body[status.contentStart] > 1) return undefined;
-    const der = body.subarray(token.start, token.end);
-    return readSignedData(der) ? Buffer.from(der) : undefined;
+    const der = derTokenOf(body.subarray(token.start, token.end));
+    return der && readSignedData(der) ? der : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * {@link derEncapsulatedContent} by a TLV walk: the token with a constructed (BER) eContent OCTET STRING rewritten as
+ * one primitive OCTET STRING, every other byte as the TSA sent it; the token itself when it is primitive already.
+ */
+function derTokenOf(token: Buffer): Buffer | undefined {
+  const [ciType, ciContent] = children(token, readTlv(token));
+  const sd = ciContent?.tag === 0xa0 ? children(token, ciContent)[0] : undefined;
+  if (!ciType || !sd || sd.tag !== 0x30) return undefined;
+  const sdParts = children(token, sd);
+  const encap = sdParts[2];
+  const [eType, wrapper] = encap?.tag === 0x30 ? children(token, encap) : [];
+  const eContent = wrapper?.tag === 0xa0 ? children(token, wrapper)[0] : undefined;
+  if (!eType || !eContent || eContent.tag === 0x04) return Buffer.from(token);
+  if (eContent.tag !== 0x24) return undefined;
+  const pieces = children(token, eContent);
+  if (pieces.some((p) => p.tag !== 0x04)) return undefined;
+  const raw = (t: { start: number; end: number }): Buffer => token.subarray(t.start, t.end);
+  const flat = octetString(Buffer.concat(pieces.map((p) => token.subarray(p.contentStart, p.end))));
+  const encapDer = seq(raw(eType), tlv(0xa0, flat));
+  return seq(raw(ciType), tlv(0xa0, seq(...sdParts.map((t, i) => (i === 2 ? encapDer : raw(t))))));
 }
 
 /**
@@ -177,7 +199,7 @@ export function checkTimestampTokenWithSchema(token: Buffer, expected?: { digest
  * signed attributes (which hold the digest of the TSTInfo bytes), not this wrapping, so it stays valid; the token
  * is re-checked afterwards anyway. Everything else keeps the TSA's bytes.
  */
-function derEncapsulatedContent(token: Buffer): Buffer {
+export function derEncapsulatedContent(token: Buffer): Buffer {
   const asn = asn1js.fromBER(toArrayBuffer(token), BER_OPTIONS);
   if (asn.offset === -1) return token;
   try {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import { createTestPki, TimeStampAuthority } from '../../sandbox/pki';
 import { requestTimestamp } from '../../src/pki';
-import { checkTimestampToken, checkTimestampTokenWithSchema } from '../../src/pki/timestamp';
+import { checkTimestampToken, checkTimestampTokenWithSchema, derEncapsulatedContent } from '../../src/pki/timestamp';
 import { checkTimestampTokenNatively } from '../../src/pki/timestamp-token';
 import { isSingpassFlowsError } from '../../src/errors';
 import type { Fetch } from '../../src/http';
@@ -98,5 +98,8 @@ describe('requestTimestamp', () => {
     expect({ version: req.version, certReq: req.certReq, alg: req.messageImprint.hashAlgorithm.algorithmId, imprint: Buffer.from(req.messageImprint.hashedMessage.valueBlock.valueHexView) })
       .toEqual({ version: 1, certReq: true, alg: '2.16.840.1.101.3.4.2.1', imprint: digest });
     expect(checkTimestampToken(token).nonce).toEqual(Buffer.from(req.nonce!.valueBlock.valueHexView));
+    // the sandbox TSA sends its TSTInfo as a constructed OCTET STRING: rewritten to DER as the asn1js rewrite does
+    expect(token).toEqual(derEncapsulatedContent(tokenOf(answer!)));
+    expect(tokenOf(answer!).equals(token)).toBe(false);
   });
 });
