@@ -294,7 +294,7 @@ test('Node-RED killed as finishing starts (signature stored, nothing finished), 
   const { result, failures } = await resultWithFailures(restarted, signRef, { user: crashUserDir, signed: crashSigned }, 150_000);
   expect(failures).toEqual([]);
   expect(result).toMatchObject({ status: 'completed', level: 'B-LTA', valid: true });
-  // taken over only once the record was idle for the take-over time (the session policy's): a live finish is never raced
+  // taken over only once the record was idle for the session policy's take-over time: a live finish is never raced
   expect(Date.parse(String(result.at))).toBeGreaterThanOrEqual(left.state.updatedAt * 1000 + SESSION_POLICY.takeOverIdleMs);
   expect((await pkiFaults()).requests.tsa - before.requests.tsa).toBe(2); // one finish: signature + document timestamp
   const sigs = await signaturesOf(path.join(crashSigned, `${signRef}.pdf`));

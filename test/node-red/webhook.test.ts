@@ -1,11 +1,11 @@
 /**
  * The signing webhook node's housekeeping with node-red-node-test-helper: records of sessions that ended longer ago
- * than the retention (7 days) leave the session store, recent ones stay; a session past its deadline goes out on the
- * error output as expired; a hash prepare signature saved and submit hash has not sent is sent once idle, as the
- * runner and n8n do. (Deliveries over HTTP are in webhook.e2e.test.ts, finishing and resubmitting in
+ * than the session policy's retention leave the session store, recent ones stay; a session past its deadline goes
+ * out on the error output as expired; a hash prepare signature saved and submit hash has not sent is sent once idle,
+ * as the runner and n8n do. (Deliveries over HTTP are in webhook.e2e.test.ts, finishing and resubmitting in
  * finishing.e2e.test.ts and prepare-submit.e2e.test.ts, the sweep continuing a claimed certificate in sweep.e2e.test.ts.)
  */
-import type { SessionRecord } from '../../src/session';
+import { SESSION_POLICY, type SessionRecord } from '../../src/session';
 import { configNodes, sessionDirs, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
 
 const sessionDir = sessionDirs();
@@ -33,7 +33,7 @@ function record(signRef: string, status: string, updatedAt: number, expiresAt = 
   } as unknown as SessionRecord;
 }
 
-test('ended records are forgotten after the retention (7 days); an overdue session goes out as expired', async () => {
+test('ended records are forgotten once the session policy\'s retention passed; an overdue session goes out as expired', async () => {
   await helper.load([configNodes, webhookNodes], positioned([
     { id: 'secretNode', type: 'singpass-notification-secret' },
     { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), sessionDir: sessionDir() },
@@ -42,7 +42,7 @@ test('ended records are forgotten after the retention (7 days); an overdue sessi
     { id: 'expired', z: 'f1', type: 'helper' },
   ]), { client: { signingKey: keys().jwk }, secretNode: { secret: 'x'.repeat(40) } });
   const store = (helper.getNode('client') as unknown as { store: { put(r: SessionRecord, rev: undefined): Promise<boolean>; get(ref: string): Promise<SessionRecord | undefined> } }).store;
-  await store.put(record('old', 'completed', now() - 8 * 86400), undefined); // past the 7 days' retention
+  await store.put(record('old', 'completed', now() - SESSION_POLICY.retentionMs / 1000 - 86400), undefined);
   await store.put(record('recent', 'failed', now() - 3600), undefined);
   await store.put(record('overdue', 'waiting_for_scan', now() - 300, now() - 200), undefined);
   await store.put(record('live', 'waiting_for_scan', now()), undefined);
