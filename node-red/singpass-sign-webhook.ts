@@ -1,22 +1,25 @@
 /**
  * "Signing webhook" in-node: serves the notification URL you registered on Node-RED's own HTTP server
- * (RED.httpNode). Each delivery is checked by the engine (Bearer issued by this DSAP, service JWT verified against
- * the service key set), kept in the session store (written through to disk or PostgreSQL), and only then answered
- * 200 — so a crash right after the answer loses nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for
- * the rest of the flow: 200, or 400 with the spec's error body, or 503 when the fault is ours (the service retries).
+ * (RED.httpNode). Each delivery goes through the core's front door (`receiveDelivery`, the same for the n8n trigger
+ * and `serve`): Bearer issued by this DSAP and bound to the stored session, service JWT verified, kept in the session
+ * store (written through to disk or PostgreSQL) and only then answered 200 — so a crash right after the answer loses
+ * nothing (kept deliveries not yet applied are sent again when the flows start). The answer never waits for the rest
+ * of the flow, and each edge gets the one answer docs/faults.md lists (200, 400 with the spec's error body, 503 when
+ * the fault is ours or the session is not found yet: the service retries).
  * Certificate, signature and error events leave on three outputs; a repeated delivery never comes out twice.
  * With the PostgreSQL session store (several Node-RED instances behind one URL) the same holds across instances: the
  * store says which instance's copy of a delivery is fresh, and the sweep takes due sessions and deliveries an
- * instance left (it died) with leases, so two instances never work on one record at once.
+ * instance left (it died) with leases, so two instances never work on one record at once. The sweep runs each due
+ * session through the core's driver (`runDueStep`), as the CLI's runner and n8n do.
  * A fourth output gives the signed PDF of a session the node's sweep finished (after a temporary TSA / OCSP failure,
  * or left signed by a crash): the finish node's message, so wire it where the finish node's output goes.
  */
 import { hostname } from 'node:os';
-import { SingpassFlowsError } from '../src/errors';
+import { SingpassFlowsError, type ErrorCode } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
-import { isSessionEnded, isSubmitDeferred, stepSaver, type KeptDelivery, type NextStepPolicy, type SessionRecord, type SigningEngine } from '../src/session';
-import { finishSigned } from './lib/finishing';
+import { isSessionEnded, isSubmitDeferred, receiveDelivery, runDueStep, type DueStepResult, type KeptDelivery, type NextStepPolicy, type SessionRecord } from '../src/session';
+import { exclusiveFinish } from './lib/finishing';
 import { KEEP_ENDED_MS } from './lib/store-factory';
 import { isStoreOutage } from './lib/session-store';
 import { endSession, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
@@ -28,10 +31,10 @@ const MAX_BODY = 1024 * 1024;
 /** How often the webhook node looks for sessions with something due (`nextStep`): resubmit, finish, expire, forget. */
 const SWEEP_MS = 5_000;
 /*
- * How long a record left in the middle of a step (signed and not finished; at the save point after a hash call was
- * started) belongs to the node working on it before the sweep takes it over as interrupted is the store's `idleMs`
- * (60 s with the folder store; the config node's "take over after" with PostgreSQL). Longer than the slowest step
- * that leaves it so: a hash call (2 attempts × 10 s timeout), or the hand-over from apply event (signature saved) to
+ * How long a record left in the middle of a step (claimed; at the save point; signed and not finished) belongs to the
+ * node working on it before the sweep takes it over as interrupted is the store's `idleMs` (the session policy's 45 s
+ * with the folder store; the config node's "take over after" with PostgreSQL). Longer than the slowest step that
+ * leaves it so: a hash call (2 attempts × 10 s timeout), or the hand-over from apply event (signature saved) to
  * finish signing. A finish that has started in this process is never raced (finishing.ts knows it).
  */
 
@@ -137,40 +140,26 @@ async function handle(node: Node, client: SignClientNode, req: HttpRequest, res:
     node.status({ fill: 'red', shape: 'ring', text: `not ready: ${err.code}` });
     return answer(res, 503, temporaryWebhookFailure().body);
   }
-  // The delivery is bound to its session here, before the answer: the Bearer must be the token THAT session was
-  // created with (one store read), so a token issued for another session is answered 400 and nothing is kept or sent
-  // (an unknown or forgotten session too). A failing store is our fault: 503, the service retries.
-  let stored: SessionRecord | undefined;
-  const check = await engine.checkDelivery({ headers: req.headers, body: body as Buffer }, async (signRef) => (stored = await client.store.get(signRef))?.state.clientNotificationToken);
-  let fresh = false;
-  // The store decides what is fresh, not this process's memory of deliveries it saw: a copy this process answered
-  // 503 (the store failed) and sees again on the service's retry must be kept now, and with several instances only
-  // the store knows what the others took. An ended session keeps nothing more.
-  if (check.delivery && stored && !isFinished(stored)) {
-    const { signRef } = check.delivery.event;
-    try {
-      fresh = await client.store.rememberDelivery(check.delivery);
-    } catch (e) {
-      // Not kept = not safe to acknowledge: the service retries a 503.
-      node.error(asError(e), { ...answered(503), signRef });
-      return answer(res, 503, temporaryWebhookFailure().body);
-    }
-  }
-  const r = check.response;
+  // The core's front door decides every edge once, as for the n8n trigger and `serve`: verified, bound to the stored
+  // session's own token, kept in the store before the 200 (the store, not this process's memory, says what is a copy),
+  // and the answer for each edge (another session's token, an ended session, an unknown sign_ref, the store down).
+  const receipt = await receiveDelivery(engine, client.store, { headers: req.headers, body: body as Buffer });
+  const r = receipt.response;
   answer(res, r.status, 'body' in r ? r.body : undefined);
-  if (check.error) {
-    node.status({ fill: 'yellow', shape: 'ring', text: `refused: ${check.error.code}` });
-    node.warn(`signing webhook refused a delivery (${r.status}): ${check.error.code} ${check.error.message}`);
+  if (receipt.verdict === 'handOver' && receipt.delivery) {
+    node.log(`signing webhook: ${receipt.delivery.event.type} event for session ${receipt.delivery.event.signRef}`);
+    emit(node, receipt.delivery.event);
+    return;
   }
-  if (fresh && check.delivery) {
-    node.log(`signing webhook: ${check.delivery.event.type} event for session ${check.delivery.event.signRef}`);
-    emit(node, check.delivery.event);
+  if (receipt.verdict === 'copy') return; // a copy of an event kept or applied: answered 200, nothing comes out twice
+  const error = receipt.error ?? { code: 'WEBHOOK_HANDLER_FAILED', message: receipt.verdict };
+  node.status({ fill: 'yellow', shape: 'ring', text: `refused: ${error.code}` });
+  node.warn(`signing webhook refused a delivery (${r.status}): ${error.code} ${error.message}`);
+  if (receipt.verdict === 'storeDown') {
+    // our fault, not the delivery's: a Catch node can alert on it (the service retries the 503)
+    const signRef = receipt.record?.state.signRef;
+    node.error(new SingpassFlowsError(error.code as ErrorCode, error.message, { retryable: true }), { ...answered(r.status), ...(signRef ? { signRef } : {}) });
   }
-}
-
-/** Completed, failed or expired: no event changes it any more. */
-function isFinished(record: SessionRecord): boolean {
-  return record.state.status === 'completed' || record.state.status === 'failed' || record.state.status === 'expired';
 }
 
 /**
@@ -198,18 +187,18 @@ function summary(event: SigningEvent): Record<string, unknown> {
 }
 
 /**
- * What each stored session needs, by the engine's one rule (`nextStep`):
- * - `finish`: a signed session whose finishing failed temporarily (from `lastFinishFailure.retryAt`, the engine's
- *   backoff), or left signed for {@link IDLE_MS} (a crash after the signature was stored): finished here, the signed
- *   PDF out on the "finished" output (a failure for good to a Catch node). A signed session never expires: the
- *   service's deadline covers the signing, the finishing window (`finishBy`) is the engine's.
- * - `submitHash`: the saved hash again after a temporary failure (from `retryAt`), or after a call that started and
- *   never ended ({@link IDLE_MS}); past the deadline the session expires. A hash prepare signature saved and submit
- *   hash has not sent yet (no call made) is the flow's to send (it may be under review): only expired here.
- * - `expire`: past the deadline (the user never scanned or never approved: no event can come any more), the session
- *   ends as SESSION_EXPIRED — PDF and deliveries deleted, the certificate dropped — out on the error output
- *   (`msg.event.type` "expired") so the flow records it.
- * - `forget`: ended records leave the session store a day after they ended.
+ * Each stored session whose next step is due (the core's `nextStep`; a shared store leases it to this instance) runs
+ * through the core's driver, `runDueStep`, as it does under the CLI's runner and n8n's Run Due Step — so the same
+ * record gets the same step everywhere. What is Node-RED's is what each outcome sends (see {@link afterDueStep}) and
+ * that an ended session's PDF and kept deliveries leave the store:
+ * - `continueCertificate`: a certificate claimed and left (the node working on it died) once idle for the store's
+ *   `idleMs`: checked, prepared, the hash sent.
+ * - `submitHash`: the saved hash again after a temporary failure (from `retryAt`), or once idle (a call that started
+ *   and never ended, or a hash prepare signature saved that submit hash never sent: the flow had its chance).
+ * - `finish`: a signed session whose finishing failed temporarily (from `retryAt`), or left signed once idle: the signed
+ *   PDF out on the "finished" output (a failure for good to a Catch node). A signed session never expires.
+ * - `expire`: past the deadline (no event can come any more): SESSION_EXPIRED on the error output.
+ * - `forget`: ended records leave the session store after the retention.
  */
 async function sweep(node: Node, client: SignClientNode, owner: string): Promise<void> {
   let engine;
@@ -220,33 +209,57 @@ async function sweep(node: Node, client: SignClientNode, owner: string): Promise
   }
   const policy: NextStepPolicy = { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: client.store.idleMs, retentionMs: KEEP_ENDED_MS };
   for (const due of await client.store.dueSessions(policy, owner)) {
-    const { record } = due;
-    const { signRef } = record.state;
+    const { signRef } = due.record.state;
     try {
-      switch (due.action) {
-        case 'forget':
-          await endSession(client, signRef);
-          await client.store.delete(signRef);
-          break;
-        case 'finish':
-          await finishLater(node, client, engine, record);
-          break;
-        case 'submitHash':
-          if (record.submitting?.attempts === 0 && !isSubmitDeferred(record)) await expire(node, client, engine, record);
-          else await resubmit(node, client, engine, record);
-          break;
-        case 'continueCertificate': // not made by these nodes (no claim): the replayed delivery continues it
-        case 'expire':
-          await expire(node, client, engine, record);
-          break;
+      if (due.action === 'forget') {
+        await endSession(client, signRef);
+        await client.store.delete(signRef);
+        continue;
       }
+      const run = () => runDueStep(engine, client.store, signRef, { idleMs: client.store.idleMs, stepOptions: { onStep: statusReporter(node, signRef) } });
+      // never a second finish beside one the finish node is running in this process (it would lose the compare-and-set)
+      const result = due.action === 'finish' ? await exclusiveFinish(signRef, run) : await run();
+      if (result) await afterDueStep(node, client, result);
     } catch (e) {
+      // a store that is down fails every session alike: the sweep reports it once and tries again later
+      if (isStoreOutage(e)) throw e;
       node.error(asError(e), { payload: { type: due.action, signRef }, signRef }); // this session only; the others go on
     }
   }
   if (client.store.claimStaleDeliveries) {
     for (const kept of await client.store.claimStaleDeliveries(owner)) takeOver(node, kept);
   }
+}
+
+/**
+ * What the flow gets from a step the sweep ran: a finished session's signed PDF on the "finished" output (the finish
+ * node's message), an expired one on the error output, a failure for good to a Catch node; nothing while the session
+ * goes on (waiting for the signature, or a temporary failure the engine will retry). The deliveries the step used are
+ * marked applied, so that no replay brings them out again.
+ */
+async function afterDueStep(node: Node, client: SignClientNode, result: DueStepResult): Promise<void> {
+  const { action, record } = result;
+  if (action === 'none' || !record || result.lost || result.documentMissing) return; // nothing due, or another node moved it on
+  const { signRef } = record.state;
+  node.log(`signing webhook: ${action} for session ${signRef} by the sweep: ${record.state.status}`);
+  if (action === 'finish') {
+    if (!isSessionEnded(record)) return; // deferred: saved with lastFinishFailure, retried from retryAt
+    await client.store.markDeliveryApplied(signRef, 'signature');
+  } else if (action === 'continueCertificate' || action === 'submitHash') {
+    if (isSubmitDeferred(record)) return; // the hash call failed temporarily: the same hash again from retryAt
+    await client.store.markDeliveryApplied(signRef, 'certificate');
+  }
+  if (!isSessionEnded(record)) return; // hash submitted: the session waits for the signature
+  await endSession(client, signRef);
+  const msg: NodeMessage = { signRef, session: recordForMessage(record) };
+  if (record.state.status === 'expired') return sendExpired(node, record);
+  if (record.state.status === 'completed') {
+    const outputs: (NodeMessage | null)[] = [null, null, null, null];
+    outputs[OUTPUT.finished] = { ...msg, verification: result.report, payload: result.pdf, filename: `${signRef}.pdf` };
+    node.send(outputs);
+    return;
+  }
+  node.error(sessionError(record)!, { ...msg, payload: { type: record.state.status, signRef }, ...(result.report ? { verification: result.report } : {}) });
 }
 
 /**
@@ -259,35 +272,6 @@ function takeOver(node: Node, kept: KeptDelivery): void {
   emit(node, kept.delivery.event);
 }
 
-/** End a session past its deadline as expired (no-op before it). */
-async function expire(node: Node, client: SignClientNode, engine: SigningEngine, record: SessionRecord): Promise<void> {
-  const { record: expired } = engine.expire(record);
-  if (expired === record || !(await client.store.put(expired, record.revision))) return; // not yet, or changed meanwhile: next round
-  await endSession(client, record.state.signRef);
-  sendExpired(node, expired);
-}
-
-/**
- * Finish a signed session the flow's finish node could not (a temporary TSA / OCSP failure, or a crash): the same
- * message as the finish node's, on the "finished" output; a failure for good goes to a Catch node.
- */
-async function finishLater(node: Node, client: SignClientNode, engine: SigningEngine, record: SessionRecord): Promise<void> {
-  const { signRef } = record.state;
-  const pdf = await client.store.getDocument(signRef);
-  if (!pdf) return; // kept until the session ends; gone means another Node-RED on this store owns it
-  const r = await finishSigned(client, engine, record, pdf, statusReporter(node, signRef));
-  if (r.kind !== 'ended') return; // busy (a live finish), lost (changed meanwhile), deferred (saved, retried later)
-  // a signature delivery not applied yet (a crash between saving the signature and marking it) must not come out again
-  await client.store.markDeliveryApplied(signRef, 'signature');
-  if (r.error) {
-    node.error(r.error, r.msg);
-    return;
-  }
-  const outputs: (NodeMessage | null)[] = [null, null, null, null];
-  outputs[OUTPUT.finished] = r.msg;
-  node.send(outputs);
-}
-
 /** An expired session out on the error output (`msg.event.type` "expired"). */
 function sendExpired(node: Node, expired: SessionRecord): void {
   const { signRef } = expired.state;
@@ -295,26 +279,6 @@ function sendExpired(node: Node, expired: SessionRecord): void {
   outputs[OUTPUT.error] = { payload: { type: 'expired', signRef }, signRef, event: { type: 'expired', signRef }, session: recordForMessage(expired) };
   node.status({ fill: 'yellow', shape: 'ring', text: `${short(signRef)} expired` });
   node.send(outputs);
-}
-
-/**
- * A session whose hash call failed temporarily (service unreachable, timeout, 5xx, 429), or was interrupted: the SAME
- * saved hash goes out again (the engine's backoff in `retryAt`, checked every sweep). Through: the session waits for
- * the signature as usual. Refused for good: the session ends, to a Catch node. Past the deadline: expired (error output).
- */
-async function resubmit(node: Node, client: SignClientNode, engine: SigningEngine, record: SessionRecord): Promise<void> {
-  const { signRef } = record.state;
-  // The call is counted in the stored record before it leaves (compare-and-set): a live node sending the same hash
-  // meanwhile makes this a duplicate that sends nothing.
-  const saver = stepSaver(client.store, record);
-  const r = await engine.resumeSubmission(record, { onStep: statusReporter(node, signRef), save: saver.save });
-  if (r.duplicate || !(await saver.save(r.record))) return; // another node moved the session on meanwhile
-  if (isSubmitDeferred(r.record)) return;
-  await client.store.markDeliveryApplied(signRef, 'certificate');
-  if (!isSessionEnded(r.record)) return;
-  await endSession(client, signRef);
-  if (r.record.state.status === 'expired') return sendExpired(node, r.record);
-  node.error(sessionError(r.record)!, { payload: { type: r.record.state.status, signRef }, signRef, session: recordForMessage(r.record) });
 }
 
 /** Deliveries acknowledged but not applied before the last stop go out again (the apply node drops repeats). */

@@ -80,9 +80,10 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, type);
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      // No claim: a Node-RED killed before the save point leaves the record waiting for the scan and the kept delivery
-      // redoes the whole step (no hash was sent yet); killed after it, the replay resubmits the saved hash.
-      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), save }));
+      // The certificate is claimed (saved) before the slow check, as every front end does: a Node-RED killed before the
+      // save point leaves it claimed, continued by the replayed delivery or, once idle, by the webhook node's sweep;
+      // killed after it, the saved hash is sent again.
+      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save }));
       // A hash call that failed temporarily leaves the session at the save point: not applied yet (the webhook
       // node resubmits the same hash; after a restart the kept event is replayed and does the same).
       const deferred = isSubmitDeferred(result.record);
@@ -121,7 +122,7 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, 'certificate');
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), save, stopAtSavePoint: true }));
+      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save, stopAtSavePoint: true }));
       if (result.duplicate) return duplicate(node, signRef, 'certificate');
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), readyToSubmit: isAtSavePoint(result.record) };
       const err = sessionError(result.record);

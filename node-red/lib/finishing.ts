@@ -1,12 +1,11 @@
 /**
- * Finishing a signed session on Node-RED, one copy for the two places that do it: the finish node (right after the
- * signature) and the signing webhook node's sweep (again after a temporary TSA / OCSP failure, and for a session a
- * crash left signed). Both give the flow the same message, save with compare-and-set, and end the session (PDF and
- * deliveries deleted) only when it completed or failed for good; a deferred finish keeps the signed record (with
- * `lastFinishFailure`) and its PDF for the next try. The engine always finishes from the PDF as it was before
- * signing, so a retry never adds a second signature.
- */
-import type { SingpassFlowsError } from '../../src/errors';
+ * Finishing a signed session on Node-RED. The finish node (right after the signature) finishes here: it saves with
+ * compare-and-set and ends the session (PDF and deliveries deleted) only when it completed or failed for good; a
+ * deferred finish keeps the signed record (with `lastFinishFailure`) and its PDF for the next try, which the signing
+ * webhook node's sweep makes through the core's driver, sending the same message. Both go through
+ * {@link exclusiveFinish}, so one process never finishes a session twice at once. The engine always finishes from the
+ * PDF as it was before signing, so a retry never adds a second signature.
+ */import type { SingpassFlowsError } from '../../src/errors';
 import type { SessionRecord, SessionStep, SigningEngine } from '../../src/session';
 import { endSession, recordForMessage, sessionError } from './session-steps';
 import type { SignClientNode } from './sign-client';
@@ -32,9 +31,7 @@ export type FinishOutcome =
 /** Finish `record` (signed) with its PDF `pdf` and save the outcome; see {@link FinishOutcome}. */
 export async function finishSigned(client: SignClientNode, engine: SigningEngine, record: SessionRecord, pdf: Buffer, onStep: (step: SessionStep) => void): Promise<FinishOutcome> {
   const { signRef } = record.state;
-  if (finishing.has(signRef)) return { kind: 'busy' };
-  finishing.add(signRef);
-  try {
+  const outcome = await exclusiveFinish(signRef, async (): Promise<FinishOutcome> => {
     const result = await engine.finish(record, pdf, { onStep });
     if (!(await client.store.put(result.record, record.revision))) return { kind: 'lost' };
     if (result.deferred) return { kind: 'deferred', record: result.record };
@@ -44,6 +41,19 @@ export async function finishSigned(client: SignClientNode, engine: SigningEngine
       payload: result.pdf ?? pdf, filename: `${signRef}.pdf`,
     };
     return { kind: 'ended', record: result.record, msg, error: sessionError(result.record) };
+  });
+  return outcome ?? { kind: 'busy' };
+}
+
+/**
+ * Run `finish` unless the session is already being finished in this process (then undefined: nothing run). The finish
+ * node and the webhook node's sweep (through the core's driver) both go through here.
+ */
+export async function exclusiveFinish<T>(signRef: string, finish: () => Promise<T>): Promise<T | undefined> {
+  if (finishing.has(signRef)) return undefined;
+  finishing.add(signRef);
+  try {
+    return await finish();
   } finally {
     finishing.delete(signRef);
   }

@@ -9,7 +9,9 @@ import { systemClock, type Clock } from '../clock';
 import { invalidInput } from '../errors';
 import { buildChainPartial, checkTimestampToken, matchingCrls, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
-import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, revokedSince, serialHex, subjectString } from '../pki/x509';
+import { checkSignatureNatively } from '../pki/signed-data';
+import { certificateView, viewValidAt, type CertificateView } from '../pki/certificate-view';
+import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, revokedSince, serialHex, subjectString, type HashName } from '../pki/x509';
 import { readDss } from './dss';
 import { byteRangeDigest, listSignatures, newestSignatureIndex, type PdfSignatureInfo } from './list';
 
@@ -245,42 +247,58 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
       signerDer = tstInfo.tsaCertificate;
       intermediates = [...tstInfo.certificates, ...intermediates];
       report.timestampTime = tstInfo.genTime.toISOString();
-      report.timestamp = { valid: report.integrity.digestMatches, time: report.timestampTime, tsa: signerDer ? subjectString(signerDer) : undefined };
+      report.timestamp = { valid: report.integrity.digestMatches, time: report.timestampTime, tsa: signerDer ? subjectOf(signerDer) : undefined };
     } catch {
       problems.push('TIMESTAMP_INVALID');
       return { report, chains };
     }
   } else {
-    let parsed;
-    try {
-      parsed = parseSignedData(sig.contents, 'PDF_INVALID', 'signature');
-    } catch {
-      problems.push('CMS_INVALID');
-      return { report, chains };
+    // A plainly good signature is read and checked natively; anything else by the schema reading, which names the problem.
+    const good = checkSignatureNatively(sig.contents, (h) => byteRangeDigest(pdf, sig.byteRange, h));
+    let read: { timestampToken?: Buffer; signatureValue?: () => Buffer; signingCertificate?: { hash: HashName; certHash: Buffer } };
+    if (good) {
+      intermediates = [...good.certificates, ...intermediates];
+      report.integrity.digestMatches = true;
+      report.integrity.signatureValid = true;
+      signerDer = good.signerCertificate;
+      read = { timestampToken: good.timestampToken, signatureValue: () => good.signature, signingCertificate: good.signingCertificate };
+    } else {
+      let parsed;
+      try {
+        parsed = parseSignedData(sig.contents, 'PDF_INVALID', 'signature');
+      } catch {
+        problems.push('CMS_INVALID');
+        return { report, chains };
+      }
+      intermediates = [...parsed.certificates.map(certDer), ...intermediates];
+      const check = checkSignerInfo(parsed, (h) => byteRangeDigest(pdf, sig.byteRange, h));
+      report.integrity.digestMatches = check.messageDigestMatches;
+      report.integrity.signatureValid = check.signatureValid;
+      for (const p of check.problems) {
+        if (p === 'DIGEST_MISMATCH' || p === 'SIGNATURE_INVALID' || p === 'SIGNER_CERT_MISSING') problems.push(p);
+        else if (!problems.includes('CMS_INVALID')) problems.push('CMS_INVALID');
+      }
+      const signerInfo = parsed.signedData.signerInfos[0];
+      if (check.signerCertificate) signerDer = certDer(check.signerCertificate);
+      const tstAttr = attributeValue(signerInfo, OID.signatureTimeStampToken, true);
+      read = {
+        signingCertificate: check.signerCertificate ? signingCertificateV2Hash(signerInfo) : undefined,
+        timestampToken: tstAttr ? Buffer.from(tstAttr.valueBeforeDecodeView) : undefined,
+        signatureValue: () => Buffer.from(signerInfo.signature.valueBlock.valueHexView),
+      };
     }
-    intermediates = [...parsed.certificates.map(certDer), ...intermediates];
-    const check = checkSignerInfo(parsed, (h) => byteRangeDigest(pdf, sig.byteRange, h));
-    report.integrity.digestMatches = check.messageDigestMatches;
-    report.integrity.signatureValid = check.signatureValid;
-    for (const p of check.problems) {
-      if (p === 'DIGEST_MISMATCH' || p === 'SIGNATURE_INVALID' || p === 'SIGNER_CERT_MISSING') problems.push(p);
-      else if (!problems.includes('CMS_INVALID')) problems.push('CMS_INVALID');
-    }
-    if (check.signerCertificate) {
-      signerDer = certDer(check.signerCertificate);
-      const scv2 = signingCertificateV2Hash(parsed.signedData.signerInfos[0]);
+    if (signerDer) {
+      const scv2 = read.signingCertificate;
       if (!scv2) problems.push('SIGNING_CERT_ATTR_MISSING');
       else if (!digest(scv2.hash, signerDer).equals(scv2.certHash)) problems.push('SIGNING_CERT_ATTR_MISMATCH');
     }
-    const tstAttr = attributeValue(parsed.signedData.signerInfos[0], OID.signatureTimeStampToken, true);
-    if (tstAttr) {
+    if (read.timestampToken) {
       try {
-        tstInfo = checkTimestampToken(Buffer.from(tstAttr.valueBeforeDecodeView));
-        const sigValue = Buffer.from(parsed.signedData.signerInfos[0].signature.valueBlock.valueHexView);
-        const imprintOk = digest(tstInfo.hashAlgorithm, sigValue).equals(tstInfo.hashedMessage);
+        tstInfo = checkTimestampToken(read.timestampToken);
+        const imprintOk = digest(tstInfo.hashAlgorithm, read.signatureValue!()).equals(tstInfo.hashedMessage);
         if (!imprintOk) problems.push('TIMESTAMP_IMPRINT_MISMATCH');
         report.timestampTime = tstInfo.genTime.toISOString();
-        report.timestamp = { valid: imprintOk, time: report.timestampTime, tsa: tstInfo.tsaCertificate ? subjectString(tstInfo.tsaCertificate) : undefined };
+        report.timestamp = { valid: imprintOk, time: report.timestampTime, tsa: tstInfo.tsaCertificate ? subjectOf(tstInfo.tsaCertificate) : undefined };
       } catch {
         problems.push('TIMESTAMP_INVALID');
         report.timestamp = { valid: false };
@@ -289,13 +307,13 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
   }
 
   if (signerDer) {
-    const cert = parseCertificate(signerDer);
-    report.signer = { subject: subjectString(signerDer), serialNumber: serialHex(cert) };
+    const view = readableView(signerDer);
+    report.signer = { subject: view ? oneLine(view.x509.subject) : subjectString(signerDer), serialNumber: view ? view.serial.toString('hex').toUpperCase() : serialHex(parseCertificate(signerDer)) };
     const at = tstInfo ? tstInfo.genTime : ctx.now;
-    if (!isValidAt(cert, at)) problems.push('CERT_NOT_VALID_AT_SIGNING_TIME');
+    if (!(view ? viewValidAt(view, at) : isValidAt(parseCertificate(signerDer), at))) problems.push('CERT_NOT_VALID_AT_SIGNING_TIME');
     const chain = await offlineChain(signerDer, intermediates, ctx);
     if (chain.problem) problems.push(chain.problem);
-    report.chain = { subjects: chain.chain.map((c) => subjectString(c)), trusted: chain.trusted };
+    report.chain = { subjects: chain.chain.map((c, i) => (i === 0 && view ? oneLine(view.x509.subject) : subjectOf(c))), trusted: chain.trusted };
     if (chain.chain.length) chains.push(chain.chain);
   }
   if (sig.type === 'signature' && tstInfo?.tsaCertificate && report.timestamp?.valid) {
@@ -310,6 +328,25 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
     report.level = report.timestamp?.valid ? 'B-T' : 'B-B';
   }
   return { report, chains };
+}
+
+/** The certificate read natively, or undefined when node cannot read it (pkijs then does, as before). */
+function readableView(der: Buffer): CertificateView | undefined {
+  try {
+    const view = certificateView(der);
+    void view.x509.validFrom;
+    return view;
+  } catch {
+    return undefined;
+  }
+}
+
+const oneLine = (subject: string): string => subject.replace(/\n/g, ', ');
+
+/** {@link subjectString} from the kept view of a CA's or TSA's certificate (node's parse is then made once). */
+function subjectOf(der: Buffer): string {
+  const view = readableView(der);
+  return view ? oneLine(view.x509.subject) : subjectString(der);
 }
 
 /** Path building from the file's own certificates only (no network): what a verifier in ten years can do. */
@@ -338,6 +375,9 @@ function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buff
   let complete = true;
   let revoked = false;
   let revokedLater = false;
+  // No revocation data at all (B-B, B-T): nothing can match, so every non-anchor certificate lacks it; the
+  // certificates need not be parsed to say so.
+  if (dss.ocsps.length === 0 && dss.crls.length === 0) return { complete: !chains.some((c) => c.length > 1), revoked, revokedLater };
   for (const chain of chains) {
     for (let i = 0; i + 1 < chain.length; i++) {
       const cert = parseCertificate(chain[i]);

@@ -6,9 +6,13 @@ import { systemClock } from '../clock';
 import { SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import {
-  OID, certDer, digest, extendedKeyUsages, hashNameOf, isIssuedBy, isValidAt, nameDer, ocspUrlOf, invalidityDateOf, parseAsn1, parseCertificate, parseIssuedPair, type CertificateInput,
-  positiveNonce, publicKeyBits, spkiDer, subjectString, toArrayBuffer, verifySignature, type HashName,
+  OID, certDer, digest, extendedKeyUsages, hashNameOf, isIssuedBy, isValidAt, nameDer, invalidityDateOf, parseAsn1, parseCertificate, type CertificateInput,
+  positiveNonce, publicKeyBits, spkiDer, subjectString, toDer, verifySignature, type HashName,
 } from './x509';
+import { invalidInput, type ErrorCode } from '../errors';
+import { certificateView, readCertificate, viewIssuedBy, viewValidAt, type CertificateView } from './certificate-view';
+import { readOcspAnswer } from './ocsp-answer';
+import { oid as derOid, nullValue, octetString, seq, tlv } from '../pades/der';
 
 export type OcspCertStatus = 'good' | 'revoked' | 'unknown';
 
@@ -53,15 +57,19 @@ const RESPONSE_STATUS = ['successful', 'malformedRequest', 'internalError', 'try
  * @example
  * const { status, der } = await fetchOcspResponse(userCertDer, intermediateDer);
  */
-export async function fetchOcspResponse(cert: CertificateInput, issuer: CertificateInput, options: FetchOcspOptions = {}): Promise<OcspResult> {
-  const { certParsed, issuerParsed } = parseIssuedPair(cert, issuer, 'OCSP_FAILED');
-  const url = options.url ?? ocspUrlOf(certParsed);
+export async function fetchOcspResponse(cert: CertificateInput | CertificateView, issuer: CertificateInput | CertificateView, options: FetchOcspOptions = {}): Promise<OcspResult> {
+  const certView = viewOf(cert, 'OCSP_FAILED');
+  const issuerView = viewOf(issuer, 'OCSP_FAILED');
+  if (!viewIssuedBy(certView, issuerView)) {
+    throw invalidInput('issuer', `"${subjectString(issuerView.der)}" did not issue "${subjectString(certView.der)}"`);
+  }
+  const url = options.url ?? certView.ocspUrl;
   if (!url) {
-    throw new SingpassFlowsError('OCSP_FAILED', `The certificate "${subjectString(certParsed)}" names no OCSP responder (no AIA OCSP URL); pass one explicitly`, {});
+    throw new SingpassFlowsError('OCSP_FAILED', `The certificate "${subjectString(certView.der)}" names no OCSP responder (no AIA OCSP URL); pass one explicitly`, {});
   }
   const target = safeUrl(url);
   const nonce = positiveNonce(randomBytes(16));
-  const certId = buildCertId('sha1', certParsed, issuerParsed);
+  const certId = certIdOf('sha1', certView, issuerView);
   const body = buildRequest(certId, nonce);
 
   let res;
@@ -75,7 +83,7 @@ export async function fetchOcspResponse(cert: CertificateInput, issuer: Certific
     throw new SingpassFlowsError('OCSP_FAILED', `The OCSP responder at ${target} answered HTTP ${res.status}`, { url: target, status: res.status, retryable: res.status >= 500 });
   }
   const fail = (why: string): SingpassFlowsError => new SingpassFlowsError('OCSP_FAILED', `The OCSP answer from ${target} cannot be trusted: ${why}`, { url: target });
-  const result = checkOcspResponse(res.body, certParsed, issuerParsed, { clock: options.clock, clockSkewMs: options.clockSkewMs, maxAgeMs: options.maxAgeMs }, fail);
+  const result = checkOcspAnswer(res.body, certView, issuerView, { clock: options.clock, clockSkewMs: options.clockSkewMs, maxAgeMs: options.maxAgeMs }, fail);
   if (result.nonce === undefined) {
     // A responder may send pre-produced answers without a nonce; the freshness window then bounds replay.
   } else if (!result.nonce.equals(nonceExtensionValue(nonce))) {
@@ -84,16 +92,102 @@ export async function fetchOcspResponse(cert: CertificateInput, issuer: Certific
   return result.result;
 }
 
+type CheckOptions = { clock?: Clock; clockSkewMs?: number; maxAgeMs?: number; checkFreshness?: boolean };
+const defaultFail = (why: string): SingpassFlowsError => new SingpassFlowsError('OCSP_FAILED', `The OCSP response cannot be trusted: ${why}`);
+
 /**
  * Checks an OCSPResponse (DER) about `cert`: response signature by the issuer or its delegated responder, certID,
  * freshness. Used by {@link fetchOcspResponse} and by the PDF verifier for embedded responses.
  */
 export function checkOcspResponse(
   der: Buffer,
+  cert: pkijs.Certificate | CertificateView,
+  issuer: pkijs.Certificate | CertificateView,
+  opts: CheckOptions = {},
+  fail: (why: string) => SingpassFlowsError = defaultFail,
+): { result: OcspResult; nonce?: Buffer } {
+  return checkOcspAnswer(der, viewOf(cert, 'OCSP_FAILED'), viewOf(issuer, 'OCSP_FAILED'), opts, fail);
+}
+
+/**
+ * The check natively: the answer read by a TLV walk ({@link readOcspAnswer}), signatures verified by node:crypto over
+ * the bytes as signed. An answer that is not plain DER goes to the schema-driven reading, which says what is wrong.
+ * The same checks, in the same order, with the same messages as {@link checkOcspResponseWithSchema}.
+ */
+function checkOcspAnswer(der: Buffer, cert: CertificateView, issuer: CertificateView, opts: CheckOptions, fail: (why: string) => SingpassFlowsError): { result: OcspResult; nonce?: Buffer } {
+  const answer = readOcspAnswer(der);
+  let embedded: CertificateView[] | undefined;
+  try {
+    embedded = answer?.certificates.map((c) => certificateView(c));
+  } catch {
+    embedded = undefined; // a carried certificate node cannot read: the schema reading names it
+  }
+  if (!answer || !embedded) return checkOcspResponseWithSchema(der, parseCertificate(cert.der, 'OCSP_FAILED'), parseCertificate(issuer.der, 'OCSP_FAILED'), opts, fail);
+  const now = new Date((opts.clock ?? systemClock)());
+
+  const single = answer.responses.find((r) => {
+    const h = hashNameOf(r.hashAlgorithm);
+    if (!h) return false;
+    const expected = certIdOf(h, cert, issuer);
+    return r.serial.equals(cert.serial) && r.issuerNameHash.equals(expected.nameHash) && r.issuerKeyHash.equals(expected.keyHash);
+  });
+  if (!single) throw fail('it is about a different certificate');
+
+  const { tbs, signature: sig, signatureAlgorithm: algo } = answer;
+  let responder: CertificateView | undefined;
+  if (verifySignature(algo, tbs, sig, issuer.spki)) {
+    responder = issuer;
+  } else {
+    for (const c of embedded) {
+      if (!verifySignature(algo, tbs, sig, c.spki)) continue;
+      if (!viewIssuedBy(c, issuer)) throw fail(`the responder certificate "${subjectString(c.der)}" was not issued by the certificate's CA`);
+      if (!(c.x509.keyUsage ?? []).includes(OID.kpOcspSigning)) throw fail(`the responder certificate "${subjectString(c.der)}" is not authorised for OCSP signing`);
+      if (!viewValidAt(c, now)) throw fail(`the responder certificate "${subjectString(c.der)}" is expired or not yet valid`);
+      responder = c;
+      break;
+    }
+  }
+  if (!responder) throw fail('its signature does not verify with the CA or a responder it authorised');
+
+  const skew = opts.clockSkewMs ?? SKEW_MS;
+  if (opts.checkFreshness !== false) {
+    if (single.thisUpdate.getTime() > now.getTime() + skew) throw fail('its thisUpdate is in the future (check the clock)');
+    if (single.nextUpdate && single.nextUpdate.getTime() < now.getTime() - skew) throw fail('it is stale (nextUpdate has passed)');
+    if (!single.nextUpdate && single.thisUpdate.getTime() < now.getTime() - (opts.maxAgeMs ?? MAX_AGE_MS)) throw fail('it is too old');
+  }
+  return {
+    result: {
+      der: Buffer.from(der),
+      status: single.status,
+      thisUpdate: single.thisUpdate,
+      nextUpdate: single.nextUpdate,
+      producedAt: answer.producedAt,
+      revokedAt: single.revokedAt,
+      ...(single.invalidSince ? { invalidSince: single.invalidSince } : {}),
+      responderCertificate: Buffer.from(responder.der),
+      certificates: embedded.map((c) => Buffer.from(c.der)),
+    },
+    nonce: answer.nonce ? Buffer.from(answer.nonce) : undefined,
+  };
+}
+
+/** A certificate as a view: DER/PEM read natively, a pkijs certificate by its bytes; unreadable input fails as before. */
+function viewOf(c: CertificateInput | CertificateView, code: ErrorCode): CertificateView {
+  if (c instanceof pkijs.Certificate) return readCertificate(certDer(c), code);
+  if (typeof c !== 'string' && !Buffer.isBuffer(c) && !(c instanceof Uint8Array)) return c;
+  return readCertificate(toDer(c), code);
+}
+
+/**
+ * The schema-driven check (pkijs): the reading for answers that are not plain DER, and the reference the native
+ * check is tested against.
+ */
+export function checkOcspResponseWithSchema(
+  der: Buffer,
   cert: pkijs.Certificate,
   issuer: pkijs.Certificate,
-  opts: { clock?: Clock; clockSkewMs?: number; maxAgeMs?: number; checkFreshness?: boolean } = {},
-  fail: (why: string) => SingpassFlowsError = (why) => new SingpassFlowsError('OCSP_FAILED', `The OCSP response cannot be trusted: ${why}`),
+  opts: CheckOptions = {},
+  fail: (why: string) => SingpassFlowsError = defaultFail,
 ): { result: OcspResult; nonce?: Buffer } {
   let ocspResponse: pkijs.OCSPResponse;
   let basic: pkijs.BasicOCSPResponse;
@@ -227,15 +321,21 @@ export function matchingOcspResponses(
 ): OcspResult[] {
   const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
   const out: OcspResult[] = [];
+  let views: [CertificateView, CertificateView] | undefined;
   for (const der of ocsps) {
     if (!der.includes(serial)) continue; // cheap pre-filter: a response about this cert contains its serial
     try {
-      out.push(checkOcspResponse(der, cert, issuer, opts).result);
+      views ??= [viewOf(cert, 'OCSP_FAILED'), viewOf(issuer, 'OCSP_FAILED')];
+      out.push(checkOcspAnswer(der, views[0], views[1], opts, defaultFail).result);
     } catch {
       // another certificate's response, or an untrustworthy one: does not count
     }
   }
   return out;
+}
+
+function certIdOf(hash: HashName, cert: CertificateView, issuer: CertificateView): { hash: HashName; nameHash: Buffer; keyHash: Buffer; serial: Buffer } {
+  return { hash, nameHash: digest(hash, cert.issuerName), keyHash: digest(hash, issuer.publicKeyBits), serial: cert.serial };
 }
 
 function buildCertId(hash: HashName, cert: pkijs.Certificate, issuer: pkijs.Certificate): { hash: HashName; nameHash: Buffer; keyHash: Buffer; serial: Buffer } {
@@ -245,24 +345,12 @@ function buildCertId(hash: HashName, cert: pkijs.Certificate, issuer: pkijs.Cert
 
 /** The nonce extension value: an OCTET STRING wrapping the nonce (RFC 8954; what OpenSSL sends and checks). */
 function nonceExtensionValue(nonce: Buffer): Buffer {
-  return Buffer.from(new asn1js.OctetString({ valueHex: toArrayBuffer(nonce) }).toBER(false));
+  return octetString(nonce);
 }
 
+/** The OCSPRequest for one CertID with our nonce, in DER (byte for byte what pkijs built; see the tests). */
 function buildRequest(id: { hash: HashName; nameHash: Buffer; keyHash: Buffer; serial: Buffer }, nonce: Buffer): Buffer {
-  const req = new pkijs.OCSPRequest({
-    tbsRequest: new pkijs.TBSRequest({
-      requestList: [
-        new pkijs.Request({
-          reqCert: new pkijs.CertID({
-            hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID[id.hash], algorithmParams: new asn1js.Null() }),
-            issuerNameHash: new asn1js.OctetString({ valueHex: toArrayBuffer(id.nameHash) }),
-            issuerKeyHash: new asn1js.OctetString({ valueHex: toArrayBuffer(id.keyHash) }),
-            serialNumber: new asn1js.Integer({ valueHex: toArrayBuffer(id.serial) }),
-          }),
-        }),
-      ],
-      requestExtensions: [new pkijs.Extension({ extnID: OID.ocspNonce, critical: false, extnValue: toArrayBuffer(nonceExtensionValue(nonce)) })],
-    }),
-  });
-  return Buffer.from(req.toSchema(true).toBER(false));
+  const certId = seq(seq(derOid(OID[id.hash]), nullValue()), octetString(id.nameHash), octetString(id.keyHash), tlv(0x02, id.serial));
+  const nonceExtension = seq(derOid(OID.ocspNonce), octetString(nonceExtensionValue(nonce)));
+  return seq(seq(seq(seq(certId)), tlv(0xa2, seq(nonceExtension))));
 }

@@ -4,6 +4,10 @@ import * as pkijs from 'pkijs';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import { checkSignerInfo, parseSignedData, tstInfoOf } from './cms';
+import { checkTimestampTokenNatively } from './timestamp-token';
+import { readSignedData } from './signed-data';
+import { wellFormed } from './der-shape';
+import { children, nullValue, octetString, oid as derOid, readTlv, seq, smallInteger, tlv } from '../pades/der';
 import { BER_OPTIONS, OID, certDer, digest, extendedKeyUsages, hashNameOf, parseAsn1, positiveNonce, subjectString, toArrayBuffer, type HashName } from './x509';
 
 export type TimestampHashAlgorithm = 'SHA-256' | 'SHA-384' | 'SHA-512';
@@ -87,16 +91,7 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
   }
   if (!options.url) throw invalidInput('tsaUrl', 'a TSA URL is required');
   const nonce = positiveNonce(randomBytes(16));
-  const req = new pkijs.TimeStampReq({
-    version: 1,
-    messageImprint: new pkijs.MessageImprint({
-      hashAlgorithm: new pkijs.AlgorithmIdentifier({ algorithmId: OID[hash.name], algorithmParams: new asn1js.Null() }),
-      hashedMessage: new asn1js.OctetString({ valueHex: toArrayBuffer(digestBytes) }),
-    }),
-    nonce: new asn1js.Integer({ valueHex: toArrayBuffer(nonce) }),
-    certReq: true,
-  });
-  const body = Buffer.from(req.toSchema().toBER(false));
+  const body = timestampRequest(hash.name, digestBytes, nonce);
   const target = safeUrl(options.url);
   let res;
   try {
@@ -107,6 +102,13 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
   }
   if (res.status !== 200) {
     throw new SingpassFlowsError('TSA_FAILED', `The timestamp authority at ${target} answered HTTP ${res.status}`, { url: target, status: res.status, retryable: res.status >= 500 });
+  }
+  // A granted answer in plain DER whose token checks natively (our digest, our nonce) is taken as sent; any other
+  // answer is read by the schema below, which says what is wrong with it.
+  const granted = grantedToken(res.body);
+  if (granted) {
+    const info = checkTimestampTokenNatively(granted, { digest: digestBytes, hashAlgorithm: hash.name });
+    if (info?.nonce?.equals(nonce)) return granted;
   }
   let resp: pkijs.TimeStampResp;
   let asn: asn1js.AsnType;
@@ -138,12 +140,63 @@ export async function requestTimestamp(digestBytes: Buffer, options: RequestTime
   return token;
 }
 
+/** TimeStampReq (RFC 3161 2.4.1) in DER: v1, the message imprint, our nonce, certReq TRUE (what pkijs built). */
+function timestampRequest(hash: HashName, digestBytes: Buffer, nonce: Buffer): Buffer {
+  const imprint = seq(seq(derOid(OID[hash]), nullValue()), octetString(digestBytes));
+  return seq(smallInteger(1), imprint, tlv(0x02, nonce), Buffer.from([0x01, 0x01, 0xff]));
+}
+
+/** The token of a TimeStampResp whose status is granted (0) or grantedWithMods (1), when the answer is plain DER. */
+function grantedToken(body: Buffer): Buffer | undefined {
+  try {
+    const top = readTlv(body);
+    if (top.tag !== 0x30 || top.end !== body.length) return undefined;
+    wellFormed(body, top);
+    const [statusInfo, token, ...more] = children(body, top);
+    if (!statusInfo || statusInfo.tag !== 0x30 || token?.tag !== 0x30 || more.length) return undefined;
+    const status = children(body, statusInfo)[0];
+    if (status?.tag !== 0x02 || status.end - status.contentStart !== 1 || body[status.contentStart] > 1) return undefined;
+    const der = derTokenOf(body.subarray(token.start, token.end));
+    return der && readSignedData(der) ? der : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * {@link derEncapsulatedContent} by a TLV walk: the token with a constructed (BER) eContent OCTET STRING rewritten as
+ * one primitive OCTET STRING, every other byte as the TSA sent it; the token itself when it is primitive already.
+ */
+function derTokenOf(token: Buffer): Buffer | undefined {
+  const [ciType, ciContent] = children(token, readTlv(token));
+  const sd = ciContent?.tag === 0xa0 ? children(token, ciContent)[0] : undefined;
+  if (!ciType || !sd || sd.tag !== 0x30) return undefined;
+  const sdParts = children(token, sd);
+  const encap = sdParts[2];
+  const [eType, wrapper] = encap?.tag === 0x30 ? children(token, encap) : [];
+  const eContent = wrapper?.tag === 0xa0 ? children(token, wrapper)[0] : undefined;
+  if (!eType || !eContent || eContent.tag === 0x04) return Buffer.from(token);
+  if (eContent.tag !== 0x24) return undefined;
+  const pieces = children(token, eContent);
+  if (pieces.some((p) => p.tag !== 0x04)) return undefined;
+  const raw = (t: { start: number; end: number }): Buffer => token.subarray(t.start, t.end);
+  const flat = octetString(Buffer.concat(pieces.map((p) => token.subarray(p.contentStart, p.end))));
+  const encapDer = seq(raw(eType), tlv(0xa0, flat));
+  return seq(raw(ciType), tlv(0xa0, seq(...sdParts.map((t, i) => (i === 2 ? encapDer : raw(t))))));
+}
+
 /**
  * Checks a TimeStampToken's own integrity (no trust decision): TSTInfo parses, the imprint matches `expected`
  * (when given), the CMS signature verifies with the embedded TSA certificate, and that certificate has the
  * timeStamping extended key usage. Throws `TSA_FAILED` on any mismatch; returns what the token says.
  */
 export function checkTimestampToken(token: Buffer, expected?: { digest: Buffer; hashAlgorithm: HashName }): TimestampTokenInfo {
+  // Read natively when the token is plainly good; anything else is judged (and named) by the schema reading.
+  return checkTimestampTokenNatively(token, expected) ?? checkTimestampTokenWithSchema(token, expected);
+}
+
+/** {@link checkTimestampToken} through pkijs: the reading for tokens the native one does not accept, and its reference. */
+export function checkTimestampTokenWithSchema(token: Buffer, expected?: { digest: Buffer; hashAlgorithm: HashName }): TimestampTokenInfo {
   const parsed = parseSignedData(token, 'TSA_FAILED', 'The timestamp token');
   const { tstInfo, der } = tstInfoOf(parsed, 'TSA_FAILED');
   const hashAlgorithm = hashNameOf(tstInfo.messageImprint.hashAlgorithm.algorithmId);
@@ -179,7 +232,7 @@ export function checkTimestampToken(token: Buffer, expected?: { digest: Buffer; 
  * signed attributes (which hold the digest of the TSTInfo bytes), not this wrapping, so it stays valid; the token
  * is re-checked afterwards anyway. Everything else keeps the TSA's bytes.
  */
-function derEncapsulatedContent(token: Buffer): Buffer {
+export function derEncapsulatedContent(token: Buffer): Buffer {
   const asn = asn1js.fromBER(toArrayBuffer(token), BER_OPTIONS);
   if (asn.offset === -1) return token;
   try {

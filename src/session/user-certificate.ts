@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../clock';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import type { Fetch } from '../http';
 import { buildChain, certsFromPemOrDer, fetchOcspResponse, type OcspResult } from '../pki';
+import { readCertificate, viewCertificate, viewIssuedBy, type CertificateView } from '../pki/certificate-view';
 
 /**
  * A certificate's status as every front end's "Check Certificate Status" reports it: the same checks the certificate
@@ -40,7 +41,7 @@ export class UserCertificateChecker {
   private readonly roots: Buffer[];
   private readonly known: Buffer[];
   /** Issuing CAs whose path to a trusted root was already built and checked: [issuer, ..., root] (DER). */
-  private readonly issuerPaths: { ca: X509Certificate; path: Buffer[]; parsed: X509Certificate[] }[] = [];
+  private readonly issuerPaths: IssuerPath[] = [];
 
   constructor(private readonly options: { trustedRoots: (Buffer | string)[]; intermediates?: (Buffer | string)[]; fetch?: Fetch; clock?: Clock }) {
     this.roots = options.trustedRoots.flatMap((r) => certsFromPemOrDer(r));
@@ -91,9 +92,17 @@ export class UserCertificateChecker {
     const now = (this.options.clock ?? systemClock)();
     const leaf = new X509Certificate(certificate);
     checkValidity(leaf, now, 'Your signing certificate');
-    const chain = this.cachedChain(leaf, certificate, now) ?? (await this.buildAndCheck(leaf, certificate, now));
+    // read once, natively, for the chain link and the OCSP exchange (which then finds the link already verified)
+    let leafView: CertificateView | undefined;
+    try {
+      leafView = viewCertificate(Buffer.from(certificate), leaf);
+    } catch {
+      leafView = undefined; // not plain DER: the path is built and the OCSP request made from the bytes, as before
+    }
+    const cached = leafView && this.cachedChain(leaf, leafView, certificate, now);
+    const chain = cached?.chain ?? (await this.buildAndCheck(leaf, certificate, now));
     seen.chain = chain;
-    const ocsp = await fetchOcspResponse(certificate, chain[1], { fetch: this.options.fetch, clock: this.options.clock });
+    const ocsp = await fetchOcspResponse(leafView ?? certificate, cached?.issuer ?? chain[1], { fetch: this.options.fetch, clock: this.options.clock });
     seen.ocsp = ocsp;
     if (ocsp.status === 'revoked') {
       throw new SingpassFlowsError('OCSP_REVOKED', `The signing certificate of "${oneLine(leaf.subject)}" is revoked${ocsp.revokedAt ? ` (since ${ocsp.revokedAt.toISOString()})` : ''}; nothing was sent for signing`, { retryable: false });
@@ -108,11 +117,11 @@ export class UserCertificateChecker {
    * The path of an issuer seen before (checked then), when the leaf's signature verifies with it: the common case
    * of a busy DSAP, with no ASN.1 parsing and no download. Its CA certificates are re-checked for validity now.
    */
-  private cachedChain(leaf: X509Certificate, certificate: Buffer, now: number): Buffer[] | undefined {
-    const hit = this.issuerPaths.find((p) => leaf.checkIssued(p.ca) && leaf.verify(p.ca.publicKey));
+  private cachedChain(leaf: X509Certificate, leafView: CertificateView, certificate: Buffer, now: number): { chain: Buffer[]; issuer: CertificateView } | undefined {
+    const hit = this.issuerPaths.find((p) => leaf.checkIssued(p.ca) && viewIssuedBy(leafView, p.caView));
     if (!hit) return undefined;
     for (const ca of hit.parsed) checkValidity(ca, now, 'A CA certificate of your signing certificate');
-    return [certificate, ...hit.path];
+    return { chain: [certificate, ...hit.path], issuer: hit.caView };
   }
 
   private async buildAndCheck(leaf: X509Certificate, certificate: Buffer, now: number): Promise<Buffer[]> {
@@ -130,8 +139,8 @@ export class UserCertificateChecker {
     }
     this.learn(chain.slice(1, -1));
     if (this.issuerPaths.length < 64) {
-      const parsed = chain.slice(1).map((c) => new X509Certificate(c));
-      this.issuerPaths.push({ ca: parsed[0], path: chain.slice(1), parsed });
+      const parsed = chain.slice(1).map((c) => validityOf(new X509Certificate(c)));
+      this.issuerPaths.push({ ca: parsed[0].cert, caView: readCertificate(chain[1]), path: chain.slice(1), parsed });
     }
     return chain;
   }
@@ -143,11 +152,21 @@ export class UserCertificateChecker {
   }
 }
 
-function checkValidity(cert: X509Certificate, now: number, what: string): void {
-  if (Date.parse(cert.validTo) < now) {
+/** An issuing CA seen before: its path to a trusted root (checked then), its certificates' validity read once. */
+interface IssuerPath { ca: X509Certificate; caView: CertificateView; path: Buffer[]; parsed: Validity[] }
+interface Validity { cert: X509Certificate; validTo: string; validFrom: string; notAfter: number; notBefore: number }
+
+function validityOf(cert: X509Certificate): Validity {
+  return { cert, validTo: cert.validTo, validFrom: cert.validFrom, notAfter: Date.parse(cert.validTo), notBefore: Date.parse(cert.validFrom) };
+}
+
+function checkValidity(c: X509Certificate | Validity, now: number, what: string): void {
+  const v = c instanceof X509Certificate ? validityOf(c) : c;
+  const cert = v.cert;
+  if (v.notAfter < now) {
     throw new SingpassFlowsError('CERTIFICATE_EXPIRED', `${what} ("${oneLine(cert.subject)}") expired on ${new Date(cert.validTo).toISOString()}; nothing was sent for signing`, { retryable: false });
   }
-  if (Date.parse(cert.validFrom) > now) {
+  if (v.notBefore > now) {
     throw new SingpassFlowsError('CERTIFICATE_NOT_YET_VALID', `${what} ("${oneLine(cert.subject)}") is not valid before ${new Date(cert.validFrom).toISOString()}; check the clocks, nothing was sent for signing`, { retryable: false });
   }
 }

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateClientKeys } from '../../src/keys';
+import { createNotificationTokens } from '../../src/sign';
 import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../../src/sign/wire';
 import { deploy, freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
 import { rootPem } from './helper';
@@ -16,6 +17,7 @@ import { rootPem } from './helper';
 let tmp: string;
 let nr: NodeRedProcess;
 const PASSWORD = 'never-in-a-log-7f3a9c';
+const SECRET = 'x'.repeat(40);
 
 beforeAll(async () => {
   if (!fs.existsSync(path.resolve(__dirname, '..', '..', 'dist', 'node-red', 'singpass-sign.js'))) throw new Error('run `npm run build` first (npm test does)');
@@ -32,7 +34,7 @@ async function flow(store: Record<string, unknown>): Promise<Record<string, unkn
   const { signing } = await generateClientKeys();
   return [
     { id: 't', type: 'tab', label: 'store down' },
-    { id: 'secret', type: 'singpass-notification-secret', credentials: { secret: 'x'.repeat(40) } },
+    { id: 'secret', type: 'singpass-notification-secret', credentials: { secret: SECRET } },
     {
       id: 'client', type: 'singpass-sign-client', name: 'shared', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json',
       clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secret', trustedRoots: rootPem(), sessionStore: 'postgres',
@@ -42,11 +44,15 @@ async function flow(store: Record<string, unknown>): Promise<Record<string, unkn
   ];
 }
 
-/** A delivery as the service posts it: the JWT is not checked before the session is looked up (the store is asked first). */
+/**
+ * A delivery as the service posts it, with a Bearer this DSAP issued (from the flow's secret: a made-up one is refused
+ * 400 before any store read): the JWT is not checked before the session is looked up (the store is asked first).
+ */
 async function deliver(): Promise<{ status: number; body: unknown }> {
   const part = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
   const token = `${part({ alg: 'ES256', kid: 'k' })}.${part({ sign_ref: 'some-session', iat: 1 })}.${Buffer.from('sig').toString('base64url')}`;
-  const res = await fetch(`${nr.url}/hook`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sfn1_abc_def' }, body: JSON.stringify({ token }) });
+  const bearer = createNotificationTokens({ secret: SECRET }).issue();
+  const res = await fetch(`${nr.url}/hook`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` }, body: JSON.stringify({ token }) });
   const text = await res.text();
   return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) as unknown : text.slice(0, 100) };
 }

@@ -1,15 +1,17 @@
 /**
  * The signing example's webhook and error path in an embedded Node-RED 4 against the sandbox (real HTTP, 127.0.0.1):
  * every notification delivered twice and a first attempt failing still gives one hash and one signed PDF; forged
- * deliveries are refused with the spec's 400 body and never reach the flow; a revoked certificate and a declined
- * session end in errors.jsonl with the core's code, and no hash is ever submitted for the revoked one.
+ * deliveries are refused with the spec's 400 body and never reach the flow; a sign_ref with no session is answered
+ * 503; a revoked certificate and a declined session end in errors.jsonl with the core's code, and no hash is ever
+ * submitted for the revoked one.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { WEBHOOK_ERROR_BODY } from '../../src/sign/wire';
+import { createNotificationTokens } from '../../src/sign';
+import { WEBHOOK_ERROR_BODY, WEBHOOK_ERROR_CODES } from '../../src/sign/wire';
 import { fixture } from '../fixtures/pdfs';
 import { deploy, freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
 import { deploySigningExample, startSigning } from './signing-scenario';
@@ -19,6 +21,8 @@ let tmp: string;
 let nr: NodeRedProcess;
 let signedDir: string;
 const hashes = new Map<string, number>();
+/** The notification token secret the example is deployed with (signing-scenario.ts). */
+const EXAMPLE_SECRET = 'a-long-random-secret-for-the-e2e-test-0123456789';
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-webhook-'));
@@ -66,6 +70,15 @@ test('forged deliveries get 400 with the spec\'s error body and never reach the 
     expect(Object.keys(body).sort()).toEqual(Object.values(WEBHOOK_ERROR_BODY).sort());
   }
   expect(lines('errors.jsonl')).toHaveLength(before);
+}, 60_000);
+
+test('a delivery for a sign_ref with no session (a Bearer this DSAP issued) is answered 503 after short re-reads: the service delivers again', async () => {
+  const part = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const token = `${part({ alg: 'ES256', kid: 'k' })}.${part({ sign_ref: 'no-such-session', iat: 1 })}.${Buffer.from('sig').toString('base64url')}`;
+  const bearer = createNotificationTokens({ secret: EXAMPLE_SECRET }).issue();
+  const r = await fetch(`${nr.url}/singpass/sign/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` }, body: JSON.stringify({ token }) });
+  expect(r.status).toBe(503); // the core's front door: a record saved a moment late, or in another store (docs/faults.md)
+  expect(((await r.json()) as Record<string, unknown>)[WEBHOOK_ERROR_BODY.errorCode]).toBe(WEBHOOK_ERROR_CODES.internal);
 }, 60_000);
 
 test('a revoked certificate ends the session before any hash; a declined one is recorded too', async () => {

@@ -1,8 +1,9 @@
 /**
- * The signing webhook node's housekeeping with node-red-node-test-helper: records of sessions that ended more than a
- * day ago leave the session store, recent ones stay; a session past its deadline goes out on the error output as
- * expired; a hash prepare signature saved and submit hash has not sent is left to the flow. (Deliveries over HTTP
- * are in webhook.e2e.test.ts, finishing and resubmitting in finishing.e2e.test.ts and prepare-submit.e2e.test.ts.)
+ * The signing webhook node's housekeeping with node-red-node-test-helper: records of sessions that ended longer ago
+ * than the session policy's retention leave the session store, recent ones stay; a session past its deadline goes
+ * out on the error output as expired; a hash prepare signature saved and submit hash has not sent is sent once idle,
+ * as the runner and n8n do. (Deliveries over HTTP are in webhook.e2e.test.ts, finishing and resubmitting in
+ * finishing.e2e.test.ts and prepare-submit.e2e.test.ts, the sweep continuing a claimed certificate in sweep.e2e.test.ts.)
  */
 import { SESSION_POLICY, type SessionRecord } from '../../src/session';
 import { configNodes, sessionDirs, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
@@ -55,19 +56,22 @@ test('ended records are forgotten once the session policy\'s retention passed; a
   expect((await store.get('overdue'))?.state.status).toBe('expired');
 }, 60_000);
 
-test('a hash prepare signature saved (no call made) is the flow\'s to send: the sweep leaves it, and expires it past its deadline', async () => {
+test('a hash prepare signature saved (no call made) and left idle is sent by the sweep (as by the runner and n8n); past its deadline it expires', async () => {
   const store = await loadWebhook();
-  const prepared = (signRef: string, expiresAt: number): SessionRecord => ({
-    ...record(signRef, 'certificate_received', now() - 300, expiresAt), prepared: {}, submitting: { documentHash: 'ab'.repeat(32), attempts: 0 },
-  } as unknown as SessionRecord);
-  await store.put(prepared('under-review', now() + 120), undefined); // idle for 5 min, deadline ahead
+  const prepared = (signRef: string, expiresAt: number): SessionRecord => {
+    const r = record(signRef, 'certificate_received', now() - 300, expiresAt);
+    return { ...r, state: { ...r.state, nonce: 'n0nce' }, prepared: {}, submitting: { documentHash: 'ab'.repeat(32), attempts: 0 } } as unknown as SessionRecord;
+  };
+  await store.put(prepared('under-review', now() + 120), undefined); // idle for 5 min (past the take-over time), deadline ahead
   await store.put(prepared('overdue', now() - 300), undefined); // deadline (expires_at + 120 s scan extension) passed
 
   const msg = await nextMessage(getNode('expired'), 20_000);
   expect(msg).toMatchObject({ signRef: 'overdue', event: { type: 'expired' } });
-  await new Promise((r) => setTimeout(r, 5_500)); // one more sweep
-  const left = await store.get('under-review');
-  expect(left?.revision).toBe(1); // untouched: no call counted, no lastSubmitFailure from a call to 127.0.0.1:9
-  expect(left?.submitting?.attempts).toBe(0);
-  expect(left?.lastSubmitFailure).toBeUndefined();
+  // the same saved hash is sent; the service (127.0.0.1:9) cannot be reached, so the session waits at the save point
+  let left: SessionRecord | undefined;
+  for (let i = 0; i < 100 && !(left = await store.get('under-review'))?.lastSubmitFailure; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(left?.error).toBeUndefined();
+  expect(left?.state.status).toBe('certificate_received');
+  expect(left?.submitting).toMatchObject({ documentHash: 'ab'.repeat(32), attempts: 1 }); // counted before it left
+  expect(left?.lastSubmitFailure).toMatchObject({ code: 'HTTP_NETWORK', attempts: 1 });
 }, 60_000);

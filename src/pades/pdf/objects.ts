@@ -116,15 +116,25 @@ function literalString(bytes: Buffer): Buffer {
 /** A serialiser that records the offsets (relative to its own output) of labelled raw pieces. */
 export class PdfOutput {
   private readonly chunks: Buffer[] = [];
+  /** Text written since the last bytes, turned into one Buffer when bytes follow (a Buffer per token was most of
+   * the writer's time). Latin-1: one byte per character, so `length` stays exact. */
+  private pending = '';
   length = 0;
   readonly marks = new Map<string, { start: number; end: number }>();
 
   bytes(b: Buffer): void {
+    this.flush();
     this.chunks.push(b);
     this.length += b.length;
   }
   text(s: string): void {
-    this.bytes(Buffer.from(s, 'latin1'));
+    this.pending += s;
+    this.length += s.length;
+  }
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    this.chunks.push(Buffer.from(this.pending, 'latin1'));
+    this.pending = '';
   }
 
   object(o: PdfObject): void {
@@ -162,6 +172,7 @@ export class PdfOutput {
   }
 
   toBuffer(): Buffer {
+    this.flush();
     return Buffer.concat(this.chunks, this.length);
   }
 }
