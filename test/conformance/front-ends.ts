@@ -1,0 +1,154 @@
+/**
+ * The front ends of the conformance suite, each started the way its documentation sets it up, against the sandbox,
+ * on 127.0.0.1 only: `serve` (the built CLI in a child process, a folder store), Node-RED (a real Node-RED in a child
+ * process with the signing example deployed as a user deploys it). Each adapter knows only its front end's
+ * documented surface: how to start it, its webhook and key-set URLs, how a user starts a session (upload a PDF), and
+ * where the session's status can be read.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Sandbox } from '../../sandbox';
+import { generateClientKeys } from '../../src/keys';
+import { fixture } from '../fixtures/pdfs';
+import { REPO_ROOT, deploy, freePort, startNodeRedProcess, type NodeRedProcess } from '../node-red/embedded';
+
+export interface FrontEnd {
+  name: string;
+  /** The DSAP's client id at the signing service. */
+  clientId: string;
+  /** The DSAP's notification secret (what it issues and checks client_notification_tokens with). */
+  notificationSecret: string;
+  /** Where the service's deliveries go (the relay passes them on here). */
+  webhookUrl: string;
+  /** The DSAP's public key set (registered with the service). */
+  jwksUrl: string;
+  /** Start a signing session as a user does (upload a PDF); its sign_ref. */
+  startSession(name: string): Promise<string>;
+  /** The session's status as the front end stored it (`created` … `completed`, `failed`, `expired`), if known. */
+  status(signRef: string): Promise<string | undefined>;
+  /** Recent log lines, for failure messages. */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/** Start a front end against `sb`, its files under `dir` (made fresh by the caller). */
+export type StartFrontEnd = (sb: Sandbox, dir: string) => Promise<FrontEnd>;
+
+const SECRET = 'conformance-suite-notification-secret-0123456789';
+
+/** `singpass-flows serve` (dist/cli, as `npm run test:e2e` builds it) with a folder store. */
+export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
+  fs.writeFileSync(path.join(dir, 'root.pem'), sb.pki.root.certPem);
+  const configPath = path.join(dir, 'config.json');
+  fs.writeFileSync(configPath, JSON.stringify({
+    signApiBaseUrl: sb.urls.signApi, clientId: 'conformance-serve', signingKey: (await generateClientKeys()).signing,
+    serviceKeySetUrl: sb.urls.signKeys, tsaUrl: sb.urls.tsa, trustedRoots: ['root.pem'],
+    domainName: 'conformance.example.sg', tenantId: 'conformance', notificationSecret: SECRET,
+  }));
+  const cli = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
+  const child = spawn(process.execPath, [cli, 'serve', '--config', configPath, '--store', path.join(dir, 'store'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const parts = buf.split('\n');
+      buf = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        const m = /^serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+        if (m) resolve(m[1]!);
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => lines.push(`stderr: ${d.toString()}`));
+    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${lines.join('\n')}`)));
+  });
+  const pdf = await fixture('classic');
+  return {
+    name: 'serve',
+    clientId: 'conformance-serve',
+    notificationSecret: SECRET,
+    webhookUrl: `${url}/webhook`,
+    jwksUrl: `${url}/jwks`,
+    async startSession(name) {
+      const res = await fetch(`${url}/sessions?name=${encodeURIComponent(name)}&level=B-T`, { method: 'POST', body: new Uint8Array(pdf), headers: { 'content-type': 'application/pdf' } });
+      const text = await res.text();
+      if (res.status !== 201) throw new Error(`POST /sessions: HTTP ${res.status} ${text}`);
+      return (JSON.parse(text) as { signRef: string }).signRef;
+    },
+    async status(signRef) {
+      const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}`);
+      if (res.status === 404) return undefined;
+      return ((await res.json()) as { status: string }).status;
+    },
+    log: () => lines.slice(-40).join('\n'),
+    stop: () => stopChild(child),
+  };
+};
+
+/**
+ * A real Node-RED (scripts/node-red-runtime.js, this package installed in its userDir) with the signing example
+ * (examples/singpass-document-signing.json) deployed as docs/node-red.md tells a user: the sandbox URL, a signing key
+ * and the notification secret pasted into its config nodes. Sessions are started on the example's upload endpoint;
+ * their status is read from the client's session folder (`<userDir>/singpass-sessions/<sign_ref>.json`).
+ */
+export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
+  const userDir = path.join(dir, 'userDir');
+  const nr: NodeRedProcess = await startNodeRedProcess({ userDir, port: await freePort(), env: { SINGPASS_SIGNED_DIR: path.join(dir, 'signed') } });
+  try {
+    const keys = await generateClientKeys();
+    const flow = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', 'singpass-document-signing.json'), 'utf8')) as Record<string, unknown>[]).map((n) => {
+      if (n.type === 'singpass-sign-client') return { ...n, sandboxUrl: sb.baseUrl, credentials: { signingKey: JSON.stringify(keys.signing) } };
+      if (n.type === 'singpass-notification-secret') return { ...n, credentials: { secret: SECRET } };
+      return n;
+    });
+    const client = flow.find((n) => n.type === 'singpass-sign-client')!;
+    const webhook = flow.find((n) => n.type === 'singpass-sign-webhook')!;
+    const keySet = flow.find((n) => n.type === 'singpass-keyset')!;
+    await deploy(nr.url, flow);
+    const jwksUrl = `${nr.url}${String(keySet.url)}`;
+    for (let i = 0; ; i++) { // the flows start a moment after the deploy's answer
+      const r = await fetch(jwksUrl).catch(() => undefined);
+      if (r?.status === 200) break;
+      if (i > 200) throw new Error(`no key set at ${jwksUrl}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const pdf = await fixture('classic');
+    return {
+      name: 'Node-RED',
+      clientId: String(client.clientId),
+      notificationSecret: SECRET,
+      webhookUrl: `${nr.url}${String(webhook.url)}`,
+      jwksUrl,
+      async startSession(name) {
+        const res = await fetch(`${nr.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(pdf) });
+        const text = await res.text();
+        if (res.status !== 200) throw new Error(`POST /sign/start: HTTP ${res.status} ${text}`);
+        return (JSON.parse(text) as { signRef: string }).signRef;
+      },
+      async status(signRef) {
+        try {
+          const record = JSON.parse(fs.readFileSync(path.join(userDir, 'singpass-sessions', `${signRef}.json`), 'utf8')) as { state?: { status?: string } };
+          return record.state?.status;
+        } catch {
+          return undefined; // not there, or read while being replaced: asked again by the caller's poll
+        }
+      },
+      log: () => nr.log().slice(-4000),
+      stop: () => nr.stop(),
+    };
+  } catch (e) {
+    await nr.stop();
+    throw e;
+  }
+};
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
