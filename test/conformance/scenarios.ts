@@ -16,7 +16,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { createNotificationTokens } from '../../src/sign/notification-token';
 import { WEBHOOK_ERROR_BODY } from '../../src/sign/wire';
 import type { FrontEnd, StartFrontEnd } from './front-ends';
-import { startConformanceRelay, type ConformanceRelay, type FrontEndAnswer } from './relay';
+import { startConformanceRelay, type ConformanceRelay, type FrontEndAnswer, type RecordedDelivery } from './relay';
 
 export interface ConformanceContext {
   sb: Sandbox;
@@ -30,7 +30,7 @@ export interface Scenario {
   run(c: ConformanceContext): Promise<void>;
 }
 
-export type ScenarioId = 'genuine' | 'copy' | 'otherSessionsBearer' | 'forged' | 'unknownSignRef' | 'endedSession';
+export type ScenarioId = 'genuine' | 'copy' | 'otherSessionsBearer' | 'forged' | 'unknownSignRef' | 'endedNewEvent' | 'endedCopy';
 
 const ENDED = ['completed', 'failed', 'expired'];
 
@@ -66,6 +66,22 @@ function expectErrorBody(a: FrontEndAnswer, code?: string): void {
   expect(a.body).toBeDefined();
   expect(Object.keys(a.body!).sort()).toEqual(Object.values(WEBHOOK_ERROR_BODY).sort());
   if (code !== undefined) expect(a.body![WEBHOOK_ERROR_BODY.errorCode]).toBe(code);
+}
+
+/**
+ * A session the user declined after scanning, its certificate delivery kept back by the relay (it can come after the
+ * session ended): the decline (an error event) was answered 200 and the session is `failed` at the front end.
+ */
+async function declinedSession(c: ConformanceContext): Promise<{ ref: string; cert: RecordedDelivery; declined: RecordedDelivery }> {
+  const ref = await c.fe.startSession('Declined.pdf');
+  c.relay.hold(ref, 'user_cert');
+  await c.sb.phone.scan(ref, { user: 'p256' });
+  const cert = await c.relay.delivery(ref, 'user_cert');
+  await c.sb.phone.reject(ref);
+  const declined = await c.relay.delivery(ref, 'error');
+  expect(declined.answer?.status).toBe(200);
+  expect(await ended(c, ref)).toBe('failed');
+  return { ref, cert, declined };
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -199,21 +215,23 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
-    id: 'endedSession',
-    title: 'a new event for a session that ended (declined → failed): 400 SIGN_REF_NOT_FOUND; a copy of the event it applied: 200',
+    id: 'endedNewEvent',
+    title: 'a new event for a session that ended (declined → failed): 400 SIGN_REF_NOT_FOUND, nothing runs',
     async run(c) {
-      const ref = await c.fe.startSession('Declined.pdf');
-      c.relay.hold(ref, 'user_cert'); // the certificate is kept back: it comes after the session ended
-      await c.sb.phone.scan(ref, { user: 'p256' });
-      const cert = await c.relay.delivery(ref, 'user_cert');
-      await c.sb.phone.reject(ref);
-      const declined = await c.relay.delivery(ref, 'error');
-      expect(declined.answer?.status).toBe(200);
-      expect(await ended(c, ref)).toBe('failed');
-
+      const { ref, cert } = await declinedSession(c);
       const late = await c.relay.replay(cert);
       expect(late.status).toBe(400);
       expectErrorBody(late, 'SIGN_REF_NOT_FOUND');
+      await pause();
+      expect(hashCalls(c, ref)).toHaveLength(0);
+      expect(await c.fe.status(ref)).toBe('failed');
+    },
+  },
+  {
+    id: 'endedCopy',
+    title: 'a copy of the event an ended session applied (the decline, again): 200, nothing runs',
+    async run(c) {
+      const { ref, declined } = await declinedSession(c);
       const copy = await c.relay.replay(declined);
       expect(copy.status).toBe(200);
       await pause();
