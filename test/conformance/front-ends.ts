@@ -1,7 +1,8 @@
 /**
  * The front ends of the conformance suite, each started the way its documentation sets it up, against the sandbox,
  * on 127.0.0.1 only: `serve` (the built CLI in a child process, a folder store), Node-RED (a real Node-RED in a child
- * process with the signing example deployed as a user deploys it). Each adapter knows only its front end's
+ * process with the signing example deployed as a user deploys it), n8n (one n8n 2.41 process with the package
+ * installed as n8n installs community packages and the sample signing workflow). Each adapter knows only its front end's
  * documented surface: how to start it, its webhook and key-set URLs, how a user starts a session (upload a PDF), and
  * where the session's status can be read.
  */
@@ -12,6 +13,7 @@ import type { Sandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
 import { fixture } from '../fixtures/pdfs';
 import { REPO_ROOT, deploy, freePort, startNodeRedProcess, type NodeRedProcess } from '../node-red/embedded';
+import { createN8n, importSamples, installCommunityPackage, n8nInstallDir, packTarball } from '../n8n/real-n8n';
 
 export interface FrontEnd {
   name: string;
@@ -140,6 +142,63 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
     };
   } catch (e) {
     await nr.stop();
+    throw e;
+  }
+};
+
+/**
+ * A real n8n 2.41 (one process, SQLite; queue mode is too heavy for this suite on a small machine) with this package
+ * packed and installed as n8n installs a community package, the sample workflows (flows/n8n/document-signing.json,
+ * key-set-endpoint.json) imported and published with their credentials, as docs/n8n.md tells a user. Sessions are
+ * started by uploading a PDF to the sample's form endpoint; their status is read from the sample's Folder store.
+ * Needs `bash scripts/install-n8n.sh` first.
+ */
+export const n8nFrontEnd: StartFrontEnd = async (sb) => {
+  const installDir = n8nInstallDir();
+  if (!installDir) throw new Error('n8n is not installed: run scripts/install-n8n.sh first');
+  const [tarball, port] = await Promise.all([packTarball(), freePort()]);
+  const n8n = await createN8n(installDir, port);
+  const stop = async () => {
+    await n8n.stop();
+    fs.rmSync(n8n.userFolder, { recursive: true, force: true });
+    fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+  };
+  try {
+    await installCommunityPackage(n8n, tarball);
+    const clientId = 'conformance-n8n';
+    await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json'], [
+      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId, signingKey: JSON.stringify((await generateClientKeys()).signing), tenantId: 'conformance', domainName: 'conformance.example.sg', tsaUrl: '', trustedRoots: '' } },
+      { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: SECRET } },
+    ]);
+    await n8n.start();
+    const pdf = await fixture('classic');
+    return {
+      name: 'n8n',
+      clientId,
+      notificationSecret: SECRET,
+      webhookUrl: `${n8n.baseUrl}/webhook/singpass-sign/webhook`,
+      jwksUrl: `${n8n.baseUrl}/webhook/singpass-sign/jwks`,
+      async startSession(name) {
+        const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
+          method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${name}"` }, body: new Uint8Array(pdf),
+        });
+        const text = await res.text();
+        const signRef = res.headers.get('x-sign-ref');
+        if (res.status !== 200 || !signRef) throw new Error(`upload: HTTP ${res.status} ${text.slice(0, 500)}`);
+        return signRef;
+      },
+      async status(signRef) {
+        try {
+          return (JSON.parse(fs.readFileSync(path.join(n8n.filesDir, `${signRef}.json`), 'utf8')) as { state?: { status?: string } }).state?.status;
+        } catch {
+          return undefined;
+        }
+      },
+      log: () => n8n.log().slice(-4000),
+      stop,
+    };
+  } catch (e) {
+    await stop();
     throw e;
   }
 };

@@ -7,6 +7,7 @@
  *
  * `conformanceSuite(startFrontEnd, pending)` runs them all against one front end; `pending` names the scenarios a
  * front end does not pass yet and how it differs: they are listed as `it.todo`, never run as a test that cannot fail.
+ * `startTimeoutMs`: how long the front end may take to start (n8n: pack, install, start).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -16,7 +17,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { createNotificationTokens } from '../../src/sign/notification-token';
 import { WEBHOOK_ERROR_BODY } from '../../src/sign/wire';
 import type { FrontEnd, StartFrontEnd } from './front-ends';
-import { startConformanceRelay, type ConformanceRelay, type FrontEndAnswer, type RecordedDelivery } from './relay';
+import { startConformanceRelay, type ConformanceRelay, type FrontEndAnswer, type RecordedDelivery, type ReplayOptions } from './relay';
 
 export interface ConformanceContext {
   sb: Sandbox;
@@ -30,7 +31,7 @@ export interface Scenario {
   run(c: ConformanceContext): Promise<void>;
 }
 
-export type ScenarioId = 'genuine' | 'copy' | 'otherSessionsBearer' | 'forged' | 'unknownSignRef' | 'endedNewEvent' | 'endedCopy';
+export type ScenarioId = 'genuine' | 'copy' | 'otherSessionsBearer' | 'forgedBearer' | 'forgedToken' | 'notJson' | 'unknownSignRef' | 'endedNewEvent' | 'endedCopy';
 
 const ENDED = ['completed', 'failed', 'expired'];
 
@@ -82,6 +83,29 @@ async function declinedSession(c: ConformanceContext): Promise<{ ref: string; ce
   expect(declined.answer?.status).toBe(200);
   expect(await ended(c, ref)).toBe('failed');
   return { ref, cert, declined };
+}
+
+/**
+ * A session's certificate delivery kept back by the relay, presented altered in each of `variants`' ways: each must
+ * get 400 with the spec's error body, no hash call, the session's status unchanged; then the genuine delivery, as it
+ * came, gets 200 and the session goes on (a refused forgery does not harm the session it names).
+ */
+async function refusedThenGenuine(c: ConformanceContext, name: string, variants: (d: RecordedDelivery) => Record<string, ReplayOptions> | Promise<Record<string, ReplayOptions>>): Promise<void> {
+  const ref = await c.fe.startSession(name);
+  c.relay.hold(ref, 'user_cert');
+  await c.sb.phone.scan(ref, { user: 'p256' });
+  const d = await c.relay.delivery(ref, 'user_cert');
+  const before = await settledStatus(c, ref);
+  const answers: Record<string, FrontEndAnswer> = {};
+  for (const [what, o] of Object.entries(await variants(d))) answers[what] = await c.relay.replay(d, o);
+  expect(Object.fromEntries(Object.entries(answers).map(([k, a]) => [k, a.status]))).toEqual(Object.fromEntries(Object.keys(answers).map((k) => [k, 400])));
+  for (const a of Object.values(answers)) expectErrorBody(a);
+  await pause();
+  expect(hashCalls(c, ref)).toHaveLength(0);
+  expect(await c.fe.status(ref)).toBe(before);
+  expect((await c.relay.replay(d)).status).toBe(200);
+  await hashSubmitted(c, ref);
+  expect(accepted(c, ref)).toBe(1);
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -152,38 +176,37 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
-    id: 'forged',
-    title: 'no Bearer, a Bearer this DSAP never issued, a garbled body, a JWT the service did not sign: 400 each, nothing runs',
+    id: 'forgedBearer',
+    title: 'no Bearer, a Bearer this DSAP never issued, one of the wrong shape: 400 each, nothing runs; the genuine one then runs',
     async run(c) {
-      const ref = await c.fe.startSession('Forged.pdf');
-      c.relay.hold(ref, 'user_cert');
-      await c.sb.phone.scan(ref, { user: 'p256' });
-      const d = await c.relay.delivery(ref, 'user_cert');
-      const before = await settledStatus(c, ref);
-      const token = (JSON.parse(d.body.toString('utf8')) as { token: string }).token;
-      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
-      const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString('utf8')) as { kid: string };
-      const { privateKey } = await generateKeyPair('ES256');
-      const selfSigned = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: header.kid, typ: 'JWT' }).sign(privateKey);
-      const notIssued = createNotificationTokens({ secret: 'another-dsap-secret-that-this-front-end-never-had-42' }).issue();
-
-      const answers: Record<string, FrontEndAnswer> = {
-        'no Bearer': await c.relay.replay(d, { bearer: null }),
-        'a Bearer never issued': await c.relay.replay(d, { bearer: notIssued }),
-        'a Bearer of the wrong shape': await c.relay.replay(d, { bearer: 'made-up-token' }),
-        'a body that is not JSON': await c.relay.replay(d, { body: 'not json at all' }),
-        'a garbled JWT': await c.relay.replay(d, { body: JSON.stringify({ token: `${token.slice(0, -12)}AAAAAAAAAAAA` }) }),
-        'a JWT the service did not sign': await c.relay.replay(d, { body: JSON.stringify({ token: selfSigned }) }),
-      };
-      expect(Object.fromEntries(Object.entries(answers).map(([k, a]) => [k, a.status]))).toEqual(Object.fromEntries(Object.keys(answers).map((k) => [k, 400])));
-      for (const a of Object.values(answers)) expectErrorBody(a);
-      await pause();
-      expect(hashCalls(c, ref)).toHaveLength(0);
-      expect(await c.fe.status(ref)).toBe(before);
-      // the session was not harmed: the genuine delivery still runs
-      expect((await c.relay.replay(d)).status).toBe(200);
-      await hashSubmitted(c, ref);
-      expect(accepted(c, ref)).toBe(1);
+      await refusedThenGenuine(c, 'Forged Bearer.pdf', (d) => ({
+        'no Bearer': { bearer: null },
+        'a Bearer never issued': { bearer: createNotificationTokens({ secret: 'another-dsap-secret-that-this-front-end-never-had-42' }).issue() },
+        'a Bearer of the wrong shape': { bearer: 'made-up-token' },
+      }));
+    },
+  },
+  {
+    id: 'forgedToken',
+    title: "a garbled JWT, a JWT the service did not sign (with the session's own Bearer): 400 each, nothing runs; the genuine one then runs",
+    async run(c) {
+      await refusedThenGenuine(c, 'Forged token.pdf', async (d) => {
+        const token = (JSON.parse(d.body.toString('utf8')) as { token: string }).token;
+        const [head, payload] = token.split('.').slice(0, 2).map((p) => JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>);
+        const { privateKey } = await generateKeyPair('ES256');
+        const selfSigned = await new SignJWT(payload!).setProtectedHeader({ alg: 'ES256', kid: String(head!.kid), typ: 'JWT' }).sign(privateKey);
+        return {
+          'a garbled JWT': { body: JSON.stringify({ token: `${token.slice(0, -12)}AAAAAAAAAAAA` }) },
+          'a JWT the service did not sign': { body: JSON.stringify({ token: selfSigned }) },
+        };
+      });
+    },
+  },
+  {
+    id: 'notJson',
+    title: "a body that is not JSON (with the session's own Bearer): 400, nothing runs; the genuine one then runs",
+    async run(c) {
+      await refusedThenGenuine(c, 'Not JSON.pdf', () => ({ 'a body that is not JSON': { body: 'not json at all' } }));
     },
   },
   {
@@ -245,7 +268,7 @@ export const SCENARIOS: Scenario[] = [
  * Every scenario against one front end: one sandbox, one relay, one front end for the file (started in beforeAll,
  * stopped in afterAll). `pending`: scenario → how this front end still differs (listed as `it.todo`).
  */
-export function conformanceSuite(startFrontEnd: StartFrontEnd, frontEndName: string, pending: Partial<Record<ScenarioId, string>> = {}): void {
+export function conformanceSuite(startFrontEnd: StartFrontEnd, frontEndName: string, pending: Partial<Record<ScenarioId, string>> = {}, o: { startTimeoutMs?: number } = {}): void {
   describe(`webhook conformance: ${frontEndName}`, () => {
     const ctx = {} as ConformanceContext;
     let dir: string;
@@ -257,7 +280,7 @@ export function conformanceSuite(startFrontEnd: StartFrontEnd, frontEndName: str
       ctx.fe = await startFrontEnd(ctx.sb, dir);
       ctx.relay.target = ctx.fe.webhookUrl;
       ctx.sb.sign.registerClient({ clientId: ctx.fe.clientId, jwksUrl: ctx.fe.jwksUrl, notificationUrl: ctx.relay.url });
-    }, 120_000);
+    }, o.startTimeoutMs ?? 120_000);
 
     afterAll(async () => {
       await ctx.fe?.stop();
