@@ -38,6 +38,9 @@ export interface FrontEnd {
 export type StartFrontEnd = (sb: Sandbox, dir: string) => Promise<FrontEnd>;
 
 const SECRET = 'conformance-suite-notification-secret-0123456789';
+/** The n8n sample's upload key (a Header Auth credential on its upload form). */
+const UPLOAD_KEY_HEADER = 'x-upload-key';
+const UPLOAD_KEY = 'conformance-upload-key-0123456789abcdef';
 
 /** `singpass-flows serve` (dist/cli, as `npm run test:e2e` builds it) with a folder store. */
 export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
@@ -169,6 +172,8 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
     await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json'], [
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId, signingKey: JSON.stringify((await generateClientKeys()).signing), tenantId: 'conformance', domainName: 'conformance.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: SECRET } },
+      // the upload form's key (Header Auth), where the sample asks for one
+      { id: 'spflUploadKey001', name: 'Upload key (Singpass signing sample)', type: 'httpHeaderAuth', data: { name: UPLOAD_KEY_HEADER, value: UPLOAD_KEY } },
     ]);
     await n8n.start();
     const pdf = await fixture('classic');
@@ -180,7 +185,7 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       jwksUrl: `${n8n.baseUrl}/webhook/singpass-sign/jwks`,
       async startSession(name) {
         const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
-          method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${name}"` }, body: new Uint8Array(pdf),
+          method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${name}"`, [UPLOAD_KEY_HEADER]: UPLOAD_KEY }, body: new Uint8Array(pdf),
         });
         const text = await res.text();
         const signRef = res.headers.get('x-sign-ref');
