@@ -226,13 +226,17 @@ export const SCENARIOS: Scenario[] = [
       });
       expect(res.status).toBe(200);
       const ref = ((await res.json()) as { sign_ref: string }).sign_ref;
-      c.relay.hold(ref, 'user_cert');
       await c.sb.phone.scan(ref, { user: 'p256' });
       const d = await c.relay.delivery(ref, 'user_cert');
       expect(d.bearer).toBe(bearer);
-      const a = await c.relay.replay(d);
-      expect(a.status).toBe(503);
-      expectErrorBody(a, 'SERVER_SIDE_ERROR');
+      expect(d.answer?.status).toBe(503);
+      expectErrorBody(d.answer!, 'SERVER_SIDE_ERROR');
+      // the service took the 503 as "deliver again", and got 503 again
+      const attempts = await until('a second attempt of the delivery', () => {
+        const log = c.sb.sign.deliveries().filter((x) => x.signRef === ref && x.requestType === 'user_cert' && x.status !== undefined);
+        return log.length >= 2 ? log : undefined;
+      });
+      expect(attempts.map((x) => [x.attempt, x.status])).toEqual(attempts.map((_, i) => [i + 1, 503]));
       expect(await c.fe.status(ref)).toBeUndefined();
       expect(hashCalls(c, ref)).toHaveLength(0);
     },
