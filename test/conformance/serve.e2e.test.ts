@@ -1,0 +1,8 @@
+/**
+ * The webhook conformance scenarios (./scenarios.ts) against `singpass-flows serve`: the built CLI in a child process
+ * with a folder store, against the sandbox over real HTTP.
+ */
+import { serveFrontEnd } from './front-ends';
+import { conformanceSuite } from './scenarios';
+
+conformanceSuite(serveFrontEnd, 'serve');
