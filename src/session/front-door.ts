@@ -89,7 +89,8 @@ export async function receiveDelivery(engine: SigningEngine, store: FrontDoorSto
   const check = await engine.checkDelivery(request, tokenOf);
   if (check.error || !check.delivery) {
     const error = check.error ?? { code: 'WEBHOOK_HANDLER_FAILED', message: 'refused' };
-    if (storeFailure !== undefined) return { response: check.response, verdict: 'storeDown', error: storeError(storeFailure) };
+    // Whatever the store threw (down, or a record it cannot read): our fault, never the service's: 503, it retries.
+    if (storeFailure !== undefined) return { response: temporaryWebhookFailure(), verdict: 'storeDown', error: storeError(storeFailure) };
     if (notFound) return { response: check.response, verdict: 'notFound', error };
     return { response: check.response, verdict: check.response.status >= 500 ? 'retryLater' : 'refused', error, ...(record ? { record } : {}) };
   }

@@ -125,6 +125,8 @@ describe('receiveDelivery', () => {
     const s = await started(t);
     const down: FrontDoorStore = { get: () => { throw new SingpassFlowsError('STORE_BUSY', 'PostgreSQL is restarting', { retryable: true }); } };
     expect(await receiveDelivery(t.engine, down, await certificateRequest(s))).toMatchObject({ verdict: 'storeDown', response: { status: 503 }, error: { code: 'STORE_BUSY' } });
+    const unreadable: FrontDoorStore = { get: () => { throw new SingpassFlowsError('STATE_INVALID', 'x.json is not a session record', { retryable: false }); } };
+    expect(await receiveDelivery(t.engine, unreadable, await certificateRequest(s))).toMatchObject({ verdict: 'storeDown', response: { status: 503 }, error: { code: 'STATE_INVALID' } });
     const cannotKeep = mapStore([s], async () => { throw new SingpassFlowsError('STORE_FAILED', 'disk full', { retryable: false }); });
     expect(await receiveDelivery(t.engine, cannotKeep, await certificateRequest(s))).toMatchObject({ verdict: 'storeDown', response: { status: 503 }, error: { code: 'STORE_FAILED' } });
   });
