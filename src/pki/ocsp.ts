@@ -149,12 +149,7 @@ function checkOcspAnswer(der: Buffer, cert: CertificateView, issuer: Certificate
   }
   if (!responder) throw fail('its signature does not verify with the CA or a responder it authorised');
 
-  const skew = opts.clockSkewMs ?? SKEW_MS;
-  if (opts.checkFreshness !== false) {
-    if (single.thisUpdate.getTime() > now.getTime() + skew) throw fail('its thisUpdate is in the future (check the clock)');
-    if (single.nextUpdate && single.nextUpdate.getTime() < now.getTime() - skew) throw fail('it is stale (nextUpdate has passed)');
-    if (!single.nextUpdate && single.thisUpdate.getTime() < now.getTime() - (opts.maxAgeMs ?? MAX_AGE_MS)) throw fail('it is too old');
-  }
+  checkFresh(single, now, opts, fail);
   return {
     result: {
       der: Buffer.from(der),
@@ -172,6 +167,15 @@ function checkOcspAnswer(der: Buffer, cert: CertificateView, issuer: Certificate
 }
 
 /** A certificate as a view: DER/PEM read natively, a pkijs certificate by its bytes; unreadable input fails as before. */
+/** The answer is current: not from the future, not past its nextUpdate (or, without one, not older than maxAgeMs). */
+function checkFresh(single: { thisUpdate: Date; nextUpdate?: Date }, now: Date, opts: CheckOptions, fail: (why: string) => SingpassFlowsError): void {
+  if (opts.checkFreshness === false) return;
+  const skew = opts.clockSkewMs ?? SKEW_MS;
+  if (single.thisUpdate.getTime() > now.getTime() + skew) throw fail('its thisUpdate is in the future (check the clock)');
+  if (single.nextUpdate && single.nextUpdate.getTime() < now.getTime() - skew) throw fail('it is stale (nextUpdate has passed)');
+  if (!single.nextUpdate && single.thisUpdate.getTime() < now.getTime() - (opts.maxAgeMs ?? MAX_AGE_MS)) throw fail('it is too old');
+}
+
 function viewOf(c: CertificateInput | CertificateView, code: ErrorCode): CertificateView {
   if (c instanceof pkijs.Certificate) return readCertificate(certDer(c), code);
   if (typeof c !== 'string' && !Buffer.isBuffer(c) && !(c instanceof Uint8Array)) return c;
@@ -248,12 +252,7 @@ export function checkOcspResponseWithSchema(
   }
   if (!responder) throw fail('its signature does not verify with the CA or a responder it authorised');
 
-  const skew = opts.clockSkewMs ?? SKEW_MS;
-  if (opts.checkFreshness !== false) {
-    if (single.thisUpdate.getTime() > now.getTime() + skew) throw fail('its thisUpdate is in the future (check the clock)');
-    if (single.nextUpdate && single.nextUpdate.getTime() < now.getTime() - skew) throw fail('it is stale (nextUpdate has passed)');
-    if (!single.nextUpdate && single.thisUpdate.getTime() < now.getTime() - (opts.maxAgeMs ?? MAX_AGE_MS)) throw fail('it is too old');
-  }
+  checkFresh(single, now, opts, fail);
 
   const cs = single.certStatus as asn1js.BaseBlock;
   let status: OcspCertStatus;

@@ -7,18 +7,11 @@
 import { children, decodeOid, readTlv, type Tlv } from '../pades/der';
 import { certificateView, type CertificateView } from './certificate-view';
 import { readSignedData } from './signed-data';
+import type { TimestampTokenInfo } from './timestamp';
 import { OID, digest, hashNameOf, verifySignature, type HashName } from './x509';
 
-export interface TimestampTokenFacts {
-  genTime: Date;
-  policy: string;
-  serialHex: string;
-  hashAlgorithm: HashName;
-  hashedMessage: Buffer;
-  nonce?: Buffer;
-  tsaCertificate?: Buffer;
-  certificates: Buffer[];
-}
+/** What a timestamp token says (the same facts as the schema path's `TimestampTokenInfo`). */
+export type TimestampTokenFacts = TimestampTokenInfo;
 
 const content = (buf: Buffer, t: Tlv): Buffer => buf.subarray(t.contentStart, t.end);
 
