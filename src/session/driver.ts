@@ -1,7 +1,8 @@
+import { SingpassFlowsError } from '../errors';
 import type { SigningEngine } from './engine';
 import { nextStep, type SessionAction } from './next-step';
 import { stepSaver, type SessionStore } from './store';
-import type { FinishResult, SessionRecord, StepOptions } from './types';
+import type { FinishResult, SessionRecord, StepOptions, VerifiedDelivery } from './types';
 
 /** What a driver needs of a store: the record with compare-and-set, the PDF, and where a signed PDF goes. */
 export type DriverStore = Pick<SessionStore, 'get' | 'put' | 'getDocument'> & Partial<Pick<SessionStore, 'putSignedDocument'>>;
@@ -92,4 +93,38 @@ export async function runDueStep(engine: SigningEngine, store: DriverStore, sign
       return kept(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
     }
   }
+}
+
+/** What {@link recordEvent} did with a webhook event. */
+export interface RecordedEvent {
+  /** The record as stored now (undefined: no such session). */
+  record?: SessionRecord;
+  /** The event changed the record and that change is saved. */
+  moved: boolean;
+  /** The session does not take the event (ended meanwhile, another session's token…): the record is untouched. */
+  refused?: unknown;
+}
+
+/**
+ * Put what a webhook event says into its stored record, as the webhook does before its 200: a certificate is only
+ * claimed (no PDF, no outbound call), a signature or an error event applied; saved with compare-and-set, re-read and
+ * tried again (three times) when another writer got there first. An event already in the record leaves it as it is
+ * (`moved: false`): the stored record decides, not a delivery log. Store failures throw.
+ */
+export async function recordEvent(engine: SigningEngine, store: Pick<DriverStore, 'get' | 'put'>, delivery: VerifiedDelivery, stepOptions: Pick<StepOptions, 'onStep'> = {}): Promise<RecordedEvent> {
+  const signRef = delivery.event.signRef;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const record = await store.get(signRef);
+    if (!record) return { moved: false };
+    let next: SessionRecord;
+    try {
+      const r = await engine.applyDelivery(record, delivery, Buffer.alloc(0), { ...stepOptions, stopAtClaim: true });
+      if (r.duplicate || r.record === record) return { moved: false, record };
+      next = r.record;
+    } catch (e) {
+      return { moved: false, record, refused: e };
+    }
+    if (await store.put(next, record.revision)) return { moved: true, record: next };
+  }
+  throw new SingpassFlowsError('STORE_BUSY', `The session record ${signRef} kept changing while its ${delivery.event.type} event was saved`, { retryable: true });
 }

@@ -8,7 +8,7 @@ export * from './file-store';
 export * from './pg-store';
 export * from './next-step';
 export { receiveDelivery, isCopyOf, type DeliveryReceipt, type DeliveryVerdict, type FrontDoorStore, type ReceiveDeliveryOptions } from './front-door';
-export { runDueStep, type DriverStore, type DueStepResult, type RunDueStepOptions } from './driver';
+export { recordEvent, runDueStep, type DriverStore, type RecordedEvent, type DueStepResult, type RunDueStepOptions } from './driver';
 export { SESSION_POLICY } from './policy';
 export { TRANSITIONS, observeTransitions, phaseFromFields, transitionKey, withPhase, type SessionTrigger, type SessionVerb, type Transition } from './transitions';
 export { deliveryToJson, deliveryFromJson } from './delivery-codec';

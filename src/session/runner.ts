@@ -7,9 +7,9 @@ import type { PdfVerificationReport } from '../pades/verify';
 import type { SigningEngine } from './engine';
 import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep } from './next-step';
 import { MemorySessionStore, type SessionStore } from './store';
-import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, StepResult, VerifiedDelivery } from './types';
+import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
 import { SESSION_POLICY } from './policy';
-import { runDueStep, type DueStepResult } from './driver';
+import { recordEvent, runDueStep, type DueStepResult } from './driver';
 import { receiveDelivery } from './front-door';
 import { createCertificateGate } from './runner-parts/certificate-gate';
 import { createSessionQueues } from './runner-parts/session-queues';
@@ -242,24 +242,16 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
    */
   const receive = async (delivery: VerifiedDelivery): Promise<void> => {
     const signRef = delivery.event.signRef;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const record = await store.get(signRef);
-      if (!record) return;
-      let r: StepResult;
-      try {
-        r = await engine.applyDelivery(record, delivery, Buffer.alloc(0), { ...stepOptions(signRef), stopAtClaim: true });
-      } catch (e) {
-        // The event does not fit the session (e.g. it already ended): acknowledged and dropped, the session untouched.
-        refused({ signRef, code: isSingpassFlowsError(e) ? e.code : 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 200 });
-        return;
-      }
-      if (r.duplicate || r.record === record) {
-        if (isCertificateClaimed(record)) continueLater(signRef); // claimed before a restart: the replay continues it
-        return;
-      }
-      if (await store.put(r.record, record.revision)) return received(r.record);
+    const r = await recordEvent(engine, store, delivery, stepOptions(signRef));
+    if (r.refused !== undefined) {
+      // The event does not fit the session (e.g. it already ended): acknowledged and dropped, the session untouched.
+      const e = r.refused;
+      refused({ signRef, code: isSingpassFlowsError(e) ? e.code : 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 200 });
+      return;
     }
-    throw new Error(`the session record ${signRef} kept changing while the event was saved`);
+    if (r.moved) return received(r.record!);
+    // claimed before a restart: the replay continues it
+    if (r.record && isCertificateClaimed(r.record)) continueLater(signRef);
   };
 
   /** The event is stored: the rest happens behind the answer. */

@@ -3,7 +3,7 @@
  * compare-and-set — over a MemorySessionStore and the engine's fakes (engine-fakes.ts: scripted signing client, test
  * PKI in process, a clock the test moves).
  */
-import { MemorySessionStore, runDueStep, type SessionRecord } from '../../src/session';
+import { MemorySessionStore, recordEvent, runDueStep, type SessionRecord } from '../../src/session';
 import {
   atSavePoint, certificateDelivery, expectStop, loadFakes, pdf, SESSION_SECONDS, setup, signatureDelivery, signaturesIn, started, hashSubmitted, type Setup,
 } from './engine-fakes';
@@ -145,5 +145,25 @@ describe('runDueStep', () => {
     store.put(ended, undefined);
     expect(await runDueStep(t.engine, store, ended.state.signRef, { now: t.clock.now + 10 * 86_400_000 })).toEqual({ action: 'none', record: ended });
     expect(t.client.hashCalls).toEqual([]);
+  });
+});
+
+describe('recordEvent', () => {
+  it('a certificate is only claimed and saved; the same event again leaves the record as it is; an ended session refuses it', async () => {
+    const t = setup();
+    const s = await started(t);
+    const store = await stored(s);
+    const delivery = certificateDelivery(s, undefined, t);
+    const first = await recordEvent(t.engine, store, delivery);
+    expect(first.moved).toBe(true);
+    expectStop(first.record!, 'certificateClaimed');
+    expect(store.get(s.state.signRef)).toEqual(first.record);
+    expect(t.client.hashCalls).toEqual([]);
+    expect(await recordEvent(t.engine, store, delivery)).toEqual({ moved: false, record: first.record });
+    t.clock.advance((SESSION_SECONDS + 121) * 1000);
+    const ended = await runDueStep(t.engine, store, s.state.signRef, { now: t.clock.now });
+    expectStop(ended.record!, 'expired');
+    const late = await recordEvent(t.engine, store, certificateDelivery(s, undefined, t));
+    expect(late).toMatchObject({ moved: false, record: ended.record, refused: { code: 'STATE_INVALID' } });
   });
 });

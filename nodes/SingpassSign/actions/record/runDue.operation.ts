@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../../../src/errors';
-import { SESSION_POLICY, isSessionEnded, runDueStep, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
+import { SingpassFlowsError, invalidInput } from '../../../../src/errors';
+import { SESSION_POLICY, isSessionEnded, recordEvent, runDueStep, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { sessionRecordStore, storeInputs, type SessionRecordStore } from '../../../shared/record-store';
@@ -106,21 +106,10 @@ function givenDelivery(value: unknown, signRef: string): VerifiedDelivery | unde
  * too: replaying it again would change nothing.
  */
 async function applyGivenEvent(engine: Awaited<ReturnType<typeof signingEngine>>['engine'], store: SessionRecordStore, delivery: VerifiedDelivery): Promise<{ moved: boolean; record?: SessionRecord; refused?: IDataObject }> {
-  const signRef = delivery.event.signRef;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const record = await store.get(signRef);
-    if (!record) return { moved: false };
-    // a typed error is the session's verdict on the event (ended meanwhile, another session's token); others fail the run
-    const r = await engine.applyDelivery(record, delivery, Buffer.alloc(0), { stopAtClaim: true })
-      .catch((e: unknown) => (isSingpassFlowsError(e) ? e : Promise.reject(e as Error)));
-    if (r instanceof SingpassFlowsError) {
-      await store.markDeliveryApplied?.(signRef, delivery.event.type);
-      return { moved: false, record, refused: { code: r.code, message: r.message } };
-    }
-    // already in the record (another run applied it): its own next step, when due, comes from List Due
-    if (r.duplicate || r.record === record) return { moved: false, record };
-    const next = r.record;
-    if (await store.put(next, record.revision)) return { moved: true, record: next };
-  }
-  throw new SingpassFlowsError('STORE_BUSY', `The session record ${signRef} kept changing while its ${delivery.event.type} event was applied`, { retryable: true });
+  const r = await recordEvent(engine, store, delivery);
+  if (r.refused === undefined) return { moved: r.moved, ...(r.record ? { record: r.record } : {}) };
+  // a typed error is the session's verdict on the event (ended meanwhile, another session's token); others fail the run
+  if (!(r.refused instanceof SingpassFlowsError)) throw r.refused as Error;
+  await store.markDeliveryApplied?.(delivery.event.signRef, delivery.event.type);
+  return { moved: false, record: r.record, refused: { code: r.refused.code, message: r.refused.message } };
 }
