@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { SingpassFlowsError, isSingpassFlowsError } from '../../src/errors';
-import { PgSessionStore, type FileSessionStore, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../src/errors';
+import { PgSessionStore, SESSION_POLICY, type FileSessionStore, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { nodeCredential } from './credentials';
 import { folderInput, recordStore as folderStore } from './file-store';
 import { pgStoreSettings } from './pg-settings';
@@ -52,6 +52,26 @@ export const storeInput: INodeProperties = {
 
 /** The Store choice, then the Folder (folder store only): the first parameters of every Session Record operation. */
 export const storeInputs: INodeProperties[] = [storeInput, { ...folderInput, displayOptions: { show: { store: ['folder'] } } }];
+
+/** The folder store's take-over time (List Due Sessions, Run Due Step); the PostgreSQL store's credential holds its own. */
+export const idleSecondsInput: INodeProperties = {
+  displayName: 'Leave a Step in Progress Alone For (Seconds)',
+  name: 'idleSeconds',
+  type: 'number',
+  typeOptions: { minValue: 0 },
+  // n8n wants a literal here; test/session/policy.test.ts holds it to SESSION_POLICY.takeOverIdleMs
+  default: 45,
+  // the PostgreSQL store computes due times at every save: its credential holds this setting
+  displayOptions: { show: { store: ['folder'] } },
+  description: 'A record saved in the middle of a step — prepared but not recorded as submitted, or signed but not finished — is taken over once unchanged this long: the run working on it has died. Longer than your slowest live step (a Submit or a Finalize gives up within about 21 s).',
+};
+
+/** The node's {@link idleSecondsInput}, checked. */
+export function idleSecondsOf(ctx: IExecuteFunctions, i: number): number {
+  const s = Number(ctx.getNodeParameter('idleSeconds', i, SESSION_POLICY.takeOverIdleMs / 1000));
+  if (!Number.isFinite(s) || s < 0) throw invalidInput('Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
+  return s;
+}
 
 /** The store chosen on the node: the folder (checked against n8n's file-access rules) or the PostgreSQL credential's. */
 export async function sessionRecordStore(ctx: IExecuteFunctions, i: number): Promise<SessionRecordStore> {

@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../../../src/errors';
-import { SESSION_POLICY, isSessionEnded, recordEvent, runDueStep, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
+import { isSessionEnded, recordEvent, runDueStep, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
-import { sessionRecordStore, storeInputs, type SessionRecordStore } from '../../../shared/record-store';
+import { idleSecondsInput, idleSecondsOf, sessionRecordStore, storeInputs, type SessionRecordStore } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { readDelivery, recordSummary } from '../../../shared/session-data';
 import { pdfOutput } from '../fields';
@@ -25,17 +25,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
     default: '={{ $json.delivery ?? "" }}',
     description: 'A webhook event to apply first, then the step it leads to: the Singpass Sign Trigger\'s "delivery" (signature, error), or List Due Sessions\' for a kept event no run applied (replayCertificate, replaySignature, replayError). Empty: the session\'s due step only.',
   },
-  {
-    displayName: 'Leave a Step in Progress Alone For (Seconds)',
-    name: 'idleSeconds',
-    type: 'number',
-    typeOptions: { minValue: 0 },
-    // n8n wants a literal here; test/nodes/SingpassSign/session-record.test.ts holds it to SESSION_POLICY.takeOverIdleMs
-    default: 45,
-    // the PostgreSQL store's credential holds this setting
-    displayOptions: { show: { store: ['folder'] } },
-    description: 'A record saved in the middle of a step is taken over once unchanged this long (the run working on it has died). For an item of List Due Sessions, the time it listed the session by is used instead.',
-  },
+  { ...idleSecondsInput, description: `${idleSecondsInput.description} For an item of List Due Sessions, the time it listed the session by is used instead.` },
   { ...pdfOutput, description: 'Binary property to put the signed PDF in, for a session this step completed' },
 ]);
 
@@ -55,7 +45,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const store = await sessionRecordStore(this, i);
   // PostgreSQL: the credential's; folder: the one List Due Sessions listed the item by (set in one node), else this node's
   const listed = item.json.idleSeconds;
-  const idleMs = store.idleMs ?? (typeof listed === 'number' && listed >= 0 ? listed : idleSeconds(this, i)) * 1000;
+  const idleMs = store.idleMs ?? (typeof listed === 'number' && listed >= 0 ? listed : idleSecondsOf(this, i)) * 1000;
   const { engine } = await signingEngine(this);
   const given = givenDelivery(this.getNodeParameter('delivery', i, ''), signRef);
   let r: DueStepResult;
@@ -83,12 +73,6 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   if (!r.pdf) return { json };
   const output = String(this.getNodeParameter('outputBinaryPropertyName', i, 'data'));
   return { json, binary: { [output]: await pdfBinary(this, r.pdf, `${signRef}-signed.pdf`) } };
-}
-
-function idleSeconds(ctx: IExecuteFunctions, i: number): number {
-  const s = Number(ctx.getNodeParameter('idleSeconds', i, SESSION_POLICY.takeOverIdleMs / 1000));
-  if (!Number.isFinite(s) || s < 0) throw invalidInput('Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
-  return s;
 }
 
 /** The event given with the item, if any (an empty field or none: the due step only). */
