@@ -14,3 +14,7 @@ export { TRANSITIONS, observeTransitions, phaseFromFields, transitionKey, withPh
 export { deliveryToJson, deliveryFromJson } from './delivery-codec';
 export type { CertificateStatusReport } from './user-certificate';
 export { finishShortfall } from './finishing';
+export { signerStatus, type SignerStage, type SignerStatus } from './signer-status';
+export { issueSignerLink, checkSignerLink, SIGNER_LINK_TTL_SECONDS, type SignerLinkOptions, type SignerLinkPurpose } from './signer-links';
+export { renderSignerPage, renderNoticePage, signerAnswer, type SignerAnswer } from './signer-page';
+export { checkOnBehalfOf, checkSignerPlace, documentNameFor } from './request-context';

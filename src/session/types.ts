@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { SessionPhase } from './transitions';
 import type { ErrorCode } from '../errors';
+import type { OnBehalfOf } from '../login/officer';
 import type { Fetch } from '../http';
 import type { PreparedSignature } from '../pades';
 import type { ValidationDataSummary } from '../pades/ltv';
@@ -32,6 +33,10 @@ export interface SessionRecord {
     level: PadesLevel;
     reason?: string;
     location?: string;
+    /** Signed for a company by an officer whose Corppass role allowed it (`officerDecision`). */
+    onBehalfOf?: OnBehalfOf;
+    /** One of several signers of one document, in order: this session's place, and the session before it. */
+    signer?: SignerPlace;
   };
   /** The PDF being signed: size and SHA-256 (hex), so a step given other bytes refuses them. */
   document: { length: number; sha256: string };
@@ -166,6 +171,22 @@ export interface StartSessionInput {
   level?: PadesLevel;
   reason?: string;
   location?: string;
+  /** Kept in the record: the company the user signs for and the role that allowed it. */
+  onBehalfOf?: OnBehalfOf;
+  /** Kept in the record: this signer's place among several signing one document in order. */
+  signer?: SignerPlace;
+}
+
+/** A signer's place among several who sign one document in turn (each on the previous one's signed PDF). */
+export interface SignerPlace {
+  /** 1-based. */
+  position: number;
+  /** How many sign in all. */
+  of: number;
+  /** Who signs here, as the flow names them (e.g. "Landlord"); shown on the signer's page. */
+  label?: string;
+  /** The sign_ref of the session whose signed PDF this one signs (none for the first signer). */
+  previousSignRef?: string;
 }
 
 /** What the page shows after `start`. */

@@ -29,6 +29,18 @@ beforeAll(loadFakes);
 
 
 describe('start and the certificate step', () => {
+  it('start keeps the company, the signer place and the QR payload in the record; refuses a bad one before any call', async () => {
+    const t = setup();
+    const onBehalfOf = { uen: '202612345K', entityName: 'Acme Widgets Pte Ltd', role: 'Director', eserviceId: 'SIGN-DOCS' };
+    const signer = { position: 2, of: 2, label: 'Tenant', previousSignRef: 'ref-before' };
+    const s = await t.engine.start(pdf, { documentName: 'Lease.pdf', level: 'B-T', onBehalfOf, signer }, t.opts());
+    expect(s.record.request).toMatchObject({ onBehalfOf, signer });
+    expect(s.record.state.qrPayload).toBe(s.qrPayload);
+    const created = t.client.sessions.length;
+    await expect(t.engine.start(pdf, { documentName: 'Lease.pdf', signer: { position: 2, of: 2 } }, t.opts())).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'signer.previousSignRef' } });
+    expect(t.client.sessions.length).toBe(created);
+  });
+
   it('start → waitingForScan: a session created with a token this DSAP issued; nothing else sent', async () => {
     const t = setup();
     const s = await t.engine.start(pdf, { documentName: 'Contract.pdf', level: 'B-LT' }, t.opts());
