@@ -13,12 +13,12 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { isAtSavePoint, isSessionEnded, isSubmitDeferred, type KeptDelivery } from '../src/session';
+import { checkOnBehalfOf, documentNameFor, isAtSavePoint, isSessionEnded, isSubmitDeferred, issueSignerLink, type KeptDelivery } from '../src/session';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
 import { finishSigned } from './lib/finishing';
 import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
-import { signClientOf, type SignClientNode } from './lib/sign-client';
+import { signClientOf, signerLinkKeyOf, type SignClientNode } from './lib/sign-client';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
 const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
@@ -27,7 +27,12 @@ const EVENT_TYPES: SigningEvent['type'][] = ['certificate', 'signature', 'error'
 type Def = NodeDef & { client?: string; documentName?: string; level?: string; reason?: string; location?: string; failInvalid?: boolean };
 
 export = function register(RED: NodeAPI): void {
-  /** Create the session: QR code (PNG + payload), challenge code and expiry for the page; PDF and record stored. */
+  /**
+   * Create the session: QR code (PNG + payload), challenge code and expiry for the page; PDF and record stored;
+   * `msg.signerLink` opens the session's signer page (a *signer page* node checks it). `msg.onBehalfOf` (from the
+   * *officer check* node) and `msg.signer` (several signers in order) go into the record; signing for a company, the
+   * document name the user sees in the app names the entity and the role.
+   */
   function Start(this: Node, def: Def) {
     RED.nodes.createNode(this, def);
     const node = this;
@@ -36,16 +41,21 @@ export = function register(RED: NodeAPI): void {
       const pdf = pdfPayload(msg);
       const level = (typeof msg.level === 'string' && msg.level) || def.level || 'B-LTA';
       if (!LEVELS.includes(level as PadesLevel)) throw new SingpassFlowsError('INVALID_INPUT', `level: "${level}" is not one of ${LEVELS.join(', ')}`, { field: 'level' });
-      const documentName = pickText(msg.documentName) ?? pickText(def.documentName) ?? fileName(msg.filename) ?? 'Document.pdf';
+      const onBehalfOf = checkOnBehalfOf(msg.onBehalfOf);
+      const documentName = documentNameFor(pickText(msg.documentName) ?? pickText(def.documentName) ?? fileName(msg.filename) ?? 'Document.pdf', onBehalfOf);
+      const linkKey = signerLinkKeyOf(RED, client);
       const engine = await client.engine();
       const started = await engine.start(pdf, {
         documentName, level: level as PadesLevel,
+        ...(onBehalfOf !== undefined ? { onBehalfOf } : {}),
+        ...(msg.signer !== undefined ? { signer: msg.signer as never } : {}),
         reason: pickText(msg.reason) ?? pickText(def.reason), location: pickText(msg.location) ?? pickText(def.location),
       });
       // The PDF first: the certificate webhook may arrive as soon as the record exists.
       await client.store.putDocument(started.signRef, pdf);
       if (!(await client.store.put(started.record, undefined))) throw new SingpassFlowsError('STATE_INVALID', `A session ${started.signRef} already exists in the session store`);
       const png = await renderQr(started.qrPayload, { format: 'png' });
+      const signerLink = issueSignerLink({ ...linkKey, signRef: started.signRef, purpose: 'page' });
       node.status({ fill: 'yellow', shape: 'ring', text: `${short(started.signRef)} waiting for scan (${started.challengeCode})` });
       return {
         ...msg,
@@ -53,6 +63,8 @@ export = function register(RED: NodeAPI): void {
         session: recordForMessage(started.record),
         challengeCode: started.challengeCode,
         expiresAt: started.expiresAt,
+        documentName,
+        signerLink,
         qr: { png, payload: started.qrPayload, dataUrl: `data:image/png;base64,${png.toString('base64')}`, ...(started.qrLogo ? { logo: started.qrLogo } : {}) },
       };
     }, 'creating session');

@@ -43,25 +43,32 @@ function signing() {
         '<userDir>/singpass-sessions: nothing to set in settings.js), and the sandbox ' +
         '(npx singpass-flows sandbox --client-id node-red-dsap --jwks-url http://127.0.0.1:1880/singpass/jwks ' +
         '--webhook-url http://127.0.0.1:1880/singpass/sign/webhook) or your onboarded environment. ' +
-        'Signed PDFs and results.jsonl / errors.jsonl go to $SINGPASS_SIGNED_DIR (default ./signed).' },
+        'Signed PDFs and results.jsonl / errors.jsonl go to $SINGPASS_SIGNED_DIR (default ./signed). ' +
+        'Only signed-in users start sessions: set SINGPASS_SIGN_USER and SINGPASS_SIGN_PASSWORD (16+ characters) in ' +
+        'Node-RED\'s environment or as this tab\'s environment variables (the password as a credential); until then ' +
+        '/sign and /sign/start refuse everyone. Each session\'s signer page (/sign/s/<signRef>?link=...) opens only with ' +
+        'the link start signing issued; the webhook keeps its own check (the service\'s signed JWT).' },
     ...signConfigNodes('sf', { name: 'Singpass Sign (sandbox)', environment: 'sandbox', sandboxUrl: 'http://127.0.0.1:5156',
       clientId: 'node-red-dsap', domainName: 'localhost', tenantId: 'example' }),
 
-    n({ id: 'sf-c1', type: 'comment', name: '1. The signing page: upload a PDF, show the QR code and the challenge code', x: 330, y: 40, wires: [] }),
-    n({ id: 'sf-page-in', type: 'http in', name: '', url: '/sign', method: 'get', upload: false, swaggerDoc: '', x: 130, y: 80, wires: [['sf-page']] }),
-    n({ id: 'sf-page', type: 'template', name: 'signing page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'plain', template: page('signing-page.html'), output: 'str', x: 330, y: 80, wires: [['sf-page-out']] }),
-    n({ id: 'sf-page-out', type: 'http response', name: '', statusCode: '', headers: HTML, x: 530, y: 80, wires: [] }),
+    n({ id: 'sf-c1', type: 'comment', name: '1. Signed-in users (SINGPASS_SIGN_USER / SINGPASS_SIGN_PASSWORD) upload a PDF and get its signer page', x: 390, y: 40, wires: [] }),
+    n({ id: 'sf-page-in', type: 'http in', name: '', url: '/sign', method: 'get', upload: false, swaggerDoc: '', x: 130, y: 80, wires: [['sf-page-auth']] }),
+    n({ id: 'sf-page-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 300, y: 80, wires: [['sf-page'], ['sf-refused']] }),
+    n({ id: 'sf-page', type: 'template', name: 'upload page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'plain', template: page('signing-page.html'), output: 'str', x: 480, y: 80, wires: [['sf-page-out']] }),
+    n({ id: 'sf-page-out', type: 'http response', name: '', statusCode: '', headers: HTML, x: 650, y: 80, wires: [] }),
+    n({ id: 'sf-refused', type: 'http response', name: 'refused', statusCode: '', headers: {}, x: 500, y: 30, wires: [] }),
 
-    n({ id: 'sf-start-in', type: 'http in', name: '', url: '/sign/start', method: 'post', upload: false, swaggerDoc: '', x: 150, y: 140, wires: [['sf-name']] }),
-    n({ id: 'sf-name', type: 'change', name: 'document name', rules: [{ t: 'set', p: 'documentName', pt: 'msg', to: 'req.query.name', tot: 'msg' }], x: 350, y: 140, wires: [['sf-start']] }),
-    n({ id: 'sf-start', type: 'singpass-sign-start', name: 'start signing', client: 'sf-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', x: 550, y: 140, wires: [['sf-started']] }),
-    n({ id: 'sf-started', type: 'change', name: 'QR + challenge code', rules: [{ t: 'set', p: 'payload', pt: 'msg',
-      to: '{"signRef": signRef, "challengeCode": challengeCode, "expiresAt": expiresAt, "qr": qr.dataUrl}', tot: 'jsonata' }], x: 760, y: 140, wires: [['sf-start-out']] }),
-    n({ id: 'sf-start-out', type: 'http response', name: '', statusCode: '', headers: {}, x: 950, y: 140, wires: [] }),
-    n({ id: 'sf-start-catch', type: 'catch', name: 'start failed', scope: ['sf-start'], uncaught: false, x: 550, y: 190, wires: [['sf-start-error']] }),
+    n({ id: 'sf-start-in', type: 'http in', name: '', url: '/sign/start', method: 'post', upload: false, swaggerDoc: '', x: 150, y: 140, wires: [['sf-start-auth']] }),
+    n({ id: 'sf-start-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 320, y: 140, wires: [['sf-name'], ['sf-refused']] }),
+    n({ id: 'sf-name', type: 'change', name: 'document name', rules: [{ t: 'set', p: 'documentName', pt: 'msg', to: 'req.query.name', tot: 'msg' }], x: 490, y: 140, wires: [['sf-start']] }),
+    n({ id: 'sf-start', type: 'singpass-sign-start', name: 'start signing', client: 'sf-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', x: 660, y: 140, wires: [['sf-started']] }),
+    n({ id: 'sf-started', type: 'change', name: 'session + signer page link', rules: [{ t: 'set', p: 'payload', pt: 'msg',
+      to: '{"signRef": signRef, "challengeCode": challengeCode, "expiresAt": expiresAt, "qr": qr.dataUrl, "page": "sign/s/" & $encodeUrlComponent(signRef) & "?link=" & $encodeUrlComponent(signerLink.token)}', tot: 'jsonata' }], x: 870, y: 140, wires: [['sf-start-out']] }),
+    n({ id: 'sf-start-out', type: 'http response', name: '', statusCode: '', headers: { 'cache-control': 'no-store' }, x: 1060, y: 140, wires: [] }),
+    n({ id: 'sf-start-catch', type: 'catch', name: 'start failed', scope: ['sf-start'], uncaught: false, x: 660, y: 190, wires: [['sf-start-error']] }),
     n({ id: 'sf-start-error', type: 'change', name: 'error answer', rules: [
       { t: 'set', p: 'payload', pt: 'msg', to: '{"code": error.code, "message": error.message}', tot: 'jsonata' },
-      { t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' }], x: 760, y: 190, wires: [['sf-start-out']] }),
+      { t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' }], x: 870, y: 190, wires: [['sf-start-out']] }),
 
     n({ id: 'sf-c2', type: 'comment', name: '2. The signing service calls the webhook: certificate → check → hash; signature → signed PDF', x: 390, y: 260, wires: [] }),
     n({ id: 'sf-webhook', type: 'singpass-sign-webhook', name: '', client: 'sf-sign-client', url: '/singpass/sign/webhook', x: 160, y: 340, wires: [['sf-on-cert'], ['sf-on-sig'], ['sf-on-error'], ['sf-file-name']] }),
@@ -90,53 +97,45 @@ function signing() {
 }
 
 /**
- * The signing page's module (the demo page): live progress, sample documents, download, verification report. Kept apart
- * from the signing flow: it only adds nodes (ids sf-p-*) and wires from the signing nodes' outputs to the progress
- * recorder, which keeps each session's steps in flow context (one key per session and step: no read-modify-write, so
- * two outputs firing together cannot lose a step) for the page's routes to read back.
+ * The signer's page (ids sf-p-*): the page, its status and the signed PDF come from the session store through the
+ * signer page node, so any Node-RED instance on the store answers; each opens only with the session's link. Also the
+ * verification report of the signed PDF, and the sample documents the upload page offers (signed-in users only).
  */
 function addSigningPage(flow) {
   const tab = flow.find((node) => node.type === 'tab').id;
-  const byId = new Map(flow.map((node) => [node.id, node]));
   const n = on(tab);
-
-  // Progress: the start node and the signing nodes' outputs also go to the recorder.
-  for (const [source, output] of [['sf-start', 0], ['sf-webhook', 0], ['sf-webhook', 1], ['sf-on-cert', 0], ['sf-write', 0], ['sf-on-error', 0], ['sf-catch', 0], ['sf-start-catch', 0]]) {
-    byId.get(source).wires[output].push('sf-p-record');
-  }
-
   const y = 780;
-  const lookup = fn('session-progress.js');
+  const signer = (id, answer, x, yy, wires) => n({ id, type: 'singpass-signer-page', name: '', client: 'sf-sign-client', answer, title: '', outputs: answer === 'document' ? 2 : 1, x, y: yy, wires });
   return flow.concat([
-    n({ id: 'sf-p-c', type: 'comment', name: '5. The signing page follows the session: status, sample documents, signed PDF, verification report', x: 420, y, wires: [] }),
-    n({ id: 'sf-p-record', type: 'function', name: 'remember progress for the page', func: fn('record-progress.js'), outputs: 0, x: 1090, y: 300, wires: [] }),
-    n({ id: 'sf-p-finish-status', type: 'status', name: 'finish steps', scope: ['sf-finish', 'sf-webhook'], x: 1100, y: 250, wires: [['sf-p-record']] }),
+    n({ id: 'sf-p-c', type: 'comment', name: '5. The signer page (its link opens it): QR code, progress, signed PDF, verification report; sample documents', x: 440, y, wires: [] }),
+    n({ id: 'sf-p-page-in', type: 'http in', name: '', url: '/sign/s/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 40, wires: [['sf-p-page']] }),
+    signer('sf-p-page', 'page', 420, y + 40, [['sf-p-out']]),
+    n({ id: 'sf-p-status-in', type: 'http in', name: '', url: '/sign/s/:signRef/status', method: 'get', upload: false, swaggerDoc: '', x: 180, y: y + 90, wires: [['sf-p-status']] }),
+    signer('sf-p-status', 'status', 420, y + 90, [['sf-p-out']]),
+    n({ id: 'sf-p-signed-in', type: 'http in', name: '', url: '/sign/s/:signRef/signed.pdf', method: 'get', upload: false, swaggerDoc: '', x: 190, y: y + 140, wires: [['sf-p-signed']] }),
+    signer('sf-p-signed', 'download', 420, y + 140, [['sf-p-out']]),
 
-    n({ id: 'sf-p-status-in', type: 'http in', name: '', url: '/sign/status/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 40, wires: [['sf-p-lookup-status']] }),
-    n({ id: 'sf-p-lookup-status', type: 'function', name: 'session progress', func: lookup, outputs: 2, x: 420, y: y + 40, wires: [['sf-p-status'], ['sf-p-out']] }),
-    n({ id: 'sf-p-status', type: 'function', name: 'status JSON', func: fn('status-json.js'), outputs: 1, x: 620, y: y + 40, wires: [['sf-p-out']] }),
+    n({ id: 'sf-p-report-in', type: 'http in', name: '', url: '/sign/s/:signRef/report', method: 'get', upload: false, swaggerDoc: '', x: 180, y: y + 190, wires: [['sf-p-document']] }),
+    signer('sf-p-document', 'document', 420, y + 190, [['sf-p-verify'], ['sf-p-out']]),
+    n({ id: 'sf-p-verify', type: 'singpass-pdf-verify', name: '', client: 'sf-sign-client', failInvalid: false, x: 590, y: y + 190, wires: [['sf-p-report-data']] }),
+    n({ id: 'sf-p-report-data', type: 'function', name: 'report data', func: fn('report-data.js'), outputs: 1, x: 750, y: y + 190, wires: [['sf-p-report']] }),
+    n({ id: 'sf-p-report', type: 'template', name: 'verification report page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'mustache', template: page('verification-report.html'), output: 'str', x: 940, y: y + 190, wires: [['sf-p-html']] }),
+    n({ id: 'sf-p-html', type: 'http response', name: '', statusCode: '', headers: HTML, x: 1130, y: y + 190, wires: [] }),
 
-    n({ id: 'sf-p-signed-in', type: 'http in', name: '', url: '/sign/signed/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 90, wires: [['sf-p-lookup-signed']] }),
-    n({ id: 'sf-p-lookup-signed', type: 'function', name: 'session progress', func: lookup, outputs: 2, x: 420, y: y + 90, wires: [['sf-p-signed-file'], ['sf-p-out']] }),
-    n({ id: 'sf-p-signed-file', type: 'function', name: 'signed PDF path', func: fn('signed-pdf-path.js'), outputs: 2, x: 620, y: y + 90, wires: [['sf-p-read'], ['sf-p-out']] }),
-    n({ id: 'sf-p-read', type: 'file in', name: 'read PDF', filename: 'filename', filenameType: 'msg', format: '', chunk: false, sendError: false, encoding: 'none', allProps: false, x: 820, y: y + 90, wires: [['sf-p-out']] }),
+    n({ id: 'sf-p-samples-in', type: 'http in', name: '', url: '/sign/samples', method: 'get', upload: false, swaggerDoc: '', x: 160, y: y + 240, wires: [['sf-p-samples-auth']] }),
+    n({ id: 'sf-p-samples-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 330, y: y + 240, wires: [['sf-p-samples'], ['sf-p-out']] }),
+    n({ id: 'sf-p-samples', type: 'function', name: 'sample list', func: SAMPLES_JS + fn('sample-list.js'), outputs: 1, x: 520, y: y + 240, wires: [['sf-p-out']] }),
+    n({ id: 'sf-p-sample-in', type: 'http in', name: '', url: '/sign/samples/:name', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 290, wires: [['sf-p-sample-auth']] }),
+    n({ id: 'sf-p-sample-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 340, y: y + 290, wires: [['sf-p-sample-file'], ['sf-p-out']] }),
+    n({ id: 'sf-p-sample-file', type: 'function', name: 'sample path', func: SAMPLES_JS + fn('sample-path.js'), outputs: 2, x: 520, y: y + 290, wires: [['sf-p-read'], ['sf-p-out']] }),
+    n({ id: 'sf-p-read', type: 'file in', name: 'read PDF', filename: 'filename', filenameType: 'msg', format: '', chunk: false, sendError: false, encoding: 'none', allProps: false, x: 700, y: y + 290, wires: [['sf-p-out']] }),
 
-    n({ id: 'sf-p-report-in', type: 'http in', name: '', url: '/sign/report/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 140, wires: [['sf-p-lookup-report']] }),
-    n({ id: 'sf-p-lookup-report', type: 'function', name: 'session progress', func: lookup, outputs: 2, x: 420, y: y + 140, wires: [['sf-p-report'], ['sf-p-out']] }),
-    n({ id: 'sf-p-report', type: 'template', name: 'verification report page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'mustache', template: page('verification-report.html'), output: 'str', x: 640, y: y + 140, wires: [['sf-p-html']] }),
-    n({ id: 'sf-p-html', type: 'http response', name: '', statusCode: '', headers: HTML, x: 850, y: y + 140, wires: [] }),
-
-    n({ id: 'sf-p-samples-in', type: 'http in', name: '', url: '/sign/samples', method: 'get', upload: false, swaggerDoc: '', x: 160, y: y + 190, wires: [['sf-p-samples']] }),
-    n({ id: 'sf-p-samples', type: 'function', name: 'sample list', func: SAMPLES_JS + fn('sample-list.js'), outputs: 1, x: 420, y: y + 190, wires: [['sf-p-out']] }),
-    n({ id: 'sf-p-sample-in', type: 'http in', name: '', url: '/sign/samples/:name', method: 'get', upload: false, swaggerDoc: '', x: 170, y: y + 240, wires: [['sf-p-sample-file']] }),
-    n({ id: 'sf-p-sample-file', type: 'function', name: 'sample path', func: SAMPLES_JS + fn('sample-path.js'), outputs: 2, x: 420, y: y + 240, wires: [['sf-p-read'], ['sf-p-out']] }),
-
-    n({ id: 'sf-p-catch', type: 'catch', name: 'file not readable', scope: ['sf-p-read'], uncaught: false, x: 620, y: y + 290, wires: [['sf-p-not-found']] }),
+    n({ id: 'sf-p-catch', type: 'catch', name: 'file not readable', scope: ['sf-p-read'], uncaught: false, x: 700, y: y + 340, wires: [['sf-p-not-found']] }),
     n({ id: 'sf-p-not-found', type: 'change', name: '404', rules: [
       { t: 'set', p: 'payload', pt: 'msg', to: '{"code": "INVALID_INPUT", "message": "The file is not there any more"}', tot: 'json' },
       { t: 'set', p: 'statusCode', pt: 'msg', to: '404', tot: 'num' },
-      { t: 'delete', p: 'headers', pt: 'msg' }], x: 820, y: y + 290, wires: [['sf-p-out']] }),
-    n({ id: 'sf-p-out', type: 'http response', name: '', statusCode: '', headers: {}, x: 1050, y: y + 140, wires: [] }),
+      { t: 'delete', p: 'headers', pt: 'msg' }], x: 880, y: y + 340, wires: [['sf-p-out']] }),
+    n({ id: 'sf-p-out', type: 'http response', name: '', statusCode: '', headers: {}, x: 1130, y: y + 90, wires: [] }),
   ]);
 }
 

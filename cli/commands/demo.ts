@@ -199,7 +199,8 @@ export async function runNodeRedDemo(o: { sandboxPort: number; nodeRedPort: numb
     log([
       `Singpass signing demo (TEST ONLY, everything on 127.0.0.1; Node-RED ${demo.nodeRedVersion})`,
       '',
-      `  Signing page     ${demo.urls.signingPage}     <- start here: pick a sample PDF, sign it`,
+      `  Signing page     ${demo.urls.signingPage}     <- start here: sign in, pick a sample PDF, sign it`,
+      `  Sign-in          user ${demo.signIn.user}, password ${demo.signIn.password}     <- this run's only; the page refuses anyone else`,
       `  Phone page       ${demo.urls.phone}     <- the simulated Singpass app: scan, compare the code, approve`,
       `  Node-RED editor  ${demo.urls.editor}     <- the flow behind the signing page`,
       `  Sandbox          ${demo.urls.sandbox}`,

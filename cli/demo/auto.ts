@@ -35,7 +35,8 @@ export async function signSampleUnattended(demo: RunningDemo, o: { sample: strin
   const log = o.log ?? (() => undefined);
   const pdf = readFileSync(path.join(demo.samplesDir, o.sample));
   const res = await fetch(`${demo.nodeRedUrl}/sign/start?name=${encodeURIComponent(o.sample)}`, {
-    method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: pdf,
+    method: 'POST', body: pdf,
+    headers: { 'content-type': 'application/octet-stream', authorization: `Basic ${Buffer.from(`${demo.signIn.user}:${demo.signIn.password}`).toString('base64')}` },
   });
   const started = (await res.json().catch(() => ({}))) as { signRef?: string; challengeCode?: string; code?: string; message?: string };
   if (!res.ok || !started.signRef) {

@@ -45,6 +45,8 @@ export interface RunningDemo {
   samplesDir: string;
   /** This run's sandbox root certificate (PEM), written next to the signed PDFs: `singpass-flows verify --root` it. */
   rootCertPath: string;
+  /** The sign-in of the signing page for this run (the example lets only signed-in users start a session). */
+  signIn: { user: string; password: string };
   /** Stop Node-RED, then the sandbox, and delete the temporary Node-RED user folder. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -153,6 +155,10 @@ export async function startDemo(o: DemoLaunchOptions): Promise<RunningDemo> {
     // The flow reads these with $env(): where signed PDFs go, where the sample documents are.
     process.env.SINGPASS_SIGNED_DIR = o.signedDir;
     process.env.SINGPASS_SAMPLES_DIR = samplesDir;
+    // The example refuses everyone until it has a sign-in (docs/node-red.md): a fresh one for each run.
+    const signIn = { user: 'demo', password: randomBytes(18).toString('base64url') };
+    process.env.SINGPASS_SIGN_USER = signIn.user;
+    process.env.SINGPASS_SIGN_PASSWORD = signIn.password;
     // Node-RED's start-up warnings (no projects, new credential file) are noise here; errors still show.
     process.env.NODE_RED_LOG_LEVEL ??= 'error';
     const nodeRed = await runtime.startNodeRed({ userDir, port: o.nodeRedPort, packageDir: root });
@@ -183,6 +189,7 @@ export async function startDemo(o: DemoLaunchOptions): Promise<RunningDemo> {
       signedDir: o.signedDir,
       samplesDir,
       rootCertPath,
+      signIn,
       stop,
     };
   } catch (e) {

@@ -33,6 +33,8 @@ export async function finishSigned(client: SignClientNode, engine: SigningEngine
   const { signRef } = record.state;
   const outcome = await exclusiveFinish(signRef, async (): Promise<FinishOutcome> => {
     const result = await engine.finish(record, pdf, { onStep });
+    // the signed PDF first, as the core's driver does: a record that says completed always has its PDF in the store
+    if (result.pdf && result.record.state.status === 'completed') await client.store.putSignedDocument(signRef, result.pdf);
     if (!(await client.store.put(result.record, record.revision))) return { kind: 'lost' };
     if (result.deferred) return { kind: 'deferred', record: result.record };
     await endSession(client, signRef);

@@ -66,6 +66,14 @@ export class FolderNodeRedStore implements SignSessionStore {
     return this.run('delete a PDF being signed', () => this.files.deleteDocument(signRef));
   }
 
+  putSignedDocument(signRef: string, pdf: Buffer): Promise<void> {
+    return this.run('save a signed PDF', () => this.files.putSignedDocument(signRef, pdf));
+  }
+
+  getSignedDocument(signRef: string): Promise<Buffer | undefined> {
+    return this.run('read a signed PDF', () => this.files.getSignedDocument(signRef));
+  }
+
   rememberDelivery(delivery: VerifiedDelivery): Promise<boolean> {
     return this.run('keep a webhook delivery', () => this.files.rememberDelivery(delivery));
   }

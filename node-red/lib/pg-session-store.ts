@@ -119,6 +119,14 @@ export class PgNodeRedStore implements SignSessionStore {
     return this.pg.deleteDocument(signRef);
   }
 
+  putSignedDocument(signRef: string, pdf: Buffer): Promise<void> {
+    return this.pg.putSignedDocument(signRef, pdf);
+  }
+
+  getSignedDocument(signRef: string): Promise<Buffer | undefined> {
+    return this.pg.getSignedDocument(signRef);
+  }
+
   /** One `INSERT … ON CONFLICT DO NOTHING`: of instances given the same event at once, exactly one gets true. */
   rememberDelivery(delivery: VerifiedDelivery): Promise<boolean> {
     return this.pg.rememberDelivery(delivery);

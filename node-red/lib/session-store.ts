@@ -21,6 +21,12 @@ export interface SignSessionStore extends SessionStore, DeliveryStore {
   putDocument(signRef: string, pdf: Buffer): Promise<void>;
   deleteDocument(signRef: string): Promise<void>;
   /**
+   * The signed PDF of a completed session, stored before the record says completed, so whichever instance answers
+   * the signer's page can hand it out (kept until the record is forgotten).
+   */
+  putSignedDocument(signRef: string, pdf: Buffer): Promise<void>;
+  getSignedDocument(signRef: string): Promise<Buffer | undefined>;
+  /**
    * The sessions whose next step (`nextStep` with `policy`) is due now; a shared store leases each to `owner` so
    * that another instance's sweep skips it meanwhile.
    */
@@ -44,7 +50,7 @@ export function unusableStore(cause: Error): SignSessionStore {
   const error = new SingpassFlowsError('STORE_FAILED', `The session store is not configured: ${cause.message}`, { retryable: false });
   const fail = (): Promise<never> => Promise.reject(error);
   return {
-    shared: false, idleMs: DEFAULT_IDLE_MS, get: fail, put: fail, delete: fail, list: fail, getDocument: fail, putDocument: fail, deleteDocument: fail,
+    shared: false, idleMs: DEFAULT_IDLE_MS, get: fail, put: fail, delete: fail, list: fail, getDocument: fail, putDocument: fail, deleteDocument: fail, putSignedDocument: fail, getSignedDocument: fail,
     rememberDelivery: fail, getDelivery: fail, markDeliveryApplied: fail, pendingDeliveries: fail, forgetDeliveries: fail, dueSessions: fail, close: () => Promise.resolve(),
   };
 }

@@ -104,6 +104,19 @@ async function buildEngine(RED: NodeAPI, node: SignClientNode): Promise<SigningE
   });
 }
 
+/**
+ * The key of the signer's links (the core's signer-links: HMAC over sign_ref, purpose and expiry): the client's
+ * notification token secret, and its previous secret while a rotation is under way. Never logged.
+ */
+export function signerLinkKeyOf(RED: NodeAPI, client: SignClientNode): { secret: string; previousSecrets: string[] } {
+  const id = client.settings.notificationSecret;
+  const secretNode = id ? (RED.nodes.getNode(id) as NotificationSecretNode | null) : null;
+  const secret = secretNode?.credentials?.secret ?? '';
+  if (!secretNode || !secret) throw invalidInput('Notification token secret', `the Singpass Sign API client "${client.name || client.id}" needs a notification token secret config node with its secret (it also keys the signer's links)`);
+  const previous = secretNode.credentials?.previousSecret?.trim();
+  return { secret, previousSecrets: previous ? [previous] : [] };
+}
+
 /** The session folder: the client's "Session folder" (relative to the user directory), else `<userDir>/singpass-sessions`. */
 export function sessionDirOf(RED: NodeAPI, s: SignClientSettings): string {
   const userDir = RED.settings.userDir ?? '.';

@@ -100,7 +100,10 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
  */
 export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
   const userDir = path.join(dir, 'userDir');
-  const nr: NodeRedProcess = await startNodeRedProcess({ userDir, port: await freePort(), env: { SINGPASS_SIGNED_DIR: path.join(dir, 'signed') } });
+  // the example's sign-in, in Node-RED's environment (docs/node-red.md): only a signed-in caller starts a session
+  const signIn = { SINGPASS_SIGN_USER: 'conformance', SINGPASS_SIGN_PASSWORD: 'conformance-sign-in-password-0123' };
+  const authorization = `Basic ${Buffer.from(`${signIn.SINGPASS_SIGN_USER}:${signIn.SINGPASS_SIGN_PASSWORD}`).toString('base64')}`;
+  const nr: NodeRedProcess = await startNodeRedProcess({ userDir, port: await freePort(), env: { SINGPASS_SIGNED_DIR: path.join(dir, 'signed'), ...signIn } });
   try {
     const keys = await generateClientKeys();
     const flow = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', 'singpass-document-signing.json'), 'utf8')) as Record<string, unknown>[]).map((n) => {
@@ -127,7 +130,7 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
       webhookUrl: `${nr.url}${String(webhook.url)}`,
       jwksUrl,
       async startSession(name) {
-        const res = await fetch(`${nr.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(pdf) });
+        const res = await fetch(`${nr.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', authorization }, body: new Uint8Array(pdf) });
         const text = await res.text();
         if (res.status !== 200) throw new Error(`POST /sign/start: HTTP ${res.status} ${text}`);
         return (JSON.parse(text) as { signRef: string }).signRef;

@@ -50,6 +50,8 @@ export function runCli(args: string[], o: { timeoutMs?: number; tmp?: string } =
 
 export interface InteractiveDemo {
   signingPage: string;
+  /** The sign-in the demo printed for its signing page. */
+  signIn: { username: string; password: string };
   phone: string;
   editor: string;
   sandbox: string;
@@ -90,6 +92,7 @@ export function startInteractiveDemo(signedDir: string): Promise<InteractiveDemo
       };
       resolve({
         signingPage: url('Signing page'), phone: url('Phone page'), editor: url('Node-RED editor'), sandbox: url('Sandbox'),
+        signIn: signInOf(stdout),
         child,
         output: () => `${stdout}\n${stderr}`,
         async interrupt(timeoutMs = 30_000) {
@@ -111,6 +114,13 @@ export function startInteractiveDemo(signedDir: string): Promise<InteractiveDemo
       });
     });
   });
+}
+
+/** The sign-in line the demo prints: `Sign-in  user <user>, password <password>`. */
+function signInOf(stdout: string): { username: string; password: string } {
+  const m = /^\s*Sign-in\s+user (\S+), password (\S+)/m.exec(stdout);
+  if (!m) throw new Error(`no "Sign-in" line in:\n${stdout}`);
+  return { username: m[1]!, password: m[2]! };
 }
 
 /** pdfsig's report with an NSS database trusting the given root (PEM). */

@@ -19,10 +19,24 @@ import { REPO_ROOT, deploy, freePort, startNodeRedProcess, waitFor, type NodeRed
 const run = promisify(execFile);
 const EXAMPLE = path.join(REPO_ROOT, 'examples', 'singpass-document-signing.json');
 
-/** The example as a user deploys it: the sandbox URL of this run, and the secrets pasted into the config nodes. */
+/** The sign-in the tests give the example (its tab's environment variables, as docs/node-red.md describes). */
+export const SIGN_IN = { user: 'signer', password: 'e2e-sign-in-password-0123456789' };
+
+/** The Authorization header of a signed-in caller of the example's upload page and start route. */
+export function signInHeader(sign = SIGN_IN): string {
+  return `Basic ${Buffer.from(`${sign.user}:${sign.password}`).toString('base64')}`;
+}
+
+/**
+ * The example as a user deploys it: the sandbox URL of this run, the secrets pasted into the config nodes, and the
+ * sign-in set as the tab's environment variables.
+ */
 export function exampleFlow(sb: Sandbox, signingJwk: unknown, file = EXAMPLE): Record<string, unknown>[] {
   const flow = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>[];
   return flow.map((n) => {
+    if (n.type === 'tab' && n.id === 'sf-sign-tab') {
+      return { ...n, env: [{ name: 'SINGPASS_SIGN_USER', value: SIGN_IN.user, type: 'str' }, { name: 'SINGPASS_SIGN_PASSWORD', value: SIGN_IN.password, type: 'str' }] };
+    }
     if (n.type === 'singpass-sign-client') return { ...n, sandboxUrl: sb.baseUrl, credentials: { signingKey: JSON.stringify(signingJwk) } };
     if (n.type === 'singpass-notification-secret') return { ...n, credentials: { secret: 'a-long-random-secret-for-the-e2e-test-0123456789' } };
     return n;
@@ -60,9 +74,9 @@ export async function deploySigningExample(nr: NodeRedProcess, sb: Sandbox, file
 }
 
 /** Upload a PDF to the example's endpoint as its signing page does; the session it started. */
-export async function startSigning(nr: NodeRedProcess, pdf: Buffer, name = 'Contract.pdf'): Promise<{ signRef: string; challengeCode: string; expiresAt: number; qr: string }> {
-  const res = await fetch(`${nr.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(pdf) });
-  const started = (await res.json()) as { signRef: string; challengeCode: string; expiresAt: number; qr: string };
+export async function startSigning(nr: NodeRedProcess | { url: string }, pdf: Buffer, name = 'Contract.pdf'): Promise<{ signRef: string; challengeCode: string; expiresAt: number; qr: string; page: string }> {
+  const res = await fetch(`${nr.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', authorization: signInHeader() }, body: new Uint8Array(pdf) });
+  const started = (await res.json()) as { signRef: string; challengeCode: string; expiresAt: number; qr: string; page: string };
   expect(res.status).toBe(200);
   return started;
 }
@@ -82,7 +96,8 @@ export async function signExampleWithRestart(o: SigningScenario): Promise<void> 
 
   await deploySigningExample(nr, sb, o.packageDir ? path.join(o.packageDir, 'examples', 'singpass-document-signing.json') : EXAMPLE);
 
-  const page = await fetch(`${nr.url}/sign`);
+  expect((await fetch(`${nr.url}/sign`)).status).toBe(401); // the upload page asks for the sign-in
+  const page = await fetch(`${nr.url}/sign`, { headers: { authorization: signInHeader() } });
   expect(page.status).toBe(200);
   expect(await page.text()).toContain('Start signing');
 

@@ -24,7 +24,7 @@ import { startNginx, type RunningNginx } from '../helpers/nginx';
 import { makeNssDb } from '../helpers/pki-tools';
 import { startPostgres, type Postgres } from '../helpers/postgres';
 import { deploy, freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
-import { exampleFlow } from './signing-scenario';
+import { exampleFlow, signInHeader } from './signing-scenario';
 
 const run = promisify(execFile);
 /** Seconds a session mid-step is left to its instance before the other takes it over (the config node's field). */
@@ -143,7 +143,7 @@ function startRelay(): Promise<http.Server> {
 }
 
 async function startSession(name: string): Promise<string> {
-  const res = await fetch(`${nginx.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(input) });
+  const res = await fetch(`${nginx.url}/sign/start?name=${encodeURIComponent(name)}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', authorization: signInHeader() }, body: new Uint8Array(input) });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`POST /sign/start: HTTP ${res.status} ${text.slice(0, 300)}`);
   return (JSON.parse(text) as { signRef: string }).signRef;
