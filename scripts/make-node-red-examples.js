@@ -192,6 +192,74 @@ function login(provider) {
   ];
 }
 
+/**
+ * An officer signs for the company: Corppass login (FAPI 2.0; legacy works the same with scope openid), then only a
+ * user holding one of the configured roles for the entity they logged in for may start the signing (officer check);
+ * the entity and the role go into the session record and into the document name the user sees in the app.
+ */
+function officer() {
+  const tab = 'of-tab';
+  const n = on(tab);
+  const signer = (id, answer, x, y) => n({ id, type: 'singpass-signer-page', name: '', client: 'of-sign-client', answer, title: 'Sign for your company with Singpass', outputs: 1, x, y, wires: [['of-page-out']] });
+  return [
+    { id: tab, type: 'tab', label: 'Corppass officer signs for the company', info:
+        'Open http://127.0.0.1:1880/officer/login: Corppass login; a user holding a role of the Officer check node (here ' +
+        'CPF2FAR1 of e-service SD-CPF2FA, a sandbox user\'s role: put the role your e-service grants to signing officers) ' +
+        'for the entity (UEN) they logged in for signs the document SINGPASS_OFFICER_DOCUMENT names, on behalf of the ' +
+        'company; anyone else gets a page saying which role is needed. ' +
+        LOGIN_KEYS_NOTE('http://127.0.0.1:1880/officer/jwks', 'http://127.0.0.1:1880/officer/callback') +
+        ' The signing client needs its key and token secret too; register http://127.0.0.1:1880/officer/sign/webhook ' +
+        'as its webhook URL and the same key set URL.' },
+    { id: 'of-cp-client', type: 'corppass-client', name: 'Corppass (sandbox)', profile: 'fapi', appType: 'login', environment: 'sandbox',
+      sandboxUrl: 'http://127.0.0.1:5156', issuer: '', clientId: 'node-red-rp', redirectUri: 'http://127.0.0.1:1880/officer/callback' },
+    ...signConfigNodes('of', { name: 'Singpass Sign (sandbox)', environment: 'sandbox', sandboxUrl: 'http://127.0.0.1:5156',
+      clientId: 'node-red-dsap', domainName: 'localhost', tenantId: 'example' }),
+
+    n({ id: 'of-c1', type: 'comment', name: '1. /officer/login: Corppass login (the login transaction rides in an HttpOnly cookie)', x: 380, y: 40, wires: [] }),
+    n({ id: 'of-login-in', type: 'http in', name: '', url: '/officer/login', method: 'get', upload: false, swaggerDoc: '', x: 140, y: 80, wires: [['of-start-login']] }),
+    n({ id: 'of-start-login', type: 'corppass-login', name: '', client: 'of-cp-client', action: 'start', scope: 'openid authinfo', fetchRoles: true, includeAccessToken: false,
+      acrValues: '', requiredAcr: '', authenticationContextType: '', authenticationContextMessage: '', x: 350, y: 80, wires: [['of-redirect']] }),
+    n({ id: 'of-redirect', type: 'http response', name: 'redirect', statusCode: '', headers: {}, x: 560, y: 80, wires: [] }),
+
+    n({ id: 'of-c2', type: 'comment', name: '2. /officer/callback: only an officer with the role for the entity starts the signing; anyone else gets a page saying why', x: 470, y: 130, wires: [] }),
+    n({ id: 'of-callback-in', type: 'http in', name: '', url: '/officer/callback', method: 'get', upload: false, swaggerDoc: '', x: 150, y: 170, wires: [['of-complete']] }),
+    n({ id: 'of-complete', type: 'corppass-login', name: '', client: 'of-cp-client', action: 'complete', scope: '', fetchRoles: true, includeAccessToken: false,
+      acrValues: '', requiredAcr: '', authenticationContextType: '', authenticationContextMessage: '', x: 340, y: 170, wires: [['of-officer']] }),
+    n({ id: 'of-officer', type: 'singpass-officer-check', name: '', roles: 'CPF2FAR1', eserviceId: 'SD-CPF2FA', x: 540, y: 170, wires: [['of-document'], ['of-page-out']] }),
+    n({ id: 'of-document', type: 'function', name: 'document to sign', func: fn('officer-document.js'), outputs: 2, x: 730, y: 170, wires: [['of-read'], ['of-page-out']] }),
+    n({ id: 'of-read', type: 'file in', name: 'read PDF', filename: 'filename', filenameType: 'msg', format: '', chunk: false, sendError: false, encoding: 'none', allProps: false, x: 900, y: 170, wires: [['of-start']] }),
+    n({ id: 'of-start', type: 'singpass-sign-start', name: 'start signing (for the company)', client: 'of-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed for the company with Singpass', location: '', x: 1110, y: 170, wires: [['of-to-page']] }),
+    n({ id: 'of-to-page', type: 'change', name: 'to the signer page', rules: [
+      { t: 'set', p: 'statusCode', pt: 'msg', to: '303', tot: 'num' },
+      { t: 'set', p: 'headers', pt: 'msg', to: '{"location": "s/" & $encodeUrlComponent(signRef) & "?link=" & $encodeUrlComponent(signerLink.token), "cache-control": "no-store"}', tot: 'jsonata' },
+      { t: 'set', p: 'payload', pt: 'msg', to: '', tot: 'str' }], x: 1320, y: 170, wires: [['of-page-out']] }),
+    n({ id: 'of-page-out', type: 'http response', name: '', statusCode: '', headers: {}, x: 1320, y: 260, wires: [] }),
+    n({ id: 'of-catch', type: 'catch', name: 'login or start failed', scope: ['of-complete', 'of-start', 'of-read'], uncaught: false, x: 360, y: 230, wires: [['of-error-page']] }),
+    n({ id: 'of-error-page', type: 'template', name: 'error page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'mustache', template: page('login-error.html'), output: 'str', x: 560, y: 230, wires: [['of-error-status']] }),
+    n({ id: 'of-error-status', type: 'change', name: '400', rules: [{ t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' },
+      { t: 'set', p: 'headers', pt: 'msg', to: '{"content-type": "text/html; charset=utf-8"}', tot: 'json' }], x: 730, y: 230, wires: [['of-page-out']] }),
+
+    n({ id: 'of-c3', type: 'comment', name: '3. The officer\'s signer page (its link opens it): QR code, progress, signed PDF', x: 370, y: 320, wires: [] }),
+    n({ id: 'of-s-in', type: 'http in', name: '', url: '/officer/s/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 160, y: 360, wires: [['of-s-page']] }),
+    signer('of-s-page', 'page', 400, 360),
+    n({ id: 'of-status-in', type: 'http in', name: '', url: '/officer/s/:signRef/status', method: 'get', upload: false, swaggerDoc: '', x: 170, y: 410, wires: [['of-s-status']] }),
+    signer('of-s-status', 'status', 400, 410),
+    n({ id: 'of-signed-in', type: 'http in', name: '', url: '/officer/s/:signRef/signed.pdf', method: 'get', upload: false, swaggerDoc: '', x: 180, y: 460, wires: [['of-s-signed']] }),
+    signer('of-s-signed', 'download', 400, 460),
+
+    n({ id: 'of-c4', type: 'comment', name: '4. The signing service calls the webhook: certificate \u2192 check \u2192 hash; signature \u2192 signed PDF (kept in the session store)', x: 470, y: 520, wires: [] }),
+    n({ id: 'of-webhook', type: 'singpass-sign-webhook', name: '', client: 'of-sign-client', url: '/officer/sign/webhook', x: 170, y: 580, wires: [['of-on-cert'], ['of-on-sig'], ['of-on-error'], ['of-file-name']] }),
+    n({ id: 'of-on-cert', type: 'singpass-sign-apply', name: 'certificate: check status (OCSP) \u2192 prepare \u2192 submit hash', client: 'of-sign-client', x: 540, y: 560, wires: [[]] }),
+    n({ id: 'of-on-sig', type: 'singpass-sign-apply', name: 'signature received', client: 'of-sign-client', x: 450, y: 610, wires: [['of-finish']] }),
+    n({ id: 'of-finish', type: 'singpass-sign-finish', name: 'finalize \u2192 validation data \u2192 document timestamp \u2192 verify', client: 'of-sign-client', x: 800, y: 610, wires: [['of-file-name']] }),
+    n({ id: 'of-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'of-sign-client', x: 430, y: 660, wires: [[]] }),
+    n({ id: 'of-file-name', type: 'change', name: 'signed/<signRef>.pdf', rules: [{ t: 'set', p: 'filename', pt: 'msg',
+      to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x: 240, y: 710, wires: [['of-write']] }),
+    n({ id: 'of-write', type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 450, y: 710, wires: [[]] }),
+    n({ id: 'of-keyset', type: 'singpass-keyset', name: '', url: '/officer/jwks', signClient: 'of-sign-client', corppassClient: 'of-cp-client', singpassClient: '', x: 160, y: 770, wires: [] }),
+  ];
+}
+
 /** One key-set URL publishing the public keys of a signing client and both login clients. */
 function keySet() {
   const tab = 'ks-tab';
@@ -235,6 +303,7 @@ function main(argv) {
     'corppass-login-with-roles.json': login('corppass'),
     'singpass-login.json': login('singpass'),
     'key-set-endpoint.json': keySet(),
+    'corppass-officer-signing.json': officer(),
   };
   fs.mkdirSync(out, { recursive: true });
   for (const [name, flow] of Object.entries(examples)) fs.writeFileSync(path.join(out, name), toJson(flow));
