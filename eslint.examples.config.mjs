@@ -48,6 +48,11 @@ export default [
     languageOptions: { globals: readonly(['SAMPLES']) },
   },
   {
+    // The generator puts `const SIGNERS = [...]` (who signs, in order) before these two bodies.
+    files: ['scripts/node-red-examples/functions/first-signer.js', 'scripts/node-red-examples/functions/next-signer.js'],
+    languageOptions: { globals: readonly(['SIGNERS']) },
+  },
+  {
     files: ['scripts/node-red-examples/pages/*.html'],
     plugins: { examples: { processors: { 'html-inline-scripts': htmlScripts } } },
     processor: 'examples/html-inline-scripts',

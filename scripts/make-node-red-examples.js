@@ -19,6 +19,8 @@ const HTML = { 'content-type': 'text/html; charset=utf-8' };
 // sample functions get this list as `const SAMPLES = [...]` before their body (eslint.examples.config.mjs declares it).
 const SAMPLES = ['tenancy-agreement.pdf', 'consent-form.pdf'];
 const SAMPLES_JS = 'const SAMPLES = [' + SAMPLES.map((s) => JSON.stringify(s)).join(', ') + '];\n';
+// Who signs, in order, in the several-signers example (its two signer functions get `const SIGNERS = [...]`).
+const SIGNERS_JS = 'const SIGNERS = ["Landlord", "Tenant"];\n';
 
 /** A node on the tab `z` (the tab's id comes first, as Node-RED exports it). */
 const on = (z) => (props) => ({ z, ...props });
@@ -260,6 +262,72 @@ function officer() {
   ];
 }
 
+/**
+ * Several signers in order: signer 1 signs, then signer 2 signs signer 1's signed PDF, each on a signer page of their
+ * own. A signer who declines or lets the session expire ends the chain there; what was signed before stays signed.
+ */
+function severalSigners() {
+  const tab = 'ms-tab';
+  const n = on(tab);
+  const signer = (id, answer, x, y) => n({ id, type: 'singpass-signer-page', name: '', client: 'ms-sign-client', answer, title: '', outputs: 1, x, y, wires: [['ms-out']] });
+  return [
+    { id: tab, type: 'tab', label: 'Singpass several signers in order', info:
+        'POST http://127.0.0.1:1880/signers/start?name=<file name> with the PDF (signed-in users only: SINGPASS_SIGN_USER / ' +
+        'SINGPASS_SIGN_PASSWORD, as in the document-signing example) starts signer 1 (Landlord) and answers their page link. ' +
+        'When signer 1 has signed, signer 2 (Tenant) gets a session of their own over signer 1\'s signed PDF; their page ' +
+        'link goes to handovers.jsonl in $SINGPASS_SIGNED_DIR (put your email node there). The last signed PDF carries both ' +
+        'signatures. If signer 2 declines or lets the session expire, the chain stops: signer 1\'s signed PDF stays ' +
+        'available (their page, $SINGPASS_SIGNED_DIR) and errors.jsonl says why. Register ' +
+        'http://127.0.0.1:1880/signers/sign/webhook as the webhook and http://127.0.0.1:1880/signers/jwks as the key set.' },
+    ...signConfigNodes('ms', { name: 'Singpass Sign (sandbox)', environment: 'sandbox', sandboxUrl: 'http://127.0.0.1:5156',
+      clientId: 'node-red-dsap', domainName: 'localhost', tenantId: 'example' }),
+
+    n({ id: 'ms-c1', type: 'comment', name: '1. A signed-in user starts the chain: signer 1\'s session and page link', x: 350, y: 40, wires: [] }),
+    n({ id: 'ms-start-in', type: 'http in', name: '', url: '/signers/start', method: 'post', upload: false, swaggerDoc: '', x: 150, y: 80, wires: [['ms-auth']] }),
+    n({ id: 'ms-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 330, y: 80, wires: [['ms-first'], ['ms-out']] }),
+    n({ id: 'ms-first', type: 'function', name: 'signer 1 of 2', func: SIGNERS_JS + fn('first-signer.js'), outputs: 1, x: 500, y: 80, wires: [['ms-start']] }),
+    n({ id: 'ms-start', type: 'singpass-sign-start', name: 'start signing', client: 'ms-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', x: 670, y: 80, wires: [['ms-started']] }),
+    n({ id: 'ms-started', type: 'change', name: 'signer 1\'s page link', rules: [{ t: 'set', p: 'payload', pt: 'msg',
+      to: '{"signRef": signRef, "signer": session.request.signer, "page": "signers/s/" & $encodeUrlComponent(signRef) & "?link=" & $encodeUrlComponent(signerLink.token)}', tot: 'jsonata' },
+      { t: 'set', p: 'headers', pt: 'msg', to: '{"cache-control": "no-store"}', tot: 'json' }], x: 860, y: 80, wires: [['ms-out']] }),
+    n({ id: 'ms-start-catch', type: 'catch', name: 'start failed', scope: ['ms-start'], uncaught: false, x: 670, y: 130, wires: [['ms-start-error']] }),
+    n({ id: 'ms-start-error', type: 'change', name: 'error answer', rules: [
+      { t: 'set', p: 'payload', pt: 'msg', to: '{"code": error.code, "message": error.message}', tot: 'jsonata' },
+      { t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' }], x: 860, y: 130, wires: [['ms-out']] }),
+    n({ id: 'ms-out', type: 'http response', name: '', statusCode: '', headers: {}, x: 1060, y: 130, wires: [] }),
+
+    n({ id: 'ms-c2', type: 'comment', name: '2. Each signer\'s page (its link opens it): QR code, progress, their signed PDF', x: 370, y: 190, wires: [] }),
+    n({ id: 'ms-s-in', type: 'http in', name: '', url: '/signers/s/:signRef', method: 'get', upload: false, swaggerDoc: '', x: 160, y: 230, wires: [['ms-s-page']] }),
+    signer('ms-s-page', 'page', 400, 230),
+    n({ id: 'ms-status-in', type: 'http in', name: '', url: '/signers/s/:signRef/status', method: 'get', upload: false, swaggerDoc: '', x: 170, y: 280, wires: [['ms-s-status']] }),
+    signer('ms-s-status', 'status', 400, 280),
+    n({ id: 'ms-signed-in', type: 'http in', name: '', url: '/signers/s/:signRef/signed.pdf', method: 'get', upload: false, swaggerDoc: '', x: 180, y: 330, wires: [['ms-s-signed']] }),
+    signer('ms-s-signed', 'download', 400, 330),
+
+    n({ id: 'ms-c3', type: 'comment', name: '3. The webhook: certificate \u2192 hash; signature \u2192 signed PDF \u2192 the next signer signs it', x: 400, y: 390, wires: [] }),
+    n({ id: 'ms-webhook', type: 'singpass-sign-webhook', name: '', client: 'ms-sign-client', url: '/signers/sign/webhook', x: 170, y: 450, wires: [['ms-on-cert'], ['ms-on-sig'], ['ms-on-error'], ['ms-file-name', 'ms-next']] }),
+    n({ id: 'ms-on-cert', type: 'singpass-sign-apply', name: 'certificate: check status (OCSP) \u2192 prepare \u2192 submit hash', client: 'ms-sign-client', x: 540, y: 430, wires: [[]] }),
+    n({ id: 'ms-on-sig', type: 'singpass-sign-apply', name: 'signature received', client: 'ms-sign-client', x: 450, y: 480, wires: [['ms-finish']] }),
+    n({ id: 'ms-finish', type: 'singpass-sign-finish', name: 'finalize \u2192 validation data \u2192 document timestamp \u2192 verify', client: 'ms-sign-client', x: 800, y: 480, wires: [['ms-file-name', 'ms-next']] }),
+    n({ id: 'ms-file-name', type: 'change', name: 'signed/<signRef>.pdf', rules: [{ t: 'set', p: 'filename', pt: 'msg',
+      to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x: 240, y: 540, wires: [['ms-write']] }),
+    n({ id: 'ms-write', type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 450, y: 540, wires: [[]] }),
+    n({ id: 'ms-next', type: 'function', name: 'next signer?', func: SIGNERS_JS + fn('next-signer.js'), outputs: 2, x: 450, y: 600, wires: [['ms-start-next'], []] }),
+    n({ id: 'ms-start-next', type: 'singpass-sign-start', name: 'start signing (next signer)', client: 'ms-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', x: 670, y: 600, wires: [['ms-hand-over']] }),
+    n({ id: 'ms-hand-over', type: 'function', name: 'hand the page link over', func: fn('hand-over.js'), outputs: 1, x: 890, y: 600, wires: [['ms-handovers']] }),
+    n({ id: 'ms-handovers', type: 'file', name: 'handovers.jsonl', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 1080, y: 600, wires: [[]] }),
+
+    n({ id: 'ms-c4', type: 'comment', name: '4. A session failed (declined, expired, \u2026): the chain stops there \u2192 errors.jsonl', x: 370, y: 660, wires: [] }),
+    n({ id: 'ms-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'ms-sign-client', x: 430, y: 700, wires: [['ms-error-line']] }),
+    n({ id: 'ms-catch', type: 'catch', name: 'signing errors', scope: ['ms-on-cert', 'ms-on-sig', 'ms-finish', 'ms-start-next', 'ms-webhook'], uncaught: false, x: 420, y: 750, wires: [['ms-error-line']] }),
+    n({ id: 'ms-error-line', type: 'change', name: 'error line', rules: [
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "signer": session.request.signer, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.state.error.code, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/errors.jsonl"', tot: 'jsonata' }], x: 640, y: 720, wires: [['ms-error-record']] }),
+    n({ id: 'ms-error-record', type: 'file', name: 'record error', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 830, y: 720, wires: [[]] }),
+    n({ id: 'ms-keyset', type: 'singpass-keyset', name: '', url: '/signers/jwks', signClient: 'ms-sign-client', corppassClient: '', singpassClient: '', x: 160, y: 800, wires: [] }),
+  ];
+}
+
 /** One key-set URL publishing the public keys of a signing client and both login clients. */
 function keySet() {
   const tab = 'ks-tab';
@@ -304,6 +372,7 @@ function main(argv) {
     'singpass-login.json': login('singpass'),
     'key-set-endpoint.json': keySet(),
     'corppass-officer-signing.json': officer(),
+    'several-signers.json': severalSigners(),
   };
   fs.mkdirSync(out, { recursive: true });
   for (const [name, flow] of Object.entries(examples)) fs.writeFileSync(path.join(out, name), toJson(flow));
