@@ -6,12 +6,15 @@
  * Compare-and-set and "is this delivery fresh?" hold across processes on the host (lock files, hard links).
  */
 import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
 import { FileSessionStore, fileStoreError, nextStep, type KeptDelivery, type NextStepPolicy, type SessionAction, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import type { SigningEvent } from '../../src/sign';
 import { DEFAULT_IDLE_MS, type SignSessionStore } from './session-store';
 
 const CLEAN_UP_EVERY_MS = 3600 * 1000;
+/** How the core's folder store names a session's signed PDF (`putSignedDocument`). */
+const SIGNED_SUFFIX = '-signed.pdf';
 
 export class FolderNodeRedStore implements SignSessionStore {
   readonly shared = false;
@@ -142,6 +145,25 @@ export class FolderNodeRedStore implements SignSessionStore {
     if (Date.now() - this.lastCleanUp < CLEAN_UP_EVERY_MS) return;
     this.lastCleanUp = Date.now();
     await this.files.cleanUp({ retentionSeconds: this.retentionMs / 1000 });
+    await this.forgetSignedDocuments();
+  }
+
+  /**
+   * Signed PDFs kept for the signer page leave with the retention, as PostgreSQL's cleanUp does: written that long
+   * ago and their record gone (the sweep forgets ended records after the same time). The folder store itself keeps
+   * them as the product; here they are a copy the flow has already handed on.
+   */
+  private async forgetSignedDocuments(): Promise<void> {
+    const cutoff = Date.now() - this.retentionMs;
+    const names = await fsp.readdir(this.files.dir).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!name.endsWith(SIGNED_SUFFIX)) continue;
+      const file = path.join(this.files.dir, name);
+      const st = await fsp.stat(file).catch(() => undefined);
+      if (!st || st.mtimeMs > cutoff) continue;
+      const recorded = await fsp.stat(this.files.recordPath(name.slice(0, -SIGNED_SUFFIX.length))).then(() => true, () => false);
+      if (!recorded) await fsp.rm(file, { force: true });
+    }
   }
 
   /** A file-system failure as STORE_BUSY / STORE_FAILED: the webhook answers 503 and the sweep reports it once. */

@@ -46,3 +46,16 @@ test('dueSessions: what each record needs now by nextStep, a changed record read
   await store.delete('late');
   expect(await due()).toEqual(['waiting@2:expire']);
 });
+
+test('signed PDFs kept for the signer page leave with the retention once their record is gone; others stay', async () => {
+  const store = new FolderNodeRedStore(path.join(dir, 'signed-retention'), { retentionMs: 60_000 });
+  const pdf = Buffer.from('%PDF-1.7 signed');
+  for (const ref of ['forgotten', 'recorded', 'recent']) await store.putSignedDocument(ref, pdf);
+  const old = new Date(Date.now() - 120_000);
+  for (const ref of ['forgotten', 'recorded']) fs.utimesSync(path.join(store.dir, `${ref}-signed.pdf`), old, old);
+  fs.writeFileSync(path.join(store.dir, 'recorded.json'), '{}'); // a record still there (the sweep forgets it first)
+  await store.dueSessions({ scanExtensionSeconds: 0 }); // the hourly housekeeping runs on the first sweep
+  expect(await store.getSignedDocument('forgotten')).toBeUndefined();
+  expect(await store.getSignedDocument('recorded')).toEqual(pdf);
+  expect(await store.getSignedDocument('recent')).toEqual(pdf);
+});
