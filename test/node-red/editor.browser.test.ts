@@ -18,7 +18,7 @@ const PALETTE = {
   'singpass-sign-start': 'start signing', 'singpass-sign-apply': 'apply event', 'singpass-sign-prepare': 'prepare signature', 'singpass-sign-submit': 'submit hash', 'singpass-sign-finish': 'finish signing',
   'singpass-sign-webhook': 'signing webhook', 'singpass-cert-status': 'certificate status', 'singpass-pdf-validation-data': 'add validation data',
   'singpass-pdf-timestamp': 'document timestamp', 'singpass-pdf-verify': 'verify PDF', 'singpass-keyset': 'key set',
-  'corppass-login': 'Corppass login', 'singpass-login': 'Singpass login',
+  'corppass-login': 'Corppass login', 'singpass-login': 'Singpass login', 'singpass-signer-page': 'signer page', 'singpass-officer-check': 'officer check',
 };
 
 let tmp: string;

@@ -19,8 +19,9 @@ const NODE_TYPES = [
   'singpass-sign-client', 'singpass-notification-secret', 'corppass-client', 'singpass-login-client',
   'singpass-sign-start', 'singpass-sign-apply', 'singpass-sign-prepare', 'singpass-sign-submit', 'singpass-sign-finish', 'singpass-cert-status', 'singpass-pdf-validation-data',
   'singpass-pdf-timestamp', 'singpass-pdf-verify', 'singpass-sign-webhook', 'singpass-keyset', 'corppass-login', 'singpass-login',
+  'singpass-signer-page', 'singpass-officer-check',
 ];
-const EXAMPLES = ['corppass-login-with-roles.json', 'key-set-endpoint.json', 'singpass-document-signing.json', 'singpass-login.json'];
+const EXAMPLES = ['corppass-login-with-roles.json', 'corppass-officer-signing.json', 'key-set-endpoint.json', 'several-signers.json', 'singpass-document-signing.json', 'singpass-login.json'];
 /** n8n's runtime and what made the palette install fail on Node 20 before n8n-workflow became an optional peer. */
 const N8N_RUNTIME = ['n8n-workflow', 'n8n-core', 'isolated-vm'];
 

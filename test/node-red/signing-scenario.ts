@@ -122,6 +122,13 @@ export async function signExampleWithRestart(o: SigningScenario): Promise<void> 
 
   await sb.phone.approve(signRef);
   await expectSignedExample(o, nr, { signRef, input, userDir, signedDir });
+  // the restarted Node-RED's signer page (the link issued before the crash) hands out the same signed PDF
+  const signerPage = new URL(started.page, `${nr.url}/`);
+  const status = (await (await fetch(new URL(`${signRef}/status${signerPage.search}`, signerPage))).json()) as { stage: string; downloadUrl?: string };
+  expect(status.stage).toBe('signed');
+  const download = await fetch(new URL(status.downloadUrl!, signerPage));
+  expect(download.headers.get('content-type')).toBe('application/pdf');
+  expect(Buffer.from(await download.arrayBuffer()).equals(fs.readFileSync(path.join(signedDir, `${signRef}.pdf`)))).toBe(true);
 }
 
 /**
