@@ -3,7 +3,8 @@
  * over real HTTP on 127.0.0.1: signer 1 (Landlord) signs, the flow starts signer 2's (Tenant) session over signer 1's
  * signed PDF and hands over their page link; the final PDF carries both signatures, both valid and trusted, B-LTA
  * after the last, and `singpass-flows verify` reports each signer. When signer 2 declines, the chain stops there and
- * signer 1's signed PDF stays available (their page, the signed folder); errors.jsonl says why.
+ * signer 1's signed PDF stays available (their page, the signed folder); errors.jsonl says why. The same when signer
+ * 2 never scans and the session expires.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -33,7 +34,8 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-signers-'));
   userDir = path.join(tmp, 'userDir');
   signedDir = path.join(tmp, 'signed');
-  sb = await startSandbox({ port: 0 });
+  // sessions live 20 s: long enough for each signer here to scan at once, short enough to watch one expire
+  sb = await startSandbox({ port: 0, sessionTtlSeconds: 20 });
   nr = await startNodeRedProcess({ userDir, port: await freePort(), env: { SINGPASS_SIGNED_DIR: signedDir, SINGPASS_SIGN_USER: SIGN_IN.user, SINGPASS_SIGN_PASSWORD: SIGN_IN.password } });
   const { signing } = await generateClientKeys();
   await deploy(nr.url, (JSON.parse(fs.readFileSync(EXAMPLE, 'utf8')) as Record<string, unknown>[]).map((n) => {
@@ -166,4 +168,27 @@ test('signer 2 declines: the chain stops, signer 1\'s signed PDF stays available
   // no third session was started
   const handovers = fs.readFileSync(path.join(signedDir, 'handovers.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(handovers.filter((h) => h.previousSignRef === next.signRef)).toEqual([]);
+}, 240_000);
+
+test('signer 2 never scans: the session expires, the chain stops, signer 1\'s signed PDF stays available', async () => {
+  const first = await startChain('Expired lease.pdf');
+  const one = await signAs(first.page, 'p256');
+  expect(one.stage).toBe('signed');
+  const next = await handover(first.signRef);
+  const second = pageOf(String(next.page));
+  const expired = await waitFor('signer 2\'s session expired', async () => {
+    const s = await statusOf(second);
+    return s.stage === 'expired' ? s : undefined;
+  }, 90_000);
+  expect(expired.detail).toContain('The time to scan and approve ran out. Nothing was signed');
+  const again = await statusOf(first.page);
+  expect(again.stage).toBe('signed');
+  const kept = Buffer.from(await (await fetch(new URL(again.downloadUrl!, first.page))).arrayBuffer());
+  expect(kept.equals(fs.readFileSync(path.join(signedDir, `${first.signRef}.pdf`)))).toBe(true);
+  const line = await waitFor('the expiry line', () => {
+    const f = path.join(signedDir, 'errors.jsonl');
+    const text = fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : '';
+    return text.endsWith('\n') ? text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.signRef === next.signRef) : undefined;
+  });
+  expect(line).toMatchObject({ code: 'SESSION_EXPIRED', signer: { position: 2, previousSignRef: first.signRef } });
 }, 240_000);
