@@ -72,7 +72,8 @@ export = function register(RED: NodeAPI): void {
       if (!pdf) return refuse(404, 'STATE_INVALID', signerStatus(record).stage === 'signed' ? 'The signed PDF is no longer kept here.' : 'This session has no signed PDF (yet).');
       node.status({ fill: 'green', shape: 'dot', text: `${short(signRef)} signed PDF` });
       if (answer === 'document') return [{ ...msg, signRef, payload: pdf, session: recordForMessage(record) }, null];
-      const name = record.request.documentName.replace(/\.pdf$/i, '').replace(/[^A-Za-z0-9 ._-]/g, '_').slice(0, 100) || 'document';
+      // a plain file name: the document's own name (a company suffix keeps its words, its dash becomes "_")
+      const name = record.request.documentName.replace(/\.pdf/gi, '').replace(/[^A-Za-z0-9 ._-]/g, '_').slice(0, 100) || 'document';
       return { ...msg, statusCode: 200, headers: { ...PRIVATE, 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${name}-signed.pdf"` }, payload: pdf };
     }, 'reading the session');
   }
