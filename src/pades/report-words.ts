@@ -4,7 +4,7 @@
  * whether it matters, without jargon where a word will do.
  */
 import type { ChangeKind, LaterUpdate } from './revisions';
-import type { VerificationNote, VerificationProblem } from './verify';
+import type { PdfVerificationReport, VerificationNote, VerificationProblem } from './verify';
 
 type Subject = 'signature' | 'docTimestamp';
 const thisOne = (s: Subject) => (s === 'docTimestamp' ? 'this timestamp' : 'this signature');
@@ -93,3 +93,15 @@ export const CERT_REVOKED_AFTER_SIGNING_NOTE: VerificationNote = {
   code: 'CERT_REVOKED_AFTER_SIGNING',
   text: 'A certificate of this signature was revoked later, after the time its timestamp proves it was signed. It was good when it was used, so the signature stays valid.',
 };
+
+/**
+ * The problems of a report in one line for an error message, each with its field and plain words:
+ * `: "Signature1": The document was changed after … (NOT_COVERING_WHOLE_FILE)`; empty when there is none.
+ *
+ * @example
+ * if (!report.valid) throw new Error(`The PDF's signatures do not verify${problemSummary(report)}`);
+ */
+export function problemSummary(report: PdfVerificationReport): string {
+  const parts = report.signatures.flatMap((s) => (s.problemDetails ?? []).map((p) => `"${s.fieldName}": ${p.text} (${p.code})`));
+  return parts.length ? `: ${parts.join(' ')}` : '';
+}

@@ -11,11 +11,9 @@ import { addDocumentTimestamp } from '../../src/pades/doc-timestamp';
 import { findPage } from '../../src/pades/acroform';
 import { addValidationData } from '../../src/pades/ltv';
 import { PdfDict, PdfRef, PdfStream, PdfString, dict, name } from '../../src/pades/pdf/objects';
-import { PdfReader } from '../../src/pades/pdf/reader';
-import { IncrementalUpdate } from '../../src/pades/pdf/writer';
 import { verifyPdfSignatures, type SignatureVerification } from '../../src/pades/verify';
 import { fixture, SIGNABLE_FIXTURES } from '../fixtures/pdfs';
-import { samplePdf, signToLevel, type Signer } from './ltv-helpers';
+import { appendUpdate, changePageContent, samplePdf, signToLevel, type Signer } from './ltv-helpers';
 
 let server: RunningPkiServer;
 let root: Buffer;
@@ -38,21 +36,6 @@ beforeAll(async () => {
   blta = await addValidationData(stages.blta!, { trustedRoots: [root] });
 });
 afterAll(async () => { await server?.close(); });
-
-/** One incremental update made with `edit`, appended to `pdf`. */
-function appendUpdate(pdf: Buffer, edit: (reader: PdfReader, update: IncrementalUpdate) => void): Buffer {
-  const reader = PdfReader.open(pdf);
-  const update = new IncrementalUpdate(reader);
-  edit(reader, update);
-  return Buffer.concat([pdf, update.build().bytes]);
-}
-
-/** Page 1 now draws other words: a new content stream in place of the signed one. */
-const changePageContent = (pdf: Buffer) => appendUpdate(pdf, (reader, update) => {
-  const page = findPage(reader, 1);
-  const content = update.add(new PdfStream(new PdfDict(), Buffer.from('BT /F1 18 Tf 72 700 Td (Amount due: 1,000,000 SGD) Tj ET', 'latin1')));
-  update.replace(page.ref, page.dict.clone().set('Contents', content));
-});
 
 const codes = (s: SignatureVerification) => s.notes.map((n) => n.code);
 
