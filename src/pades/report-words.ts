@@ -58,7 +58,9 @@ export function laterUpdateNotes(later: LaterUpdate[], subject: Subject): Verifi
   if (later.some((u) => u.kind === 'validationData')) {
     notes.push({
       code: 'VALIDATION_DATA_ADDED',
-      text: `Validation data (certificates and revocation answers) was added after ${one}. This is what B-LT means; it does not change what was signed.`,
+      text: subject === 'docTimestamp'
+        ? 'Validation data (certificates and revocation answers) was added after this timestamp, so it can still be checked later. It does not change what was timestamped.'
+        : `Validation data (certificates and revocation answers) was added after ${one}. This is what B-LT means; it does not change what was signed.`,
     });
   }
   const sigs = later.filter((u) => u.kind === 'signature');
@@ -72,7 +74,8 @@ export function laterUpdateNotes(later: LaterUpdate[], subject: Subject): Verifi
   if (dts.length) {
     notes.push({
       code: 'DOCUMENT_TIMESTAMP_ADDED',
-      text: `${dts.length > 1 ? 'Document timestamps were' : 'A document timestamp was'} added after ${one}${quoted(dts.map((s) => s.fieldName))}. This is what B-LTA means; it does not change what was signed.`,
+      text: `${dts.length > 1 ? 'Document timestamps were' : 'A document timestamp was'} added after ${one}${quoted(dts.map((s) => s.fieldName))}. ${
+        subject === 'docTimestamp' ? 'A later timestamp renews the archive (B-LTA); it does not change what was timestamped.' : 'This is what B-LTA means; it does not change what was signed.'}`,
     });
   }
   if (later.some((u) => u.kind === 'documentInfo')) {
