@@ -106,7 +106,12 @@ export class RevisionHistory {
     for (let i = own + 1; i < revs.length; i++) {
       let found = this.analysed.get(i);
       if (!found) {
-        found = compareRevisions(revs[i - 1].reader, revs[i].reader, revs[i].end, pdf);
+        try {
+          found = compareRevisions(revs[i - 1].reader, revs[i].reader, revs[i].end, pdf);
+        } catch {
+          // An object of the update cannot be read: nothing can say it only added validation data.
+          found = [{ kind: 'changed', what: 'unreadable' }];
+        }
         this.analysed.set(i, found);
       }
       out.push(...found);
@@ -188,12 +193,17 @@ function compareRevisions(b: PdfReader, a: PdfReader, end: number, pdf: Buffer):
   const isNew = (num: number) => !inUse(b.entries.get(num));
 
   const explained = new Set<number>();
-  /** Marks the new objects reachable from `o` (stopping at objects that existed before) as explained. */
+  const descended = new Set<number>();
+  /**
+   * Marks the new objects reachable from `o` as explained. It stops at objects that existed before, except those
+   * already allowed to change in their role (a DSS array written again with more entries): their new entries count.
+   */
   const claim = (o: PdfObject | undefined, depth = 0): void => {
     if (depth > 64 || o === undefined || o === null) return;
     if (o instanceof PdfRef) {
-      if (!isNew(o.num) || !changed.has(o.num) || explained.has(o.num)) return;
+      if (!changed.has(o.num) || descended.has(o.num) || !(isNew(o.num) || explained.has(o.num))) return;
       explained.add(o.num);
+      descended.add(o.num);
       claim(a.getObject(o.num), depth + 1);
     } else if (Array.isArray(o)) for (const v of o) claim(v, depth + 1);
     else if (o instanceof PdfDict) for (const v of o.map.values()) claim(v, depth + 1);
@@ -204,6 +214,11 @@ function compareRevisions(b: PdfReader, a: PdfReader, end: number, pdf: Buffer):
   const allow = (o: PdfObject | undefined) => {
     const n = refNum(o);
     if (n !== undefined && changed.has(n) && !isNew(n)) explained.add(n);
+  };
+  /** A new object with a role, itself only (what it references is judged on its own). */
+  const adopt = (o: PdfObject | undefined) => {
+    const n = refNum(o);
+    if (n !== undefined && changed.has(n) && isNew(n)) explained.add(n);
   };
 
   // Containers: object streams and cross-reference streams hold or index objects, each judged on its own.
@@ -220,7 +235,7 @@ function compareRevisions(b: PdfReader, a: PdfReader, end: number, pdf: Buffer):
   if (changedKeys(catB, catA).some((k) => !CATALOG_MAY_CHANGE.has(k))) changes.add('other');
   else {
     allow(b.rootRef);
-    if (a.rootRef.num !== b.rootRef.num && isNew(a.rootRef.num)) explained.add(a.rootRef.num);
+    adopt(a.rootRef);
     claim(catA.get('Extensions'));
   }
 
@@ -331,8 +346,8 @@ function compareRevisions(b: PdfReader, a: PdfReader, end: number, pdf: Buffer):
         for (const f of added) if (!newSignatureField(f)) changes.add('form');
         allow(catB.get('AcroForm'));
         allow(acroB?.get('Fields'));
-        if (isNew(refNum(catA.get('AcroForm')) ?? -1)) explained.add(refNum(catA.get('AcroForm'))!);
-        if (isNew(refNum(acroA?.get('Fields')) ?? -1)) explained.add(refNum(acroA?.get('Fields'))!);
+        adopt(catA.get('AcroForm'));
+        adopt(acroA?.get('Fields'));
         for (const k of ['DR', 'DA']) claim(acroA?.get(k));
       }
     }

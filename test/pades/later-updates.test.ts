@@ -11,6 +11,7 @@ import { addDocumentTimestamp } from '../../src/pades/doc-timestamp';
 import { findPage } from '../../src/pades/acroform';
 import { addValidationData } from '../../src/pades/ltv';
 import { PdfDict, PdfRef, PdfStream, PdfString, dict, name } from '../../src/pades/pdf/objects';
+import { PdfReader } from '../../src/pades/pdf/reader';
 import { verifyPdfSignatures, type SignatureVerification } from '../../src/pades/verify';
 import { fixture, SIGNABLE_FIXTURES } from '../fixtures/pdfs';
 import { appendUpdate, changePageContent, samplePdf, signToLevel, type Signer } from './ltv-helpers';
@@ -95,6 +96,22 @@ describe('what was appended after a signature, in a valid file: notes, no proble
     expect(first.notes).toEqual([expect.objectContaining({ code: 'LATER_SIGNATURE_ADDED', text: expect.stringContaining('("Witness")') })]);
   });
 
+  it('validation data in indirect DSS arrays (as other tools write them), grown by a later update: notes only', async () => {
+    const { pki } = server;
+    let certs: PdfRef | undefined;
+    const first = appendUpdate(bt, (reader, update) => {
+      certs = update.add([update.add(new PdfStream(new PdfDict(), pki.intermediate.certDer))]);
+      const catalog = reader.catalog().clone().set('DSS', update.add(dict({ Type: name('DSS'), Certs: certs })));
+      update.replace(reader.rootRef, catalog);
+    });
+    const grown = appendUpdate(first, (reader, update) => {
+      update.replace(certs!, [...reader.resolveArray(certs)!, update.add(new PdfStream(new PdfDict(), pki.root.certDer))]);
+    });
+    const [sig] = (await verifyPdfSignatures(grown, { trustedRoots: [root] })).signatures;
+    expect(sig).toMatchObject({ valid: true, problems: [], integrity: { changedAfterSigning: false } });
+    expect(codes(sig!)).toContain('VALIDATION_DATA_ADDED');
+  });
+
   it('document properties updated after signing (/Info written again): a note, still valid', async () => {
     const updated = appendUpdate(bt, (reader, update) => {
       // The writer keeps the trailer's /Info reference: a new version of that object is the update.
@@ -162,6 +179,22 @@ describe('the document changed after signing: NOT_COVERING_WHOLE_FILE is a probl
     const [sig] = (await verifyPdfSignatures(ltPlus, { trustedRoots: [root] })).signatures;
     expect(sig).toMatchObject({ valid: false, problems: ['NOT_COVERING_WHOLE_FILE'] });
     expect(codes(sig!)).toContain('VALIDATION_DATA_ADDED');
+    expect(sig!.problemDetails[0]!.text).toContain('the content of a page was changed');
+  });
+
+  it('a signed object listed in the DSS and then rewritten is not validation data: a change', async () => {
+    const contents = (reader: PdfReader) => (reader.resolveArray(findPage(reader, 1).dict.get('Contents'))?.[0] ?? findPage(reader, 1).dict.get('Contents')) as PdfRef;
+    const listed = appendUpdate(bt, (reader, update) => {
+      // (in a VRI entry: the verifier reads /Certs as certificates, which a content stream is not)
+      const vri = dict({ ['0'.repeat(40)]: dict({ Cert: [contents(reader)] }) });
+      const catalog = reader.catalog().clone().set('DSS', update.add(dict({ Type: name('DSS'), VRI: vri })));
+      update.replace(reader.rootRef, catalog);
+    });
+    const rewritten = appendUpdate(listed, (reader, update) => {
+      update.replace(contents(reader), new PdfStream(new PdfDict(), Buffer.from('BT /F1 18 Tf 72 700 Td (Something else) Tj ET', 'latin1')));
+    });
+    const [sig] = (await verifyPdfSignatures(rewritten, { trustedRoots: [root] })).signatures;
+    expect(sig).toMatchObject({ valid: false, problems: ['NOT_COVERING_WHOLE_FILE'] });
     expect(sig!.problemDetails[0]!.text).toContain('the content of a page was changed');
   });
 
