@@ -11,7 +11,7 @@
 import { SingpassFlowsError } from '../src/errors';
 import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
-import { verifyPdfSignatures, type PadesLevel } from '../src/pades';
+import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
 import { checkOnBehalfOf, documentNameFor, isAtSavePoint, isSessionEnded, isSubmitDeferred, issueSignerLink, type KeptDelivery } from '../src/session';
 import type { SigningEvent } from '../src/sign';
@@ -281,7 +281,7 @@ export = function register(RED: NodeAPI): void {
       this.status({ fill: report.valid ? 'green' : 'red', shape: 'dot', text: report.valid ? `valid ${report.level ?? ''}` : 'NOT valid' });
       const out = { ...msg, verification: report };
       if (!report.valid && def.failInvalid !== false) {
-        this.error(new SingpassFlowsError('SIGNATURE_INVALID', `The PDF's signatures do not verify (${report.signatures.flatMap((s) => s.problems).join(', ') || 'see msg.verification'})`), out);
+        this.error(new SingpassFlowsError('SIGNATURE_INVALID', `The PDF's signatures do not verify${problemSummary(report) || ' (see msg.verification)'}`), out);
         return;
       }
       return out;

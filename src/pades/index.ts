@@ -17,3 +17,4 @@ export type { PreparedUpdate } from './signature-update';
 export * from './ltv';
 export * from './doc-timestamp';
 export * from './verify';
+export { problemSummary } from './report-words';

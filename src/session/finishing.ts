@@ -114,7 +114,9 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
   const ours = report.newest?.fieldName === prepared.fieldName ? report.newest : undefined;
   if (!ours?.valid || ours.level !== best.level) {
     // never hand out a PDF whose own signature does not verify at the level it claims
-    return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${best.level}`), report);
+    // Only real problems are listed (what B-LT/B-LTA appended is in the notes), each with its plain words.
+    const why = ours?.problemDetails.map((p) => `${p.code}: ${p.text}`).join(' ') ?? '';
+    return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${why ? `; ${why}` : ''}); expected ${best.level}`), report);
   }
   const rest = withoutSessionData({ ...record, result: { level: ours.level, valid: true, ...(missing ? { missing } : {}) } });
   const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock) });
