@@ -59,6 +59,8 @@ describeSftp('a throwaway SFTP server (openssh-server on 127.0.0.1)', () => {
     const r = await run('ssh', [...opts(), '-p', String(s.port), `${s.username}@127.0.0.1`, 'id'], { timeout: 15_000 }).then(
       (o) => o.stdout, (e: { stdout?: string }) => e.stdout ?? '');
     expect(r).not.toMatch(/uid=/);
+    // logged in, and what ran was the forced SFTP server, not the command
+    expect(s.log()).toMatch(/Starting session: forced-command \(config\) 'internal-sftp/);
   });
 
   (process.getuid?.() === 0 ? it : it.skip)('as root: the account is chrooted (nothing of the machine is visible)', async () => {

@@ -10,7 +10,7 @@
  * sshd demands that every component of a chroot path be root-owned and writable by root alone, which rules out /tmp
  * (mode 1777): the folder is made under /run then. Without root sshd can neither chroot nor switch users: the account
  * is the current user, without a chroot, started in the data folder (`internal-sftp -d`), and clients use the
- * absolute path `remoteDir`.
+ * absolute path `remoteDir` (checked by running test/helpers/sftp.test.ts as `nobody`).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -90,7 +90,10 @@ export async function startSftpServer(): Promise<SftpServer> {
       'PubkeyAuthentication yes',
       'PasswordAuthentication no',
       'KbdInteractiveAuthentication no',
-      'UsePAM no',
+      // Without PAM sshd itself refuses a locked account ('!' or unreadable /etc/shadow, as for a server not run by
+      // root); as root the account is nobody ('*', not locked) and PAM's session modules (pam_loginuid) fail in
+      // containers; without root PAM does the account check, which passes for the server's own user
+      root ? 'UsePAM no' : 'UsePAM yes',
       'PermitRootLogin no',
       'AllowTcpForwarding no',
       'AllowAgentForwarding no',
@@ -99,6 +102,9 @@ export async function startSftpServer(): Promise<SftpServer> {
       'PermitTunnel no',
       'PermitTTY no',
       'LogLevel VERBOSE',
+      // StrictModes refuses authorized keys below a group- or world-writable folder such as /tmp (mode 1777), where
+      // the non-root server's folder lives; as root it lives under /run and the check stays on
+      root ? 'StrictModes yes' : 'StrictModes no',
       'Subsystem sftp internal-sftp',
       // upload-only as deployed: no shell or command whatever the client asks for. (internal-sftp logs file operations
       // to syslog only, which a chroot without /dev/log does not reach: the log shows logins, not files.)
