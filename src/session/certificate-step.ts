@@ -30,7 +30,7 @@ export async function certificateStep(ctx: StepContext, claimed: SessionRecord, 
     });
     // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
     // Counted as sent unless the caller sends it in a later step (stopAtSavePoint): the hash call follows this save.
-    current = advance(current, 'prepare', { ...current, prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts: stepOptions?.stopAtSavePoint ? 0 : 1 } });
+    current = advance(current, 'prepare', { ...current, prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts: stepOptions?.stopAtSavePoint ? 0 : 1 } }, ctx.clock);
     await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
   } catch (e) {
     return finishWith(e);

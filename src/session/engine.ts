@@ -268,7 +268,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
       const state = applySigningEvent(record.state, e, clock);
       const error = { code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${e.errorCode}${e.message ? ` ${e.message}` : ''}` };
-      const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error });
+      const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error }, clock);
       await say(stepOptions, { step: 'ended', status: state.status, error });
       return { record: out };
     },
@@ -291,7 +291,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       // (With stopAtSavePoint the saved record is the answer: the caller's next step resubmits it.)
       if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submitHash(ctx, record, false, { ...stepOptions, mayHaveBeenSent: true });
       // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
-      const claimed = advance(record, 'claimCertificate', { ...record, state: applySigningEvent(record.state, event, clock) });
+      const claimed = advance(record, 'claimCertificate', { ...record, state: applySigningEvent(record.state, event, clock) }, clock);
       if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
       if (stepOptions?.stopAtClaim) return { record: claimed };
       return certificateStep(ctx, claimed, event, pdf, stepOptions);
@@ -335,7 +335,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       // A signature over the save point's hash proves the hash got through (a process died before recording it).
       const base = isAtSavePoint(record) && event.documentHash === record.submitting!.documentHash ? hashSubmitted(ctx, record) : record;
       // Refuses a signature before a hash, or over another hash (record untouched).
-      const out = advance(base, 'acceptSignature', { ...base, state: applySigningEvent(base.state, event, clock) });
+      const out = advance(base, 'acceptSignature', { ...base, state: applySigningEvent(base.state, event, clock) }, clock);
       await say(stepOptions, { step: 'signature', event });
       return { record: out };
     },
@@ -363,7 +363,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         record: advance(record, 'expire', {
           ...withoutSessionData(record), state,
           error: { code: 'SESSION_EXPIRED', message: `The signing session expired at ${new Date(engine.deadline(record)).toISOString()} before the user ${record.state.status === 'waiting_for_scan' ? 'scanned the QR code' : 'approved'}; start a new session` },
-        }),
+        }, clock),
       };
     },
 

@@ -126,6 +126,9 @@ describe('start and the certificate step', () => {
     const out = await t.engine.resumeSubmission(r.record, t.opts({ save }));
     expect(t.log).toEqual(['save(attempts=1)', 'hash(resubmission=false)']);
     expect(saved[0].revision).toBe(r.record.revision + 1);
+    // the count's save is a change: a scheduler's take-over idle time starts from it, not from the save point
+    expect(saved[0].state.updatedAt).toBe(t.clock.now / 1000);
+    expect(nextStep(saved[0], { idleMs: 5000 }).at).toBe(t.clock.now + 5000);
     expect(t.client.hashCalls.map((c) => c.input.documentHash)).toEqual([r.record.submitting!.documentHash]);
     expect(t.taken()).toEqual(['submitted']);
     expectStop(out.record, 'hashSubmitted');
