@@ -12,6 +12,7 @@ import {
 import { readUserCertificate } from '../sign/user-certificate';
 import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
 import { certificateStep } from './certificate-step';
+import { eventStanding } from './event-standing';
 import { finishSession } from './finishing';
 import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS } from './policy';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
@@ -201,16 +202,6 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     }
   }
 
-  /** An event already applied to the record (the service retries and may deliver twice). */
-  function alreadyApplied(record: SessionRecord, delivery: VerifiedDelivery): boolean {
-    const e = delivery.event;
-    const s = record.state;
-    // Claimed or at the save point, the certificate step is not done yet: a replay continues it.
-    if (e.type === 'certificate') return s.status !== 'waiting_for_scan' && !isAtSavePoint(record) && !isCertificateClaimed(record) && s.nonce !== undefined && constantTimeEqual(e.nonce, s.nonce);
-    if (e.type === 'signature') return s.signature !== undefined && e.signature === s.signature && e.documentHash === s.documentHash;
-    return s.status === 'failed' && s.error?.correlationId === e.correlationId && s.error.code === e.errorCode;
-  }
-
   const ctx: StepContext = {
     config, clock, certificates, finishWindowMs,
     expire: (record) => engine.expire(record),
@@ -261,7 +252,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 
     async applyDelivery(record, delivery, pdf, stepOptions) {
       bind(record, delivery);
-      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
+      if (eventStanding(record, delivery.event) === 'taken') return { record, duplicate: true };
       const e = delivery.event;
       if (e.type === 'certificate') return engine.acceptCertificate(record, delivery, pdf, stepOptions);
       if (e.type === 'signature') return engine.acceptSignature(record, delivery, stepOptions);
@@ -275,7 +266,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 
     async acceptCertificate(record, delivery, pdf, stepOptions) {
       bind(record, delivery);
-      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
+      if (eventStanding(record, delivery.event) === 'taken') return { record, duplicate: true };
       const event = delivery.event as CertificateEvent;
       if (event.type !== 'certificate') throw new SingpassFlowsError('STATE_INVALID', `Expected a certificate event, got ${event.type}`, { retryable: false });
       const sameNonce = record.state.nonce !== undefined && constantTimeEqual(event.nonce, record.state.nonce);
@@ -329,7 +320,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 
     async acceptSignature(record, delivery, stepOptions) {
       bind(record, delivery);
-      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
+      if (eventStanding(record, delivery.event) === 'taken') return { record, duplicate: true };
       const event = delivery.event as SignatureEvent;
       if (event.type !== 'signature') throw new SingpassFlowsError('STATE_INVALID', `Expected a signature event, got ${event.type}`, { retryable: false });
       // A signature over the save point's hash proves the hash got through (a process died before recording it).
