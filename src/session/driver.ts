@@ -81,7 +81,7 @@ export async function runDueStep(engine: SigningEngine, store: DriverStore, sign
     }
     case 'submitHash': {
       // Found at the save point by a scheduler: a call may have been made that the record does not count.
-      const r = await engine.resumeSubmission(record, { ...stepOptions, mayHaveBeenSent: true });
+      const r = await engine.resubmitHash(record, stepOptions);
       return r.duplicate ? { action: due.action, record: (await store.get(signRef)) ?? record, lost: true } : kept(r.record);
     }
     case 'finish': {
@@ -118,7 +118,7 @@ export async function recordEvent(engine: SigningEngine, store: Pick<DriverStore
     if (!record) return { moved: false };
     let next: SessionRecord;
     try {
-      const r = await engine.applyDelivery(record, delivery, Buffer.alloc(0), { ...stepOptions, stopAtClaim: true });
+      const r = await engine.recordDelivery(record, delivery, stepOptions);
       if (r.duplicate || r.record === record) return { moved: false, record };
       next = r.record;
     } catch (e) {
