@@ -236,24 +236,23 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
   }
 
   /**
-   * `listDue`, and each listed session leased to `owner` for `leaseMs` (default 60 s): another `claimDue` (another
-   * process) skips it until the lease ends or a save of the record ends it. Rows are picked with
+   * `listDue`, and each listed session leased to `owner` for `SESSION_POLICY.leaseMs`: another `claimDue` (another
+   * process) skips it until the lease ends, a save of the record ends it or `releaseClaim` gives it back. Rows are picked with
    * `FOR UPDATE SKIP LOCKED`, so concurrent claimers get disjoint sessions without waiting for each other. A lease is
    * advice for schedulers, not a lock: saves still decide by compare-and-set.
    */
-  async claimDue(options: ListDueOptions & { owner: string; leaseMs?: number }): Promise<{ due: (DueSession & { leaseUntil: number })[]; unreadable: string[] }> {
+  async claimDue(options: ListDueOptions & { owner: string }): Promise<{ due: (DueSession & { leaseUntil: number })[]; unreadable: string[] }> {
     const { now, limit, actions } = this.dueQuery(options);
     const owner = checkOwner(options?.owner);
-    const leaseMs = checkLease(options.leaseMs ?? DEFAULT_LEASE_MS);
     const rows = await this.query<DueRow & { lease_until: string }>('claim due sessions', `WITH c AS (
         SELECT sign_ref FROM ${this.t.sessions}
         WHERE due_at <= $1 AND next_action = ANY($2::text[]) AND (lease_until IS NULL OR lease_until <= $1)
         ORDER BY due_at, sign_ref LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE ${this.t.sessions} s SET lease_owner = $4, lease_until = $5 FROM c WHERE s.sign_ref = c.sign_ref
-      RETURNING s.sign_ref, s.next_action, s.due_at, s.record, s.lease_until`, [now, actions, limit, owner, now + leaseMs]);
+      RETURNING s.sign_ref, s.next_action, s.due_at, s.record, s.lease_until`, [now, actions, limit, owner, now + LEASE_MS]);
     rows.sort((a, b) => Number(a.due_at) - Number(b.due_at) || (a.sign_ref < b.sign_ref ? -1 : 1));
     const { due, unreadable } = this.dueSessions(rows, now);
-    return { due: due.map((d) => ({ ...d, leaseUntil: now + leaseMs })), unreadable };
+    return { due: due.map((d) => ({ ...d, leaseUntil: now + LEASE_MS })), unreadable };
   }
 
   /** End `owner`'s lease on a session before it runs out (the work was given up); true when it held one. */
@@ -323,13 +322,12 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
 
   /**
    * Deliveries kept at least `idleMs` ago and still not applied (the process that answered them died, or its step
-   * failed), each leased to `owner` for `leaseMs` (default 60 s): another process's claim skips them until the lease
+   * failed), each leased to `owner` for `SESSION_POLICY.leaseMs`: another process's claim skips them until the lease
    * ends; `markDeliveryApplied` ends it. Picked with `FOR UPDATE SKIP LOCKED`: concurrent claimers get disjoint rows.
    */
-  async claimDeliveries(options: { owner: string; idleMs: number; leaseMs?: number; limit?: number; now?: number }): Promise<KeptDelivery[]> {
+  async claimDeliveries(options: { owner: string; idleMs: number; limit?: number; now?: number }): Promise<KeptDelivery[]> {
     const { now, limit } = this.dueQuery({ now: options?.now, limit: options?.limit });
     const owner = checkOwner(options?.owner);
-    const leaseMs = checkLease(options.leaseMs ?? DEFAULT_LEASE_MS);
     const idleMs = options.idleMs;
     if (typeof idleMs !== 'number' || !Number.isFinite(idleMs) || idleMs < 0) throw new SingpassFlowsError('INVALID_INPUT', 'idleMs: a number of milliseconds ≥ 0', { field: 'idleMs' });
     const rows = await this.query<DeliveryRow & { sign_ref: string }>('claim pending webhook deliveries', `WITH c AS (
@@ -337,7 +335,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
         WHERE NOT applied AND received_at <= $1 AND (lease_until IS NULL OR lease_until <= $2)
         ORDER BY received_at, sign_ref, type LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE ${this.t.deliveries} d SET lease_owner = $4, lease_until = $5 FROM c WHERE d.sign_ref = c.sign_ref AND d.type = c.type
-      RETURNING d.sign_ref, d.type, d.applied, d.received_at, d.delivery`, [now - Math.ceil(idleMs), now, limit, owner, now + leaseMs]);
+      RETURNING d.sign_ref, d.type, d.applied, d.received_at, d.delivery`, [now - Math.ceil(idleMs), now, limit, owner, now + LEASE_MS]);
     // RETURNING keeps no order: oldest first again (sign_ref, type among equal times)
     return rows.sort((a, b) => Number(a.received_at) - Number(b.received_at) || (a.sign_ref < b.sign_ref ? -1 : a.sign_ref > b.sign_ref ? 1 : a.type < b.type ? -1 : 1)).map(keptDelivery);
   }
@@ -348,7 +346,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
    * others — their session ended or is gone, or a record saved before the delivery was kept had gone past it (a save
    * marks those itself) — are marked applied here.
    */
-  async claimDeliveriesToReplay(options: { owner: string; leaseMs?: number; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+  async claimDeliveriesToReplay(options: { owner: string; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
     const replays: Array<{ kept: KeptDelivery; record: SessionRecord }> = [];
     for (const kept of await this.claimDeliveries({ ...options, idleMs: this.policy.idleMs })) {
       const { signRef } = kept.delivery.event;
@@ -559,7 +557,8 @@ interface Tables {
 
 export const DEFAULT_TABLE_PREFIX = 'singpass_sign_';
 const DEFAULT_IDLE_MS = SESSION_POLICY.takeOverIdleMs;
-const DEFAULT_LEASE_MS = SESSION_POLICY.leaseMs;
+/** Every lease a claim hands out: the policy's, never a caller's. */
+const LEASE_MS = SESSION_POLICY.leaseMs;
 const DEFAULT_DUE_LIMIT = 1000;
 const ALL_ACTIONS: readonly SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire', 'forget'];
 const DUE_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire'];
@@ -668,11 +667,6 @@ function isPool(x: unknown): x is PoolLike {
 function checkOwner(owner: unknown): string {
   if (typeof owner !== 'string' || owner === '' || owner.length > 200) throw new SingpassFlowsError('INVALID_INPUT', 'owner: name the claiming process (1 to 200 characters), e.g. host:pid', { field: 'owner' });
   return owner;
-}
-
-function checkLease(leaseMs: unknown): number {
-  if (!Number.isSafeInteger(leaseMs) || (leaseMs as number) < 1) throw new SingpassFlowsError('INVALID_INPUT', 'leaseMs: a whole number of milliseconds ≥ 1', { field: 'leaseMs' });
-  return leaseMs as number;
 }
 
 const EVENT_TYPES: readonly SigningEvent['type'][] = ['certificate', 'signature', 'error'];

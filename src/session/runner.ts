@@ -99,7 +99,7 @@ const DEFAULT_CERTIFICATE_CONCURRENCY = 4;
 
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { engine } = options;
-  const store = options.store ?? new MemorySessionStore();
+  const store: SessionStore = options.store ?? new MemorySessionStore();
   // the user at the phone first (certificate-gate.ts); each session's work in order (session-queues.ts)
   const certificates = createCertificateGate(options.certificateConcurrency ?? DEFAULT_CERTIFICATE_CONCURRENCY);
   const yieldToCertificates = (): Promise<void> => certificates.yieldTo();
@@ -330,22 +330,22 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /** Candidates for a sweep: the due sessions the store leased to us (an index, shared stores), or every record. */
   const sweepCandidates = async (): Promise<string[]> => {
-    const shared: SessionStore = store;
-    if (!shared.claimDue) return store.list();
-    // a lease as long as the take-over time: a process that dies holding one delays the next by no more than that
-    const { due } = await shared.claimDue({ owner, leaseMs: Math.max(takeOverAfterMs, 1_000), limit: 200 });
+    if (!store.claimDue) return store.list();
+    const { due } = await store.claimDue({ owner, limit: 200 });
     return due.map((d) => d.signRef);
   };
   const sweep = async (): Promise<number> => {
     let n = 0;
     const now = Date.now();
     for (const signRef of await sweepCandidates()) {
-      if (closed) break;
-      if (busyHere(signRef)) continue;
-      const record = await store.get(signRef);
-      if (!record || isSessionEnded(record)) continue;
-      const due = nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: takeOverAfterMs });
-      if (due.at > now) continue;
+      const record = closed || busyHere(signRef) ? undefined : await store.get(signRef);
+      const due = record && !isSessionEnded(record) ? nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: takeOverAfterMs }) : undefined;
+      if (!due || due.at > now) {
+        // Not taken up here (worked on here already, or not due by our take-over time): a lease this process would
+        // hold while dying would keep the others off it for nothing.
+        await store.releaseClaim?.(signRef, owner);
+        continue;
+      }
       n++;
       switch (due.action) {
         case 'continueCertificate': continueLater(signRef); break;
