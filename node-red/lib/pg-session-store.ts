@@ -142,9 +142,8 @@ export class PgNodeRedStore implements SignSessionStore {
     return due.map((d) => ({ record: d.record, action: d.action }));
   }
 
-  async claimStaleDeliveries(owner: string): Promise<KeptDelivery[]> {
-    const replays = await this.pg.claimDeliveriesToReplay({ owner, limit: SWEEP_LIMIT });
-    return replays.map(({ kept }) => kept);
+  claimDeliveriesToReplay(options: { owner: string }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+    return this.pg.claimDeliveriesToReplay({ owner: options.owner, limit: SWEEP_LIMIT });
   }
 
   close(): Promise<void> {

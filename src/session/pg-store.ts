@@ -3,10 +3,10 @@ import { Pool, type PoolClient, type PoolConfig, type QueryResultRow } from 'pg'
 import { SingpassFlowsError, type ErrorDetails } from '../errors';
 import { checkSignRef } from '../sign/validate';
 import type { CleanUpResult, SaveOutcome } from './file-store';
-import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, sessionDeadline, type NextStepPolicy, type SessionAction } from './next-step';
+import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, type NextStepPolicy, type SessionAction } from './next-step';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
 import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
-import type { SessionStore } from './store';
+import type { DueSession, SessionStore } from './store';
 import { SESSION_POLICY } from './policy';
 import { withPhase } from './transitions';
 import type { SessionRecord, VerifiedDelivery } from './types';
@@ -232,7 +232,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     const { now, limit, actions } = this.dueQuery(options);
     const rows = await this.query<DueRow>('list due sessions', `SELECT sign_ref, next_action, due_at, record FROM ${this.t.sessions}
       WHERE due_at <= $1 AND next_action = ANY($2::text[]) ORDER BY due_at, sign_ref LIMIT $3`, [now, actions, limit]);
-    return this.dueSessions(rows, now);
+    return this.dueSessions(rows);
   }
 
   /**
@@ -251,7 +251,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
       UPDATE ${this.t.sessions} s SET lease_owner = $4, lease_until = $5 FROM c WHERE s.sign_ref = c.sign_ref
       RETURNING s.sign_ref, s.next_action, s.due_at, s.record, s.lease_until`, [now, actions, limit, owner, now + LEASE_MS]);
     rows.sort((a, b) => Number(a.due_at) - Number(b.due_at) || (a.sign_ref < b.sign_ref ? -1 : 1));
-    const { due, unreadable } = this.dueSessions(rows, now);
+    const { due, unreadable } = this.dueSessions(rows);
     return { due: due.map((d) => ({ ...d, leaseUntil: now + LEASE_MS })), unreadable };
   }
 
@@ -407,7 +407,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     return { now: Math.floor(now), limit, actions };
   }
 
-  private dueSessions(rows: DueRow[], now: number): { due: DueSession[]; unreadable: string[] } {
+  private dueSessions(rows: DueRow[]): { due: DueSession[]; unreadable: string[] } {
     const due: DueSession[] = [];
     const unreadable: string[] = [];
     for (const row of rows) {
@@ -419,7 +419,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
         continue;
       }
       const action = row.next_action as SessionAction;
-      due.push({ signRef: row.sign_ref, action, at: Number(row.due_at), record, ...legacyReason(record, action, now, this.policy.scanExtensionSeconds) });
+      due.push({ signRef: row.sign_ref, action, at: Number(row.due_at), record });
     }
     return { due, unreadable };
   }
@@ -508,21 +508,6 @@ export interface ListDueOptions {
   actions?: SessionAction[];
   /** FileSessionStore's parameter: must equal the store's `idleMs` (in seconds) when given. */
   idleSeconds?: number;
-}
-
-/** A due session: what to do (`nextStep`), since when, and the record with its revision for the compare-and-set save. */
-export interface DueSession {
-  signRef: string;
-  action: SessionAction;
-  /** UNIX ms from which it is due. */
-  at: number;
-  record: SessionRecord;
-  /**
-   * FileSessionStore.listDue's word, for flows written against it: `pastDeadline` when no event can come any more
-   * (expire it), `savePoint` for a saved hash to resubmit; absent for steps the file store does not list
-   * (`continueCertificate`, `finish`, `forget`).
-   */
-  reason?: 'savePoint' | 'pastDeadline';
 }
 
 /** Anything with the `pg.Pool` methods the store uses (a pool from another copy of `pg` fails `instanceof`). */
@@ -705,12 +690,6 @@ function parseRecord(value: unknown, signRef: string): SessionRecord {
   return withPhase(r as SessionRecord);
 }
 
-function legacyReason(record: SessionRecord, action: SessionAction, now: number, scanExtensionSeconds: number): Pick<DueSession, 'reason'> {
-  if (action === 'expire') return { reason: 'pastDeadline' };
-  if (action !== 'submitHash' && action !== 'continueCertificate') return {};
-  if (now > sessionDeadline(record, scanExtensionSeconds)) return { reason: 'pastDeadline' };
-  return action === 'submitHash' ? { reason: 'savePoint' } : {};
-}
 
 // -- errors -------------------------------------------------------------------------------------------------------
 

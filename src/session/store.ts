@@ -1,3 +1,4 @@
+import type { SessionAction } from './next-step';
 import type { SessionRecord } from './types';
 
 /**
@@ -33,6 +34,18 @@ export interface SessionStore {
   claimDue?(options: { owner: string; limit?: number }): Promise<{ due: { signRef: string }[] }>;
   /** Give back `owner`'s lease on a session it claimed and does not take up (with {@link claimDue}). */
   releaseClaim?(signRef: string, owner: string): Promise<boolean>;
+}
+
+/**
+ * A session whose next step is due, as every store's due list gives it (`listDue`, `claimDue`): what to do
+ * (`nextStep`), since when, and the record with its revision for the compare-and-set save.
+ */
+export interface DueSession {
+  signRef: string;
+  action: SessionAction;
+  /** UNIX ms from which it is due. */
+  at: number;
+  record: SessionRecord;
 }
 
 /**

@@ -68,7 +68,7 @@ describe('leases: every claim a front end makes lasts SESSION_POLICY.leaseMs', (
   it('the Node-RED sweep: due sessions and kept deliveries to replay (whatever its take-over time)', async () => {
     const store = new PgNodeRedStore(nodeRedPgSettings({ pgHost: 'db', pgDatabase: 'd', pgUser: 'u', pgTakeOverSeconds: '3' }, 'pw', 'client'), { retentionMs: KEEP_ENDED_MS });
     await store.dueSessions({}, 'owner');
-    await store.claimStaleDeliveries('owner');
+    await store.claimDeliveriesToReplay({ owner: 'owner' });
     await store.close();
     expect(leases).toEqual([SESSION_POLICY.leaseMs, SESSION_POLICY.leaseMs]);
   });
