@@ -9,7 +9,7 @@ import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, 
 import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
 import { SESSION_POLICY } from './policy';
-import { recordEvent, runDueStep, type DueStepResult } from './driver';
+import { recordEvent, runDueStep, runStepNow, type DueStepResult } from './driver';
 import { receiveDelivery } from './front-door';
 import { createCertificateGate } from './runner-parts/certificate-gate';
 import { createSessionQueues } from './runner-parts/session-queues';
@@ -195,8 +195,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     await yieldToCertificates();
     const narrate = stepOptions(signRef);
     // The driver stores the signed PDF before the record says completed (a crash in between finishes again).
-    const f = await runDueStep(engine, store, signRef, {
-      only: ['finish'], force: true,
+    const f = await runStepNow(engine, store, signRef, {
+      only: ['finish'],
       stepOptions: {
         onStep: async (step) => {
           await narrate.onStep!(step);
@@ -231,7 +231,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   /** Chain, OCSP, prepare, save point, hash: loaded fresh, saved with compare-and-set (another process may have won). */
   const continueClaimed = async (signRef: string): Promise<void> => {
     // Saved at the save point before the hash call, and after the step (the driver).
-    return moved(await runDueStep(engine, store, signRef, { only: ['continueCertificate'], force: true, stepOptions: stepOptions(signRef) }));
+    return moved(await runStepNow(engine, store, signRef, { only: ['continueCertificate'], stepOptions: stepOptions(signRef) }));
   };
 
   /**
@@ -318,7 +318,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
    */
   const resubmit = async (signRef: string): Promise<void> => {
     // Saved with the call counted before it leaves (compare-and-set: another process resubmitting loses, sends nothing).
-    return moved(await runDueStep(engine, store, signRef, { only: ['submitHash'], force: true, stepOptions: stepOptions(signRef) }));
+    return moved(await runStepNow(engine, store, signRef, { only: ['submitHash'], stepOptions: stepOptions(signRef) }));
   };
 
   const takeOverAfterMs = options.takeOverAfterMs ?? SESSION_POLICY.takeOverIdleMs;

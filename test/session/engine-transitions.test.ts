@@ -156,11 +156,14 @@ describe('start and the certificate step', () => {
     expect(t.client.hashCalls).toEqual([]);
   });
 
-  it('no step option chooses how far a step goes: StepOptions has no boolean', () => {
-    const types = readFileSync(join(__dirname, '..', '..', 'src', 'session', 'types.ts'), 'utf8');
-    const body = /export interface StepOptions \{([\s\S]*?)\n\}/.exec(types)![1];
-    expect(body.match(/^ {2}\w+\?: boolean/gm)).toBeNull();
-    expect(body.match(/^ {2}(\w+)\?:/gm)).toEqual(['  onStep?:', '  claim?:', '  save?:']);
+  it('no option chooses how far a step goes (the verb does): StepOptions and RunDueStepOptions hold no boolean', () => {
+    const body = (file: string, name: string): string => {
+      const source = readFileSync(join(__dirname, '..', '..', 'src', 'session', file), 'utf8');
+      return new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(source)![1];
+    };
+    const steps = body('types.ts', 'StepOptions');
+    expect(steps.match(/^ {2}(\w+)\?:/gm)).toEqual(['  onStep?:', '  claim?:', '  save?:']);
+    for (const options of [steps, body('driver.ts', 'RunDueStepOptions')]) expect(options.match(/^ {2}\w+\?: boolean/gm)).toBeNull();
   });
 
   it('first hash call refused (400) → failed with the service\'s code and message; the certificate and prepared state dropped', async () => {
