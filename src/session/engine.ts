@@ -88,7 +88,7 @@ export interface SigningEngine {
    * `isCertificateClaimed`; nothing checked, prepared or sent, no PDF needed: store it, then
    * {@link continueCertificate}), a signature or an error event applied as {@link applyDelivery} does. A certificate
    * whose step is under way (claimed, or at the save point) returns the record unchanged: its next step carries on
-   * (`nextStep`). Refuses and finds duplicates as {@link applyDelivery}.
+   * (`nextStep`). Refuses deliveries and answers copies (`duplicate: true`) as {@link applyDelivery} does.
    */
   recordDelivery(record: SessionRecord, delivery: VerifiedDelivery, options?: Pick<StepOptions, 'onStep'>): Promise<StepResult>;
 
