@@ -134,7 +134,7 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, 'certificate');
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save, stopAtSavePoint: true }));
+      const result = await runStep(client, signRef, (record, save) => engine.prepareCertificate(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save }));
       if (result.duplicate) return duplicate(node, signRef, 'certificate');
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), readyToSubmit: isAtSavePoint(result.record) };
       const err = sessionError(result.record);

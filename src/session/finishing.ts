@@ -119,7 +119,7 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
     return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${why ? `; ${why}` : ''}); expected ${best.level}`), report);
   }
   const rest = withoutSessionData({ ...record, result: { level: ours.level, valid: true, ...(missing ? { missing } : {}) } });
-  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock) });
+  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock) }, ctx.clock);
   await say(stepOptions, { step: 'ended', status: done.state.status, ...(missing ? { missing } : {}) });
   return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
 }
@@ -139,6 +139,6 @@ async function finishDeferred(ctx: StepContext, record: SessionRecord, stage: Fi
     stage, code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt, finishBy,
   };
   await say(stepOptions, { step: 'finishDeferred', stage, code: e.code, message: e.message, attempts, retryAt });
-  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }), deferred: true };
+  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }, ctx.clock), deferred: true };
 }
 
