@@ -58,7 +58,7 @@ function signing() {
     n({ id: 'sf-page-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 300, y: 80, wires: [['sf-page'], ['sf-refused']] }),
     n({ id: 'sf-page', type: 'template', name: 'upload page', field: 'payload', fieldType: 'msg', format: 'html', syntax: 'plain', template: page('signing-page.html'), output: 'str', x: 480, y: 80, wires: [['sf-page-out']] }),
     n({ id: 'sf-page-out', type: 'http response', name: '', statusCode: '', headers: HTML, x: 650, y: 80, wires: [] }),
-    n({ id: 'sf-refused', type: 'http response', name: 'refused', statusCode: '', headers: {}, x: 500, y: 30, wires: [] }),
+    n({ id: 'sf-refused', type: 'http response', name: 'refused', statusCode: '', headers: {}, x: 830, y: 80, wires: [] }),
 
     n({ id: 'sf-start-in', type: 'http in', name: '', url: '/sign/start', method: 'post', upload: false, swaggerDoc: '', x: 150, y: 140, wires: [['sf-start-auth']] }),
     n({ id: 'sf-start-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 320, y: 140, wires: [['sf-name'], ['sf-refused']] }),
