@@ -4,7 +4,7 @@
  * of those bytes computed in one streaming pass; and the small, JSON-serialisable record needed to fill the
  * placeholder later (possibly after a restart) without keeping the PDF itself.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { attachField, assertSignable, chooseField, findPage, pageMediaBox, pageRotation, updateAcroForm } from './acroform';
 import { Rect, appearanceStream, emptyAppearance } from './appearance';
@@ -55,8 +55,12 @@ export interface SignatureUpdateInput {
   fillLines?: string[];
 }
 
-/** Builds the update and returns its record plus the SHA-256 of the bytes the /ByteRange covers. */
-export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): { prepared: PreparedUpdate; digest: Buffer } {
+/**
+ * Builds the update and returns its record plus the SHA-256 of the bytes the /ByteRange covers. `pdfHash`: a
+ * running SHA-256 the caller has just fed exactly `pdf` (left unfinished and unchanged), so the file is not hashed
+ * again here.
+ */
+export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput, pdfHash?: Hash): { prepared: PreparedUpdate; digest: Buffer } {
   const reader = PdfReader.open(pdf);
   assertSignable(reader);
   const { fieldName, empty } = chooseField(reader, input.fieldName, input.fieldPrefix);
@@ -129,7 +133,7 @@ export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): 
   bytes.write(brText.padEnd(br.end - br.start - 1, ' ') + ']', br.start, 'latin1');
 
   // One pass over the (possibly huge) original: the running hash is copied to get the file's own SHA-256.
-  const h = createHash('sha256').update(pdf);
+  const h = pdfHash ? pdfHash.copy() : createHash('sha256').update(pdf);
   const originalSha256 = h.copy().digest('hex');
   h.update(bytes.subarray(0, contents.start)).update(bytes.subarray(contents.end));
   const digest = h.digest();
@@ -179,17 +183,22 @@ export function checkPreparedUpdate(s: unknown): asserts s is PreparedUpdate {
 
 /**
  * Confirms `pdf` is the prepared input and that the stored update still hashes to `expectedDigest` (so a
- * corrupted state is refused instead of producing a broken signature). Streams once over the file.
+ * corrupted state is refused instead of producing a broken signature). Streams once over the file, or not at all
+ * given `pdfHash` (a running SHA-256 the caller has just fed exactly `pdf`, left unfinished and unchanged).
  */
-export function checkOriginal(pdf: Buffer, p: PreparedUpdate, expectedDigest: Buffer): { head: Buffer; tail: Buffer } {
+export function checkOriginal(pdf: Buffer, p: PreparedUpdate, expectedDigest: Buffer, pdfHash?: Hash): { head: Buffer; tail: Buffer } {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
+  return checkOriginalHashed(pdf.length, pdfHash ? pdfHash.copy() : createHash('sha256').update(pdf), p, expectedDigest);
+}
+
+/** {@link checkOriginal} from the original's length and a running SHA-256 of all its bytes (which it finishes). */
+export function checkOriginalHashed(length: number, h: Hash, p: PreparedUpdate, expectedDigest: Buffer): { head: Buffer; tail: Buffer } {
   const head = Buffer.from(p.update.head, 'base64');
   const tail = Buffer.from(p.update.tail, 'base64');
-  const h = createHash('sha256').update(pdf);
-  if (pdf.length !== p.original.length || h.copy().digest('hex') !== p.original.sha256) {
+  if (length !== p.original.length || h.copy().digest('hex') !== p.original.sha256) {
     throw stateInvalid('the PDF given to finalize is not the one that was prepared (pass the same original file).');
   }
-  const a = pdf.length + head.length;
+  const a = length + head.length;
   const b = a + p.update.contentsBytes * 2 + 2;
   const [z, ba, bb, bc] = p.byteRange;
   if (z !== 0 || ba !== a || bb !== b || bc !== tail.length) throw stateInvalid('the byte range does not match the stored update.');

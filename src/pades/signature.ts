@@ -2,7 +2,7 @@
  * PAdES signatures from an externally signed hash (the Singpass signing flow): {@link prepareSignature} computes the
  * hash the user signs on the phone, {@link finalizeSignature} embeds the returned signature as CMS.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { Clock, systemClock } from '../clock';
 import { invalidInput } from '../errors';
 import { normaliseRect } from './appearance';
@@ -82,6 +82,14 @@ function commonName(subject: string): string | undefined {
  * const signed = await finalizeSignature(pdf, state, webhook.doc_hash_signature);
  */
 export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOptions): Promise<PreparedSignatureResult> {
+  return prepareSignatureHashed(pdf, options);
+}
+
+/**
+ * {@link prepareSignature}, given `pdfHash`: a running SHA-256 the caller fed exactly `pdf` (left unfinished), so the
+ * file is not hashed a second time. For the session engine, which hashes the PDF to recognise it anyway.
+ */
+export async function prepareSignatureHashed(pdf: Buffer, options: PrepareSignatureOptions, pdfHash?: Hash): Promise<PreparedSignatureResult> {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
   if (!options || typeof options !== 'object') throw invalidInput('options', 'expected an options object');
   const cert = readCertificateFields(options.certificate, 'certificate');
@@ -137,7 +145,7 @@ export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOpt
       Location: location !== undefined ? textString(location) : undefined,
       ContactInfo: contactInfo !== undefined ? textString(contactInfo) : undefined,
     },
-  });
+  }, pdfHash);
   const signedAttrs = buildSignedAttributes(digest, cert);
   const documentHash = createHash('sha256').update(signedAttrs).digest('hex');
   return {
@@ -204,6 +212,20 @@ export async function finalizeSignatureChunks(
   signature: string | Buffer,
   options: FinalizeSignatureOptions = {},
 ): Promise<Buffer[]> {
+  return finalizeSignatureHashed(pdf, state, signature, options);
+}
+
+/**
+ * {@link finalizeSignatureChunks}, given `pdfHash`: a running SHA-256 the caller has just fed exactly `pdf` (left
+ * unfinished), so the original is checked without hashing it again.
+ */
+export async function finalizeSignatureHashed(
+  pdf: Buffer,
+  state: PreparedSignature,
+  signature: string | Buffer,
+  options: FinalizeSignatureOptions = {},
+  pdfHash?: Hash,
+): Promise<Buffer[]> {
   checkState(state);
   const signedAttrs = Buffer.from(state.signedAttributes, 'base64');
   let messageDigest: Buffer | undefined;
@@ -221,7 +243,7 @@ export async function finalizeSignatureChunks(
   if (!buildSignedAttributes(messageDigest, cert).equals(signedAttrs)) {
     throw stateInvalid('its signed attributes do not belong to its certificate.');
   }
-  const parts = checkOriginal(pdf, state, messageDigest);
+  const parts = checkOriginal(pdf, state, messageDigest, pdfHash);
   const sig = checkSignature(signedAttrs, signatureBytes(signature), cert);
   let timeStampToken: Buffer | undefined;
   if (options.timestamp) timeStampToken = await options.timestamp(sig.value);

@@ -1,4 +1,5 @@
-import { prepareSignature } from '../pades';
+import type { Hash } from 'node:crypto';
+import { prepareSignatureHashed } from '../pades/signature';
 import type { CertificateEvent } from '../sign';
 import { endedRecord, say, type StepContext } from './record-ops';
 import { advance } from './transitions';
@@ -8,8 +9,10 @@ import type { SessionRecord, StepOptions, StepResult } from './types';
 /**
  * The certificate step after the claim (`current`: certificate recorded, nothing prepared): chain + OCSP, prepare,
  * the save point (`save`, compare-and-set), then the hash call. One copy for a fresh event and a continued claim.
+ * `pdfHash`: the running SHA-256 of `pdf` from the engine's document check, reused by prepare. A PDF changed in
+ * between (by the caller, during the OCSP check) cannot end signed: finish checks it against the record again.
  */
-export async function certificateStep(ctx: StepContext, claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, stepOptions: StepOptions | undefined): Promise<StepResult> {
+export async function certificateStep(ctx: StepContext, claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, stepOptions: StepOptions | undefined, pdfHash?: Hash): Promise<StepResult> {
   let current = claimed;
   await say(stepOptions, { step: 'certificate', event });
   const finishWith = async (e: unknown): Promise<StepResult> => {
@@ -25,9 +28,9 @@ export async function certificateStep(ctx: StepContext, claimed: SessionRecord, 
   }
   await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
   try {
-    const prepared = await prepareSignature(pdf, {
+    const prepared = await prepareSignatureHashed(pdf, {
       certificate: event.certificate.der, chain: chain.slice(1, -1), reason: claimed.request.reason, location: claimed.request.location, clock: ctx.clock,
-    });
+    }, pdfHash);
     // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
     // Counted as sent unless the caller sends it in a later step (stopAtSavePoint): the hash call follows this save.
     current = advance(current, 'prepare', { ...current, prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts: stepOptions?.stopAtSavePoint ? 0 : 1 } });

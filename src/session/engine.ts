@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { systemClock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { checkSignablePdf } from '../pades';
@@ -193,11 +194,14 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     }
   }
 
-  function checkDocument(record: SessionRecord, pdf: Buffer): void {
+  /** Refuses another PDF than the session's; returns the running SHA-256 of `pdf` so the step need not hash it again. */
+  function checkDocument(record: SessionRecord, pdf: Buffer): Hash {
     if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes given to start()');
-    if (pdf.length !== record.document.length || sha256(pdf) !== record.document.sha256) {
+    const h = createHash('sha256').update(pdf);
+    if (pdf.length !== record.document.length || h.copy().digest('hex') !== record.document.sha256) {
       throw invalidInput('pdf', 'is not the PDF this signing session was started with');
     }
+    return h;
   }
 
   /** An event already applied to the record (the service retries and may deliver twice). */
@@ -283,7 +287,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         if (stepOptions?.stopAtClaim) return { record };
         return stepOptions?.save ? engine.continueCertificate(record, pdf, stepOptions) : { record, duplicate: true };
       }
-      if (!stepOptions?.stopAtClaim) checkDocument(record, pdf);
+      const pdfHash = stepOptions?.stopAtClaim ? undefined : checkDocument(record, pdf);
       // Replayed after a crash past the save point: the hash may be with the user already; send the same one again.
       // (With stopAtSavePoint the saved record is the answer: the caller's next step resubmits it.)
       if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submitHash(ctx, record, false, { ...stepOptions, mayHaveBeenSent: true });
@@ -291,14 +295,14 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const claimed = advance(record, 'claimCertificate', { ...record, state: applySigningEvent(record.state, event, clock) });
       if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
       if (stepOptions?.stopAtClaim) return { record: claimed };
-      return certificateStep(ctx, claimed, event, pdf, stepOptions);
+      return certificateStep(ctx, claimed, event, pdf, stepOptions, pdfHash);
     },
 
     async continueCertificate(record, pdf, stepOptions) {
       checkRecord(record);
       if (!isCertificateClaimed(record)) throw new SingpassFlowsError('STATE_INVALID', `No claimed certificate to continue: the session is ${record.state.status}${isAtSavePoint(record) ? ' at the save point (resumeSubmission)' : ''}`, { retryable: false });
       if (!stepOptions?.save) throw invalidInput('save', 'is required to continue a claimed certificate (a compare-and-set save point: another execution may be continuing it too)');
-      checkDocument(record, pdf);
+      const pdfHash = checkDocument(record, pdf);
       // Past the deadline no event can come any more: the session expires (the certificate goes with it), nothing is sent.
       const expired = engine.expire(record);
       if (expired.record !== record) {
@@ -309,7 +313,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const event: CertificateEvent = {
         type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate), issuedAt: s.scannedAt ?? s.updatedAt,
       };
-      return certificateStep(ctx, record, event, pdf, stepOptions);
+      return certificateStep(ctx, record, event, pdf, stepOptions, pdfHash);
     },
 
     async resumeSubmission(record, stepOptions) {
