@@ -61,7 +61,24 @@ export interface SignatureUpdateInput {
  * again here.
  */
 export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput, pdfHash?: Hash): { prepared: PreparedUpdate; digest: Buffer } {
-  const reader = PdfReader.open(pdf);
+  const built = buildUpdateBytes(PdfReader.open(pdf), input);
+  return hashedUpdate(built, pdfHash ? pdfHash.copy() : createHash('sha256').update(pdf));
+}
+
+/** The update for the file a reader reads, its /ByteRange filled in: to be hashed after the original's bytes. */
+export interface UpdateBytes {
+  /** The original's length. */
+  length: number;
+  bytes: Buffer;
+  /** Where the /Contents placeholder is in `bytes`. */
+  contents: { start: number; end: number };
+  byteRange: [number, number, number, number];
+  fieldName: string;
+  placeholderBytes: number;
+}
+
+/** The update's bytes for the PDF `reader` reads (only its structure is read, never the whole file). */
+export function buildUpdateBytes(reader: PdfReader, input: SignatureUpdateInput): UpdateBytes {
   assertSignable(reader);
   const { fieldName, empty } = chooseField(reader, input.fieldName, input.fieldPrefix);
   const update = new IncrementalUpdate(reader);
@@ -126,29 +143,35 @@ export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput, p
   const bytes = built.bytes;
   const contents = built.marks.get('contents')!;
   const br = built.marks.get('byteRange')!;
-  const a = pdf.length + contents.start;
-  const b = pdf.length + contents.end;
-  const c = pdf.length + bytes.length - b;
+  const length = reader.length;
+  const a = length + contents.start;
+  const b = length + contents.end;
+  const c = length + bytes.length - b;
   const brText = `[0 ${a} ${b} ${c}`;
   bytes.write(brText.padEnd(br.end - br.start - 1, ' ') + ']', br.start, 'latin1');
+  return { length, bytes, contents, byteRange: [0, a, b, c], fieldName, placeholderBytes: input.placeholderBytes };
+}
 
-  // One pass over the (possibly huge) original: the running hash is copied to get the file's own SHA-256.
-  const h = pdfHash ? pdfHash.copy() : createHash('sha256').update(pdf);
+/**
+ * The prepared record and the digest of what the /ByteRange covers, from `h`: a running SHA-256 fed exactly the
+ * original's bytes (one pass over the possibly huge file; the hash is copied to get the file's own SHA-256).
+ */
+export function hashedUpdate(u: UpdateBytes, h: Hash): { prepared: PreparedUpdate; digest: Buffer } {
+  const { bytes, contents } = u;
   const originalSha256 = h.copy().digest('hex');
   h.update(bytes.subarray(0, contents.start)).update(bytes.subarray(contents.end));
   const digest = h.digest();
-
   return {
     digest,
     prepared: {
-      original: { length: pdf.length, sha256: originalSha256 },
+      original: { length: u.length, sha256: originalSha256 },
       update: {
         head: bytes.subarray(0, contents.start).toString('base64'),
         tail: bytes.subarray(contents.end).toString('base64'),
-        contentsBytes: input.placeholderBytes,
+        contentsBytes: u.placeholderBytes,
       },
-      byteRange: [0, a, b, c],
-      fieldName,
+      byteRange: u.byteRange,
+      fieldName: u.fieldName,
     },
   };
 }
@@ -218,6 +241,11 @@ export function assembleSigned(pdf: Buffer, p: PreparedUpdate, parts: { head: Bu
  * few KB, where concatenating would need a second copy of the whole file.
  */
 export function assembleSignedChunks(pdf: Buffer, p: PreparedUpdate, parts: { head: Buffer; tail: Buffer }, contents: Buffer): Buffer[] {
+  return [pdf, ...signedUpdate(p, parts, contents)];
+}
+
+/** The update with the filled /Contents, as the chunks that follow the original; PDF_PLACEHOLDER_TOO_SMALL when it does not fit. */
+export function signedUpdate(p: PreparedUpdate, parts: { head: Buffer; tail: Buffer }, contents: Buffer): Buffer[] {
   if (contents.length > p.update.contentsBytes) {
     throw new SingpassFlowsError(
       'PDF_PLACEHOLDER_TOO_SMALL',
@@ -227,5 +255,5 @@ export function assembleSignedChunks(pdf: Buffer, p: PreparedUpdate, parts: { he
     );
   }
   const hex = Buffer.from(`<${contents.toString('hex').padEnd(p.update.contentsBytes * 2, '0')}>`, 'latin1');
-  return [pdf, parts.head, hex, parts.tail];
+  return [parts.head, hex, parts.tail];
 }
