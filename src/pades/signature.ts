@@ -111,7 +111,7 @@ export async function prepareSignatureHashed(pdf: Buffer, options: PrepareSignat
 export async function prepareSignatureFile(path: string, options: PrepareSignatureOptions): Promise<PreparedSignatureResult> {
   if (typeof path !== 'string' || path === '') throw invalidInput('path', 'expected the path of the PDF file');
   return prepareWith(options, async (input) => {
-    const fh = await open(path, 'r');
+    const fh = await openInput(path, 'path');
     try {
       const { size } = await fh.stat();
       const built = buildUpdateBytes(PdfReader.openSource(fileByteSource(fh.fd, size)), input);
@@ -122,6 +122,15 @@ export async function prepareSignatureFile(path: string, options: PrepareSignatu
       await fh.close();
     }
   });
+}
+
+/** The input file opened for reading; a typed INVALID_INPUT naming the field when it cannot be. */
+async function openInput(file: string, field: string): Promise<FileHandle> {
+  try {
+    return await open(file, 'r');
+  } catch (e) {
+    throw invalidInput(field, `cannot be opened for reading (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
 }
 
 /** Reads the file's `size` bytes in order, in 1 MiB pieces (one buffer, reused: `each` must be done with a piece when it returns). */
@@ -297,7 +306,7 @@ export async function finalizeSignatureFile(
   if (typeof inPath !== 'string' || inPath === '') throw invalidInput('inPath', 'expected the path of the original PDF');
   if (typeof outPath !== 'string' || outPath === '') throw invalidInput('outPath', 'expected the path to write the signed PDF to');
   const signing = readSigningState(state);
-  const input = await open(inPath, 'r');
+  const input = await openInput(inPath, 'inPath');
   try {
     const { size } = await input.stat();
     await writeFileAtomicWith(outPath, async (out) => {

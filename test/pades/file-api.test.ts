@@ -158,3 +158,13 @@ it('finalizeSignatureFile refuses another PDF than the prepared one (STATE_INVAL
   await expect(finalizeSignatureFile(a, out, state, phoneSign(state, pki.users.p384))).rejects.toMatchObject({ code: 'SIGNATURE_INVALID' });
   expect(fs.readdirSync(dir).sort()).toEqual(before);
 });
+
+it('a file that cannot be opened is an INVALID_INPUT naming the argument', async () => {
+  const pki = await testPki();
+  const missing = path.join(dir, 'no-such.pdf');
+  await expect(prepareSignatureFile(missing, { certificate: pki.users.p256.certDer })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'path' } });
+  const a = path.join(dir, 'a-for-missing.pdf');
+  fs.writeFileSync(a, await fixture('classic'));
+  const { state, documentHash } = await prepareSignatureFile(a, { certificate: pki.users.p256.certDer });
+  await expect(finalizeSignatureFile(missing, path.join(dir, 'x.pdf'), state, phoneSign(state, pki.users.p256, documentHash))).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'inPath' } });
+});
