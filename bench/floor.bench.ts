@@ -6,7 +6,7 @@
  *   service's, not the DSAP's). Floor: parse the leaf, verify its signature with the issuer key, hash the CertID,
  *   draw a nonce, verify the OCSP answer's signature.
  * - session: DSAP CPU per signing session at B-T (default 1 MB) through the session runner, the sandbox in its own
- *   process, one session at a time. Floor: one SHA-256 pass over the PDF, one copy of it out, the check's floor, the
+ *   process, one session at a time, in three blocks alternated with the floor's (the best block of each side). Floor: one SHA-256 pass over the PDF, one copy of it out, the check's floor, the
  *   session's JWTs verified and signed, the returned signature and the timestamp token verified, and as many bare
  *   node:http exchanges as the session made (counted in the same run).
  * - prepare: `prepareSignatureFile` of a 100 MB PDF in a fresh process against a fresh process hashing the file
@@ -127,7 +127,7 @@ async function checkPart(): Promise<{ realMs: number; floorMs: number }> {
 
 // -------------------------------------------------------------------------------------------------- session
 
-interface SessionFigures { realMs: number; floorMs: number; fetches: number; webhooks: number; sessions: number }
+interface SessionFigures { realMs: number; realAllMs: number; floorMs: number; fetches: number; webhooks: number; sessions: number }
 
 async function sessionPart(pdf: Buffer): Promise<SessionFigures> {
   const count = Number(arg('sessions', '30'));
@@ -162,13 +162,19 @@ async function sessionPart(pdf: Buffer): Promise<SessionFigures> {
     if (out.record.state.status !== 'completed') throw new Error(`session ${out.record.state.status}: ${out.record.error?.message}`);
   };
   for (let i = 0; i < 3; i++) await one(i); // JIT, the intermediate learned via AIA, the service key set
+  // Three blocks of sessions, alternated with the floor's blocks (both sides see the same machine load); each side's
+  // best block counts (noise only adds), as in the check part. The first block also counts the calls per session.
+  const block = Math.max(1, Math.round(count / 3));
   fetches = 0;
   webhooks = 0;
-  const c0 = process.cpuUsage();
-  for (let i = 0; i < count; i++) await one(i);
-  const realMs = cpuMs(process.cpuUsage(c0)) / count;
-  const perSession = { fetches: fetches / count, webhooks: webhooks / count };
-  globalThis.fetch = realFetch;
+  const realBlocks: number[] = [];
+  const realBlock = async () => {
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < block; i++) await one(i);
+    realBlocks.push(cpuMs(process.cpuUsage(c0)) / block);
+  };
+  await realBlock();
+  const perSession = { fetches: fetches / block, webhooks: webhooks / block };
 
   // The floor: the same work bare. Keys of the same kinds as the session's (ES256 service, ES256 client, P-256 user).
   const pki = await createTestPki({ baseUrl: 'http://127.0.0.1:9', rsaUser: false });
@@ -224,12 +230,19 @@ async function sessionPart(pdf: Buffer): Promise<SessionFigures> {
     for (let x = 0; x < exchanges; x++) await exchange();
   };
   for (let i = 0; i < 5; i++) await floor(i);
-  const floorMs = await bestCpuPerCall(count, 3, floor);
+  let floorMs = await bestCpuPerCall(block, 1, floor);
+  for (let r = 0; r < 2; r++) {
+    await realBlock();
+    floorMs = Math.min(floorMs, await bestCpuPerCall(block, 1, floor));
+  }
+  globalThis.fetch = realFetch;
   agent.destroy();
   await runner.close();
   await sandbox.close();
   await dsap.close();
-  return { realMs, floorMs, sessions: count, ...perSession };
+  const realMs = Math.min(...realBlocks);
+  const realAllMs = realBlocks.reduce((a, b) => a + b, 0) / realBlocks.length;
+  return { realMs, realAllMs, floorMs, sessions: block * realBlocks.length, ...perSession };
 }
 
 // -------------------------------------------------------------------------------------------------- prepare
@@ -307,7 +320,7 @@ async function main(): Promise<void> {
     const file = path.join(DIR, `bench-${mb}mb.pdf`);
     if (!fs.existsSync(file)) writePdf(file, mb);
     const s = await sessionPart(fs.readFileSync(file));
-    console.log(`session B-T ${mb} MB, DSAP CPU per session (${s.sessions} sessions one at a time; ${s.fetches.toFixed(1)} outgoing calls, ${s.webhooks.toFixed(1)} webhooks each): ${s.realMs.toFixed(1)} ms; floor ${s.floorMs.toFixed(1)} ms; ratio ${(s.realMs / s.floorMs).toFixed(1)}× (goal ≤ 3×)`);
+    console.log(`session B-T ${mb} MB, DSAP CPU per session (${s.sessions} sessions one at a time in 3 blocks alternated with the floor's; ${s.fetches.toFixed(1)} outgoing calls, ${s.webhooks.toFixed(1)} webhooks each): best block ${s.realMs.toFixed(1)} ms (all blocks ${s.realAllMs.toFixed(1)} ms); floor ${s.floorMs.toFixed(1)} ms; ratio ${(s.realMs / s.floorMs).toFixed(1)}× (all blocks ${(s.realAllMs / s.floorMs).toFixed(1)}×; goal ≤ 3×)`);
   }
   if (parts.includes('prepare')) {
     const p = await preparePart();
