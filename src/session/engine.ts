@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { systemClock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { checkSignablePdf } from '../pades';
@@ -219,11 +220,14 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     }
   }
 
-  function checkDocument(record: SessionRecord, pdf: Buffer): void {
+  /** Refuses another PDF than the session's; returns the running SHA-256 of `pdf` so the step need not hash it again. */
+  function checkDocument(record: SessionRecord, pdf: Buffer): Hash {
     if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes given to start()');
-    if (pdf.length !== record.document.length || sha256(pdf) !== record.document.sha256) {
+    const h = createHash('sha256').update(pdf);
+    if (pdf.length !== record.document.length || h.copy().digest('hex') !== record.document.sha256) {
       throw invalidInput('pdf', 'is not the PDF this signing session was started with');
     }
+    return h;
   }
 
   /** The certificate recorded: the claim (applySigningEvent refuses one in any other state than waiting_for_scan). */
@@ -255,12 +259,12 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     // from the stored certificate, only with a compare-and-set save point (two executions may then both prepare,
     // only one submits). Without `save` it cannot be told apart from the claimer's own work: a duplicate.
     if (standing === 'midStep' && isCertificateClaimed(record)) return stepOptions?.save ? continueClaim(record, pdf, stepOptions, run) : { record, duplicate: true };
-    checkDocument(record, pdf);
+    const pdfHash = checkDocument(record, pdf);
     // Replayed after a crash past the save point: the hash may be with the user already; never a new one.
     if (standing === 'midStep') return run.atSavePoint(record, stepOptions);
     const claimed = claim(record, event);
     if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
-    return run.fromClaim(claimed, event, pdf, stepOptions);
+    return run.fromClaim(claimed, event, pdf, stepOptions, pdfHash);
   }
 
   /** A claimed record (saved there, nothing prepared) continued through `run` from its stored certificate. */
@@ -268,14 +272,14 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     checkRecord(record);
     if (!isCertificateClaimed(record)) throw new SingpassFlowsError('STATE_INVALID', `No claimed certificate to continue: the session is ${record.state.status}${isAtSavePoint(record) ? ' at the save point (resumeSubmission)' : ''}`, { retryable: false });
     if (!stepOptions?.save) throw invalidInput('save', 'is required to continue a claimed certificate (a compare-and-set save point: another execution may be continuing it too)');
-    checkDocument(record, pdf);
+    const pdfHash = checkDocument(record, pdf);
     const expired = await expiredNow(record, stepOptions);
     if (expired) return expired;
     const s = record.state;
     const event: CertificateEvent = {
       type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate), issuedAt: s.scannedAt ?? s.updatedAt,
     };
-    return run.fromClaim(record, event, pdf, stepOptions);
+    return run.fromClaim(record, event, pdf, stepOptions, pdfHash);
   }
 
   /** The hash call of a record at the save point (`call`: how it stands to the calls before it). */
@@ -301,15 +305,16 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 
   /** How far a certificate event goes: the whole step (the hash sent), or to the save point (a later step sends it). */
   interface CertificateRun {
-    fromClaim(claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, options: StepOptions | undefined): Promise<StepResult>;
+    /** `pdfHash`: the running SHA-256 of `pdf` from the document check, reused by prepare. */
+    fromClaim(claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, options: StepOptions | undefined, pdfHash: Hash): Promise<StepResult>;
     atSavePoint(record: SessionRecord, options: StepOptions | undefined): Promise<StepResult>;
   }
   const WHOLE_STEP: CertificateRun = {
-    fromClaim: (claimed, event, pdf, options) => certificateStep(ctx, claimed, event, pdf, options),
+    fromClaim: (claimed, event, pdf, options, pdfHash) => certificateStep(ctx, claimed, event, pdf, options, pdfHash),
     atSavePoint: (record, options) => submitHash(ctx, record, 'afterInterruption', options),
   };
   const TO_SAVE_POINT: CertificateRun = {
-    fromClaim: (claimed, event, pdf, options) => prepareStep(ctx, claimed, event, pdf, options),
+    fromClaim: (claimed, event, pdf, options, pdfHash) => prepareStep(ctx, claimed, event, pdf, options, pdfHash),
     atSavePoint: async (record) => ({ record }),
   };
 

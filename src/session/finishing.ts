@@ -1,5 +1,7 @@
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import type { Hash } from 'node:crypto';
 import { finalizeSignature } from '../pades';
+import { finalizeSignatureHashed } from '../pades/signature';
 import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp';
 import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
 import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
@@ -29,12 +31,12 @@ export function finishShortfall(record: SessionRecord): FinishShortfall | undefi
  * Embed the signature and extend to the requested level (see `SigningEngine.finish`). `checkDocument` is the
  * engine's check that `pdf` is the session's PDF.
  */
-export async function finishSession(ctx: StepContext, record: SessionRecord, pdf: Buffer, stepOptions: StepOptions | undefined, checkDocument: (record: SessionRecord, pdf: Buffer) => void): Promise<FinishResult> {
+export async function finishSession(ctx: StepContext, record: SessionRecord, pdf: Buffer, stepOptions: StepOptions | undefined, checkDocument: (record: SessionRecord, pdf: Buffer) => Hash): Promise<FinishResult> {
   checkRecord(record);
   if (record.state.status !== 'signed' || !record.prepared || !record.state.signature) {
     throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${record.state.status}`, { retryable: false });
   }
-  checkDocument(record, pdf);
+  const pdfHash = checkDocument(record, pdf);
   // Always from the PDF as it was before signing and the saved prepared state: a retry (after a fault or a crash)
   // embeds the same signature in the same field again — never a second signature.
   const prepared = record.prepared;
@@ -62,8 +64,9 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
   };
   let missing: FinishShortfall | undefined;
   try {
-    // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding.
-    let out = await finalizeSignature(pdf, prepared, signature, timestamped ? { timestamp } : {});
+    // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding, and
+    // the PDF against the prepared state from the document check's hash (nothing awaited in between).
+    let out: Buffer = Buffer.concat(await finalizeSignatureHashed(pdf, prepared, signature, timestamped ? { timestamp } : {}, pdfHash));
     best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
     await say(stepOptions, { step: 'embedded', timestamped });
     // addValidationData's default (requireComplete 'newest'): OUR signature, its timestamp and the document
