@@ -7,7 +7,7 @@
  */
 import { n8nInstallDir } from '../n8n/real-n8n';
 import { n8nFrontEnd } from './front-ends';
-import { conformanceSuite } from './scenarios';
+import { conformanceSuite } from './suite';
 
 if (!n8nInstallDir() && process.env.CI) throw new Error('n8n is not installed: run scripts/install-n8n.sh before the tests');
 

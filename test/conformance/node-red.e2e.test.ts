@@ -5,6 +5,6 @@
  * for an ended session 200 (not 400 SIGN_REF_NOT_FOUND).
  */
 import { nodeRedFrontEnd } from './front-ends';
-import { conformanceSuite } from './scenarios';
+import { conformanceSuite } from './suite';
 
 conformanceSuite(nodeRedFrontEnd, 'Node-RED');

@@ -3,6 +3,6 @@
  * with a folder store, against the sandbox over real HTTP.
  */
 import { serveFrontEnd } from './front-ends';
-import { conformanceSuite } from './scenarios';
+import { conformanceSuite } from './suite';
 
 conformanceSuite(serveFrontEnd, 'serve');
