@@ -23,8 +23,8 @@ export function conformanceSuite(startFrontEnd: StartFrontEnd, frontEndName: str
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-conformance-'));
-    // sessions live 10 min (a restarted n8n takes a while); 20 attempts 200 ms apart ride out a short store outage
-    ctx.sb = await startSandbox({ webhookRetryDelayMs: 200, webhookAttempts: 20, sessionTtlSeconds: 600 });
+    // sessions live 10 min (a restarted n8n takes a while); 6 attempts 200 ms apart outlast a short store outage
+    ctx.sb = await startSandbox({ webhookRetryDelayMs: 200, webhookAttempts: 6, sessionTtlSeconds: 600 });
     ctx.relay = await startConformanceRelay();
     ctx.fe = await startFrontEnd(ctx.sb, dir);
     ctx.relay.target = ctx.fe.webhookUrl;
