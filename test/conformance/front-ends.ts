@@ -39,9 +39,11 @@ export interface FrontEnd {
   /** SIGKILL the front end's process (nothing flushed); `restart` starts it again on the same files and port. */
   kill(): Promise<void>;
   restart(): Promise<void>;
+  /** False once killed or stopped, until `restart`. */
+  running(): boolean;
   /**
    * Take the session store away (a folder replaced by a regular file: unusable whoever runs the test, root too) and
-   * bring it back as it was.
+   * bring it back as it was (`storeUp` does nothing when it is not down).
    */
   storeDown(): void;
   storeUp(): void;
@@ -78,6 +80,7 @@ function folderOutage(dir: string): { down(): void; up(): void } {
       fs.writeFileSync(dir, 'the session store is down (conformance fault)');
     },
     up() {
+      if (!fs.existsSync(aside)) return;
       fs.rmSync(dir, { force: true });
       fs.renameSync(aside, dir);
     },
@@ -167,6 +170,7 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
     }, 30_000),
     kill: () => stopChild(child, 'SIGKILL'),
     restart: start,
+    running: () => child.exitCode === null && child.signalCode === null,
     storeDown: outage.down,
     storeUp: outage.up,
     log: () => lines.slice(-40).join('\n'),
@@ -237,6 +241,7 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
         nr = await start();
         await flowsStarted();
       },
+      running: () => nr.child.exitCode === null && nr.child.signalCode === null,
       storeDown: outage.down,
       storeUp: outage.up,
       log: () => (logs.join('\n') + nr.log()).slice(-4000),
@@ -312,6 +317,7 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       },
       kill: () => n8n.kill(),
       restart: () => n8n.start(),
+      running: () => n8n.pid() !== undefined,
       storeDown: outage.down,
       storeUp: outage.up,
       log: () => n8n.log().slice(-4000),

@@ -59,8 +59,12 @@ export function conformanceSuite(startFrontEnd: StartFrontEnd, frontEndName: str
   describe(`webhook conformance: ${frontEndName}`, () => run(SCENARIOS));
 
   describe(`fault conformance: ${frontEndName}`, () => {
-    // a scenario that failed half-way must not leave its fault to the next one
-    afterEach(() => clearFaults(ctx));
+    // a scenario that failed half-way must not leave its fault, or its front end down, to the next one
+    afterEach(async () => {
+      await clearFaults(ctx);
+      ctx.fe.storeUp();
+      if (!ctx.fe.running()) await ctx.fe.restart();
+    }, 300_000);
     run(FAULT_SCENARIOS);
   });
 }
