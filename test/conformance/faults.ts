@@ -14,7 +14,7 @@ import type { TsaFailure } from '../../sandbox/pki';
 import { accepted, ended, expectErrorBody, hashCalls, hashSubmitted, pause, settledStatus, until, type ConformanceContext, type Scenario } from './scenarios';
 
 export type FaultScenarioId = 'tsaDownThenUp' | 'tsaRejectionThenUp' | 'tsaRefusesForGood' | 'ocspDownWhileFinishing' | 'firstHashRefused'
-  | 'hash503Then200' | 'killedAfterCertificate' | 'killedAfterHash' | 'killedAfterSignature' | 'storeDown';
+  | 'hash503Then200' | 'killedDuringCertificateCheck' | 'killedAfterCertificate' | 'killedAfterHash' | 'killedAfterSignature' | 'storeDown';
 
 /** A front end stopped and started again: its start-up (n8n: up to 4 min) on top of the session. */
 const RESTART_TIMEOUT_MS = 420_000;
@@ -29,6 +29,7 @@ async function caFaults(c: ConformanceContext, body: Record<string, unknown> = {
 /** Everything switched off again (also after a scenario that failed half-way). */
 export async function clearFaults(c: ConformanceContext): Promise<void> {
   await caFaults(c, { tsa_fail: 0, ocsp_fail: 0 });
+  c.sb.ca.setOcspDelay(0);
   c.sb.sign.faults.reset();
 }
 
@@ -124,6 +125,28 @@ export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
       // the hash the user signed is the one the service accepted, and the only one it ever saw with a body
       expect(hashCalls(c, ref).filter((h) => h.docHash !== undefined)).toHaveLength(1);
     },
+  },
+  {
+    id: 'killedDuringCertificateCheck',
+    title: 'the front end SIGKILLed a second after it answered the certificate 200, its OCSP check still waiting: started again, the session goes on (one hash) and completes',
+    async run(c) {
+      const ref = await c.fe.startSession('Killed during check.pdf');
+      c.sb.ca.setOcspDelay(4000); // the certificate check's OCSP answer comes late (within the client's 10 s)
+      const scanning = c.sb.phone.scan(ref, { user: 'p256' });
+      expect((await c.relay.delivery(ref, 'user_cert')).answer?.status).toBe(200);
+      await pause(1000);
+      await c.fe.kill();
+      c.sb.ca.setOcspDelay(0);
+      await scanning;
+      expect(hashCalls(c, ref)).toHaveLength(0);
+      await c.fe.restart();
+      // a certificate claimed and left is taken over once idle (the session policy's 45 s)
+      await until(`the hash for ${ref} at the service`, () => c.sb.sign.session(ref)?.state === 'hash_submitted', 120_000);
+      await until(`${ref} hash_submitted at ${c.fe.name}`, async () => (await c.fe.status(ref)) === 'hash_submitted', 60_000);
+      await c.sb.phone.approve(ref);
+      await completedWith(c, ref, 'B-LTA');
+    },
+    timeoutMs: RESTART_TIMEOUT_MS,
   },
   {
     id: 'killedAfterCertificate',
