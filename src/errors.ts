@@ -62,6 +62,11 @@ export type ErrorCode =
   | 'DPOP_FAILED'
   | 'PAR_FAILED'
   | 'ASSURANCE_INSUFFICIENT'
+  // a Corppass user without a role the flow requires (e.g. to sign for the company)
+  | 'ROLE_REQUIRED'
+  // a signer's page or signed-document link: past its expiry, or not one this flow issued for that session
+  | 'LINK_EXPIRED'
+  | 'LINK_INVALID'
   // Session engine: the user's certificate checked before the hash; a session that ran out of time
   | 'CERTIFICATE_EXPIRED'
   | 'CERTIFICATE_NOT_YET_VALID'

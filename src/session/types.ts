@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { SessionPhase } from './transitions';
 import type { ErrorCode } from '../errors';
+import type { OnBehalfOf } from '../login/officer';
 import type { Fetch } from '../http';
 import type { PreparedSignature } from '../pades';
 import type { ValidationDataSummary } from '../pades/ltv';
@@ -32,6 +33,10 @@ export interface SessionRecord {
     level: PadesLevel;
     reason?: string;
     location?: string;
+    /** Signed for a company by an officer whose Corppass role allowed it (`officerDecision`). */
+    onBehalfOf?: OnBehalfOf;
+    /** One of several signers of one document, in order: this session's place, and the session before it. */
+    signer?: SignerPlace;
   };
   /** The PDF being signed: size and SHA-256 (hex), so a step given other bytes refuses them. */
   document: { length: number; sha256: string };
@@ -166,6 +171,22 @@ export interface StartSessionInput {
   level?: PadesLevel;
   reason?: string;
   location?: string;
+  /** Kept in the record: the company the user signs for and the role that allowed it. */
+  onBehalfOf?: OnBehalfOf;
+  /** Kept in the record: this signer's place among several signing one document in order. */
+  signer?: SignerPlace;
+}
+
+/** A signer's place among several who sign one document in turn (each on the previous one's signed PDF). */
+export interface SignerPlace {
+  /** 1-based. */
+  position: number;
+  /** How many sign in all. */
+  of: number;
+  /** Who signs here, as the flow names them (e.g. "Landlord"); shown on the signer's page. */
+  label?: string;
+  /** The sign_ref of the session whose signed PDF this one signs (none for the first signer). */
+  previousSignRef?: string;
 }
 
 /** What the page shows after `start`. */
@@ -257,25 +278,4 @@ export interface StepOptions {
    * the caller's save loses the session: the replayed event would prepare a new hash, which the service refuses.
    */
   save?: (record: SessionRecord) => boolean | Promise<boolean>;
-  /**
-   * Certificate events only: check the certificate and prepare, then return the save point's record (`submitting`
-   * set, nothing sent to the service). For engines that cannot save inside one step (n8n: the record is stored by the
-   * workflow after the node): store the returned record, then call `resumeSubmission(record)` in a later step.
-   */
-  stopAtSavePoint?: boolean;
-  /**
-   * Certificate events only: record the certificate (the claimed record, `isCertificateClaimed`) and return it;
-   * nothing is checked, prepared or sent, and the PDF is not needed yet. For a webhook that must have the event
-   * stored before it answers 200 (the service never resends an acknowledged event): store the returned record with
-   * compare-and-set, answer, then `continueCertificate(record, pdf, { save })`. A replay on the claimed record
-   * returns it unchanged (continue it).
-   */
-  stopAtClaim?: boolean;
-  /**
-   * `resumeSubmission` only: the record was found at the save point after an interruption (a resume schedule, a
-   * restart), so a hash call may have been made that the record does not count (the process died before saving):
-   * a refusal as "already submitted" then means that call got through. Not needed where the step is given `save`
-   * (the attempt is saved before each call) or after a counted attempt.
-   */
-  mayHaveBeenSent?: boolean;
 }

@@ -63,7 +63,8 @@ export function createNotificationTokens(options: NotificationTokenOptions): Not
   };
 }
 
-function checkSecret(value: unknown, field: string): Buffer {
+/** A DSAP-held secret: text or bytes, at least 32 of them (shared by every HMAC this package keys with it). */
+export function checkSecret(value: unknown, field: string): Buffer {
   const b = Buffer.isBuffer(value) ? value : typeof value === 'string' ? Buffer.from(value, 'utf8') : undefined;
   if (!b) throw invalidInput(field, 'must be text or bytes');
   if (b.length < 32) {

@@ -25,6 +25,8 @@ export interface SigningSessionState {
   expiresAt: number;
   status: SigningSessionStatus;
   challengeCode: string;
+  /** What the QR code shows (from createSession), so a page reloaded on any process can show it again until the scan. */
+  qrPayload?: string;
   /** Secret the webhook must present as Bearer; store it like a password. */
   clientNotificationToken: string;
   /** From the certificate event; echoed in the hash call. */
@@ -52,7 +54,7 @@ export function newSigningSessionState(
 ): SigningSessionState {
   return {
     version: 1, signRef: session.signRef, expiresAt: session.expiresAt, status: 'waiting_for_scan',
-    challengeCode: secrets.challengeCode, clientNotificationToken: secrets.clientNotificationToken, updatedAt: epochSeconds(clock),
+    challengeCode: secrets.challengeCode, qrPayload: session.qrPayload, clientNotificationToken: secrets.clientNotificationToken, updatedAt: epochSeconds(clock),
   };
 }
 

@@ -17,7 +17,7 @@ const start = (): SigningSessionState => newSigningSessionState(session, { chall
 describe('SigningSessionState', () => {
   it('walks waiting_for_scan → certificate_received → hash_submitted → signed, dropping the certificate at the end', () => {
     let s = start();
-    expect(s).toEqual({ version: 1, signRef: 'ref-1', expiresAt: session.expiresAt, status: 'waiting_for_scan', challengeCode: '0042', clientNotificationToken: 'tok', updatedAt: now / 1000 });
+    expect(s).toEqual({ version: 1, signRef: 'ref-1', expiresAt: session.expiresAt, status: 'waiting_for_scan', challengeCode: '0042', qrPayload: session.qrPayload, clientNotificationToken: 'tok', updatedAt: now / 1000 });
     s = applySigningEvent(s, cert, clock);
     expect(s).toMatchObject({ status: 'certificate_received', nonce: 'n-1', certificate: 'Yw==' });
     s = markHashSubmitted(s, hash.toUpperCase(), clock);
