@@ -29,9 +29,72 @@ export interface FrontEnd {
   startSession(name: string): Promise<string>;
   /** The session's status as the front end stored it (`created` … `completed`, `failed`, `expired`), if known. */
   status(signRef: string): Promise<string | undefined>;
+  /**
+   * What the front end stored about the session's end: status, the result (level reached, `missing`) or the error.
+   * n8n's sample finalizes at B-T and its document steps take the PDF on: its `result.level` is the finalized one.
+   */
+  outcome(signRef: string): Promise<Outcome | undefined>;
+  /** The signed PDF once the front end is done with it (every step its flow runs after the session completed). */
+  signedPdf(signRef: string): Promise<Buffer>;
+  /** SIGKILL the front end's process (nothing flushed); `restart` starts it again on the same files and port. */
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  /** False once killed or stopped, until `restart`. */
+  running(): boolean;
+  /**
+   * Take the session store away (a folder replaced by a regular file: unusable whoever runs the test, root too) and
+   * bring it back as it was (`storeUp` does nothing when it is not down).
+   */
+  storeDown(): void;
+  storeUp(): void;
   /** Recent log lines, for failure messages. */
   log(): string;
   stop(): Promise<void>;
+}
+
+export interface Outcome {
+  status?: string;
+  result?: { level?: string; valid?: boolean; missing?: { requested?: string; stage?: string; code?: string; message?: string } };
+  error?: { code?: string; message?: string };
+  lastFinishFailure?: { stage?: string; code?: string; attempts?: number };
+  lastSubmitFailure?: { code?: string; attempts?: number };
+}
+
+/** Poll `probe` until it gives a value (a probe that throws is asked again), or fail naming `what`. */
+async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await Promise.resolve().then(probe).catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A folder's outage: it moves aside and a regular file takes its path (ENOTDIR / EEXIST for every access). */
+function folderOutage(dir: string): { down(): void; up(): void } {
+  const aside = `${dir}.away`;
+  return {
+    down() {
+      fs.renameSync(dir, aside);
+      fs.writeFileSync(dir, 'the session store is down (conformance fault)');
+    },
+    up() {
+      if (!fs.existsSync(aside)) return;
+      fs.rmSync(dir, { force: true });
+      fs.renameSync(aside, dir);
+    },
+  };
+}
+
+/** A session record as a folder store keeps it (`<folder>/<sign_ref>.json`). */
+function storedOutcome(file: string): Outcome | undefined {
+  try {
+    const r = JSON.parse(fs.readFileSync(file, 'utf8')) as Outcome & { state?: { status?: string } };
+    return { ...r, status: r.state?.status };
+  } catch {
+    return undefined; // not there, or read while being replaced: asked again by the caller's poll
+  }
 }
 
 /** Start a front end against `sb`, its files under `dir` (made fresh by the caller). */
@@ -41,6 +104,8 @@ const SECRET = 'conformance-suite-notification-secret-0123456789';
 /** The n8n sample's upload key (a Header Auth credential on its upload form). */
 const UPLOAD_KEY_HEADER = 'x-upload-key';
 const UPLOAD_KEY = 'conformance-upload-key-0123456789abcdef';
+const RESUME_INTERVAL_S = 2;
+const RESUME_IDLE_S = 5;
 
 /** `singpass-flows serve` (dist/cli, as `npm run test:e2e` builds it) with a folder store. */
 export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
@@ -52,23 +117,38 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
     domainName: 'conformance.example.sg', tenantId: 'conformance', notificationSecret: SECRET,
   }));
   const cli = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
-  const child = spawn(process.execPath, [cli, 'serve', '--config', configPath, '--store', path.join(dir, 'store'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const store = path.join(dir, 'store');
+  const port = await freePort(); // the same port after a restart (the sandbox has the key set's URL)
   const lines: string[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const parts = buf.split('\n');
-      buf = parts.pop()!;
-      for (const line of parts) {
-        lines.push(line);
-        const m = /^serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-        if (m) resolve(m[1]!);
-      }
+  let child: ChildProcess;
+  const start = async () => {
+    child = spawn(process.execPath, [cli, 'serve', '--config', configPath, '--store', store, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    await new Promise<string>((resolve, reject) => {
+      let buf = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        buf += d.toString();
+        const parts = buf.split('\n');
+        buf = parts.pop()!;
+        for (const line of parts) {
+          lines.push(line);
+          const m = /^serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+          if (m) resolve(m[1]!);
+        }
+      });
+      child.stderr!.on('data', (d: Buffer) => lines.push(`stderr: ${d.toString()}`));
+      child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${lines.join('\n')}`)));
     });
-    child.stderr!.on('data', (d: Buffer) => lines.push(`stderr: ${d.toString()}`));
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${lines.join('\n')}`)));
-  });
+  };
+  await start();
+  const url = `http://127.0.0.1:${port}`;
+  const outage = folderOutage(store);
+  const outcome = async (signRef: string): Promise<Outcome | undefined> => {
+    const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}`);
+    if (res.status !== 200) return undefined; // 404: not stored; 500: the store is down
+    const o = (await res.json()) as Outcome & { retrying?: { step: string; stage?: string; code?: string; attempts?: number } };
+    const r = o.retrying;
+    return { ...o, ...(r?.step === 'finish' ? { lastFinishFailure: r } : r?.step === 'hash' ? { lastSubmitFailure: r } : {}) };
+  };
   const pdf = await fixture('classic');
   return {
     name: 'serve',
@@ -77,16 +157,22 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
     webhookUrl: `${url}/webhook`,
     jwksUrl: `${url}/jwks`,
     async startSession(name) {
-      const res = await fetch(`${url}/sessions?name=${encodeURIComponent(name)}&level=B-T`, { method: 'POST', body: new Uint8Array(pdf), headers: { 'content-type': 'application/pdf' } });
+      const res = await fetch(`${url}/sessions?name=${encodeURIComponent(name)}&level=B-LTA`, { method: 'POST', body: new Uint8Array(pdf), headers: { 'content-type': 'application/pdf' } });
       const text = await res.text();
       if (res.status !== 201) throw new Error(`POST /sessions: HTTP ${res.status} ${text}`);
       return (JSON.parse(text) as { signRef: string }).signRef;
     },
-    async status(signRef) {
-      const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}`);
-      if (res.status === 404) return undefined;
-      return ((await res.json()) as { status: string }).status;
-    },
+    status: async (signRef) => (await outcome(signRef))?.status,
+    outcome,
+    signedPdf: (signRef) => poll(`the signed PDF of ${signRef}`, async () => {
+      const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}/signed.pdf`);
+      return res.status === 200 ? Buffer.from(await res.arrayBuffer()) : undefined;
+    }, 30_000),
+    kill: () => stopChild(child, 'SIGKILL'),
+    restart: start,
+    running: () => child.exitCode === null && child.signalCode === null,
+    storeDown: outage.down,
+    storeUp: outage.up,
     log: () => lines.slice(-40).join('\n'),
     stop: () => stopChild(child),
   };
@@ -103,7 +189,12 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
   // the example's sign-in, in Node-RED's environment (docs/node-red.md): only a signed-in caller starts a session
   const signIn = { SINGPASS_SIGN_USER: 'conformance', SINGPASS_SIGN_PASSWORD: 'conformance-sign-in-password-0123' };
   const authorization = `Basic ${Buffer.from(`${signIn.SINGPASS_SIGN_USER}:${signIn.SINGPASS_SIGN_PASSWORD}`).toString('base64')}`;
-  const nr: NodeRedProcess = await startNodeRedProcess({ userDir, port: await freePort(), env: { SINGPASS_SIGNED_DIR: path.join(dir, 'signed'), ...signIn } });
+  const signedDir = path.join(dir, 'signed');
+  const port = await freePort(); // the same port after a restart (the sandbox has the key set's URL)
+  const start = () => startNodeRedProcess({ userDir, port, env: { SINGPASS_SIGNED_DIR: signedDir, ...signIn } });
+  let nr: NodeRedProcess = await start();
+  const logs: string[] = [];
+  const sessions = path.join(userDir, 'singpass-sessions');
   try {
     const keys = await generateClientKeys();
     const flow = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', 'singpass-document-signing.json'), 'utf8')) as Record<string, unknown>[]).map((n) => {
@@ -116,12 +207,18 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
     const keySet = flow.find((n) => n.type === 'singpass-keyset')!;
     await deploy(nr.url, flow);
     const jwksUrl = `${nr.url}${String(keySet.url)}`;
-    for (let i = 0; ; i++) { // the flows start a moment after the deploy's answer
-      const r = await fetch(jwksUrl).catch(() => undefined);
-      if (r?.status === 200) break;
-      if (i > 200) throw new Error(`no key set at ${jwksUrl}`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    // the flows start a moment after the deploy's answer (and after a restart)
+    const flowsStarted = () => poll(`the key set at ${jwksUrl}`, async () => ((await fetch(jwksUrl)).status === 200 ? true : undefined), 30_000);
+    await flowsStarted();
+    const outage = folderOutage(sessions);
+    const resultLine = (signRef: string) => {
+      try {
+        return fs.readFileSync(path.join(signedDir, 'results.jsonl'), 'utf8').split('\n').find((l) => l.includes(`"signRef":"${signRef}"`));
+      } catch {
+        return undefined;
+      }
+    };
+    const outcome = async (signRef: string) => storedOutcome(path.join(sessions, `${signRef}.json`));
     const pdf = await fixture('classic');
     return {
       name: 'Node-RED',
@@ -135,15 +232,22 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
         if (res.status !== 200) throw new Error(`POST /sign/start: HTTP ${res.status} ${text}`);
         return (JSON.parse(text) as { signRef: string }).signRef;
       },
-      async status(signRef) {
-        try {
-          const record = JSON.parse(fs.readFileSync(path.join(userDir, 'singpass-sessions', `${signRef}.json`), 'utf8')) as { state?: { status?: string } };
-          return record.state?.status;
-        } catch {
-          return undefined; // not there, or read while being replaced: asked again by the caller's poll
-        }
+      status: async (signRef) => (await outcome(signRef))?.status,
+      outcome,
+      // the example writes the PDF, then its result line
+      signedPdf: (signRef) => poll(`the signed PDF of ${signRef}`, () => (resultLine(signRef) ? fs.readFileSync(path.join(signedDir, `${signRef}.pdf`)) : undefined), 30_000),
+      async kill() {
+        logs.push(nr.log());
+        await nr.stop('SIGKILL');
       },
-      log: () => nr.log().slice(-4000),
+      async restart() {
+        nr = await start();
+        await flowsStarted();
+      },
+      running: () => nr.child.exitCode === null && nr.child.signalCode === null,
+      storeDown: outage.down,
+      storeUp: outage.up,
+      log: () => (logs.join('\n') + nr.log()).slice(-4000),
       stop: () => nr.stop(),
     };
   } catch (e) {
@@ -153,7 +257,8 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
 };
 
 /**
- * A real n8n 2.41 (one process, SQLite; queue mode is too heavy for this suite on a small machine) with this package
+ * A real n8n 2.41 (one process, SQLite, the sample's Folder store; queue mode is too heavy for this suite on a small
+ * machine: its own faults run in test/n8n/queue-mode.e2e.test.ts) with this package
  * packed and installed as n8n installs a community package, the sample workflows (flows/n8n/document-signing.json,
  * key-set-endpoint.json) imported and published with their credentials, as docs/n8n.md tells a user. Sessions are
  * started by uploading a PDF to the sample's form endpoint; their status is read from the sample's Folder store.
@@ -177,8 +282,13 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: SECRET } },
       // the upload form's key (Header Auth), where the sample asks for one
       { id: 'spflUploadKey001', name: 'Upload key (Singpass signing sample)', type: 'httpHeaderAuth', data: { name: UPLOAD_KEY_HEADER, value: UPLOAD_KEY } },
-    ]);
+    ], {
+      // the resume schedule every 2 s (not 30) and a step left alone 5 s (not 45): faults resolve within a test
+      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`], ['"idleSeconds": 45', `"idleSeconds": ${RESUME_IDLE_S}`]],
+    });
     await n8n.start();
+    const outage = folderOutage(n8n.filesDir);
+    const outcome = async (signRef: string) => storedOutcome(path.join(n8n.filesDir, `${signRef}.json`));
     const pdf = await fixture('classic');
     return {
       name: 'n8n',
@@ -195,13 +305,24 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
         if (res.status !== 200 || !signRef) throw new Error(`upload: HTTP ${res.status} ${text.slice(0, 500)}`);
         return signRef;
       },
-      async status(signRef) {
-        try {
-          return (JSON.parse(fs.readFileSync(path.join(n8n.filesDir, `${signRef}.json`), 'utf8')) as { state?: { status?: string } }).state?.status;
-        } catch {
-          return undefined;
-        }
+      status: async (signRef) => (await outcome(signRef))?.status,
+      outcome,
+      // Run Due Step stores the finalized PDF; the document steps after it write it over at B-LTA (with its document
+      // timestamp). Short of that level (result.missing) they meet the same refusal: the finalized PDF is the result.
+      async signedPdf(signRef) {
+        const file = path.join(n8n.filesDir, `${signRef}-signed.pdf`);
+        return poll(`the sample's signed PDF of ${signRef}`, async () => {
+          const pdf = fs.readFileSync(file);
+          const whole = /%%EOF\s*$/.test(pdf.subarray(-32).toString('latin1'));
+          const final = pdf.toString('latin1').includes('/SubFilter /ETSI.RFC3161') || (await outcome(signRef))?.result?.missing !== undefined;
+          return whole && final ? pdf : undefined;
+        }, 90_000);
       },
+      kill: () => n8n.kill(),
+      restart: () => n8n.start(),
+      running: () => n8n.pid() !== undefined,
+      storeDown: outage.down,
+      storeUp: outage.up,
       log: () => n8n.log().slice(-4000),
       stop,
     };
@@ -211,10 +332,10 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
   }
 };
 
-async function stopChild(child: ChildProcess): Promise<void> {
+async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
+  child.kill(signal);
   const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(timer);

@@ -1,5 +1,6 @@
 /**
- * The webhook conformance scenarios (./scenarios.ts) against a real n8n 2.41 (one process) running the sample
+ * The conformance scenarios, webhook edges (./scenarios.ts) and faults (./faults.ts), against a real n8n 2.41 (one
+ * process, not queue mode: queue mode's faults are in test/n8n/queue-mode.e2e.test.ts) running the sample
  * signing workflow with its Folder store, against the sandbox over real HTTP. Needs `bash scripts/install-n8n.sh`
  * first (skipped without it locally, failing in CI). The scenarios n8n does not pass yet are listed as to do, with
  * how it answers today; remove an entry when it passes. (A copy of the event an ended session applied is answered
@@ -7,12 +8,13 @@
  */
 import { n8nInstallDir } from '../n8n/real-n8n';
 import { n8nFrontEnd } from './front-ends';
-import { conformanceSuite } from './scenarios';
+import { conformanceSuite } from './suite';
 
 if (!n8nInstallDir() && process.env.CI) throw new Error('n8n is not installed: run scripts/install-n8n.sh before the tests');
 
 if (n8nInstallDir()) {
   conformanceSuite(n8nFrontEnd, 'n8n', {
     notJson: 'n8n itself answers 422 ("Failed to parse request body") to a JSON-typed body that is not JSON, before the trigger runs',
+    killedDuringCertificateCheck: 'the execution is cut off in Check Certificate Status before any record is saved, and the Folder store keeps no deliveries (one n8n, no queue): no run applies the event again and the session waits until its deadline. With the PostgreSQL store the trigger keeps the delivery before its 200 and List Due Sessions replays it (test/n8n/queue-mode.e2e.test.ts)',
   }, { startTimeoutMs: 900_000 });
 } else describe.skip('webhook conformance: n8n (not installed: scripts/install-n8n.sh)', () => it.todo('install n8n'));

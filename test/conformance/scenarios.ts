@@ -5,18 +5,13 @@
  * Each scenario asserts the HTTP status, the spec's error code where the table names one, and what became of the
  * sessions (the service's own log of hash calls, and the session's status as the front end stored it).
  *
- * `conformanceSuite(startFrontEnd, pending)` runs them all against one front end; `pending` names the scenarios a
- * front end does not pass yet and how it differs: they are listed as `it.todo`, never run as a test that cannot fail.
- * `startTimeoutMs`: how long the front end may take to start (n8n: pack, install, start).
+ * The fault scenarios are in ./faults.ts; ./suite.ts runs both lists against one front end.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { SignJWT, generateKeyPair } from 'jose';
-import { startSandbox, type Sandbox } from '../../sandbox';
+import type { Sandbox } from '../../sandbox';
 import { createNotificationTokens } from '../../src/sign/notification-token';
 import { WEBHOOK_ERROR_BODY } from '../../src/sign/wire';
-import type { FrontEnd, StartFrontEnd } from './front-ends';
+import type { FrontEnd } from './front-ends';
 import { startConformanceRelay, type ConformanceRelay, type FrontEndAnswer, type RecordedDelivery, type ReplayOptions } from './relay';
 
 export interface ConformanceContext {
@@ -25,17 +20,19 @@ export interface ConformanceContext {
   fe: FrontEnd;
 }
 
-export interface Scenario {
-  id: ScenarioId;
+export interface Scenario<Id extends string = ScenarioId> {
+  id: Id;
   title: string;
   run(c: ConformanceContext): Promise<void>;
+  /** The test's timeout when longer than the default (a front end killed and started again). */
+  timeoutMs?: number;
 }
 
 export type ScenarioId = 'genuine' | 'copy' | 'otherSessionsBearer' | 'forgedBearer' | 'forgedToken' | 'notJson' | 'unknownSignRef' | 'endedNewEvent' | 'endedCopy';
 
 const ENDED = ['completed', 'failed', 'expired'];
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await probe();
@@ -45,25 +42,25 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
   }
 }
 
-const hashCalls = (c: ConformanceContext, signRef: string) => c.sb.sign.hashCalls().filter((h) => h.signRef === signRef);
-const accepted = (c: ConformanceContext, signRef: string) => hashCalls(c, signRef).filter((h) => h.status === 200).length;
-const serviceState = (c: ConformanceContext, signRef: string) => c.sb.sign.session(signRef)?.state;
-const hashSubmitted = (c: ConformanceContext, signRef: string) => until(`the hash for ${signRef} at the service`, () => serviceState(c, signRef) === 'hash_submitted', 45_000);
-const ended = (c: ConformanceContext, signRef: string) => until(`${signRef} to end at ${c.fe.name}`, async () => {
+export const hashCalls = (c: ConformanceContext, signRef: string) => c.sb.sign.hashCalls().filter((h) => h.signRef === signRef);
+export const accepted = (c: ConformanceContext, signRef: string) => hashCalls(c, signRef).filter((h) => h.status === 200).length;
+export const serviceState = (c: ConformanceContext, signRef: string) => c.sb.sign.session(signRef)?.state;
+export const hashSubmitted = (c: ConformanceContext, signRef: string) => until(`the hash for ${signRef} at the service`, () => serviceState(c, signRef) === 'hash_submitted', 45_000);
+export const ended = (c: ConformanceContext, signRef: string) => until(`${signRef} to end at ${c.fe.name}`, async () => {
   const s = await c.fe.status(signRef);
   return s !== undefined && ENDED.includes(s) ? s : undefined;
 }, 90_000);
 /** The front end's stored status once it settled: the same on two reads 300 ms apart. */
-const settledStatus = async (c: ConformanceContext, signRef: string) => until(`${signRef}'s status to settle`, async () => {
+export const settledStatus = async (c: ConformanceContext, signRef: string) => until(`${signRef}'s status to settle`, async () => {
   const a = await c.fe.status(signRef);
   await new Promise((r) => setTimeout(r, 300));
   const b = await c.fe.status(signRef);
   return a !== undefined && a === b ? a : undefined;
 });
 /** Room for work a delivery should not have started to (wrongly) show. */
-const pause = (ms = 1500) => new Promise((r) => setTimeout(r, ms));
+export const pause = (ms = 1500) => new Promise((r) => setTimeout(r, ms));
 
-function expectErrorBody(a: FrontEndAnswer, code?: string): void {
+export function expectErrorBody(a: FrontEndAnswer, code?: string): void {
   expect(a.body).toBeDefined();
   expect(Object.keys(a.body!).sort()).toEqual(Object.values(WEBHOOK_ERROR_BODY).sort());
   if (code !== undefined) expect(a.body![WEBHOOK_ERROR_BODY.errorCode]).toBe(code);
@@ -268,45 +265,3 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
-/**
- * Every scenario against one front end: one sandbox, one relay, one front end for the file (started in beforeAll,
- * stopped in afterAll). `pending`: scenario → how this front end still differs (listed as `it.todo`).
- */
-export function conformanceSuite(startFrontEnd: StartFrontEnd, frontEndName: string, pending: Partial<Record<ScenarioId, string>> = {}, o: { startTimeoutMs?: number } = {}): void {
-  describe(`webhook conformance: ${frontEndName}`, () => {
-    const ctx = {} as ConformanceContext;
-    let dir: string;
-
-    beforeAll(async () => {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-conformance-'));
-      ctx.sb = await startSandbox({ webhookRetryDelayMs: 200 });
-      ctx.relay = await startConformanceRelay();
-      ctx.fe = await startFrontEnd(ctx.sb, dir);
-      ctx.relay.target = ctx.fe.webhookUrl;
-      ctx.sb.sign.registerClient({ clientId: ctx.fe.clientId, jwksUrl: ctx.fe.jwksUrl, notificationUrl: ctx.relay.url });
-    }, o.startTimeoutMs ?? 120_000);
-
-    afterAll(async () => {
-      await ctx.fe?.stop();
-      await ctx.relay?.close();
-      await ctx.sb?.close();
-      if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    }, 60_000);
-
-    for (const s of SCENARIOS) {
-      const why = pending[s.id];
-      if (why !== undefined) {
-        it.todo(`${s.title} — NOT YET in ${frontEndName}: ${why}`);
-        continue;
-      }
-      it(s.title, async () => {
-        try {
-          await s.run(ctx);
-        } catch (e) {
-          (e as Error).message += `\n--- ${frontEndName} log ---\n${ctx.fe.log()}`;
-          throw e;
-        }
-      }, 150_000);
-    }
-  });
-}
