@@ -66,7 +66,8 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
       text = await fsp.readFile(file, 'utf8');
     } catch (e) {
       if (errno(e) === 'ENOENT') return undefined;
-      throw e;
+      // typed here, so a folder replaced by a file or without rights reads as STORE_FAILED, not as a passing fault
+      throw fileStoreError(e, this.dir, `read the record of ${signRef}`);
     }
     return parseRecord(text, file);
   }

@@ -427,4 +427,10 @@ describe('fileStoreError', () => {
     const typed = new SingpassFlowsError('STORE_BUSY', 'lock held');
     expect(fileStoreError(typed, dir, 'x')).toBe(typed);
   });
+
+  it('reads a record from a folder replaced by a file as STORE_FAILED (an admin must act), not as a passing fault', async () => {
+    fs.writeFileSync(path.join(dir, 'file'), 'not a folder');
+    const store = new FileSessionStore(path.join(dir, 'file', 'sessions'));
+    await expect(store.get('ref-1')).rejects.toMatchObject({ code: 'STORE_FAILED', details: { errno: 'ENOTDIR', retryable: false } });
+  });
 });
