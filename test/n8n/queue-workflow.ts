@@ -1,9 +1,11 @@
 /**
  * The sample signing workflow as a queue-mode installation runs it, built from flows/n8n/document-signing.json as
- * docs/n8n-queue-mode.md tells a user to change it: every Session Record node on the PostgreSQL store (one
- * credential), and the signed PDF delivered over HTTP (a document system every worker reaches) instead of a file on
- * whichever worker ran the execution. Plus a test-only probe workflow that reads a session record through the same
- * Load Session Record node, so the tests look at the store the way the workflow does, over HTTP.
+ * docs/n8n-queue-mode.md tells a user to change it: its one "Singpass Session Store" credential created with Kind
+ * PostgreSQL (no node of the workflow changed for that), and the signed PDF delivered over HTTP (a document system
+ * every worker reaches) instead of a file on whichever worker ran the execution. Plus a test-only probe workflow that
+ * reads a session record through a Load Session Record node — a VERSION-1 node on the old "Singpass Session Store
+ * (PostgreSQL)" credential, as a workflow saved before the store credential has it — so the tests look at the store
+ * the way a workflow does, over HTTP, and an old workflow is shown reading what the new one writes.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -11,9 +13,10 @@ import * as path from 'node:path';
 import { generateClientKeys, type ClientKeys } from '../../src/keys';
 import type { N8nQueue } from '../helpers/n8n-queue';
 import { REPO_ROOT } from '../helpers/repo';
-import { uploadKeyCredential } from './real-n8n';
+import { SESSION_STORE, sessionStoreCredential, uploadKeyCredential } from './real-n8n';
 
-export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL)' };
+/** The version-1 probe's credential (the old PostgreSQL-only type), on the same database and tables. */
+export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL, version 1 nodes)' };
 const SAMPLE = path.join(REPO_ROOT, 'flows/n8n/document-signing.json');
 const PKG = '@singpass-flows/n8n-nodes-singpass';
 
@@ -50,17 +53,10 @@ export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
   let records = 0;
   for (const n of wf.nodes) {
     const p = n.parameters;
-    if (n.type === `${PKG}.singpassSign` && p.resource === 'sessionRecord') {
+    // queue mode changes no store node: they all name the one store credential, created below with Kind PostgreSQL
+    if ((n.type === `${PKG}.singpassSign` && p.resource === 'sessionRecord') || n.type === `${PKG}.singpassSignTrigger`) {
+      if (n.credentials?.singpassSessionStoreApi?.id !== SESSION_STORE.id) throw new Error(`${n.name} does not use the sample's session store credential`);
       records++;
-      p.store = 'postgres';
-      delete p.folder;
-      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
-    }
-    // the trigger checks each delivery against its stored session before answering: in the webhook process, so PostgreSQL
-    if (n.type === `${PKG}.singpassSignTrigger`) {
-      p.recordStore = 'postgres';
-      delete p.recordFolder;
-      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
     }
     if (n.type === 'n8n-nodes-base.scheduleTrigger') {
       const rule = p.rule as { interval: Array<Record<string, unknown>> };
@@ -83,7 +79,7 @@ export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
       });
     }
   }
-  if (records < 3) throw new Error(`the sample has ${records} Session Record nodes: not the workflow this test knows`);
+  if (records < 4) throw new Error(`the sample has ${records} session store nodes: not the workflow this test knows`);
   if (wf.nodes.some((n) => n.type === 'n8n-nodes-base.readWriteFile')) throw new Error('the sample still writes files');
   return wf;
 }
@@ -100,6 +96,7 @@ export function probeWorkflow(): Workflow {
         webhookId: '0b7c52f4-7f0e-4d55-8b8e-2a0c7d3f9e11', parameters: { httpMethod: 'GET', path: 'test/session-record', responseMode: 'responseNode', options: {} },
       },
       {
+        // version 1: the Store parameter and the old PostgreSQL credential
         id: '6f1d0c52-0d7e-4a8b-9a51-3c2f1b9e7a02', name: 'Load', type: `${PKG}.singpassSign`, typeVersion: 1, position: [200, 0],
         parameters: { resource: 'sessionRecord', operation: 'loadRecord', store: 'postgres', signRef: '={{ $json.query.signRef }}', pdfBinaryField: '', ifMissing: 'output' },
         credentials: { singpassSessionStorePostgresApi: PG_CREDENTIAL },
@@ -118,7 +115,8 @@ export function probeWorkflow(): Workflow {
 
 /**
  * Into a queue-mode n8n (before start): the credentials (Singpass Sign API on `signingUrl`, the notification-token
- * secret, the PostgreSQL store on the helper's session database with `idleSeconds`), the queue version of the signing
+ * secret, the session store — Kind PostgreSQL — on the helper's session database with `idleSeconds`, and the version-1
+ * probe's PostgreSQL credential on the same tables), the queue version of the signing
  * sample, the key-set sample and the probe, all published; their webhooks registered for the start-up check.
  */
 export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & { signingUrl: string }): Promise<Workflow> {
@@ -128,6 +126,7 @@ export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & {
     fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify([
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: o.signingUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
+      sessionStoreCredential({ kind: 'postgres', ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds }),
       { ...PG_CREDENTIAL, type: 'singpassSessionStorePostgresApi', data: { ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds } },
       uploadKeyCredential(),
     ]));
