@@ -76,7 +76,8 @@ export function storeSettings(c: ICredentialDataDecryptedObject, where = credent
  * fix; the store's code and details are kept (a retryable failure stays retryable).
  */
 export function inStoreCredential(e: unknown, where: string): Error {
-  if (!(e instanceof SingpassFlowsError) || e.message.startsWith('Credential "')) return e instanceof Error ? e : new Error(String(e));
+  // only the store's own failures are the credential's; a record it refuses (STATE_INVALID, a bad sign_ref) is not
+  if (!(e instanceof SingpassFlowsError) || !['STORE_BUSY', 'STORE_FAILED'].includes(e.code) || e.message.startsWith('Credential "')) return e instanceof Error ? e : new Error(String(e));
   const d = e.details;
   const errno = typeof d.errno === 'string' ? d.errno : '';
   const sqlState = typeof d.sqlState === 'string' ? d.sqlState : '';

@@ -133,6 +133,18 @@ export async function closePgRecordStores(): Promise<void> {
   await Promise.all(entries.map((e) => e.store.close()));
 }
 
+/** A new store; a table prefix it refuses is the credential's Table Prefix field. */
+function pgStore(settings: PgStoreSettings, credential: string): PgSessionStore {
+  let refused: unknown;
+  try {
+    return new PgSessionStore(settings.connection, settings.options);
+  } catch (e) {
+    refused = e;
+  }
+  if (!isSingpassFlowsError(refused, 'INVALID_INPUT') || refused.details.field !== 'tablePrefix') throw refused as Error;
+  throw new SingpassFlowsError('INVALID_INPUT', `${credential}, field "Table Prefix": ${refused.message.replace(/^tablePrefix: /, '')}`, { field: 'Table Prefix' });
+}
+
 /** The PostgreSQL store of checked settings; its failures name `credential` (the setting to fix) first. */
 export function pgRecordStore(settings: PgStoreSettings, credential: string): SessionRecordStore {
   const id = `${settings.where}/${settings.options.tablePrefix ?? ''}`;
@@ -140,7 +152,7 @@ export function pgRecordStore(settings: PgStoreSettings, credential: string): Se
   let entry = pgStores.get(id);
   if (entry?.key !== key) {
     if (entry) void entry.store.close().catch(() => undefined);
-    entry = { key, store: new PgSessionStore(settings.connection, settings.options) };
+    entry = { key, store: pgStore(settings, credential) };
     pgStores.set(id, entry);
   }
   const store = entry.store;

@@ -97,6 +97,7 @@ describe('Singpass Sign node version 2: Session Record on the store credential',
     await expect(save({ kind: 'dropbox' })).rejects.toMatchObject({ context: { code: 'INVALID_INPUT', field: 'Kind' }, message: expect.stringMatching(/field "Kind": "dropbox" is not a kind/) });
     await expect(save({ kind: 'postgres', host: '', database: 'd', user: 'u' })).rejects.toMatchObject({ context: { code: 'INVALID_INPUT', field: 'Host' } });
     await expect(save({ kind: 'postgres', host: 'db', database: 'd', user: 'u', port: 70000 })).rejects.toMatchObject({ context: { code: 'INVALID_INPUT', field: 'Port' } });
+    await expect(save({ kind: 'postgres', host: 'db', database: 'd', user: 'u', tablePrefix: 'Bad-Prefix' })).rejects.toMatchObject({ context: { code: 'INVALID_INPUT', field: 'Table Prefix' }, message: expect.stringMatching(/^Credential "Singpass Session Store" \("Sessions on this host"\), field "Table Prefix": lower-case letters/) });
     // no credential picked on the node (n8n's own refusal, re-worded with what to pick)
     await expect(save(undefined)).rejects.toMatchObject({ context: { code: 'INVALID_INPUT', field: 'Credential to connect with' }, message: expect.stringMatching(/pick the "Singpass Session Store" credential the workflow's other Singpass nodes use/) });
     expect(fs.readdirSync(dir)).toEqual([]);
