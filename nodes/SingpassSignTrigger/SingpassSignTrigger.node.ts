@@ -202,7 +202,7 @@ function log(ctx: IWebhookFunctions, receipt: Pick<DeliveryReceipt, 'verdict' | 
     case 'notFound':
       // Either a scan that beat Save Record, or a trigger looking in another store than the Session Record nodes save
       // to (the queue-mode trap): the message names the setting so the second is fixed, not waited out.
-      ctx.logger.warn(`Singpass Sign Trigger: no session record for ${signRefOf(receipt) ?? 'the delivery\'s session'} in ${where ?? 'the session store'} (${binding?.setting ?? 'its session store'}): answered 503, the service delivers again. If your Session Record nodes save elsewhere, ${binding?.setting.startsWith('Credential') ? 'pick their Singpass Session Store credential on this trigger too' : 'set Session Records In to that same store (e.g. PostgreSQL in queue mode)'}; else the scan came right after Create Session, before Save Record`);
+      ctx.logger.warn(`Singpass Sign Trigger: no session record for ${signRefOf(receipt) ?? 'the delivery\'s session'} in ${where ?? 'the session store'} (${binding?.setting ?? 'its session store'}): answered 503, the service delivers again. If your Session Record nodes save elsewhere, ${otherStoreFix(binding)}; else the scan came right after Create Session, before Save Record`);
       return;
     case 'storeDown':
       ctx.logger.error(`Singpass Sign Trigger cannot read or keep in ${where ?? 'the session store'}: ${error} (answered 503, the service retries)`);
@@ -210,6 +210,13 @@ function log(ctx: IWebhookFunctions, receipt: Pick<DeliveryReceipt, 'verdict' | 
     default:
       ctx.logger.warn(`Singpass Sign Trigger refused a delivery: ${error}`);
   }
+}
+
+/** What to change when the Session Record nodes save to another store than the trigger reads. */
+function otherStoreFix(binding: { where: string; setting: string } | undefined): string {
+  if (!binding?.setting.startsWith('Credential')) return 'set Session Records In to that same store (e.g. PostgreSQL in queue mode)';
+  const folder = binding.where.startsWith('the folder') ? ' (a folder is one host\'s: in queue mode set that credential\'s Kind to PostgreSQL)' : '';
+  return `pick their Singpass Session Store credential on this trigger too${folder}`;
 }
 
 /** The sign_ref a not-found delivery named (from the front door's message: it has no delivery then). */

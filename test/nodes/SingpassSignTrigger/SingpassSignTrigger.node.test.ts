@@ -142,7 +142,7 @@ describe('Singpass Sign Trigger', () => {
       expect(env.answers.at(-1)).toEqual({ status: 503, body: expect.objectContaining({ error: 'SERVER_SIDE_ERROR' }) });
       expect(env.fired.length).toBe(before);
       // the log names where the trigger looked and the credential that points it at the Session Record nodes' store
-      expect(env.logs).toContainEqual(expect.stringMatching(new RegExp(`no session record for ${unknown.signRef} in the folder .* \\(Credential "Singpass Session Store"\\).*pick their Singpass Session Store credential on this trigger too`)));
+      expect(env.logs).toContainEqual(expect.stringMatching(new RegExp(`no session record for ${unknown.signRef} in the folder .* \\(Credential "Singpass Session Store"\\).*pick their Singpass Session Store credential on this trigger too \\(a folder is one host's: in queue mode set that credential's Kind to PostgreSQL\\)`)));
     });
 
     it('a scan that beats Save Record by more than the re-reads: 503, then 200 on the service\'s next attempt, one workflow', async () => {
