@@ -21,7 +21,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateClientKeys } from '../src/keys';
 import { fixture } from '../test/fixtures/pdfs';
-import { createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, startCliSandbox, startRelay, uploadHeaders, uploadKeyCredential, type CliSandbox, type N8n, type Relay } from '../test/n8n/real-n8n';
+import { createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, startCliSandbox, startRelay, uploadHeaders, uploadKeyCredential, type CliSandbox, type N8n, type Relay } from '../test/n8n/real-n8n';
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -29,12 +29,12 @@ const SAMPLE_PATH = 'singpass-sign/webhook';
 const SIGNING = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'flows', 'n8n', 'document-signing.json'), 'utf8')) as { nodes: Array<Record<string, unknown>> };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A workflow with the sample's trigger (same credentials) and nothing after it. */
-function triggerOnly(id: string, webhookPath: string, recordFolder: string | undefined): Record<string, unknown> {
+/** A workflow with the sample's trigger (same credentials, its store credential's folder) and nothing after it. */
+function triggerOnly(id: string, webhookPath: string, bound: boolean): Record<string, unknown> {
   const trigger = structuredClone(SIGNING.nodes.find((n) => String(n.type).endsWith('.singpassSignTrigger'))!) as { parameters: Record<string, unknown>; webhookId: string };
-  trigger.parameters = { path: webhookPath, ...(recordFolder ? { recordFolder } : {}) };
+  trigger.parameters = { path: webhookPath, ...(bound ? {} : { sessionRecords: 'none' }) };
   trigger.webhookId = `bench-${id}`;
-  return { id, name: `bench: trigger only (${recordFolder ? 'record binding' : 'stateless'})`, nodes: [trigger], connections: {}, active: false, settings: { executionOrder: 'v1', saveDataSuccessExecution: 'none' }, pinData: {} };
+  return { id, name: `bench: trigger only (${bound ? 'record binding' : 'stateless'})`, nodes: [trigger], connections: {}, active: false, settings: { executionOrder: 'v1', saveDataSuccessExecution: 'none' }, pinData: {} };
 }
 
 /** utime + stime of a process, in seconds (Linux /proc). */
@@ -70,10 +70,11 @@ async function main(): Promise<void> {
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'bench-notification-secret-0123456789abcdef' } },
       uploadKeyCredential(),
+      sessionStoreCredential(),
     ]);
     const extra = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-bench-wf-'));
-    for (const [id, p, folder] of [['spflBenchTrig0001', 'bench/stateless', undefined], ['spflBenchTrig0002', 'bench/bound', n8n.filesDir]] as const) {
-      fs.writeFileSync(path.join(extra, `${id}.json`), JSON.stringify(triggerOnly(id, p, folder)));
+    for (const [id, p, bound] of [['spflBenchTrig0001', 'bench/stateless', false], ['spflBenchTrig0002', 'bench/bound', true]] as const) {
+      fs.writeFileSync(path.join(extra, `${id}.json`), JSON.stringify(triggerOnly(id, p, bound)));
       await n8n.cli(['import:workflow', `--input=${path.join(extra, `${id}.json`)}`]);
       await n8n.cli(['publish:workflow', `--id=${id}`]);
       n8n.webhooks.push({ path: p, method: 'POST' });

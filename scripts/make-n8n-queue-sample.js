@@ -2,8 +2,8 @@
 // Writes flows/n8n/document-signing-queue-mode.json, the signing sample as n8n in queue mode runs it, from
 // flows/n8n/document-signing.json (the one-instance sample stays the source: a fix there reaches both). What differs,
 // as docs/n8n-queue-mode.md explains it:
-// - every Session Record node and the Sign Trigger keep sessions in PostgreSQL (one Singpass Session Store credential),
-//   not in a folder that one host sees;
+// - its one Singpass Session Store credential (every Session Record node and the Sign Trigger) is created with Kind
+//   PostgreSQL, not Folder (a folder is one host's): no node changes for that, only the notes say it;
 // - the signed PDF goes to an SFTP server through n8n's own FTP node (protocol SFTP), not to the disk of whichever
 //   worker ran the execution.
 // Run it after changing document-signing.json:
@@ -15,7 +15,6 @@ const path = require('node:path');
 
 const FLOWS = path.join(__dirname, '..', 'flows', 'n8n');
 const PKG = '@singpass-flows/n8n-nodes-singpass';
-const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL)' };
 const SFTP_CREDENTIAL = { id: 'spflSftpSigned01', name: 'SFTP (signed PDFs)' };
 /** The folder on the SFTP server the signed PDFs go to (the account's chroot in docs/n8n-queue-mode.md). */
 const SIGNED_DIR = '/signed';
@@ -23,7 +22,7 @@ const SIGNED_DIR = '/signed';
 /** Notes that describe the folder store, in the words of the PostgreSQL one. */
 const NOTES = {
   'Save Record and PDF (created)': 'The record and the PDF in the PostgreSQL session store, a new record only',
-  'Singpass Sign Trigger': "Register <WEBHOOK_URL>/webhook/singpass-sign/webhook as the notification URL of your DSAP client. Session Records In: PostgreSQL, the same store as the Session Record nodes: each genuine delivery is kept there before the answer; one with another session's token, or for an unknown or ended session, is answered 400 and starts nothing",
+  'Singpass Sign Trigger': "Register <WEBHOOK_URL>/webhook/singpass-sign/webhook as the notification URL of your DSAP client. Its session store is the Singpass Session Store credential of every Session Record node, created with Kind PostgreSQL: each genuine delivery is kept there before the answer; one with another session's token, or for an unknown or ended session, is answered 400 and starts nothing",
   'Clean Up Ended Sessions': 'Deletes completed, failed and expired sessions (record, PDF and the store\'s B-T copy of the signed PDF) unchanged for 7 days; live sessions stay. The B-LTA PDFs on the SFTP server are yours to keep',
 };
 
@@ -35,19 +34,9 @@ function queueModeSample(base) {
   let uploads = 0;
   wf.nodes = wf.nodes.map((n) => {
     const p = n.parameters;
-    if (n.type === `${PKG}.singpassSign` && p.resource === 'sessionRecord') {
-      records++;
-      // `store` right after `operation`, where the editor shows it; no folder
-      const { resource, operation, ...others } = p;
-      delete others.folder;
-      n.parameters = { resource, operation, store: 'postgres', ...others };
-      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
-    }
-    if (n.type === `${PKG}.singpassSignTrigger`) {
-      n.parameters = { ...p, recordStore: 'postgres' };
-      delete n.parameters.recordFolder;
-      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
-    }
+    // no store node changes: they all name the one Singpass Session Store credential, which a queue-mode install
+    // creates with Kind PostgreSQL
+    if (n.credentials && n.credentials.singpassSessionStoreApi) records++;
     if (NOTES[n.name]) n.notes = NOTES[n.name];
     if (n.type === 'n8n-nodes-base.readWriteFile' && p.operation === 'write') {
       uploads++;
@@ -79,7 +68,7 @@ function queueModeSample(base) {
     }
     return n;
   });
-  if (records < 3 || uploads !== 1) throw new Error(`document-signing.json has ${records} Session Record nodes and ${uploads} file writes: not the sample this script knows`);
+  if (records < 4 || uploads !== 1) throw new Error(`document-signing.json has ${records} session store nodes and ${uploads} file writes: not the sample this script knows`);
   const renamed = (name) => (name === base.nodes.find((n) => n.type === 'n8n-nodes-base.readWriteFile').name ? 'Upload Signed PDF (SFTP)' : name);
   wf.connections = Object.fromEntries(Object.entries(wf.connections).map(([from, outputs]) => [renamed(from), {
     ...outputs,
@@ -88,7 +77,7 @@ function queueModeSample(base) {
   return wf;
 }
 
-module.exports = { queueModeSample, PG_CREDENTIAL, SFTP_CREDENTIAL, SIGNED_DIR };
+module.exports = { queueModeSample, SFTP_CREDENTIAL, SIGNED_DIR };
 
 if (require.main === module) {
   const i = process.argv.indexOf('--out');

@@ -1,5 +1,6 @@
 import { NodeConnectionTypes, type IExecuteFunctions, type INodeExecutionData, type INodeType, type INodeTypeDescription } from 'n8n-workflow';
-import { testNotificationToken, testSessionStorePostgres, testSignApi } from '../shared/credential-tests';
+import { testNotificationToken, testSessionStore, testSessionStorePostgres, testSignApi } from '../shared/credential-tests';
+import { STORE_CREDENTIAL_VERSIONS, STORE_PARAMETER_VERSIONS } from '../shared/record-store';
 import { route } from '../shared/router';
 import { operationProperties, operations } from './actions/router';
 
@@ -11,6 +12,8 @@ const ENGINE_OPERATIONS = [...Object.keys(operations.session), 'runDueStep', 'ch
 /**
  * Singpass document signing for a DSAP: sessions (QR code, webhook events, the signed PDF) and PAdES document
  * operations. The signing state is a small JSON record your workflow stores between the two webhook events.
+ * Version 2: the Session Record operations keep it in the "Singpass Session Store" credential's store (chosen once
+ * for the workflow); version 1 (saved workflows) in the node's own Store parameter.
  */
 export class SingpassSign implements INodeType {
   description: INodeTypeDescription = {
@@ -18,7 +21,8 @@ export class SingpassSign implements INodeType {
     name: 'singpassSign',
     icon: { light: 'file:sign.svg', dark: 'file:sign.dark.svg' },
     group: ['transform'],
-    version: 1,
+    version: [1, 2],
+    defaultVersion: 2,
     subtitle: '={{ $parameter["operation"] }}',
     description: 'Sign PDFs with Singpass (PAdES B-B to B-LTA)',
     defaults: { name: 'Singpass Sign' },
@@ -33,9 +37,14 @@ export class SingpassSign implements INodeType {
         name: 'singpassNotificationTokenApi', required: true, testedBy: 'singpassNotificationTokenApiTest',
         displayOptions: { show: { operation: ENGINE_OPERATIONS } },
       },
+      // literal names: n8n's lint matches testedBy by them
+      {
+        name: 'singpassSessionStoreApi', required: true, testedBy: 'singpassSessionStoreApiTest',
+        displayOptions: { show: { resource: ['sessionRecord'], '@version': STORE_CREDENTIAL_VERSIONS } },
+      },
       {
         name: 'singpassSessionStorePostgresApi', required: true, testedBy: 'singpassSessionStorePostgresApiTest',
-        displayOptions: { show: { resource: ['sessionRecord'], store: ['postgres'] } },
+        displayOptions: { show: { resource: ['sessionRecord'], store: ['postgres'], '@version': STORE_PARAMETER_VERSIONS } },
       },
     ],
     properties: [
@@ -119,7 +128,7 @@ export class SingpassSign implements INodeType {
   };
 
   methods = {
-    credentialTest: { singpassSignApiTest: testSignApi, singpassNotificationTokenApiTest: testNotificationToken, singpassSessionStorePostgresApiTest: testSessionStorePostgres },
+    credentialTest: { singpassSignApiTest: testSignApi, singpassNotificationTokenApiTest: testNotificationToken, singpassSessionStoreApiTest: testSessionStore, singpassSessionStorePostgresApiTest: testSessionStorePostgres },
   };
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

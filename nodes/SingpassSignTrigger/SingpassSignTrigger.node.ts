@@ -8,7 +8,8 @@ import { receiveDelivery, type DeliveryReceipt, type FrontDoorStore, type Signin
 import { CREDENTIAL, nodeCredential } from '../shared/credentials';
 import { signingEngine } from '../shared/engine';
 import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
-import { PG_STORE_CREDENTIAL, pgRecordStore, readableRecords, storeInput } from '../shared/record-store';
+import { PG_STORE_CREDENTIAL, STORE_CREDENTIAL, STORE_CREDENTIAL_VERSIONS, STORE_PARAMETER_VERSIONS, pgRecordStore, readableRecords, storeCredential, storeInput, usesStoreCredential } from '../shared/record-store';
+import { PG_STORE_TITLE, credentialWhere, pgStoreSettings } from '../shared/pg-settings';
 import { eventItem } from '../shared/session-data';
 
 /**
@@ -46,12 +47,13 @@ interface WebhookResponse {
  * error body; 503 when the fault is ours, so it retries), and only then does the workflow start. Genuine,
  * first-time events leave on the output for their type; refused and duplicate deliveries never start the workflow.
  *
- * Given where the Session Record nodes keep the records (a Folder, or the PostgreSQL store in queue mode) the Bearer is
- * bound to its session BEFORE the answer: it must be the token the session named by the JWT's sign_ref was created
+ * Given the store the Session Record nodes keep the records in (version 2: the same "Singpass Session Store"
+ * credential; version 1: its Session Records In / Folder parameters) the Bearer is bound to its session BEFORE the answer: it must be the token the session named by the JWT's sign_ref was created
  * with (its stored record), so a delivery presented with another session's token, or for a session that is unknown or
  * has ended, is answered 400 and starts nothing; a store that cannot be read is answered 503 (the service retries).
- * With an empty Folder the check is stateless (any token this DSAP issued; the binding then happens at Apply /
- * Prepare, after the 200).
+ * With Session Records "Elsewhere" (version 1: an empty Folder) the check is stateless (any token this DSAP issued; the
+ * binding then happens at Apply / Prepare, after the 200). A store the trigger cannot read is answered 503 and logged
+ * naming the credential field to fix.
  *
  * With the PostgreSQL store each genuine delivery is also KEPT in the store before the 200 (not kept: 503): n8n
  * creates the execution only after the answer, and an execution it loses then (its database or Redis down for a
@@ -65,7 +67,8 @@ export class SingpassSignTrigger implements INodeType {
     name: 'singpassSignTrigger',
     icon: { light: 'file:sign.svg', dark: 'file:sign.dark.svg' },
     group: ['trigger'],
-    version: 1,
+    version: [1, 2],
+    defaultVersion: 2,
     subtitle: '=/{{ $parameter["path"] }}',
     description: 'Receive Singpass signing events (certificate, signature, error)',
     defaults: { name: 'Singpass Sign Trigger' },
@@ -75,7 +78,8 @@ export class SingpassSignTrigger implements INodeType {
     credentials: [
       { name: CREDENTIAL.sign, required: true },
       { name: CREDENTIAL.notificationToken, required: true },
-      { name: PG_STORE_CREDENTIAL, required: true, displayOptions: { show: { recordStore: ['postgres'] } } },
+      { name: STORE_CREDENTIAL, required: true, displayOptions: { show: { sessionRecords: ['store'], '@version': STORE_CREDENTIAL_VERSIONS } } },
+      { name: PG_STORE_CREDENTIAL, required: true, displayOptions: { show: { recordStore: ['postgres'], '@version': STORE_PARAMETER_VERSIONS } } },
     ],
     webhooks: [
       { name: 'default', httpMethod: 'POST', responseMode: 'onReceived', ...pathFromParameter(), isFullPath: true },
@@ -90,7 +94,18 @@ export class SingpassSignTrigger implements INodeType {
         description: 'The webhook path; register https://&lt;your n8n&gt;/webhook/&lt;path&gt; as the notification URL of your DSAP client',
       },
       {
-        // the Session Record nodes' Store choice, read here (queue mode: this trigger runs in a webhook process)
+        displayName: 'Session Records',
+        name: 'sessionRecords',
+        type: 'options',
+        options: [
+          { name: 'In the Session Store (Credential)', value: 'store', description: 'Pick the Singpass Session Store credential your Session Record nodes use: each delivery is checked against its session before it is answered (another session\'s token, an unknown or ended session: 400, no workflow). PostgreSQL: each delivery is also kept there before the answer, and List Due Sessions replays any that no run applied.' },
+          { name: 'Elsewhere (Token Check Only)', value: 'none', description: 'Your workflow keeps records another way: only checks that this DSAP issued the token (the session is matched later, at Prepare PDF Signature / Apply Webhook Event)' },
+        ],
+        default: 'store',
+        displayOptions: { show: { '@version': STORE_CREDENTIAL_VERSIONS } },
+      },
+      {
+        // version 1: the Session Record nodes' Store choice, repeated here (queue mode: this trigger runs in a webhook process)
         ...storeInput,
         displayName: 'Session Records In',
         name: 'recordStore',
@@ -101,7 +116,7 @@ export class SingpassSignTrigger implements INodeType {
         name: 'recordFolder',
         type: 'string',
         default: '',
-        displayOptions: { show: { recordStore: ['folder'] } },
+        displayOptions: { show: { recordStore: ['folder'], '@version': STORE_PARAMETER_VERSIONS } },
         placeholder: DEFAULT_RECORD_FOLDER,
         description: 'The Folder of your Session Record nodes. When set, each delivery is checked against its session\'s stored record before it is answered: a delivery with another session\'s token, or for an unknown or ended session, is refused (400) and starts no workflow. Empty: only checks that this DSAP issued the token (the session is matched later, at Prepare PDF Signature / Apply Webhook Event).',
       },
@@ -142,16 +157,16 @@ export class SingpassSignTrigger implements INodeType {
     const res = this.getResponseObject() as WebhookResponse;
     const body = req.rawBody ?? (this.getBodyData() as Record<string, unknown>);
     let receipt: Pick<DeliveryReceipt, 'response' | 'verdict' | 'delivery' | 'error'>;
-    let where: string | undefined;
+    let binding: Awaited<ReturnType<typeof sessionBinding>>;
     try {
       const { engine } = await signingEngine(this);
-      const binding = await sessionBinding.call(this);
-      where = binding?.where;
+      binding = await sessionBinding.call(this);
       // With a store: the core's one front door (verify, bind the Bearer to the stored session, keep, answer).
       receipt = binding ? await receiveDelivery(engine, binding.store, { headers: req.headers, body }) : await statelessCheck(engine, { headers: req.headers, body });
     } catch (e) {
-      // Our configuration failed (credential, Folder): our fault, so 503 and the service retries after it is fixed.
-      this.logger.error(`Singpass Sign Trigger cannot check deliveries: ${(e as Error).message}`);
+      // Our configuration failed (a credential, a folder): our fault, so 503 and the service retries after it is fixed.
+      const code = (e as { code?: unknown })?.code;
+      this.logger.error(`Singpass Sign Trigger cannot check deliveries (answered 503, the service retries): ${typeof code === 'string' ? `${code} ` : ''}${(e as Error).message}`);
       const failure = temporaryWebhookFailure();
       res.status(failure.status).json(failure.body);
       return { noWebhookResponse: true };
@@ -159,7 +174,7 @@ export class SingpassSignTrigger implements INodeType {
     const r = receipt.response;
     if ('body' in r) res.status(r.status).json(r.body);
     else res.status(r.status).end();
-    log(this, receipt, where);
+    log(this, receipt, binding);
     // only a genuine, first-seen event of a session waiting for it starts the workflow
     if (receipt.verdict !== 'handOver' || !receipt.delivery) return { noWebhookResponse: true };
 
@@ -177,8 +192,9 @@ async function statelessCheck(engine: SigningEngine, request: Parameters<Signing
 }
 
 /** One log line per delivery not handed over, worded for the one who can fix it. */
-function log(ctx: IWebhookFunctions, receipt: Pick<DeliveryReceipt, 'verdict' | 'delivery' | 'error'>, where: string | undefined): void {
+function log(ctx: IWebhookFunctions, receipt: Pick<DeliveryReceipt, 'verdict' | 'delivery' | 'error'>, binding: { where: string; setting: string } | undefined): void {
   const error = receipt.error ? `${receipt.error.code} ${receipt.error.message}` : '';
+  const where = binding?.where;
   switch (receipt.verdict) {
     case 'handOver':
     case 'copy':
@@ -186,7 +202,7 @@ function log(ctx: IWebhookFunctions, receipt: Pick<DeliveryReceipt, 'verdict' | 
     case 'notFound':
       // Either a scan that beat Save Record, or a trigger looking in another store than the Session Record nodes save
       // to (the queue-mode trap): the message names the setting so the second is fixed, not waited out.
-      ctx.logger.warn(`Singpass Sign Trigger: no session record for ${signRefOf(receipt) ?? 'the delivery\'s session'} in ${where ?? 'the session store'} (Session Records In): answered 503, the service delivers again. If your Session Record nodes save elsewhere (e.g. Store = PostgreSQL in queue mode), set Session Records In to that same store; else the scan came right after Create Session, before Save Record`);
+      ctx.logger.warn(`Singpass Sign Trigger: no session record for ${signRefOf(receipt) ?? 'the delivery\'s session'} in ${where ?? 'the session store'} (${binding?.setting ?? 'its session store'}): answered 503, the service delivers again. If your Session Record nodes save elsewhere, ${otherStoreFix(binding)}; else the scan came right after Create Session, before Save Record`);
       return;
     case 'storeDown':
       ctx.logger.error(`Singpass Sign Trigger cannot read or keep in ${where ?? 'the session store'}: ${error} (answered 503, the service retries)`);
@@ -196,22 +212,42 @@ function log(ctx: IWebhookFunctions, receipt: Pick<DeliveryReceipt, 'verdict' | 
   }
 }
 
+/** What to change when the Session Record nodes save to another store than the trigger reads. */
+function otherStoreFix(binding: { where: string; setting: string } | undefined): string {
+  if (!binding?.setting.startsWith('Credential')) return 'set Session Records In to that same store (e.g. PostgreSQL in queue mode)';
+  const folder = binding.where.startsWith('the folder') ? ' (a folder is one host\'s: in queue mode set that credential\'s Kind to PostgreSQL)' : '';
+  return `pick their Singpass Session Store credential on this trigger too${folder}`;
+}
+
 /** The sign_ref a not-found delivery named (from the front door's message: it has no delivery then). */
 function signRefOf(receipt: Pick<DeliveryReceipt, 'error'>): string | undefined {
   return /for (\S+) in the session store/.exec(receipt.error?.message ?? '')?.[1];
 }
 
 /**
- * The store the trigger binds deliveries to (read-only but for keeping deliveries): the Folder's records, or the
- * PostgreSQL store's, which also keeps each delivery before the answer; none with an empty Folder.
+ * The store the trigger binds deliveries to (read-only but for keeping deliveries): version 2, the store credential's
+ * folder or PostgreSQL database (which also keeps each delivery before the answer); version 1, its Session Records In
+ * / Folder parameters. None when records are kept elsewhere (version 1: an empty Folder). `setting` names where the
+ * user chose it, for the log.
  */
-async function sessionBinding(this: IWebhookFunctions): Promise<{ store: FrontDoorStore; where: string } | undefined> {
+async function sessionBinding(this: IWebhookFunctions): Promise<{ store: FrontDoorStore; where: string; setting: string } | undefined> {
+  if (usesStoreCredential(this)) {
+    if (this.getNodeParameter('sessionRecords', 'store') === 'none') return undefined;
+    const { settings, where: credential } = await storeCredential(this);
+    if (settings.kind === 'postgres') {
+      const store = pgRecordStore(settings.pg, credential);
+      return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.rememberDelivery }, where: `the PostgreSQL store (${store.where})`, setting: credential };
+    }
+    const store = await readOnlyRecordStore(settings.folder, { where: `${credential}, field "Folder"`, field: 'Folder' });
+    return { store: { get: readableRecords((signRef) => store.get(signRef)) }, where: `the folder ${settings.folder}`, setting: credential };
+  }
   if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
-    const store = pgRecordStore(await nodeCredential(this, PG_STORE_CREDENTIAL));
-    return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.rememberDelivery }, where: `the PostgreSQL store (${store.where})` };
+    const credential = credentialWhere(PG_STORE_TITLE, this.getNode().credentials?.[PG_STORE_CREDENTIAL]?.name ?? undefined);
+    const store = pgRecordStore(pgStoreSettings(await nodeCredential(this, PG_STORE_CREDENTIAL)), credential);
+    return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.rememberDelivery }, where: `the PostgreSQL store (${store.where})`, setting: 'Session Records In' };
   }
   const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();
   if (!folder) return undefined;
   const store = await readOnlyRecordStore(folder);
-  return { store: { get: readableRecords((signRef) => store.get(signRef)) }, where: `the folder ${folder}` };
+  return { store: { get: readableRecords((signRef) => store.get(signRef)) }, where: `the folder ${folder}`, setting: 'Session Records In' };
 }

@@ -6,7 +6,8 @@ import { createNotificationTokens } from '../../src/sign';
 import { PgSessionStore } from '../../src/session';
 import { corppassLoginClient, loginOptions, signSetup } from './credentials';
 import type { LoginProvider } from '../../src/setup';
-import { pgStoreSettings } from './pg-settings';
+import { checkedTriggerFolder } from './file-store';
+import { pgStoreSettings, storeSettings, type PgStoreSettings } from './pg-settings';
 
 /**
  * Credential tests (n8n's "Test" button), referenced by the nodes' `testedBy`: each loads the keys with the core's
@@ -54,14 +55,25 @@ export async function testNotificationToken(this: ICredentialTestFunctions, cred
 
 /** Connect with the PostgreSQL store's credential and read the store's schema version (its tables appear on first use). */
 export async function testSessionStorePostgres(this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
+  return run(() => testPg(pgStoreSettings(credential.data ?? {})));
+}
+
+async function testPg(settings: PgStoreSettings): Promise<string> {
+  const store = new PgSessionStore(settings.connection, { ...settings.options, autoMigrate: false });
+  try {
+    const version = await store.schemaVersion();
+    return `Connected to ${settings.where}; ${version === 0 ? 'the store creates its tables on first use' : `store tables at schema version ${version}`}`;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The session store credential: PostgreSQL as above; a folder checked against N8N_RESTRICT_FILE_ACCESS_TO as the trigger checks it. */
+export async function testSessionStore(this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
   return run(async () => {
-    const settings = pgStoreSettings(credential.data ?? {});
-    const store = new PgSessionStore(settings.connection, { ...settings.options, autoMigrate: false });
-    try {
-      const version = await store.schemaVersion();
-      return `Connected to ${settings.where}; ${version === 0 ? 'the store creates its tables on first use' : `store tables at schema version ${version}`}`;
-    } finally {
-      await store.close();
-    }
+    const settings = storeSettings(credential.data ?? {});
+    if (settings.kind === 'postgres') return testPg(settings.pg);
+    const dir = await checkedTriggerFolder(settings.folder);
+    return `Folder ${dir} is allowed by n8n's file-access settings; it is created on the first save if missing`;
   });
 }

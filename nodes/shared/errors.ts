@@ -28,6 +28,8 @@ export function toNodeError(node: INode, e: unknown, itemIndex?: number): NodeOp
     out.message = err.message;
   } else {
     out = new NodeOperationError(node, err.message, { description, itemIndex });
+    // n8n swaps a message that mentions a common errno (ECONNREFUSED…) for a generic one; ours names the setting to fix
+    out.message = err.message;
   }
   out.context.code = err.code;
   if (err.details.field) out.context.field = err.details.field;

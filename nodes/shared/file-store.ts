@@ -17,23 +17,38 @@ export const folderInput: INodeProperties = {
   description: 'Folder holding the session records and the PDFs being signed, one file each named after the signRef. Every Session Record node of a workflow must name the same folder. It must be allowed by N8N_RESTRICT_FILE_ACCESS_TO (n8n 2.x allows ~/.n8n-files by default).',
 };
 
+/** How a message names the folder setting: the node's Folder parameter (version 1) or the store credential's field. */
+export interface FolderLabel {
+  /** e.g. `Folder`, or `Credential "Singpass Session Store", field "Folder"`. */
+  where: string;
+  field: string;
+}
+const FOLDER_PARAMETER: FolderLabel = { where: 'Folder', field: 'Folder' };
+
+/** The file store of a version-1 node's Folder parameter, checked as {@link checkedFolderStore} does. */
+export function recordStore(ctx: IExecuteFunctions, i: number): Promise<FileSessionStore> {
+  return checkedFolderStore(ctx, String(ctx.getNodeParameter('folder', i, DEFAULT_RECORD_FOLDER) ?? ''), FOLDER_PARAMETER);
+}
+
 /**
- * The file store of the node's Folder parameter, after n8n's own file-access check (the one Read/Write Files uses:
+ * The file store of `folder`, after n8n's own file-access check (the one Read/Write Files uses:
  * N8N_RESTRICT_FILE_ACCESS_TO, N8N_BLOCK_FILE_ACCESS_TO_N8N_FILES, N8N_BLOCK_FILE_PATTERNS). The folder is created
  * when missing. n8n versions without these helpers (before 1.x) get no check.
  */
-export async function recordStore(ctx: IExecuteFunctions, i: number): Promise<FileSessionStore> {
-  const folder = String(ctx.getNodeParameter('folder', i, DEFAULT_RECORD_FOLDER) ?? '').trim();
+export async function checkedFolderStore(ctx: IExecuteFunctions, folderSetting: string, label: FolderLabel): Promise<FileSessionStore> {
+  const folder = folderSetting.trim();
   if (!folder || !path.isAbsolute(folder)) {
-    throw new SingpassFlowsError('INVALID_INPUT', `Folder: give an absolute folder path (e.g. ${DEFAULT_RECORD_FOLDER})`, { field: 'Folder' });
+    throw new SingpassFlowsError('INVALID_INPUT', `${label.where}: give an absolute folder path (e.g. ${DEFAULT_RECORD_FOLDER})`, { field: label.field });
   }
   const h = ctx.helpers as Partial<Pick<IExecuteFunctions['helpers'], 'resolvePath' | 'isFilePathBlocked'>>;
   if (typeof h.resolvePath === 'function' && typeof h.isFilePathBlocked === 'function') {
     const blocked = (p: string) => h.isFilePathBlocked!(p as Parameters<NonNullable<typeof h.isFilePathBlocked>>[0]);
-    const refuse = () => new SingpassFlowsError('INVALID_INPUT', `Folder: n8n does not allow access to ${folder} (N8N_RESTRICT_FILE_ACCESS_TO, N8N_BLOCK_FILE_ACCESS_TO_N8N_FILES); use a folder under an allowed path, e.g. ${DEFAULT_RECORD_FOLDER}`, { field: 'Folder' });
+    const refuse = () => new SingpassFlowsError('INVALID_INPUT', `${label.where}: n8n does not allow access to ${folder} (N8N_RESTRICT_FILE_ACCESS_TO, N8N_BLOCK_FILE_ACCESS_TO_N8N_FILES); use a folder under an allowed path, e.g. ${DEFAULT_RECORD_FOLDER}`, { field: label.field });
     // the folder as written first (nothing is created outside the allowed paths), then as resolved (symlinks)
     if (blocked(path.resolve(folder))) throw refuse();
-    await fs.mkdir(folder, { recursive: true, mode: 0o700 });
+    await fs.mkdir(folder, { recursive: true, mode: 0o700 }).catch((e: NodeJS.ErrnoException) => {
+      throw new SingpassFlowsError('INVALID_INPUT', `${label.where}: cannot create ${folder} (${e.code ?? e.message}); create it, or use a folder n8n may write, e.g. ${DEFAULT_RECORD_FOLDER}`, { field: label.field });
+    });
     if (blocked(await h.resolvePath(path.join(folder, 'x.json')))) throw refuse();
   }
   return new FileSessionStore(folder);
@@ -48,27 +63,35 @@ const readStores = new Map<string, Promise<FileSessionStore>>();
  * resolved folder inside one of the allowed paths), once per folder and process. A folder that does not exist yet is
  * fine (no record yet: every delivery is "unknown session" until the first Save Session Record creates it).
  */
-export function readOnlyRecordStore(folder: string): Promise<FileSessionStore> {
+export function readOnlyRecordStore(folder: string, label: FolderLabel = TRIGGER_FOLDER_PARAMETER): Promise<FileSessionStore> {
   const key = folder.trim();
   let store = readStores.get(key);
   if (!store) {
-    store = checkedFolder(key).then((dir) => new FileSessionStore(dir));
+    store = checkedFolder(key, label).then((dir) => new FileSessionStore(dir));
     store.catch(() => readStores.delete(key));
     readStores.set(key, store);
   }
   return store;
 }
 
-async function checkedFolder(folder: string): Promise<string> {
+/** The store credential's folder, checked as the trigger checks it (its Test button: no n8n file helpers there). */
+export function checkedTriggerFolder(folder: string): Promise<string> {
+  return checkedFolder(folder.trim(), { where: 'Folder', field: 'Folder' });
+}
+
+/** The version-1 trigger's own folder parameter. */
+const TRIGGER_FOLDER_PARAMETER: FolderLabel = { where: 'Session Record Folder', field: 'Session Record Folder' };
+
+async function checkedFolder(folder: string, label: FolderLabel): Promise<string> {
   if (!folder || !path.isAbsolute(folder)) {
-    throw new SingpassFlowsError('INVALID_INPUT', `Session Record Folder: give an absolute folder path (e.g. ${DEFAULT_RECORD_FOLDER}), the Folder of your Session Record nodes`, { field: 'Session Record Folder' });
+    throw new SingpassFlowsError('INVALID_INPUT', `${label.where}: give an absolute folder path (e.g. ${DEFAULT_RECORD_FOLDER})`, { field: label.field });
   }
   const resolved = await fs.realpath(folder).catch(() => path.resolve(folder));
   const allowed = (process.env.N8N_RESTRICT_FILE_ACCESS_TO ?? '').split(';').map((p) => p.trim()).filter(Boolean)
     .map((p) => path.resolve(p.startsWith('~') ? p.replace('~', os.homedir()) : p));
   const inside = (base: string) => resolved === base || resolved.startsWith(base.endsWith(path.sep) ? base : base + path.sep);
   if (allowed.length && !(await Promise.all(allowed.map((a) => fs.realpath(a).catch(() => a)))).some(inside)) {
-    throw new SingpassFlowsError('INVALID_INPUT', `Session Record Folder: n8n does not allow access to ${folder} (N8N_RESTRICT_FILE_ACCESS_TO); use the Folder of your Session Record nodes, e.g. ${DEFAULT_RECORD_FOLDER}`, { field: 'Session Record Folder' });
+    throw new SingpassFlowsError('INVALID_INPUT', `${label.where}: n8n does not allow access to ${folder} (N8N_RESTRICT_FILE_ACCESS_TO); use a folder under an allowed path, e.g. ${DEFAULT_RECORD_FOLDER}`, { field: label.field });
   }
   return resolved;
 }

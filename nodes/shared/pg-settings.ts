@@ -3,7 +3,7 @@ import type { PoolConfig } from 'pg';
 import { SingpassFlowsError } from '../../src/errors';
 import { SESSION_POLICY, type PgSessionStoreOptions } from '../../src/session';
 
-/** The "Singpass Session Store (PostgreSQL)" credential, checked: where to connect and the store's options. */
+/** The PostgreSQL settings of a store credential, checked: where to connect and the store's options. */
 export interface PgStoreSettings {
   connection: PoolConfig;
   options: Pick<PgSessionStoreOptions, 'tablePrefix' | 'idleMs'>;
@@ -11,24 +11,42 @@ export interface PgStoreSettings {
   where: string;
 }
 
-const TITLE = 'Credential "Singpass Session Store (PostgreSQL)"';
+/** The "Singpass Session Store" credential, checked: a folder or a PostgreSQL database, and the take-over time. */
+export type StoreSettings =
+  | { kind: 'folder'; folder: string; idleMs: number }
+  | { kind: 'postgres'; pg: PgStoreSettings; idleMs: number };
 
-function bad(field: string, why: string): SingpassFlowsError {
-  return new SingpassFlowsError('INVALID_INPUT', `${TITLE}, field "${field}": ${why}`, { field });
+/** How messages name the two store credentials (their titles in n8n's credential list). */
+export const STORE_TITLE = 'Singpass Session Store';
+export const PG_STORE_TITLE = 'Singpass Session Store (PostgreSQL)';
+
+/** `Credential "<title>"` and, when known, the name the user gave it: the box to open. */
+export function credentialWhere(title: string, name?: string): string {
+  return `Credential "${title}"${name ? ` ("${name}")` : ''}`;
 }
 
-export function pgStoreSettings(c: ICredentialDataDecryptedObject): PgStoreSettings {
+function bad(where: string, field: string, why: string): SingpassFlowsError {
+  return new SingpassFlowsError('INVALID_INPUT', `${where}, field "${field}": ${why}`, { field });
+}
+
+function idleMsOf(c: ICredentialDataDecryptedObject, where: string): number {
+  const idleSeconds = Number(c.idleSeconds ?? SESSION_POLICY.takeOverIdleMs / 1000);
+  if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw bad(where, 'Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
+  return idleSeconds * 1000;
+}
+
+/** The old "Singpass Session Store (PostgreSQL)" credential (version-1 nodes), or the PostgreSQL fields of the new one. */
+export function pgStoreSettings(c: ICredentialDataDecryptedObject, where = credentialWhere(PG_STORE_TITLE)): PgStoreSettings {
   const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
   const host = text(c.host);
   const database = text(c.database);
   const user = text(c.user);
   const port = Number(c.port ?? 5432);
-  const idleSeconds = Number(c.idleSeconds ?? SESSION_POLICY.takeOverIdleMs / 1000);
-  if (!host) throw bad('Host', 'is required (the PostgreSQL server\'s host name or address)');
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw bad('Port', 'must be a port number (1–65535), usually 5432');
-  if (!database) throw bad('Database', 'is required (an existing database)');
-  if (!user) throw bad('User', 'is required');
-  if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw bad('Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
+  if (!host) throw bad(where, 'Host', 'is required (the PostgreSQL server\'s host name or address)');
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw bad(where, 'Port', 'must be a port number (1–65535), usually 5432');
+  if (!database) throw bad(where, 'Database', 'is required (an existing database)');
+  if (!user) throw bad(where, 'User', 'is required');
+  const idleMs = idleMsOf(c, where);
   return {
     connection: {
       host, port, database, user,
@@ -37,7 +55,38 @@ export function pgStoreSettings(c: ICredentialDataDecryptedObject): PgStoreSetti
       application_name: 'singpass-flows n8n',
     },
     // the store checks the prefix (its rule)
-    options: { tablePrefix: text(c.tablePrefix) || undefined, idleMs: idleSeconds * 1000 },
+    options: { tablePrefix: text(c.tablePrefix) || undefined, idleMs },
     where: `PostgreSQL database ${database} on ${host}:${port}`,
   };
+}
+
+/** The "Singpass Session Store" credential: its Kind, then that kind's fields. */
+export function storeSettings(c: ICredentialDataDecryptedObject, where = credentialWhere(STORE_TITLE)): StoreSettings {
+  const kind = c.kind ?? 'folder';
+  if (kind === 'postgres') {
+    const pg = pgStoreSettings(c, where);
+    return { kind, pg, idleMs: pg.options.idleMs! };
+  }
+  if (kind !== 'folder') throw bad(where, 'Kind', `"${String(kind)}" is not a kind this package knows (Folder or PostgreSQL)`);
+  return { kind, folder: typeof c.folder === 'string' ? c.folder.trim() : '', idleMs: idleMsOf(c, where) };
+}
+
+/**
+ * A store failure with the credential field most likely wrong named first, so a low-code user knows which box to
+ * fix; the store's code and details are kept (a retryable failure stays retryable).
+ */
+export function inStoreCredential(e: unknown, where: string): Error {
+  // only the store's own failures are the credential's; a record it refuses (STATE_INVALID, a bad sign_ref) is not
+  if (!(e instanceof SingpassFlowsError) || !['STORE_BUSY', 'STORE_FAILED'].includes(e.code) || e.message.startsWith('Credential "')) return e instanceof Error ? e : new Error(String(e));
+  const d = e.details;
+  const errno = typeof d.errno === 'string' ? d.errno : '';
+  const sqlState = typeof d.sqlState === 'string' ? d.sqlState : '';
+  const field = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT'].includes(errno) ? 'Host / Port'
+    : sqlState.startsWith('28') ? 'User / Password'
+      : sqlState === '3D000' ? 'Database'
+        : sqlState === '42501' ? 'User (its rights on the database)'
+          : /SSL|TLS|certificate/i.test(e.message) ? 'SSL'
+            : undefined;
+  const label = field ? `${where}, field "${field}"` : where;
+  return new SingpassFlowsError(e.code, `${label}: ${e.message}`, { ...d, ...(field ? { field } : {}) }, { cause: e });
 }

@@ -1,14 +1,26 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ICredentialDataDecryptedObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INode, INodeProperties, IWebhookFunctions } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../src/errors';
 import { PgSessionStore, SESSION_POLICY, type FileSessionStore, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { nodeCredential } from './credentials';
-import { folderInput, recordStore as folderStore } from './file-store';
-import { pgStoreSettings } from './pg-settings';
+import { checkedFolderStore, folderInput, recordStore as folderStore } from './file-store';
+import { PG_STORE_TITLE, STORE_TITLE, credentialWhere, inStoreCredential, pgStoreSettings, storeSettings, type PgStoreSettings } from './pg-settings';
 
-/** Credential type of the PostgreSQL store (n8n requires the `Api` suffix). */
+/** Credential type of the session store (version 2 nodes): a folder or PostgreSQL, chosen once for a workflow. */
+export const STORE_CREDENTIAL = 'singpassSessionStoreApi';
+/** Credential type of the PostgreSQL store of version-1 nodes (their Store parameter on PostgreSQL). */
 export const PG_STORE_CREDENTIAL = 'singpassSessionStorePostgresApi';
+
+/** Node versions whose store is the Store parameter (saved workflows keep behaving as before); later ones use the credential. */
+export const STORE_PARAMETER_VERSIONS = [1];
+/** Node versions whose store is the {@link STORE_CREDENTIAL}. */
+export const STORE_CREDENTIAL_VERSIONS = [2];
+
+/** Whether this node keeps the store in its credential (version 2 on) rather than its Store parameter. */
+export function usesStoreCredential(ctx: { getNode(): INode }): boolean {
+  return ctx.getNode().typeVersion >= 2;
+}
 
 type DueList = Awaited<ReturnType<FileSessionStore['listDue']>>;
 
@@ -19,7 +31,7 @@ type DueList = Awaited<ReturnType<FileSessionStore['listDue']>>;
 export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'save' | 'put' | 'putSignedDocument' | 'cleanUp'> {
   /** Where the records are, for messages ("folder /x", "PostgreSQL database d on h:p"); never a password. */
   readonly where: string;
-  /** PostgreSQL only — the credential's "leave a step in progress alone" time (the folder store's is a node parameter). */
+  /** The store credential's "leave a step in progress alone" time; undefined for a version-1 node's folder (its own parameter). */
   readonly idleMs?: number;
   /** Sessions due now. `idleSeconds`: the folder store's parameter; the PostgreSQL store uses its credential's. */
   listDue(options: { idleSeconds: number }): Promise<DueList>;
@@ -48,10 +60,11 @@ export const storeInput: INodeProperties = {
   ],
   default: 'folder',
   description: 'Where session records and the PDFs being signed are kept. Every Session Record node of a workflow must use the same store.',
+  displayOptions: { show: { '@version': STORE_PARAMETER_VERSIONS } },
 };
 
-/** The Store choice, then the Folder (folder store only): the first parameters of every Session Record operation. */
-export const storeInputs: INodeProperties[] = [storeInput, { ...folderInput, displayOptions: { show: { store: ['folder'] } } }];
+/** Version 1: the Store choice, then the Folder (folder store only): the first parameters of every Session Record operation. */
+export const storeInputs: INodeProperties[] = [storeInput, { ...folderInput, displayOptions: { show: { store: ['folder'], '@version': STORE_PARAMETER_VERSIONS } } }];
 
 /** The folder store's take-over time (List Due Sessions, Run Due Step); the PostgreSQL store's credential holds its own. */
 export const idleSecondsInput: INodeProperties = {
@@ -61,8 +74,8 @@ export const idleSecondsInput: INodeProperties = {
   typeOptions: { minValue: 0 },
   // n8n wants a literal here; test/session/policy.test.ts holds it to SESSION_POLICY.takeOverIdleMs
   default: 45,
-  // the PostgreSQL store computes due times at every save: its credential holds this setting
-  displayOptions: { show: { store: ['folder'] } },
+  // the PostgreSQL store computes due times at every save: its credential holds this setting; version 2: the store credential's
+  displayOptions: { show: { store: ['folder'], '@version': STORE_PARAMETER_VERSIONS } },
   description: 'A record saved in the middle of a step — prepared but not recorded as submitted, or signed but not finished — is taken over once unchanged this long: the run working on it has died. Longer than your slowest live step (a Submit or a Finalize gives up within about 21 s).',
 };
 
@@ -73,13 +86,37 @@ export function idleSecondsOf(ctx: IExecuteFunctions, i: number): number {
   return s;
 }
 
-/** The store chosen on the node: the folder (checked against n8n's file-access rules) or the PostgreSQL credential's. */
+/**
+ * The node's store: version 2 on, the store credential's (a folder checked against n8n's file-access rules, or
+ * PostgreSQL); version 1, its Store parameter's (the folder, or the PostgreSQL credential).
+ */
 export async function sessionRecordStore(ctx: IExecuteFunctions, i: number): Promise<SessionRecordStore> {
+  if (usesStoreCredential(ctx)) {
+    const { settings, where } = await storeCredential(ctx, i);
+    if (settings.kind === 'postgres') return pgRecordStore(settings.pg, where);
+    const store = await checkedFolderStore(ctx, settings.folder, { where: `${where}, field "Folder"`, field: 'Folder' });
+    return Object.assign(store, { where: `folder ${store.dir}`, idleMs: settings.idleMs });
+  }
   const kind = ctx.getNodeParameter('store', i, 'folder') as string;
-  if (kind === 'postgres') return pgRecordStore(await nodeCredential(ctx, PG_STORE_CREDENTIAL, i));
+  if (kind === 'postgres') return pgRecordStore(pgStoreSettings(await nodeCredential(ctx, PG_STORE_CREDENTIAL, i)), credentialWhere(PG_STORE_TITLE, credentialName(ctx, PG_STORE_CREDENTIAL)));
   if (kind !== 'folder') throw new SingpassFlowsError('INVALID_INPUT', `Store: "${kind}" is not a store this node version knows (Folder or PostgreSQL)`, { field: 'Store' });
   const store = await folderStore(ctx, i);
   return Object.assign(store, { where: `folder ${store.dir}` });
+}
+
+/** The name the user gave the node's credential of `type` (for messages), if any. */
+function credentialName(ctx: { getNode(): INode }, type: string): string | undefined {
+  return ctx.getNode().credentials?.[type]?.name ?? undefined;
+}
+
+/**
+ * The node's store credential, checked; `where` names it for messages. A node without one (or whose credential n8n
+ * cannot read) gets an error naming the credential to pick.
+ */
+export async function storeCredential(ctx: IExecuteFunctions | IWebhookFunctions, i?: number): Promise<{ settings: ReturnType<typeof storeSettings>; where: string }> {
+  const where = credentialWhere(STORE_TITLE, credentialName(ctx, STORE_CREDENTIAL));
+  const data = await nodeCredential(ctx, STORE_CREDENTIAL, i).catch((e: unknown) => Promise.reject(new SingpassFlowsError('INVALID_INPUT', `${where}: n8n could not give this node its session store credential (${(e as Error)?.message ?? String(e)}); pick the "${STORE_TITLE}" credential the workflow's other Singpass nodes use (Credential to connect with)`, { field: 'Credential to connect with' }, { cause: e })));
+  return { settings: storeSettings(data, where), where };
 }
 
 /**
@@ -96,32 +133,45 @@ export async function closePgRecordStores(): Promise<void> {
   await Promise.all(entries.map((e) => e.store.close()));
 }
 
-export function pgRecordStore(credential: ICredentialDataDecryptedObject): SessionRecordStore {
-  const settings = pgStoreSettings(credential);
+/** A new store; a table prefix it refuses is the credential's Table Prefix field. */
+function pgStore(settings: PgStoreSettings, credential: string): PgSessionStore {
+  let refused: unknown;
+  try {
+    return new PgSessionStore(settings.connection, settings.options);
+  } catch (e) {
+    refused = e;
+  }
+  if (!isSingpassFlowsError(refused, 'INVALID_INPUT') || refused.details.field !== 'tablePrefix') throw refused as Error;
+  throw new SingpassFlowsError('INVALID_INPUT', `${credential}, field "Table Prefix": ${refused.message.replace(/^tablePrefix: /, '')}`, { field: 'Table Prefix' });
+}
+
+/** The PostgreSQL store of checked settings; its failures name `credential` (the setting to fix) first. */
+export function pgRecordStore(settings: PgStoreSettings, credential: string): SessionRecordStore {
   const id = `${settings.where}/${settings.options.tablePrefix ?? ''}`;
   const key = createHash('sha256').update(JSON.stringify(settings)).digest('base64url');
   let entry = pgStores.get(id);
   if (entry?.key !== key) {
     if (entry) void entry.store.close().catch(() => undefined);
-    entry = { key, store: new PgSessionStore(settings.connection, settings.options) };
+    entry = { key, store: pgStore(settings, credential) };
     pgStores.set(id, entry);
   }
   const store = entry.store;
+  const named = <A extends unknown[], R>(call: (...a: A) => Promise<R>) => (...a: A): Promise<R> => call(...a).catch((e: unknown) => Promise.reject(inStoreCredential(e, credential)));
   return {
     where: settings.where,
     idleMs: settings.options.idleMs,
-    get: (signRef) => store.get(signRef),
-    getDocument: (signRef) => store.getDocument(signRef),
-    save: (record, expected, options) => store.save(record, expected, options),
+    get: named((signRef: string) => store.get(signRef)),
+    getDocument: named((signRef: string) => store.getDocument(signRef)),
+    save: named((record: SessionRecord, expected: number | undefined, options?: Parameters<PgSessionStore['save']>[2]) => store.save(record, expected, options)),
     // a save marks applied the kept deliveries the record has gone past (the store's rule, in the same statement)
-    put: (record, expected) => store.put(record, expected),
-    putSignedDocument: (signRef, pdf) => store.putSignedDocument(signRef, pdf),
-    cleanUp: (options) => store.cleanUp(options),
-    rememberDelivery: (delivery) => store.rememberDelivery(delivery),
-    markDeliveryApplied: (signRef, type) => store.markDeliveryApplied(signRef, type),
-    claimDeliveriesToReplay: () => store.claimDeliveriesToReplay({ owner: LEASE_OWNER }),
+    put: named((record: SessionRecord, expected: number | undefined) => store.put(record, expected)),
+    putSignedDocument: named((signRef: string, pdf: Buffer) => store.putSignedDocument(signRef, pdf)),
+    cleanUp: named((options: Parameters<PgSessionStore['cleanUp']>[0]) => store.cleanUp(options)),
+    rememberDelivery: named((delivery: VerifiedDelivery) => store.rememberDelivery(delivery)),
+    markDeliveryApplied: named((signRef: string, type: KeptDelivery['type']) => store.markDeliveryApplied(signRef, type)),
+    claimDeliveriesToReplay: named(() => store.claimDeliveriesToReplay({ owner: LEASE_OWNER })),
     // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)
-    listDue: () => store.listDue(),
+    listDue: named(() => store.listDue()),
   };
 }
 

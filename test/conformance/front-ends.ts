@@ -13,7 +13,7 @@ import type { Sandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
 import { fixture } from '../fixtures/pdfs';
 import { REPO_ROOT, deploy, freePort, startNodeRedProcess, type NodeRedProcess } from '../node-red/embedded';
-import { createN8n, importSamples, installCommunityPackage, n8nInstallDir, packTarball } from '../n8n/real-n8n';
+import { createN8n, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential } from '../n8n/real-n8n';
 
 export interface FrontEnd {
   name: string;
@@ -261,7 +261,7 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
  * machine: its own faults run in test/n8n/queue-mode.e2e.test.ts) with this package
  * packed and installed as n8n installs a community package, the sample workflows (flows/n8n/document-signing.json,
  * key-set-endpoint.json) imported and published with their credentials, as docs/n8n.md tells a user. Sessions are
- * started by uploading a PDF to the sample's form endpoint; their status is read from the sample's Folder store.
+ * started by uploading a PDF to the sample's form endpoint; their status is read from the folder of the sample's store credential.
  * Needs `bash scripts/install-n8n.sh` first.
  */
 export const n8nFrontEnd: StartFrontEnd = async (sb) => {
@@ -282,9 +282,12 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: SECRET } },
       // the upload form's key (Header Auth), where the sample asks for one
       { id: 'spflUploadKey001', name: 'Upload key (Singpass signing sample)', type: 'httpHeaderAuth', data: { name: UPLOAD_KEY_HEADER, value: UPLOAD_KEY } },
+      // the sample's one session store: its folder (the status below reads the records there); a step left alone 5 s
+      // (not 45), so faults resolve within a test
+      sessionStoreCredential({ idleSeconds: RESUME_IDLE_S }),
     ], {
-      // the resume schedule every 2 s (not 30) and a step left alone 5 s (not 45): faults resolve within a test
-      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`], ['"idleSeconds": 45', `"idleSeconds": ${RESUME_IDLE_S}`]],
+      // the resume schedule every 2 s (not 30)
+      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`]],
     });
     await n8n.start();
     const outage = folderOutage(n8n.filesDir);

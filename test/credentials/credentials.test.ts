@@ -2,6 +2,8 @@ import type { ICredentialType } from 'n8n-workflow';
 import { CorppassApi } from '../../credentials/CorppassApi.credentials';
 import { SingpassLoginApi } from '../../credentials/SingpassLoginApi.credentials';
 import { SingpassNotificationTokenApi } from '../../credentials/SingpassNotificationTokenApi.credentials';
+import { SingpassSessionStoreApi } from '../../credentials/SingpassSessionStoreApi.credentials';
+import { SingpassSessionStorePostgresApi } from '../../credentials/SingpassSessionStorePostgresApi.credentials';
 import { SingpassSignApi } from '../../credentials/SingpassSignApi.credentials';
 import * as pkg from '../../package.json';
 
@@ -10,6 +12,8 @@ const all: Array<[ICredentialType, string[]]> = [
   [new SingpassNotificationTokenApi(), ['secret', 'previousSecret']],
   [new CorppassApi(), ['signingKey', 'encryptionKey', 'transactionSecret']],
   [new SingpassLoginApi(), ['signingKey', 'encryptionKey', 'transactionSecret']],
+  [new SingpassSessionStoreApi(), ['password']],
+  [new SingpassSessionStorePostgresApi(), ['password']],
 ];
 
 describe.each(all)('credential %#', (cred, secrets) => {

@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { generateClientKeys } from '../../src/keys';
 import { fixture } from '../fixtures/pdfs';
 import {
-  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, signedAtBlta, startCliSandbox, startRelay, uploadHeaders, uploadKeyCredential, waitFor,
+  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, signedAtBlta, startCliSandbox, startRelay, uploadHeaders, uploadKeyCredential, waitFor,
   type CliSandbox, type N8n, type Relay,
 } from './real-n8n';
 
@@ -58,10 +58,11 @@ describeN8n('issue 17 faults in a real n8n running the sample workflow', () => {
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       uploadKeyCredential(),
+      // the sample's one session store: its folder, a step in progress left alone 5 s (not 45)
+      sessionStoreCredential({ idleSeconds: RESUME_GRACE_S }),
     ], {
-      // the resume schedule every 2 s (not 30), a step in progress left alone 5 s (not 45); every run kept, so the
-      // test can tell whether a notification started one
-      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`], ['"idleSeconds": 45', `"idleSeconds": ${RESUME_GRACE_S}`],
+      // the resume schedule every 2 s (not 30); every run kept, so the test can tell whether a notification started one
+      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`],
         ['"saveDataSuccessExecution": "none"', '"saveDataSuccessExecution": "all"']],
     });
     await n8n.start();

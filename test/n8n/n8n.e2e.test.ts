@@ -15,7 +15,7 @@ import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM } from '../helpers/chromium';
 import { canvasNodes, openEditor, searchNodePanel, showWorkflow } from './editor';
 import {
-  createN8n, freePort, startCliSandbox, type CliSandbox, importSamples, installCommunityPackage, n8nInstallDir, packTarball, signedAtBlta, uploadHeaders, uploadKeyCredential, waitFor, type N8n,
+  createN8n, freePort, importWorkflow, startCliSandbox, type CliSandbox, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, signedAtBlta, uploadHeaders, uploadKeyCredential, waitFor, type N8n,
 } from './real-n8n';
 
 const installDir = n8nInstallDir();
@@ -29,6 +29,43 @@ const RESUME_INTERVAL_S = 2;
 const RESUME_GRACE_S = 5;
 const CLEANUP_INTERVAL_S = 3;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * An n8n workflow as saved before the store credential existed: version-1 Singpass Sign nodes whose Store parameter is
+ * Folder, with their own Folder. `GET /webhook/test/v1/record?signRef=` loads a record; `POST /webhook/test/v1/record`
+ * with `{ record }` saves one as new.
+ */
+function version1RecordWorkflow(folder: string): Record<string, unknown> {
+  const v1 = (name: string, position: [number, number], parameters: Record<string, unknown>) => ({
+    id: `7a1c0d52-0d7e-4a8b-9a51-3c2f1b9e7b${position[1] === 0 ? '0' : '1'}${position[0] / 200}`, name, type: `${PKG}.singpassSign`, typeVersion: 1, position,
+    parameters: { resource: 'sessionRecord', store: 'folder', folder, ...parameters },
+  });
+  const hook = (name: string, method: string, y: number, webhookId: string) => ({
+    id: `7a1c0d52-0d7e-4a8b-9a51-3c2f1b9e7c${y ? 1 : 0}0`, name, type: 'n8n-nodes-base.webhook', typeVersion: 2.1, position: [0, y], webhookId,
+    parameters: { httpMethod: method, path: 'test/v1/record', responseMode: 'responseNode', options: {} },
+  });
+  const answer = (name: string, y: number) => ({
+    id: `7a1c0d52-0d7e-4a8b-9a51-3c2f1b9e7d${y ? 1 : 0}0`, name, type: 'n8n-nodes-base.respondToWebhook', typeVersion: 1.5, position: [400, y],
+    parameters: { respondWith: 'json', responseBody: '={{ JSON.stringify($json) }}', options: {} },
+  });
+  const link = (to: string) => ({ main: [[{ node: to, type: 'main', index: 0 }]] });
+  return {
+    id: 'spflVersion1Rec1',
+    name: 'Test: version-1 Session Record nodes',
+    nodes: [
+      hook('Load Request', 'GET', 0, '3d5c1f0e-2a4b-4c6d-8e9f-0a1b2c3d4e51'),
+      v1('Load (version 1)', [200, 0], { operation: 'loadRecord', signRef: '={{ $json.query.signRef }}', pdfBinaryField: '', ifMissing: 'output' }),
+      answer('Answer Load', 0),
+      hook('Save Request', 'POST', 200, '3d5c1f0e-2a4b-4c6d-8e9f-0a1b2c3d4e52'),
+      v1('Save (version 1)', [200, 200], { operation: 'saveRecord', record: '={{ $json.body.record }}', saveAs: 'new', pdfBinaryField: '' }),
+      answer('Answer Save', 200),
+    ],
+    connections: { 'Load Request': link('Load (version 1)'), 'Load (version 1)': link('Answer Load'), 'Save Request': link('Save (version 1)'), 'Save (version 1)': link('Answer Save') },
+    active: false,
+    settings: { executionOrder: 'v1', saveDataSuccessExecution: 'none' },
+    pinData: {},
+  };
+}
 
 describeN8n('sample workflows in a real n8n', () => {
   let sb: Sandbox; // in process: the login providers (their clients are registered in code)
@@ -80,14 +117,17 @@ describeN8n('sample workflows in a real n8n', () => {
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       uploadKeyCredential(),
+      // the sample's one session store: its folder, a step in progress left alone 5 s (not 45)
+      sessionStoreCredential({ idleSeconds: RESUME_GRACE_S }),
       login('corppassApi', 'spflCorppass0001', 'Corppass (sandbox)', 'corppass'),
       login('singpassLoginApi', 'spflSgLogin00001', 'Singpass Login (sandbox)', 'singpass'),
     ], {
-      // the resume schedule runs every 2 s (not 30) and takes records left at the save point for 5 s (not 45); the
-      // clean-up schedule runs every 3 s (not daily), with its 7-day retention
-      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`], ['"idleSeconds": 45', `"idleSeconds": ${RESUME_GRACE_S}`],
+      // the resume schedule runs every 2 s (not 30); the clean-up schedule every 3 s (not daily), with its 7-day retention
+      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`],
         ['"field": "days"', `"field": "seconds", "secondsInterval": ${CLEANUP_INTERVAL_S}`]],
     });
+    // a workflow saved before the store credential: version-1 Session Record nodes with their own Store and Folder
+    await importWorkflow(n8n, version1RecordWorkflow(n8n.filesDir));
     await n8n.start();
     expect(n8n.log()).not.toMatch(/Error loading package|Unrecognized node type/);
     for (const [provider, prefix] of [[sb.corppass, 'corppass'], [sb.singpass, 'singpass']] as const) {
@@ -179,6 +219,23 @@ describeN8n('sample workflows in a real n8n', () => {
       { requestType: 'signed_doc_hash', attempt: 1, status: 200 },
     ]);
   }, 300_000);
+
+  it('a version-1 Session Record node (Store parameter Folder, its own Folder) in a workflow saved before the store credential still runs: it reads the session the sample completed, and saves a record next to it', async () => {
+    expect(completed.length).toBeGreaterThan(0);
+    const signRef = completed[0];
+    const loaded = await fetch(`${n8n.baseUrl}/webhook/test/v1/record?signRef=${signRef}`);
+    expect(loaded.status).toBe(200);
+    expect(await loaded.json()).toMatchObject({ found: true, signRef, status: 'completed', revision: readRecord(signRef)!.revision });
+    // a record the old node saves is a file in the folder the sample's store credential names
+    const record = { ...JSON.parse(fs.readFileSync(path.join(n8n.filesDir, `${signRef}.json`), 'utf8')) as { state: Record<string, unknown> } };
+    const copyRef = `${signRef}-v1`;
+    const saved = await fetch(`${n8n.baseUrl}/webhook/test/v1/record`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ record: { ...record, state: { ...record.state, signRef: copyRef }, revision: 1 } }),
+    });
+    expect(saved.status).toBe(200);
+    expect(await saved.json()).toMatchObject({ saved: true, outcome: 'saved', signRef: copyRef, revision: 1 });
+    expect(readRecord(copyRef)).toMatchObject({ state: { status: 'completed' }, revision: 1 });
+  }, 120_000);
 
   it('completes a session with n8n RESTARTED between the certificate and the signature events', async () => {
     await phoneByHand();

@@ -1,8 +1,11 @@
 /**
  * The sample signing workflow as a queue-mode installation runs it: flows/n8n/document-signing-queue-mode.json
- * (generated from document-signing.json by scripts/make-n8n-queue-sample.js), every Session Record node and the
- * trigger on the PostgreSQL store (one credential), the signed PDF uploaded to an SFTP server by n8n's FTP node. Plus a test-only probe workflow that reads a session record through the same
- * Load Session Record node, so the tests look at the store the way the workflow does, over HTTP.
+ * (generated from document-signing.json by scripts/make-n8n-queue-sample.js), its one "Singpass Session Store"
+ * credential created with Kind PostgreSQL (no node changed for that), the signed PDF uploaded to an SFTP server by n8n's
+ * FTP node. Plus a test-only probe workflow that reads a session record through a Load Session Record node — a
+ * VERSION-1 node on the old "Singpass Session Store (PostgreSQL)" credential, as a workflow saved before the store
+ * credential has it — so the tests look at the store the way a workflow does, over HTTP, and an old workflow is shown
+ * reading what the new one writes.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -10,9 +13,10 @@ import * as path from 'node:path';
 import { generateClientKeys, type ClientKeys } from '../../src/keys';
 import type { N8nQueue } from '../helpers/n8n-queue';
 import { REPO_ROOT } from '../helpers/repo';
-import { uploadKeyCredential } from './real-n8n';
+import { SESSION_STORE, sessionStoreCredential, uploadKeyCredential } from './real-n8n';
 
-export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL)' };
+/** The version-1 probe's credential (the old PostgreSQL-only type), on the same database and tables. */
+export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL, version 1 nodes)' };
 /** The sample's SFTP credential (scripts/make-n8n-queue-sample.js names it). */
 const SFTP_CREDENTIAL = { id: 'spflSftpSigned01', name: 'SFTP (signed PDFs)' };
 /** What n8n's SFTP credential takes: the account the signed PDFs are uploaded with. */
@@ -57,8 +61,14 @@ export interface QueueWorkflowOptions {
  */
 export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
   const wf = JSON.parse(fs.readFileSync(QUEUE_SAMPLE, 'utf8')) as Workflow;
+  let records = 0;
   for (const n of wf.nodes) {
     const p = n.parameters;
+    // queue mode changes no store node: they all name the one store credential, created below with Kind PostgreSQL
+    if ((n.type === `${PKG}.singpassSign` && p.resource === 'sessionRecord') || n.type === `${PKG}.singpassSignTrigger`) {
+      if (n.credentials?.singpassSessionStoreApi?.id !== SESSION_STORE.id) throw new Error(`${n.name} does not use the sample's session store credential`);
+      records++;
+    }
     if (n.type === 'n8n-nodes-base.scheduleTrigger') {
       const rule = p.rule as { interval: Array<Record<string, unknown>> };
       if (rule.interval[0].field === 'seconds') rule.interval[0].secondsInterval = o.resumeEverySeconds;
@@ -74,8 +84,7 @@ export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
       delete n.credentials;
     }
   }
-  const records = wf.nodes.filter((n) => n.type === `${PKG}.singpassSign` && n.parameters.resource === 'sessionRecord');
-  if (records.length < 3 || records.some((n) => n.parameters.store !== 'postgres')) throw new Error('the queue sample does not keep every record in PostgreSQL');
+  if (records < 4) throw new Error(`the sample has ${records} session store nodes: not the workflow this test knows`);
   if (!o.signedPdfUrl && !wf.nodes.some((n) => n.type === 'n8n-nodes-base.ftp' && n.parameters.protocol === 'sftp')) throw new Error('the queue sample does not upload over SFTP');
   return wf;
 }
@@ -92,6 +101,7 @@ export function probeWorkflow(): Workflow {
         webhookId: '0b7c52f4-7f0e-4d55-8b8e-2a0c7d3f9e11', parameters: { httpMethod: 'GET', path: 'test/session-record', responseMode: 'responseNode', options: {} },
       },
       {
+        // version 1: the Store parameter and the old PostgreSQL credential
         id: '6f1d0c52-0d7e-4a8b-9a51-3c2f1b9e7a02', name: 'Load', type: `${PKG}.singpassSign`, typeVersion: 1, position: [200, 0],
         parameters: { resource: 'sessionRecord', operation: 'loadRecord', store: 'postgres', signRef: '={{ $json.query.signRef }}', pdfBinaryField: '', ifMissing: 'output' },
         credentials: { singpassSessionStorePostgresApi: PG_CREDENTIAL },
@@ -110,7 +120,8 @@ export function probeWorkflow(): Workflow {
 
 /**
  * Into a queue-mode n8n (before start): the credentials (Singpass Sign API on `signingUrl`, the notification-token
- * secret, the PostgreSQL store on the helper's session database with `idleSeconds`, SFTP on `sftp`), the queue version of the signing
+ * secret, the session store — Kind PostgreSQL — on the helper's session database with `idleSeconds`, the version-1
+ * probe's PostgreSQL credential on the same tables, SFTP on `sftp`), the queue version of the signing
  * sample, the key-set sample and the probe, all published; their webhooks registered for the start-up check.
  */
 export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & { signingUrl: string; sftp?: SftpAccount }): Promise<Workflow> {
@@ -120,6 +131,7 @@ export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & {
     fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify([
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: o.signingUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
+      sessionStoreCredential({ kind: 'postgres', ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds }),
       { ...PG_CREDENTIAL, type: 'singpassSessionStorePostgresApi', data: { ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds } },
       ...(o.sftp ? [{ ...SFTP_CREDENTIAL, type: 'sftp', data: { host: o.sftp.host, port: o.sftp.port, username: o.sftp.username, password: '', privateKey: o.sftp.privateKey, passphrase: '' } }] : []),
       uploadKeyCredential(),

@@ -74,6 +74,16 @@ export const uploadHeaders = (fileName = 'contract.pdf'): Record<string, string>
 });
 
 /**
+ * The one "Singpass Session Store" credential the signing sample's trigger and Session Record nodes share (its id and
+ * name as the sample refers to it). `data`: its fields — the sample's folder by default (importSamples points it at
+ * the n8n's files folder), or Kind PostgreSQL with a connection: queue mode is this one credential changed.
+ */
+export const SESSION_STORE = { id: 'spflStore0000001', name: 'Singpass session store' };
+export const sessionStoreCredential = (data: Record<string, unknown> = {}) => ({
+  ...SESSION_STORE, type: 'singpassSessionStoreApi', data: { kind: 'folder', folder: SAMPLE_FILES_DIR, ...data },
+});
+
+/**
  * The sample's signed PDF once it is at B-LTA: Run Due Step stores the finalized (B-T) PDF under the same name first,
  * then Store Signed PDF writes it over with the document timestamp (the last incremental update, written plain).
  */
@@ -192,12 +202,12 @@ export async function installCommunityPackage(n8n: N8n, tarball: string): Promis
 }
 
 /**
- * Import the sample workflows (their file paths pointed at `filesDir`) and credentials, and publish the workflows.
+ * Import the sample workflows and credentials (their file paths pointed at `filesDir`), and publish the workflows.
  * `edits`: exact text replacements per sample file (e.g. shorter timings), each of which must match once.
  */
 export async function importSamples(n8n: N8n, workflows: string[], credentials: unknown[], edits: Record<string, Array<[string, string]>> = {}): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
-  fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify(credentials));
+  fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify(credentials).split(SAMPLE_FILES_DIR).join(n8n.filesDir));
   await n8n.cli(['import:credentials', `--input=${path.join(dir, 'credentials.json')}`]);
   const ids: string[] = [];
   for (const wf of workflows) {
@@ -218,6 +228,22 @@ export async function importSamples(n8n: N8n, workflows: string[], credentials: 
   }
   for (const id of ids) await n8n.cli(['publish:workflow', `--id=${id}`]);
   fs.rmSync(dir, { recursive: true });
+}
+
+/** Import and publish one workflow given as an object (not a sample file), its webhooks registered for the start-up check. */
+export async function importWorkflow(n8n: N8n, workflow: Record<string, unknown>): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
+  try {
+    const file = path.join(dir, 'workflow.json');
+    fs.writeFileSync(file, JSON.stringify(workflow));
+    await n8n.cli(['import:workflow', `--input=${file}`]);
+    await n8n.cli(['publish:workflow', `--id=${String(workflow.id)}`]);
+    for (const { type, parameters: p } of workflow.nodes as Array<{ type: string; parameters: { path?: unknown; httpMethod?: string } }>) {
+      if (typeof p.path === 'string') n8n.webhooks.push({ path: p.path, method: p.httpMethod ?? (type.endsWith('Trigger') ? 'POST' : 'GET') });
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Poll until `check` returns a value (not undefined), or fail with `what` and n8n's log tail. */

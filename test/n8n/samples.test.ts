@@ -12,7 +12,7 @@ import pkg from '../../package.json';
 
 interface Workflow {
   id?: string;
-  nodes: Array<{ name: string; type: string; parameters: { path?: string; httpMethod?: string; [k: string]: unknown } }>;
+  nodes: Array<{ name: string; type: string; typeVersion?: number; credentials?: Record<string, { id: string; name: string }>; parameters: { path?: string; httpMethod?: string; [k: string]: unknown } }>;
   connections: Record<string, { main: Array<Array<{ node: string }>> }>;
 }
 const DIR = path.join(__dirname, '../../flows/n8n');
@@ -155,17 +155,20 @@ describe('flows/n8n sample workflows', () => {
     expect(b.get('Submit Document Hash')!.parameters.afterInterruption).toBeUndefined();
     // Run Due Step takes an event from the trigger's item or List Due's
     expect(b.get('Run Due Step')!.parameters).toMatchObject({ signRef: '={{ $json.signRef }}', delivery: '={{ $json.delivery ?? "" }}', outputBinaryPropertyName: 'data' });
-    // the idle time is set once, on List Due Sessions (its items carry it to Run Due Step)
-    expect(b.get('Run Due Step')!.parameters.idleSeconds).toBeUndefined();
   });
 
-  it('document-signing.json picks the folder store in one place per node kind: every Session Record node and the trigger name the same folder', () => {
+  it('document-signing.json chooses the session store once: every Session Record node and the trigger are version 2 with the same Singpass Session Store credential, and no node names a store of its own', () => {
     const wf = signing();
     const records = wf.nodes.filter((n) => n.parameters.resource === 'sessionRecord');
     expect(records.length).toBeGreaterThanOrEqual(6);
-    for (const n of records) expect(n.parameters.folder).toBe('/home/node/.n8n-files/singpass');
     const trigger = wf.nodes.find((n) => n.type.endsWith('.singpassSignTrigger'))!;
-    expect(trigger.parameters.recordFolder).toBe('/home/node/.n8n-files/singpass');
+    const stores = [...records, trigger];
+    for (const n of stores) {
+      expect({ name: n.name, typeVersion: n.typeVersion, store: n.credentials?.singpassSessionStoreApi }).toEqual({ name: n.name, typeVersion: 2, store: { id: 'spflStore0000001', name: 'Singpass session store' } });
+      for (const p of ['store', 'folder', 'idleSeconds', 'recordStore', 'recordFolder', 'sessionRecords']) expect(n.parameters[p]).toBeUndefined();
+    }
+    // no other node carries a store credential of any kind
+    expect(wf.nodes.filter((n) => !stores.includes(n) && Object.keys(n.credentials ?? {}).some((c) => c.startsWith('singpassSessionStore')))).toEqual([]);
   });
 
   it('document-signing.json is safe by default: only a caller with the upload key starts a session, and no webhook serves a document', () => {
@@ -177,7 +180,7 @@ describe('flows/n8n sample workflows', () => {
     expect(wf.nodes.filter((n) => n.type.endsWith('.singpassSignTrigger')).map((n) => n.parameters.path)).toEqual(['singpass-sign/webhook']);
   });
 
-  it('document-signing.json resumes sessions with one driver: a schedule every 30 s → List Due Sessions (45 s idle) → Run Due Step, the same node the trigger\'s signature and error events go to', () => {
+  it('document-signing.json resumes sessions with one driver: a schedule every 30 s → List Due Sessions → Run Due Step, the same node the trigger\'s signature and error events go to', () => {
     const wf = signing();
     const triggers = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.scheduleTrigger');
     expect(triggers.map((t) => t.parameters)).toEqual([
@@ -186,7 +189,6 @@ describe('flows/n8n sample workflows', () => {
     ]);
     const resume = path1(wf, triggers[0].name, 'Run Due Step');
     expect(resume.map((n) => op(wf, n))).toEqual(['scheduleTrigger:', 'singpassSign:listDue', 'singpassSign:runDueStep']);
-    expect(byName(wf).get(resume[1])!.parameters.idleSeconds).toBe(45);
   });
 
   it('document-signing.json cleans up daily: ended sessions past a 7-day retention', () => {

@@ -13,6 +13,8 @@ export interface ContextInput {
   continueOnFail?: boolean;
   /** Binary contents by binary property id (see {@link pdfItem}). */
   files?: Map<string, Buffer>;
+  /** The node's typeVersion (default: {@link testNode}'s, 1): the Singpass Sign node's version 2 keeps its store in a credential. */
+  typeVersion?: number;
 }
 
 export const testNode: INode = { id: 'n1', name: 'Node Under Test', type: 'test', typeVersion: 1, position: [0, 0], parameters: {} };
@@ -37,7 +39,7 @@ export function executeContext(input: ContextInput): DeepMockProxy<IExecuteFunct
   const items: INodeExecutionData[] = input.items ?? [{ json: {} }];
   const paramsFor = (i: number) => (Array.isArray(input.params) ? input.params[i] ?? input.params[0] : input.params);
   ctx.getInputData.mockReturnValue(items);
-  ctx.getNode.mockReturnValue(testNode);
+  ctx.getNode.mockReturnValue(input.typeVersion === undefined ? testNode : { ...testNode, typeVersion: input.typeVersion });
   ctx.continueOnFail.mockReturnValue(input.continueOnFail ?? false);
   ctx.getNodeParameter.mockImplementation(((name: string, i: number, fallback?: unknown) => {
     const p = paramsFor(i);

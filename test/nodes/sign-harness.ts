@@ -24,8 +24,13 @@ export interface SignSandbox {
   rewriteHeaders?: (headers: Record<string, string | string[] | undefined>, rawBody: Buffer) => Record<string, string | string[] | undefined>;
   /** Set to run (awaited) before the trigger sees each delivery, e.g. to end a fault between the service's attempts. */
   beforeDelivery?: () => Promise<void>;
-  /** The trigger node's parameters (e.g. `recordFolder`), read at each delivery: change them between tests. */
+  /** The trigger node's parameters (e.g. `sessionRecords`), read at each delivery: change them between tests. */
   triggerParams: Record<string, unknown>;
+  /**
+   * The trigger node's typeVersion (default 2: its store is the `singpassSessionStoreApi` credential in `credentials`;
+   * 1: its Session Records In / Session Record Folder parameters).
+   */
+  triggerVersion: number;
   /** Resolves with the next trigger run that has an item on `output` (0 certificate, 1 signature, 2 error). */
   next(output: number, timeoutMs?: number): Promise<INodeExecutionData>;
   close(): Promise<void>;
@@ -44,19 +49,24 @@ export async function startSignSandbox(): Promise<SignSandbox> {
   const logs: string[] = [];
   const waiters: Array<() => void> = [];
   const trigger = new SingpassSignTrigger();
-  const triggerParams: Record<string, unknown> = {};
+  // stateless unless a test gives the trigger its store (sessionRecords: 'store' and the store credential)
+  const triggerParams: Record<string, unknown> = { sessionRecords: 'none' };
   const dsap: RunningServer = await listen(async (req, res, url) => {
     if (url.pathname === '/jwks') return void res.writeHead(200, jwks.json.headers as Record<string, string>).end(jwks.json.body as string);
     if (url.pathname !== '/webhook') return void res.writeHead(404).end();
     const rawBody = await readBody(req);
     await env.beforeDelivery?.();
     const ctx = mockDeep<IWebhookFunctions>();
-    ctx.getNode.mockReturnValue(testNode);
+    ctx.getNode.mockReturnValue({ ...testNode, typeVersion: env.triggerVersion });
     ctx.logger.warn.mockImplementation((m: string) => void logs.push(m));
     ctx.logger.error.mockImplementation((m: string) => void logs.push(m));
     const headers = env.rewriteHeaders ? env.rewriteHeaders({ ...req.headers }, rawBody) : req.headers;
     ctx.getRequestObject.mockReturnValue({ headers, rawBody } as never);
-    ctx.getCredentials.mockImplementation(async (name: string) => credentials[name]);
+    ctx.getCredentials.mockImplementation(async (name: string) => {
+      // n8n's own refusal when the node has no credential of that type
+      if (!credentials[name]) throw new Error(`Node does not have any credentials set for "${name}"`);
+      return credentials[name];
+    });
     ctx.getNodeParameter.mockImplementation(((name: string, fallback?: unknown) => (name in triggerParams ? triggerParams[name] : fallback)) as IWebhookFunctions['getNodeParameter']);
     const answer: { status: number; body?: unknown } = { status: 0 };
     const response = {
@@ -75,7 +85,7 @@ export async function startSignSandbox(): Promise<SignSandbox> {
   sb.sign.registerClient({ clientId: 'n8n-dsap', jwksUrl: `${dsap.baseUrl}/jwks`, notificationUrl: `${dsap.baseUrl}/webhook` });
   let seen = 0;
   const env: SignSandbox = {
-    sb, credentials, fired, answers, logs, triggerParams,
+    sb, credentials, fired, answers, logs, triggerParams, triggerVersion: 2,
     async next(output, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

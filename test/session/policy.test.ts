@@ -11,8 +11,9 @@ import {
 } from '../../src/session';
 import { description as listDue } from '../../nodes/SingpassSign/actions/record/listDue.operation';
 import { description as cleanUp } from '../../nodes/SingpassSign/actions/record/cleanUp.operation';
+import { SingpassSessionStoreApi } from '../../credentials/SingpassSessionStoreApi.credentials';
 import { SingpassSessionStorePostgresApi } from '../../credentials/SingpassSessionStorePostgresApi.credentials';
-import { pgStoreSettings as n8nPgSettings } from '../../nodes/shared/pg-settings';
+import { pgStoreSettings as n8nPgSettings, storeSettings } from '../../nodes/shared/pg-settings';
 import { DEFAULT_IDLE_MS } from '../../node-red/lib/session-store';
 import { KEEP_ENDED_MS } from '../../node-red/lib/store-factory';
 import { PgNodeRedStore, pgStoreSettings as nodeRedPgSettings } from '../../node-red/lib/pg-session-store';
@@ -24,10 +25,12 @@ it('the core engine and stores default to it', () => {
   expect(DEFAULT_SCAN_EXTENSION_SECONDS).toBe(SESSION_POLICY.scanExtensionSeconds);
 });
 
-it('n8n: List Due Sessions, Clean Up and the PostgreSQL store credential default to it', () => {
+it('n8n: List Due Sessions (version 1), Clean Up and both store credentials default to it', () => {
   expect(listDue.find((p) => p.name === 'idleSeconds')?.default).toBe(idleSeconds);
   expect(cleanUp.find((p) => p.name === 'retentionDays')?.default).toBe(SESSION_POLICY.retentionMs / 86_400_000);
   expect(new SingpassSessionStorePostgresApi().properties.find((p) => p.name === 'idleSeconds')?.default).toBe(idleSeconds);
+  expect(new SingpassSessionStoreApi().properties.find((p) => p.name === 'idleSeconds')?.default).toBe(idleSeconds);
+  expect(storeSettings({}).idleMs).toBe(SESSION_POLICY.takeOverIdleMs);
   expect(n8nPgSettings({ host: 'db', database: 'd', user: 'u' }).options.idleMs).toBe(SESSION_POLICY.takeOverIdleMs);
 });
 

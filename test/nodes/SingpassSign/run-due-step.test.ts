@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
-import { closePgRecordStores, PG_STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
+import { closePgRecordStores, STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
 import { FileSessionStore, PgSessionStore, type SessionRecord } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
 import { startPostgres, type Postgres } from '../../helpers/postgres';
@@ -37,7 +37,7 @@ describe('Singpass Sign node: Run Due Step', () => {
   afterAll(() => env?.close());
 
   const run = (params: Record<string, unknown>, items: INodeExecutionData[] = [{ json: {} }]) =>
-    new SingpassSign().execute.call(executeContext({ params, items, credentials: env.credentials }));
+    new SingpassSign().execute.call(executeContext({ params, items, credentials: env.credentials, typeVersion: 2 }));
 
   describe('on a folder store', () => {
     let dir: string;
@@ -45,34 +45,38 @@ describe('Singpass Sign node: Run Due Step', () => {
     beforeAll(() => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-run-due-records-'));
       store = new FileSessionStore(dir);
-      env.triggerParams.recordFolder = dir;
+      // idle 0: a record at a save point is due at once (no waiting in the test)
+      env.credentials[STORE_CREDENTIAL] = { kind: 'folder', folder: dir, idleSeconds: 0 };
+      env.triggerParams.sessionRecords = 'store';
     });
     afterAll(() => {
-      delete env.triggerParams.recordFolder;
+      env.triggerParams.sessionRecords = 'none';
+      delete env.credentials[STORE_CREDENTIAL];
       fs.rmSync(dir, { recursive: true, force: true });
     });
     /** The sample's parameters: signRef and delivery from the (first) item unless given. */
     const runDue = (params: Record<string, unknown> = {}, items?: INodeExecutionData[]) =>
-      run({ resource: 'sessionRecord', operation: 'runDueStep', store: 'folder', folder: dir, idleSeconds: 0, outputBinaryPropertyName: 'data', signRef: items?.[0].json.signRef, delivery: items?.[0].json.delivery ?? '', ...params }, items);
+      run({ resource: 'sessionRecord', operation: 'runDueStep', outputBinaryPropertyName: 'data', signRef: items?.[0].json.signRef, delivery: items?.[0].json.delivery ?? '', ...params }, items);
     const record = (r: unknown) => JSON.parse(JSON.stringify(r)) as IDataObject;
 
     it('at the save point (Submit never ran): resends the SAME hash and saves hash_submitted; signed: finishes, stores and outputs the signed PDF; then nothing is due', async () => {
       const pdf = await fixture('classic');
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'R.pdf', level: 'B-T', options: {} }, [pdfItem(pdf)]);
       const signRef = created.json.signRef as string;
-      await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'folder', folder: dir, record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
+      await run({ resource: 'sessionRecord', operation: 'saveRecord', record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
       await env.sb.phone.scan(signRef, { user: 'p256' });
       const cert = await env.next(0);
       const [[prepared]] = await run({ resource: 'session', operation: 'preparePdfSignature', record: created.json.record, delivery: cert.json.delivery, binaryPropertyName: 'data' }, [pdfItem(pdf)]);
-      const [[saved]] = await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'folder', folder: dir, record: prepared.json.record, saveAs: 'update', expectedRevision: 1, pdfBinaryField: '' });
+      const [[saved]] = await run({ resource: 'sessionRecord', operation: 'saveRecord', record: prepared.json.record, saveAs: 'update', expectedRevision: 1, pdfBinaryField: '' });
       expect(saved.json).toMatchObject({ saved: true });
 
       // the run that would have submitted died: the schedule's item (List Due) → Run Due Step
-      const [due] = await run({ resource: 'sessionRecord', operation: 'listDue', store: 'folder', folder: dir, idleSeconds: 0 });
+      const [due] = await run({ resource: 'sessionRecord', operation: 'listDue' });
       const item = due.find((d) => d.json.signRef === signRef)!;
       expect(item.json.action).toBe('submitHash');
-      expect(item.json.idleSeconds).toBe(0); // the idle time it was listed by goes with it: Run Due Step's own is not used
-      const [[submitted]] = await runDue({ signRef, delivery: '', idleSeconds: 3600 }, [item]);
+      // both nodes judge "due" by the store credential's idle time: the item carries none of its own
+      expect(item.json.idleSeconds).toBeUndefined();
+      const [[submitted]] = await runDue({ signRef, delivery: '' }, [item]);
       expect(submitted.json).toMatchObject({ action: 'submitHash', lost: false, ended: false, signRef, status: 'hash_submitted' });
       expect(submitted.binary).toBeUndefined();
       expect((await store.get(signRef))!.state.status).toBe('hash_submitted');
@@ -82,7 +86,7 @@ describe('Singpass Sign node: Run Due Step', () => {
       const sig = await env.next(1);
       const stored = await store.get(signRef);
       const [[applied]] = await run({ resource: 'session', operation: 'applyEvent', record: record(stored), delivery: sig.json.delivery, binaryPropertyName: 'data' });
-      await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'folder', folder: dir, record: applied.json.record, saveAs: 'update', expectedRevision: stored!.revision, pdfBinaryField: '' });
+      await run({ resource: 'sessionRecord', operation: 'saveRecord', record: applied.json.record, saveAs: 'update', expectedRevision: stored!.revision, pdfBinaryField: '' });
 
       const [[finished]] = await runDue({ signRef });
       expect(finished.json).toMatchObject({ action: 'finish', lost: false, ended: true, status: 'completed', result: { level: 'B-T', valid: true }, report: expect.objectContaining({ valid: true }) });
@@ -109,10 +113,10 @@ describe('Singpass Sign node: Run Due Step', () => {
       await env.sb.phone.approve(signRef);
       const sig = await env.next(1);
 
-      const [[finished]] = await runDue({ idleSeconds: 45 }, [sig]); // signRef and delivery from the trigger's item
+      const [[finished]] = await runDue({}, [sig]); // signRef and delivery from the trigger's item
       expect(finished.json).toMatchObject({ event: 'signature', action: 'finish', ended: true, status: 'completed', result: { level: 'B-T', valid: true } });
       expect(userSignatures(binaryBuffer(finished.binary!.data))).toBe(1);
-      const [[copy]] = await runDue({ idleSeconds: 45 }, [sig]);
+      const [[copy]] = await runDue({}, [sig]);
       expect(copy.json).toMatchObject({ event: 'signature', action: 'none', ended: false, status: 'completed' });
       expect(copy.binary).toBeUndefined();
     });
@@ -149,31 +153,32 @@ describe('Singpass Sign node: Run Due Step', () => {
     beforeAll(async () => {
       pg = await startPostgres();
       // idle 0: a kept event nothing applied is due for replay at once (no waiting in the test)
-      env.credentials[PG_STORE_CREDENTIAL] = { host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password, idleSeconds: 0 };
-      env.triggerParams.recordStore = 'postgres';
+      env.credentials[STORE_CREDENTIAL] = { kind: 'postgres', host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password, idleSeconds: 0 };
+      env.triggerParams.sessionRecords = 'store';
       store = new PgSessionStore(pg.url, { idleMs: 0 });
     }, 120_000);
     afterAll(async () => {
-      delete env.triggerParams.recordStore;
+      env.triggerParams.sessionRecords = 'none';
+      delete env.credentials[STORE_CREDENTIAL];
       await closePgRecordStores();
       await store?.close();
       await pg?.stop();
     });
     const replayOf = async (signRef: string, action: string) => {
-      const [items] = await run({ resource: 'sessionRecord', operation: 'listDue', store: 'postgres' });
+      const [items] = await run({ resource: 'sessionRecord', operation: 'listDue' });
       const item = items.find((i) => i.json.signRef === signRef && i.json.action === action);
       if (!item) throw new Error(`no ${action} for ${signRef} in ${JSON.stringify(items.map((i) => [i.json.signRef, i.json.action]))}`);
       return item;
     };
     /** The item straight on (the sample's expressions: signRef and delivery from the item). */
     const runDue = (item: INodeExecutionData) =>
-      run({ resource: 'sessionRecord', operation: 'runDueStep', store: 'postgres', signRef: item.json.signRef, delivery: item.json.delivery ?? '', outputBinaryPropertyName: 'data' }, [item]);
+      run({ resource: 'sessionRecord', operation: 'runDueStep', signRef: item.json.signRef, delivery: item.json.delivery ?? '', outputBinaryPropertyName: 'data' }, [item]);
 
     it('replayCertificate → claimed, checked, prepared, hash sent; replaySignature → finished with the signed PDF; each kept event marked applied', async () => {
       const pdf = await fixture('classic');
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'P.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
       const signRef = created.json.signRef as string;
-      await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'postgres', record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
+      await run({ resource: 'sessionRecord', operation: 'saveRecord', record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
 
       await env.sb.phone.scan(signRef, { user: 'p256' });
       await env.next(0); // the run n8n started after the answer: lost, nothing applies it
@@ -190,14 +195,14 @@ describe('Singpass Sign node: Run Due Step', () => {
       expect(userSignatures(signed)).toBe(1);
       expect(await store.getSignedDocument(signRef)).toEqual(signed);
       expect(await store.getDelivery(signRef, 'signature')).toMatchObject({ applied: true });
-      expect((await run({ resource: 'sessionRecord', operation: 'listDue', store: 'postgres' }))[0].filter((i) => i.json.signRef === signRef)).toEqual([]);
+      expect((await run({ resource: 'sessionRecord', operation: 'listDue' }))[0].filter((i) => i.json.signRef === signRef)).toEqual([]);
     });
 
     it('a kept error event: the session fails with the service\'s reason and goes out for the workflow to record', async () => {
       const pdf = await fixture('classic');
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'E.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
       const signRef = created.json.signRef as string;
-      await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'postgres', record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
+      await run({ resource: 'sessionRecord', operation: 'saveRecord', record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
       await env.sb.phone.scan(signRef, { user: 'p256' });
       await env.next(0);
       await runDue(await replayOf(signRef, 'replayCertificate'));

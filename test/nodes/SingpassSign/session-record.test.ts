@@ -1,7 +1,9 @@
 /**
  * The Singpass Sign node's Session Record resource (thin n8n operations over src/session/file-store.ts): Save (new /
  * compare-and-set update, with the PDF), Load (with the PDF; missing → found: false or an error), List Due, Clean Up,
- * n8n's file-access check on the folder, and no Singpass credential needed.
+ * n8n's file-access check on the folder, and no Singpass credential needed — as VERSION 1 nodes (workflows saved
+ * before the store credential) run them: the store in the node's Store / Folder parameters. Version 2 (the store
+ * credential): store-credential.test.ts.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -29,12 +31,12 @@ function record(signRef: string, revision: number, status = 'waiting_for_scan', 
 }
 
 function run(params: Record<string, unknown>, items: INodeExecutionData[] = [{ json: {} }], setup?: (ctx: ReturnType<typeof executeContext>) => void) {
-  const ctx = executeContext({ params: { resource: 'sessionRecord', folder: dir, ...params }, items });
+  const ctx = executeContext({ params: { resource: 'sessionRecord', folder: dir, ...params }, items, typeVersion: 1 });
   setup?.(ctx);
   return new SingpassSign().execute.call(ctx);
 }
 
-describe('Singpass Sign node: Session Record', () => {
+describe('Singpass Sign node version 1: Session Record on the Store and Folder parameters', () => {
   it('Save (new, with the PDF) → Load (with the PDF) → Save (update with the loaded revision) → a second update from the same load is refused, not thrown', async () => {
     const pdf = Buffer.from('%PDF-1.7 sample');
     const first = record('s1', 1);
@@ -99,7 +101,7 @@ describe('Singpass Sign node: Session Record', () => {
     await expect(run({ operation: 'cleanUp', folder: 'relative/dir', retentionDays: 1 })).rejects.toMatchObject({ message: expect.stringMatching(/absolute folder path/) });
   });
 
-  it('the resource needs no Singpass credential but for Run Due Step (it runs a session\'s step), and its Folder defaults to the sample workflow\'s', () => {
+  it('the resource needs no Singpass credential but for Run Due Step (it runs a session\'s step), and its Folder (version 1 only) defaults to the sample workflow\'s', () => {
     const d = new SingpassSign().description;
     const api = d.credentials!.find((c) => c.name === 'singpassSignApi')!;
     expect(api.displayOptions).toEqual({ hide: { operation: ['saveRecord', 'loadRecord', 'listDue', 'cleanUp'] } });
@@ -111,5 +113,7 @@ describe('Singpass Sign node: Session Record', () => {
     for (const p of d.properties.filter((x: INodeProperties) => x.name === 'idleSeconds')) expect(p.default).toBe(SESSION_POLICY.takeOverIdleMs / 1000);
     expect(d.properties.find((x: INodeProperties) => x.name === 'retentionDays')!.default).toBe(SESSION_POLICY.retentionMs / 86_400_000);
     for (const f of folder) expect(f.default).toBe('/home/node/.n8n-files/singpass');
+    // the Store, Folder and idle-time parameters are version 1's; version 2 takes them from the store credential
+    for (const p of d.properties.filter((x: INodeProperties) => ['store', 'folder', 'idleSeconds'].includes(x.name))) expect(p.displayOptions?.show?.['@version']).toEqual([1]);
   });
 });

@@ -5,9 +5,11 @@ import { mockDeep } from 'jest-mock-extended';
 import type { IWebhookFunctions } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
 import { SingpassSignTrigger } from '../../../nodes/SingpassSignTrigger/SingpassSignTrigger.node';
+import { closePgRecordStores, PG_STORE_CREDENTIAL, STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
 import { FileSessionStore } from '../../../src/session/file-store';
 import type { SessionRecord } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
+import { freePort } from '../../helpers/ports';
 import { executeContext, pdfItem, testNode } from '../context';
 import { startSignSandbox, type SignSandbox } from '../sign-harness';
 
@@ -42,16 +44,18 @@ describe('Singpass Sign Trigger', () => {
   const certificateAttempts = async (signRef: string) =>
     (await untilCertificateDeliveries(signRef, (a) => a.some((d) => d.outcome !== 'retry'))).map(({ status, outcome }) => ({ status, outcome }));
 
-  describe('with a Session Record Folder: the Bearer is bound to its session before the answer', () => {
+  describe('with the session store credential (a folder): the Bearer is bound to its session before the answer', () => {
     let dir: string;
     let store: FileSessionStore;
     beforeAll(() => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-trigger-records-'));
       store = new FileSessionStore(dir);
-      env.triggerParams.recordFolder = dir;
+      env.credentials[STORE_CREDENTIAL] = { kind: 'folder', folder: dir, idleSeconds: 45 };
+      env.triggerParams.sessionRecords = 'store';
     });
     afterAll(() => {
-      delete env.triggerParams.recordFolder;
+      env.triggerParams.sessionRecords = 'none';
+      delete env.credentials[STORE_CREDENTIAL];
       env.rewriteHeaders = undefined;
       fs.rmSync(dir, { recursive: true, force: true });
     });
@@ -72,7 +76,7 @@ describe('Singpass Sign Trigger', () => {
       expect(env.fired.length).toBe(before + 1);
     });
 
-    it('another session\'s token: 400 at once (the service does not retry), no workflow; without the folder the same delivery was answered 200 and started one', async () => {
+    it('another session\'s token: 400 at once (the service does not retry), no workflow; with records kept elsewhere (token check only) the same delivery was answered 200 and started one', async () => {
       const [a, b] = [await createSession(), await createSession()];
       await store.save(a.record, undefined);
       await store.save(b.record, undefined);
@@ -83,9 +87,9 @@ describe('Singpass Sign Trigger', () => {
       expect(env.answers.at(-1)).toMatchObject({ status: 400, body: { error: 'INVALID_CLIENT_NOTIFICATION_TOKEN' } });
       expect(env.fired.length).toBe(before);
 
-      // the stateless check (no folder) only knows this DSAP issued the token: 200, a workflow that Prepare then refuses
+      // the stateless check (records kept elsewhere) only knows this DSAP issued the token: 200, a workflow that Prepare then refuses
       const [c, d] = [await createSession(), await createSession()];
-      delete env.triggerParams.recordFolder;
+      env.triggerParams.sessionRecords = 'none';
       try {
         env.rewriteHeaders = withTokenOf(d.record);
         await env.sb.phone.scan(c.signRef, { user: 'p256' });
@@ -93,7 +97,7 @@ describe('Singpass Sign Trigger', () => {
         expect((await env.next(0)).json).toMatchObject({ type: 'certificate', signRef: c.signRef });
         expect(env.fired.length).toBe(before + 1);
       } finally {
-        env.triggerParams.recordFolder = dir;
+        env.triggerParams.sessionRecords = 'store';
       }
     });
 
@@ -120,8 +124,8 @@ describe('Singpass Sign Trigger', () => {
       env.rewriteHeaders = undefined;
       // the sample's step for it: Run Due Step records the error (the session fails)
       const [[failed]] = await new SingpassSign().execute.call(executeContext({
-        params: { resource: 'sessionRecord', operation: 'runDueStep', store: 'folder', folder: dir, signRef: a.signRef, delivery: error.json.delivery, outputBinaryPropertyName: 'data' },
-        items: [error], credentials: env.credentials,
+        params: { resource: 'sessionRecord', operation: 'runDueStep', signRef: a.signRef, delivery: error.json.delivery, outputBinaryPropertyName: 'data' },
+        items: [error], credentials: env.credentials, typeVersion: 2,
       }));
       expect(failed.json).toMatchObject({ status: 'failed', ended: true });
       const before = env.fired.length;
@@ -137,8 +141,8 @@ describe('Singpass Sign Trigger', () => {
       expect((await certificateAttempts(unknown.signRef)).map((a) => a.status)).toEqual([503, 503, 503]);
       expect(env.answers.at(-1)).toEqual({ status: 503, body: expect.objectContaining({ error: 'SERVER_SIDE_ERROR' }) });
       expect(env.fired.length).toBe(before);
-      // the log names where the trigger looked and the setting that would point it at the Session Record nodes' store
-      expect(env.logs).toContainEqual(expect.stringMatching(new RegExp(`no session record for ${unknown.signRef} in the folder .* \\(Session Records In\\).*set Session Records In to that same store`)));
+      // the log names where the trigger looked and the credential that points it at the Session Record nodes' store
+      expect(env.logs).toContainEqual(expect.stringMatching(new RegExp(`no session record for ${unknown.signRef} in the folder .* \\(Credential "Singpass Session Store"\\).*pick their Singpass Session Store credential on this trigger too \\(a folder is one host's: in queue mode set that credential's Kind to PostgreSQL\\)`)));
     });
 
     it('a scan that beats Save Record by more than the re-reads: 503, then 200 on the service\'s next attempt, one workflow', async () => {
@@ -162,6 +166,123 @@ describe('Singpass Sign Trigger', () => {
       const attempts = await certificateAttempts(a.signRef);
       expect(attempts.map((x) => x.status)).toEqual([503, 503, 503]);
       expect(env.fired.length).toBe(before);
+    });
+  });
+
+  describe('a store the trigger cannot read: 503 to every attempt (the service retries), and a log naming the credential field to fix', () => {
+    beforeAll(() => {
+      env.triggerParams.sessionRecords = 'store';
+    });
+    afterAll(async () => {
+      env.triggerParams.sessionRecords = 'none';
+      delete env.credentials[STORE_CREDENTIAL];
+      await closePgRecordStores();
+    });
+    /** A saved-nowhere session scanned: the service's attempts, none handed to the workflow; the trigger's log since. */
+    const scanned = async () => {
+      const s = await createSession();
+      const [before, logged] = [env.fired.length, env.logs.length];
+      await env.sb.phone.scan(s.signRef, { user: 'p256' });
+      const statuses = (await certificateAttempts(s.signRef)).map((a) => a.status);
+      expect(env.fired.length).toBe(before);
+      return { statuses, logs: env.logs.slice(logged) };
+    };
+
+    it('no store credential picked on the trigger: names the credential to pick', async () => {
+      delete env.credentials[STORE_CREDENTIAL];
+      const { statuses, logs } = await scanned();
+      expect(statuses).toEqual([503, 503, 503]);
+      expect(logs).toContainEqual(expect.stringMatching(/cannot check deliveries \(answered 503, the service retries\): INVALID_INPUT Credential "Singpass Session Store": .*pick the "Singpass Session Store" credential/));
+    });
+
+    it('a folder n8n does not allow (N8N_RESTRICT_FILE_ACCESS_TO): names the credential\'s Folder field', async () => {
+      const allowed = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-trigger-allowed-'));
+      const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-trigger-outside-'));
+      const previous = process.env.N8N_RESTRICT_FILE_ACCESS_TO;
+      process.env.N8N_RESTRICT_FILE_ACCESS_TO = allowed;
+      env.credentials[STORE_CREDENTIAL] = { kind: 'folder', folder: outside };
+      try {
+        const { statuses, logs } = await scanned();
+        expect(statuses).toEqual([503, 503, 503]);
+        expect(logs).toContainEqual(expect.stringMatching(new RegExp(`INVALID_INPUT Credential "Singpass Session Store", field "Folder": n8n does not allow access to ${outside}`)));
+      } finally {
+        if (previous === undefined) delete process.env.N8N_RESTRICT_FILE_ACCESS_TO;
+        else process.env.N8N_RESTRICT_FILE_ACCESS_TO = previous;
+        fs.rmSync(allowed, { recursive: true, force: true });
+        fs.rmSync(outside, { recursive: true, force: true });
+      }
+    });
+
+    it('PostgreSQL that nothing answers at Host:Port: names the Host / Port fields', async () => {
+      env.credentials[STORE_CREDENTIAL] = { kind: 'postgres', host: '127.0.0.1', port: await freePort(), database: 'nowhere', user: 'u', password: 'secret-pw' };
+      const { statuses, logs } = await scanned();
+      expect(statuses).toEqual([503, 503, 503]);
+      expect(logs).toContainEqual(expect.stringMatching(/cannot read or keep in the PostgreSQL store .*Credential "Singpass Session Store", field "Host \/ Port": Session store \(PostgreSQL\) unreachable/));
+      expect(logs.join('\n')).not.toContain('secret-pw');
+    });
+
+    it('a Kind this package does not know: names the Kind field', async () => {
+      env.credentials[STORE_CREDENTIAL] = { kind: 's3' };
+      const { statuses, logs } = await scanned();
+      expect(statuses).toEqual([503, 503, 503]);
+      expect(logs).toContainEqual(expect.stringMatching(/INVALID_INPUT Credential "Singpass Session Store", field "Kind": "s3" is not a kind/));
+    });
+  });
+
+  describe('version 1 (workflows saved before the store credential): Session Records In and Session Record Folder still bind', () => {
+    let dir: string;
+    let store: FileSessionStore;
+    beforeAll(() => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-trigger-v1-records-'));
+      store = new FileSessionStore(dir);
+      env.triggerVersion = 1;
+      env.triggerParams.recordFolder = dir;
+    });
+    afterAll(() => {
+      env.triggerVersion = 2;
+      delete env.triggerParams.recordFolder;
+      env.rewriteHeaders = undefined;
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('its own session\'s token: 200 and the workflow starts; another session\'s token: 400, no workflow; an unsaved session: 503 with the version-1 hint', async () => {
+      const [a, b] = [await createSession(), await createSession()];
+      await store.save(a.record, undefined);
+      await store.save(b.record, undefined);
+      const before = env.fired.length;
+      await env.sb.phone.scan(a.signRef, { user: 'p256' });
+      expect(await certificateAttempts(a.signRef)).toEqual([{ status: 200, outcome: 'acknowledged' }]);
+      expect((await env.next(0)).json).toMatchObject({ type: 'certificate', signRef: a.signRef });
+      expect(env.fired.length).toBe(before + 1);
+
+      const c = await createSession();
+      await store.save(c.record, undefined);
+      env.rewriteHeaders = (headers) => ({ ...headers, authorization: `Bearer ${b.record.state.clientNotificationToken}` });
+      await env.sb.phone.scan(c.signRef, { user: 'p256' });
+      expect(await certificateAttempts(c.signRef)).toEqual([{ status: 400, outcome: 'failed' }]);
+      env.rewriteHeaders = undefined;
+      expect(env.fired.length).toBe(before + 1);
+
+      const unsaved = await createSession();
+      await env.sb.phone.scan(unsaved.signRef, { user: 'p256' });
+      expect((await certificateAttempts(unsaved.signRef)).map((x) => x.status)).toEqual([503, 503, 503]);
+      expect(env.logs).toContainEqual(expect.stringMatching(new RegExp(`no session record for ${unsaved.signRef} in the folder .* \\(Session Records In\\).*set Session Records In to that same store`)));
+    });
+
+    it('Session Records In = PostgreSQL reads the version-1 PostgreSQL credential (named in its errors)', async () => {
+      env.triggerParams.recordStore = 'postgres';
+      env.credentials[PG_STORE_CREDENTIAL] = { host: '127.0.0.1', port: await freePort(), database: 'nowhere', user: 'u' };
+      try {
+        const s = await createSession();
+        const logged = env.logs.length;
+        await env.sb.phone.scan(s.signRef, { user: 'p256' });
+        expect((await certificateAttempts(s.signRef)).map((x) => x.status)).toEqual([503, 503, 503]);
+        expect(env.logs.slice(logged)).toContainEqual(expect.stringMatching(/Credential "Singpass Session Store \(PostgreSQL\)", field "Host \/ Port"/));
+      } finally {
+        delete env.triggerParams.recordStore;
+        delete env.credentials[PG_STORE_CREDENTIAL];
+        await closePgRecordStores();
+      }
     });
   });
 

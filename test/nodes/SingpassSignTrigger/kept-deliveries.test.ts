@@ -1,6 +1,6 @@
 import type { INodeExecutionData } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
-import { closePgRecordStores, PG_STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
+import { closePgRecordStores, PG_STORE_CREDENTIAL, STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
 import { PgSessionStore, type SessionRecord } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
 import { startPostgres, type Postgres } from '../../helpers/postgres';
@@ -19,8 +19,9 @@ describe('Singpass Sign Trigger on the PostgreSQL store: deliveries kept before 
   let store: PgSessionStore;
   beforeAll(async () => {
     [env, pg] = await Promise.all([startSignSandbox(), startPostgres()]);
-    env.credentials[PG_STORE_CREDENTIAL] = { host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password, idleSeconds: 1 };
-    env.triggerParams.recordStore = 'postgres';
+    // the one store credential the trigger and every Session Record operation share, its Kind PostgreSQL
+    env.credentials[STORE_CREDENTIAL] = { kind: 'postgres', host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password, idleSeconds: 1 };
+    env.triggerParams.sessionRecords = 'store';
     store = new PgSessionStore(pg.url, { idleMs: 1000 }); // the tables the credential's store uses (default prefix)
   }, 120_000);
   afterAll(async () => {
@@ -35,8 +36,8 @@ describe('Singpass Sign Trigger on the PostgreSQL store: deliveries kept before 
   });
 
   const run = (params: Record<string, unknown>, items: INodeExecutionData[] = [{ json: {} }]) =>
-    new SingpassSign().execute.call(executeContext({ params, items, credentials: env.credentials }));
-  const listDue = async () => (await run({ resource: 'sessionRecord', operation: 'listDue', store: 'postgres' }))[0].map((i) => i.json);
+    new SingpassSign().execute.call(executeContext({ params, items, credentials: env.credentials, typeVersion: 2 }));
+  const listDue = async () => (await run({ resource: 'sessionRecord', operation: 'listDue' }))[0].map((i) => i.json);
 
   /** A session created by the node and saved in the store (Save Record (created)). */
   async function savedSession(): Promise<{ signRef: string; record: SessionRecord; pdf: Buffer }> {
@@ -94,12 +95,12 @@ describe('Singpass Sign Trigger on the PostgreSQL store: deliveries kept before 
     expect((await listDue()).filter((i) => i.signRef === s.signRef)).toEqual([]); // leased to the first run
 
     // the sample's certificate steps on the replayed item
-    const [[loaded]] = await run({ resource: 'sessionRecord', operation: 'loadRecord', store: 'postgres', signRef: s.signRef, pdfBinaryField: 'data', ifMissing: 'error' });
+    const [[loaded]] = await run({ resource: 'sessionRecord', operation: 'loadRecord', signRef: s.signRef, pdfBinaryField: 'data', ifMissing: 'error' });
     const [[prepared]] = await run({ resource: 'session', operation: 'preparePdfSignature', record: loaded.json.record, delivery: replays[0].delivery, binaryPropertyName: 'data' }, [pdfItem(s.pdf)]);
     expect(prepared.json).toMatchObject({ readyToSubmit: true, duplicate: false });
     const [[submitted]] = await run({ resource: 'session', operation: 'submitDocumentHash', record: prepared.json.record });
     expect(submitted.json).toMatchObject({ status: 'hash_submitted' });
-    const [[saved]] = await run({ resource: 'sessionRecord', operation: 'saveRecord', store: 'postgres', record: submitted.json.record, saveAs: 'update', expectedRevision: loaded.json.revision, pdfBinaryField: '' });
+    const [[saved]] = await run({ resource: 'sessionRecord', operation: 'saveRecord', record: submitted.json.record, saveAs: 'update', expectedRevision: loaded.json.revision, pdfBinaryField: '' });
     expect(saved.json).toMatchObject({ saved: true });
     expect(env.sb.sign.session(s.signRef)?.docHash).toBe((prepared.json.record as { submitting: { documentHash: string } }).submitting.documentHash);
 

@@ -24,10 +24,11 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
  * save that moved it on (any left, e.g. of an ended session, here).
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
-  const idleSeconds = idleSecondsOf(this, i);
   const store = await sessionRecordStore(this, i);
+  // the store credential's (version 2), else this version-1 node's own parameter
+  const idleSeconds = store.idleMs !== undefined ? store.idleMs / 1000 : idleSecondsOf(this, i);
   const { due } = await store.listDue({ idleSeconds });
-  // the folder store's idle time goes with each item: Run Due Step judges "due" by the same one
+  // a version-1 folder store's idle time goes with each item: Run Due Step judges "due" by the same one
   const listedIdle = store.idleMs === undefined ? { idleSeconds } : {};
   const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.at).toISOString(), revision: d.record.revision, ...listedIdle, ...recordSummary(d.record) } }));
   for (const { kept } of (await store.claimDeliveriesToReplay?.()) ?? []) {

@@ -43,7 +43,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const signRef = String(this.getNodeParameter('signRef', i) ?? '').trim();
   if (!signRef) throw invalidInput('Sign Ref', 'is empty; pass List Due Sessions\' "signRef"');
   const store = await sessionRecordStore(this, i);
-  // PostgreSQL: the credential's; folder: the one List Due Sessions listed the item by (set in one node), else this node's
+  // the store credential's; a version-1 folder: the one List Due Sessions listed the item by (set in one node), else this node's
   const listed = item.json.idleSeconds;
   const idleMs = store.idleMs ?? (typeof listed === 'number' && listed >= 0 ? listed : idleSecondsOf(this, i)) * 1000;
   const { engine } = await signingEngine(this);
