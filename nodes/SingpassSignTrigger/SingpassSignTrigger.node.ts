@@ -226,7 +226,7 @@ function signRefOf(receipt: Pick<DeliveryReceipt, 'error'>): string | undefined 
 
 /**
  * The store the trigger binds deliveries to (read-only but for keeping deliveries): version 2, the store credential's
- * folder or PostgreSQL database (which also keeps each delivery before the answer); version 1, its Session Records In
+ * folder or PostgreSQL database (either keeps each delivery before the answer); version 1, its Session Records In
  * / Folder parameters. None when records are kept elsewhere (version 1: an empty Folder). `setting` names where the
  * user chose it, for the log.
  */
@@ -239,7 +239,8 @@ async function sessionBinding(this: IWebhookFunctions): Promise<{ store: FrontDo
       return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.rememberDelivery }, where: `the PostgreSQL store (${store.where})`, setting: credential };
     }
     const store = await readOnlyRecordStore(settings.folder, { where: `${credential}, field "Folder"`, field: 'Folder' });
-    return { store: { get: readableRecords((signRef) => store.get(signRef)) }, where: `the folder ${settings.folder}`, setting: credential };
+    // kept before the answer, as in PostgreSQL: an execution lost after the 200 is replayed by List Due Sessions
+    return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: (delivery) => store.rememberDelivery(delivery) }, where: `the folder ${settings.folder}`, setting: credential };
   }
   if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
     const credential = credentialWhere(PG_STORE_TITLE, this.getNode().credentials?.[PG_STORE_CREDENTIAL]?.name ?? undefined);

@@ -36,14 +36,14 @@ export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getD
   /** Sessions due now. `idleSeconds`: the folder store's parameter; the PostgreSQL store uses its credential's. */
   listDue(options: { idleSeconds: number }): Promise<DueList>;
   /**
-   * PostgreSQL only — the trigger keeps each delivery before it answers 200: false when this event was kept already
+   * The trigger keeps each delivery before it answers 200: false when this event was kept already
    * (a copy: start nothing). A kept event n8n never ran (its execution lost after the answer) comes back from
    * {@link claimDeliveriesToReplay}.
    */
   rememberDelivery?: (delivery: VerifiedDelivery) => Promise<boolean>;
-  /** PostgreSQL only — a kept event is done with (applied, or one its session will never take). */
+  /** A kept event is done with (applied, or one its session will never take). */
   markDeliveryApplied?: (signRef: string, type: KeptDelivery['type']) => Promise<void>;
-  /** PostgreSQL only — kept deliveries unapplied past the credential's idle time that their session still needs, each leased to this process. */
+  /** Kept deliveries unapplied past the credential's idle time that their session still needs (PostgreSQL: each leased to this process). */
   claimDeliveriesToReplay?: () => Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>>;
 }
 
@@ -95,7 +95,12 @@ export async function sessionRecordStore(ctx: IExecuteFunctions, i: number): Pro
     const { settings, where } = await storeCredential(ctx, i);
     if (settings.kind === 'postgres') return pgRecordStore(settings.pg, where);
     const store = await checkedFolderStore(ctx, settings.folder, { where: `${where}, field "Folder"`, field: 'Folder' });
-    return Object.assign(store, { where: `folder ${store.dir}`, idleMs: settings.idleMs });
+    // the trigger keeps each delivery in the folder too: an event whose execution died is replayed by List Due
+    const replays = store.claimDeliveriesToReplay.bind(store);
+    return Object.assign(store, {
+      where: `folder ${store.dir}`, idleMs: settings.idleMs,
+      claimDeliveriesToReplay: () => replays({ idleMs: settings.idleMs }),
+    });
   }
   const kind = ctx.getNodeParameter('store', i, 'folder') as string;
   if (kind === 'postgres') return pgRecordStore(pgStoreSettings(await nodeCredential(ctx, PG_STORE_CREDENTIAL, i)), credentialWhere(PG_STORE_TITLE, credentialName(ctx, PG_STORE_CREDENTIAL)));

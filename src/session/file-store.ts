@@ -4,12 +4,13 @@ import { SingpassFlowsError } from '../errors';
 import { acquireLockFile, createFileExclusive, errno, removeFile, syncDir, writeFileAtomic, type HeldLock } from '../files';
 import type { SigningEvent } from '../sign';
 import { checkSignRef } from '../sign/validate';
-import { REDACTED_CERTIFICATE_JSON, type DeliveryStore, type KeptDelivery } from './deliveries';
+import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isSessionEnded, nextStep } from './next-step';
 import type { DueSession, SessionStore } from './store';
 import type { SessionRecord, VerifiedDelivery } from './types';
 import { withPhase } from './transitions';
+import { SESSION_POLICY } from './policy';
 
 /**
  * A {@link SessionStore} in one folder of the local file system, for engines without a database (n8n's sample
@@ -206,6 +207,26 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
     }
     out.sort((a, b) => a.receivedAt - b.receivedAt || (a.signRef < b.signRef ? -1 : a.signRef > b.signRef ? 1 : a.type < b.type ? -1 : 1));
     return out.map(({ signRef, type }) => ({ signRef, type }));
+  }
+
+  /**
+   * The deliveries to replay now (the PostgreSQL store's rule, for one host): kept at least `idleMs` ago (default the
+   * policy's take-over time) and never applied, each with its session's record, for those the record still needs
+   * (`isDeliveryStillNeeded`); the others are marked applied here. No lease: two processes of one host may both
+   * replay one event, and the record's compare-and-set lets one go on.
+   */
+  async claimDeliveriesToReplay(options: { idleMs?: number; now?: number } = {}): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+    const idleMs = options.idleMs ?? SESSION_POLICY.takeOverIdleMs;
+    const now = options.now ?? this.now();
+    const replays: Array<{ kept: KeptDelivery; record: SessionRecord }> = [];
+    for (const { signRef, type } of await this.pendingDeliveries()) {
+      const kept = await this.getDelivery(signRef, type).catch(() => undefined);
+      if (!kept || kept.applied || now - (kept.receivedAt ?? 0) < idleMs) continue;
+      const record = await this.get(signRef);
+      if (record && isDeliveryStillNeeded(record, type)) replays.push({ kept, record });
+      else await this.markDeliveryApplied(signRef, type);
+    }
+    return replays;
   }
 
   /** Forget every delivery kept for `signRef` (its session ended). */

@@ -15,6 +15,5 @@ if (!n8nInstallDir() && process.env.CI) throw new Error('n8n is not installed: r
 if (n8nInstallDir()) {
   conformanceSuite(n8nFrontEnd, 'n8n', {
     notJson: 'n8n itself answers 422 ("Failed to parse request body") to a JSON-typed body that is not JSON, before the trigger runs',
-    killedDuringCertificateCheck: 'the execution is cut off in Check Certificate Status before any record is saved, and the Folder store keeps no deliveries (one n8n, no queue): no run applies the event again and the session waits until its deadline. With the PostgreSQL store the trigger keeps the delivery before its 200 and List Due Sessions replays it (test/n8n/queue-mode.e2e.test.ts)',
   }, { startTimeoutMs: 900_000 });
 } else describe.skip('webhook conformance: n8n (not installed: scripts/install-n8n.sh)', () => it.todo('install n8n'));

@@ -350,6 +350,18 @@ describe('FileSessionStore: kept webhook deliveries (DeliveryStore)', () => {
     expect(fs.readdirSync(path.join(dir, '.deliveries'))).toEqual([]);
   });
 
+  it('hands back for replay only a delivery kept past the idle time that its session still needs; marks the others applied', async () => {
+    const store = new FileSessionStore(dir);
+    await store.save(record('waits', 1), undefined); // waiting for its certificate: still needs it
+    await store.save(record('moved', 1, { status: 'certificate_received', savePoint: true }), undefined); // went past it
+    for (const ref of ['waits', 'moved', 'gone']) await store.rememberDelivery(certificateDelivery(ref));
+    const now = Date.now();
+    expect(await store.claimDeliveriesToReplay({ idleMs: 60_000, now })).toEqual([]); // too fresh: its execution may be at work
+    const replays = await store.claimDeliveriesToReplay({ idleMs: 60_000, now: now + 61_000 });
+    expect(replays.map((r) => [r.kept.delivery.event.signRef, r.kept.type, r.record.state.signRef])).toEqual([['waits', 'certificate', 'waits']]);
+    expect(await store.pendingDeliveries()).toEqual([{ signRef: 'waits', type: 'certificate' }]); // 'moved' and 'gone' marked applied
+  });
+
   it('refuses a delivery file that is not one, and path tricks in the signRef or type', async () => {
     const store = new FileSessionStore(dir);
     await expect(store.rememberDelivery(certificateDelivery('../x'))).rejects.toMatchObject({ code: 'INVALID_INPUT' });

@@ -74,6 +74,8 @@ describe('Singpass Sign Trigger', () => {
       expect(await certificateAttempts(a.signRef)).toEqual([{ status: 200, outcome: 'acknowledged' }]);
       expect((await env.next(0)).json).toMatchObject({ type: 'certificate', signRef: a.signRef });
       expect(env.fired.length).toBe(before + 1);
+      // kept in the folder before the 200, so List Due Sessions can replay it should this run be lost
+      expect(await store.getDelivery(a.signRef, 'certificate')).toMatchObject({ type: 'certificate', applied: false });
     });
 
     it('another session\'s token: 400 at once (the service does not retry), no workflow; with records kept elsewhere (token check only) the same delivery was answered 200 and started one', async () => {
