@@ -68,9 +68,9 @@ describe('flows/n8n sample workflows', () => {
     return `${n.type.split('.').pop()}:${String(n.parameters.operation ?? '')}`;
   };
 
-  it('document-signing.json is small (at most 24 nodes) and shows the chain a builder expects: certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
+  it('document-signing.json is small (at most 28 nodes) and shows the chain a builder expects: certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
     const wf = signing();
-    expect(wf.nodes.length).toBeLessThanOrEqual(24);
+    expect(wf.nodes.length).toBeLessThanOrEqual(28);
     const live = path1(wf, 'Singpass Sign Trigger', 'Save Record (submitted)');
     expect(live.map((n) => op(wf, n))).toEqual([
       'singpassSignTrigger:', 'singpassSign:checkCertificateStatus', 'singpassSign:loadRecord', 'singpassSign:preparePdfSignature', 'singpassSign:saveRecord', 'if:',
@@ -141,11 +141,24 @@ describe('flows/n8n sample workflows', () => {
     expect(trigger.parameters.recordFolder).toBe('/home/node/.n8n-files/singpass');
   });
 
-  it('document-signing.json is safe by default: only a caller with the upload key starts a session, and no webhook serves a document', () => {
+  it('document-signing.json is safe by default: only a caller with the upload key starts a session, and only a valid signer link opens the page or the signed PDF', () => {
     const wf = signing();
     const webhooks = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook');
-    expect(webhooks.map((n) => [n.name, n.parameters.authentication, Object.keys((n as { credentials?: object }).credentials ?? {})])).toEqual([['Upload PDF', 'headerAuth', ['httpHeaderAuth']]]);
-    for (const n of wf.nodes.filter((x) => x.type === 'n8n-nodes-base.respondToWebhook')) expect(n.parameters.respondWith).not.toBe('binary');
+    expect(webhooks.map((n) => [n.name, n.parameters.authentication, Object.keys((n as { credentials?: object }).credentials ?? {})])).toEqual([
+      ['Upload PDF', 'headerAuth', ['httpHeaderAuth']],
+      // its caller has no n8n credential: the link's key is checked by Signer Page before anything is read
+      ['Signer Page Request', undefined, []],
+    ]);
+    expect(path1(wf, 'Signer Page Request', 'Send Signed PDF').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:signerPage', 'if:', 'respondToWebhook:']);
+    expect(path1(wf, 'Signer Page Request', 'Answer Page or Status', { 'Download?': 1 }).map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:signerPage', 'if:', 'respondToWebhook:']);
+    // the only binary answer is Signer Page's download (its own short-lived link)
+    const binary = wf.nodes.filter((x) => x.type === 'n8n-nodes-base.respondToWebhook' && x.parameters.respondWith === 'binary').map((n) => n.name);
+    expect(binary).toEqual(['Send Signed PDF']);
+    expect(JSON.stringify(byName(wf).get('Download?')!.parameters)).toContain('"leftValue":"={{ $json.answer }}","rightValue":"download"');
+    // the upload answers with the page link (303), not a page holding the QR code under a bare sign_ref
+    const answer = byName(wf).get('Answer with Signer Page Link')!.parameters as { options: { responseCode: number; responseHeaders: { entries: Array<{ name: string; value: string }> } } };
+    expect(answer.options.responseCode).toBe(303);
+    expect(answer.options.responseHeaders.entries).toContainEqual({ name: 'location', value: "=page?{{ $('Create Session').item.json.signerLink.query }}" });
     // the trigger verifies the service's signature and binds the Bearer to its stored session before anything runs
     expect(wf.nodes.filter((n) => n.type.endsWith('.singpassSignTrigger')).map((n) => n.parameters.path)).toEqual(['singpass-sign/webhook']);
   });

@@ -1,0 +1,137 @@
+/**
+ * The signer's page of the n8n samples in a REAL n8n 2.41 and a real headless Chromium: the packed package installed
+ * as n8n installs community packages, the samples imported and published with n8n's CLI, `singpass-flows sandbox`
+ * in its own process with the phone driven by hand over its HTTP routes. The upload (Header Auth) answers 303 to the
+ * page link; the page shows the QR and challenge code, then follows the session from the store (scanned, signed)
+ * and offers the signed PDF, which the browser downloads and pdfsig checks. Callers without the upload key or a
+ * valid link are refused. Needs `bash scripts/install-n8n.sh` (skipped locally without it, failing in CI).
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { generateClientKeys } from '../../src/keys';
+import { fixture } from '../fixtures/pdfs';
+import { CHROMIUM, launchChromium } from '../helpers/chromium';
+import {
+  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
+  type CliSandbox, type N8n,
+} from './real-n8n';
+
+const installDir = n8nInstallDir();
+if (!installDir && process.env.CI) throw new Error('n8n is not installed: run scripts/install-n8n.sh before the tests');
+if (!fs.existsSync(CHROMIUM) && process.env.CI) throw new Error(`no Chromium at ${CHROMIUM}`);
+const describeN8n = installDir && fs.existsSync(CHROMIUM) ? describe : describe.skip;
+
+describeN8n('the signer\'s page in a real n8n and Chromium', () => {
+  let signing: CliSandbox;
+  let n8n: N8n;
+  let signingDir: string;
+  let browser: Browser;
+  const downloads = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-downloads-'));
+
+  beforeAll(async () => {
+    const [tarball, port, signingPort] = await Promise.all([packTarball(), freePort(), freePort()]);
+    signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
+    n8n = await createN8n(installDir!, port);
+    const installed = await installCommunityPackage(n8n, tarball);
+    signing = await startCliSandbox(installed, signingPort, signingDir, ['--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`,
+      '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`, '--webhook-retry-delay-ms', '1000']);
+    const dsap = await generateClientKeys();
+    await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json'], [
+      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
+      { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
+      uploadKeyCredential(),
+    ]);
+    await n8n.start();
+    browser = await launchChromium();
+  }, 900_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await n8n?.stop();
+    await signing?.stop();
+    if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
+    fs.rmSync(downloads, { recursive: true, force: true });
+    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
+  }, 60_000);
+
+  const upload = (headers: Record<string, string>) => fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, { method: 'POST', headers, redirect: 'manual', body: new Uint8Array(fs.readFileSync(fixturePath)) });
+  let fixturePath: string;
+  beforeAll(async () => {
+    fixturePath = path.join(downloads, 'contract.pdf');
+    fs.writeFileSync(fixturePath, await fixture('classic'));
+  });
+
+  it('refuses an upload without the upload key, and a page request without a valid link, reading nothing', async () => {
+    const { 'x-upload-key': _key, ...anonymous } = uploadHeaders();
+    const refused = await upload(anonymous);
+    expect([401, 403]).toContain(refused.status);
+    expect((await upload({ ...anonymous, 'x-upload-key': 'not-the-key' })).status).toBe(403);
+    expect(fs.readdirSync(n8n.filesDir).filter((f) => f.endsWith('.json'))).toEqual([]);
+    for (const query of ['', '?ref=abc', '?ref=abc&key=1999999999.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '?ref=abc&key=x&view=download']) {
+      const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/page${query}`);
+      expect(res.status).toBe(403);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(await res.text()).toContain('This link is not valid for a signing session');
+    }
+  }, 120_000);
+
+  it('upload → 303 to the page → QR and challenge code → scanned → signed → the signed PDF downloaded (B-LTA, pdfsig valid)', async () => {
+    const res = await upload(uploadHeaders());
+    expect(res.status).toBe(303);
+    const signRef = res.headers.get('x-sign-ref')!;
+    const challengeCode = res.headers.get('x-challenge-code')!;
+    const location = res.headers.get('location')!;
+    // a link keyed for this session, never a bare sign_ref
+    expect(location).toMatch(new RegExp(`^page\\?ref=${signRef}&key=\\d{10}\\.[A-Za-z0-9_-]{43}$`));
+    const pageUrl = new URL(location, `${n8n.baseUrl}/webhook/singpass-sign/document`).href;
+    expect(pageUrl.startsWith(`${n8n.baseUrl}/webhook/singpass-sign/page?`)).toBe(true);
+
+    const context = await browser.newContext({ acceptDownloads: true });
+    const page = await context.newPage();
+    try {
+      await page.goto(pageUrl);
+      await page.locator('#qr svg').waitFor();
+      expect(await page.locator('#code').textContent()).toBe(challengeCode);
+      expect(await page.locator('#stage').getAttribute('data-stage')).toBe('waitingForScan');
+
+      await signing.phone('scan', { sign_ref: signRef, user: 'p256' });
+      await page.locator('#stage[data-stage="scanned"]').waitFor({ timeout: 60_000 });
+      expect(await page.locator('#qr svg').count()).toBe(0);
+      expect(await page.locator('#headline').textContent()).toMatch(/Scanned/);
+
+      await signing.phone('approve', { sign_ref: signRef });
+      await page.locator('#stage[data-stage="signed"]').waitFor({ timeout: 90_000 });
+      await page.locator('#download-link').waitFor({ state: 'visible' });
+      // the sample takes the PDF on to B-LTA after the record says completed; wait for that before downloading
+      await waitFor('the B-LTA signed PDF', n8n, () => (signedAtBlta(path.join(n8n.filesDir, `${signRef}-signed.pdf`)) ? true : undefined), 120_000);
+      // a page reloaded after the signing shows the download at once (state from the store, not the page's memory)
+      await page.reload();
+      await page.locator('#stage[data-stage="signed"]').waitFor();
+      const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#download-link').click()]);
+      const file = path.join(downloads, `${signRef}.pdf`);
+      await download.saveAs(file);
+      expect(fs.readFileSync(file)).toEqual(fs.readFileSync(path.join(n8n.filesDir, `${signRef}-signed.pdf`)));
+      execFileSync('qpdf', ['--check', file]);
+      const pdfsig = execFileSync('pdfsig', [file]).toString();
+      expect(pdfsig).toMatch(/Signature Validation: Signature is Valid/);
+      expect(pdfsig.split(/^Signature #\d+:$/m).length - 1).toBe(2); // the user's signature and the document timestamp
+
+      // the download link is its own short-lived key: it does not open the page, the page key does not download
+      const href = await page.locator('#download-link').getAttribute('href');
+      const dl = new URL(href!, pageUrl);
+      expect(dl.searchParams.get('view')).toBe('download');
+      expect(dl.searchParams.get('key')).not.toBe(new URL(pageUrl).searchParams.get('key'));
+      dl.searchParams.delete('view');
+      expect((await fetch(dl)).status).toBe(403);
+    } catch (err) {
+      await page.screenshot({ path: path.join(n8n.userFolder, 'signer-page-failure.png') }).catch(() => undefined);
+      throw err;
+    } finally {
+      await context.close();
+    }
+  }, 600_000);
+});
