@@ -16,8 +16,30 @@ const samples = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).map((f) =
 const ourNodeTypes = pkg.n8n.nodes.map((p) => path.basename(p, '.node.js')).map((n) => `${pkg.name}.${n[0].toLowerCase()}${n.slice(1)}`);
 
 describe('flows/n8n sample workflows', () => {
-  it('are the four docs/n8n.md lists', () => {
-    expect(samples.map((s) => s.file).sort()).toEqual(['corppass-login.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json']);
+  it('are the ones docs/n8n.md and the README name, each in a line', () => {
+    const files = samples.map((s) => s.file).sort();
+    expect(files).toEqual(['company-signing.json', 'corppass-login.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json']);
+    const docs = fs.readFileSync(path.join(__dirname, '../../docs/n8n.md'), 'utf8');
+    const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
+    for (const f of files) {
+      expect(docs).toMatch(new RegExp(`^- \`([\\w-]+\\.json\` / )?\`?${f.replace('.', '\\.')}\``, 'm'));
+      expect(readme).toContain(f);
+    }
+  });
+
+  it('company-signing.json lets only a Corppass user holding a configured role start the signing for the company, and refuses others with a page', () => {
+    const wf = samples.find((x) => x.file === 'company-signing.json')!.wf;
+    const b = byName(wf);
+    expect(path1(wf, 'Corppass Callback', 'Open Signer Page').map((n) => op(wf, n))).toEqual([
+      'webhook:', 'corppass:completeLogin', 'if:', 'readWriteFile:read', 'singpassSign:createSession', 'singpassSign:saveRecord', 'respondToWebhook:',
+    ]);
+    expect(path1(wf, 'Corppass Callback', 'Refuse: Role Required', { 'Role Held?': 1 }).map((n) => op(wf, n))).toEqual(['webhook:', 'corppass:completeLogin', 'if:', 'respondToWebhook:']);
+    expect(b.get('Complete Login and Check Role')!.parameters).toMatchObject({ requireRole: true, roles: expect.stringMatching(/\S/), includeAccessToken: false });
+    expect(JSON.stringify(b.get('Role Held?')!.parameters)).toContain('"leftValue":"={{ $json.officer.allowed }}"');
+    expect(b.get('Create Session for the Company')!.parameters.options).toMatchObject({ onBehalfOf: "={{ $('Complete Login and Check Role').item.json.onBehalfOf }}" });
+    expect(b.get('Refuse: Role Required')!.parameters).toMatchObject({ responseBody: '={{ $json.refusalPage }}', options: { responseCode: 403 } });
+    // the login is started by a POST (a user action), never a bare link
+    expect(b.get('Sign for the Company')!.parameters.httpMethod).toBe('POST');
   });
 
   it.each(samples)('$file has an id (n8n import:workflow needs one) and only node types a real install has', ({ wf }) => {

@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { generateClientKeys } from '../../src/keys';
+import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM, launchChromium } from '../helpers/chromium';
 import {
@@ -26,6 +27,7 @@ const describeN8n = installDir && fs.existsSync(CHROMIUM) ? describe : describe.
 
 describeN8n('the signer\'s page in a real n8n and Chromium', () => {
   let signing: CliSandbox;
+  let sb: Sandbox; // in process: the Corppass providers, legacy and FAPI 2.0 (their clients registered in code)
   let n8n: N8n;
   let signingDir: string;
   let browser: Browser;
@@ -39,12 +41,32 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
     signing = await startCliSandbox(installed, signingPort, signingDir, ['--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`,
       '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`, '--webhook-retry-delay-ms', '1000']);
     const dsap = await generateClientKeys();
-    await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json'], [
+    sb = await startSandbox();
+    const rp = await generateClientKeys();
+    // the company-signing sample as is (legacy Corppass), and a copy on its own paths with a FAPI 2.0 credential
+    const fapiVariant = path.join(downloads, 'company-signing-fapi.json');
+    fs.writeFileSync(fapiVariant, fs.readFileSync(path.join(__dirname, '../../flows/n8n/company-signing.json'), 'utf8')
+      .split('company-sign/').join('company-sign-fapi/').split('spflCompanySign1').join('spflCompanySign2').split('spflCorppassOff1').join('spflCorppassOff2')
+      .replace(/"webhookId": "([0-9a-f]{8})/g, (_m, h: string) => `"webhookId": "${h.split('').reverse().join('')}`));
+    const corppass = (id: string, prefix: string, profile: 'legacy' | 'fapi') => ({
+      id, name: `Corppass (company signing, ${profile})`, type: 'corppassApi',
+      data: {
+        environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId: `n8n-${prefix}`, signingKey: JSON.stringify(rp.signing), encryptionKey: JSON.stringify(rp.encryption),
+        redirectUri: `${n8n.baseUrl}/webhook/${prefix}/callback`, transactionSecret: 'e2e-transaction-secret-0123456789abcdef', profile, ...(profile === 'fapi' ? { appType: 'login' } : {}),
+      },
+    });
+    await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json', 'company-signing.json', fapiVariant], [
+      corppass('spflCorppassOff1', 'company-sign', 'legacy'), corppass('spflCorppassOff2', 'company-sign-fapi', 'fapi'),
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       uploadKeyCredential(),
     ]);
     await n8n.start();
+    sb.corppass.registerClient({ clientId: 'n8n-company-sign', jwksUrl: `${n8n.baseUrl}/webhook/company-sign/jwks`, redirectUris: [`${n8n.baseUrl}/webhook/company-sign/callback`] });
+    sb.corppassFapi.registerClient({ clientId: 'n8n-company-sign-fapi', jwksUrl: `${n8n.baseUrl}/webhook/company-sign-fapi/jwks`, redirectUris: [`${n8n.baseUrl}/webhook/company-sign-fapi/callback`] });
+    // the company's document the sample signs (its Read Document to Sign)
+    fs.mkdirSync(path.join(n8n.filesDir, 'company'));
+    fs.writeFileSync(path.join(n8n.filesDir, 'company', 'agreement.pdf'), await fixture('classic'));
     browser = await launchChromium();
   }, 900_000);
 
@@ -52,6 +74,7 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
     await browser?.close();
     await n8n?.stop();
     await signing?.stop();
+    await sb?.close();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
     fs.rmSync(downloads, { recursive: true, force: true });
     fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
@@ -134,4 +157,62 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
       await context.close();
     }
   }, 600_000);
+
+  /** A Corppass login through the sample as a browser makes it (the button's POST, the provider, the callback with the cookie). */
+  async function companyLogin(prefix: string, user: string): Promise<Response> {
+    const start = await fetch(`${n8n.baseUrl}/webhook/${prefix}/login`, { method: 'POST', redirect: 'manual' });
+    expect(start.status).toBe(303);
+    const cookie = start.headers.get('set-cookie')!.split(';')[0];
+    const authorize = new URL(start.headers.get('location')!);
+    authorize.searchParams.set('sandbox_user', user);
+    const back = await fetch(authorize, { redirect: 'manual' });
+    const callback = back.headers.get('location')!;
+    expect(callback.startsWith(`${n8n.baseUrl}/webhook/${prefix}/callback`)).toBe(true);
+    return fetch(callback, { headers: { cookie }, redirect: 'manual' });
+  }
+
+  describe.each([['legacy', 'company-sign'], ['FAPI 2.0', 'company-sign-fapi']])('an officer signs for the company (Corppass %s)', (_profile, prefix) => {
+    it('a user without the role gets a refusal page, and no session starts', async () => {
+      const before = fs.readdirSync(n8n.filesDir).filter((f) => f.endsWith('.json')).length;
+      const res = await companyLogin(prefix, 'cp-fin');
+      expect(res.status).toBe(403);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      const html = await res.text();
+      expect(html).toContain('Not allowed to sign for this company');
+      expect(html).toContain('needs the Corppass role Preparer for SD-GSTFILE');
+      expect(fs.readdirSync(n8n.filesDir).filter((f) => f.endsWith('.json')).length).toBe(before);
+    }, 120_000);
+
+    it('a user holding the role signs: the entity and role in the record, the name the app shows and the page; signed in Chromium', async () => {
+      const res = await companyLogin(prefix, 'cp-admin');
+      expect(res.status).toBe(303);
+      const location = res.headers.get('location')!;
+      expect(location).toMatch(/^\.\.\/singpass-sign\/page\?ref=[^&]+&key=\d{10}\.[A-Za-z0-9_-]{43}$/);
+      const pageUrl = new URL(location, `${n8n.baseUrl}/webhook/${prefix}/callback`).href;
+      const signRef = new URL(pageUrl).searchParams.get('ref')!;
+      const record = JSON.parse(fs.readFileSync(path.join(n8n.filesDir, `${signRef}.json`), 'utf8')) as { request: { documentName: string; onBehalfOf: unknown } };
+      expect(record.request.onBehalfOf).toEqual({ uen: '201500001A', role: 'Preparer', eserviceId: 'SD-GSTFILE' });
+      expect(record.request.documentName).toBe('Agreement.pdf — for 201500001A as Preparer');
+      const page = await browser.newPage();
+      try {
+        await page.goto(pageUrl);
+        await page.locator('#qr svg').waitFor();
+        expect(await page.locator('#who').textContent()).toBe('for 201500001A as Preparer');
+        await signing.phone('scan', { sign_ref: signRef, user: 'p256' });
+        await page.locator('#stage[data-stage="scanned"]').waitFor({ timeout: 60_000 });
+        expect(await page.locator('#detail').textContent()).toContain('Agreement.pdf — for 201500001A as Preparer');
+        await signing.phone('approve', { sign_ref: signRef });
+        await page.locator('#stage[data-stage="signed"]').waitFor({ timeout: 90_000 });
+        await page.locator('#download-link').waitFor({ state: 'visible' });
+      } catch (err) {
+        await page.screenshot({ path: path.join(n8n.userFolder, `company-${prefix}-failure.png`) }).catch(() => undefined);
+        throw err;
+      } finally {
+        await page.close();
+      }
+      // document-signing.json's trigger and Outcome branch took it on: B-LTA, valid
+      await waitFor('the B-LTA signed PDF', n8n, () => (signedAtBlta(path.join(n8n.filesDir, `${signRef}-signed.pdf`)) ? true : undefined), 120_000);
+      expect(execFileSync('pdfsig', [path.join(n8n.filesDir, `${signRef}-signed.pdf`)]).toString()).toMatch(/Signature Validation: Signature is Valid/);
+    }, 300_000);
+  });
 });

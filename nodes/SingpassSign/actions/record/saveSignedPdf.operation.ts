@@ -25,7 +25,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'sav
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const signRef = String(this.getNodeParameter('signRef', i) ?? '').trim();
-  const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i) as string);
+  const { pdf } = await readPdf(this, i, String(this.getNodeParameter('binaryPropertyName', i)));
   const store = await sessionRecordStore(this, i);
   const record = await store.get(signRef);
   if (record?.state.status !== 'completed') {

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { isSingpassFlowsError } from '../../../../src/errors';
 import { checkSignerLink, renderNoticePage, renderSignerPage, signerAnswer, signerStatus } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
+import { toNodeError } from '../../../shared/errors';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { signerLinkKeys, signerQuery } from '../../../shared/signer-links';
@@ -74,7 +75,8 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   } catch (e) {
     if (isSingpassFlowsError(e, 'LINK_EXPIRED')) return { json: { signRef, ...refusal(view, 410, e.code, 'Link expired', e.message) } };
     if (isSingpassFlowsError(e, 'LINK_INVALID') || isSingpassFlowsError(e, 'INVALID_INPUT')) return { json: refusal(view, 403, 'LINK_INVALID', 'Link not valid', 'This link is not valid for a signing session. Use the link you were given when the session started.') };
-    throw e;
+    // a link secret that is not a secret (too short): the credential's fault, shown as the node's error
+    throw toNodeError(this.getNode(), e, i);
   }
   const store = await sessionRecordStore(this, i);
   const record = await store.get(signRef);

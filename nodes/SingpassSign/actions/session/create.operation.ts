@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
 import type { PadesLevel } from '../../../../src/pades';
 import { documentNameFor, issueSignerLink, type StartSessionInput } from '../../../../src/session';
@@ -42,10 +42,7 @@ export const description: INodeProperties[] = forOperation('session', 'createSes
     placeholder: 'Add Option',
     default: {},
     options: [
-      { displayName: 'Reason', name: 'reason', type: 'string', default: '', description: 'Reason recorded in the signature (e.g. "Approved")' },
       { displayName: 'Location', name: 'location', type: 'string', default: '', description: 'Location recorded in the signature' },
-      { displayName: 'QR Code Width', name: 'qrWidth', type: 'number', default: 320, description: 'Width of the QR code PNG in pixels' },
-      { displayName: 'QR Binary Field', name: 'qrProperty', type: 'string', default: 'qr', description: 'Binary property for the QR code PNG' },
       {
         displayName: 'On Behalf Of',
         name: 'onBehalfOf',
@@ -53,6 +50,9 @@ export const description: INodeProperties[] = forOperation('session', 'createSes
         default: '={{ $json.onBehalfOf }}',
         description: 'Signing for a company: the "onBehalfOf" Corppass Complete Login outputs with Require Role ({ uen, entityName?, role, eserviceId }). Kept in the record, shown on the signer\'s page and in the document name the user sees in the app.',
       },
+      { displayName: 'QR Binary Field', name: 'qrProperty', type: 'string', default: 'qr', description: 'Binary property for the QR code PNG' },
+      { displayName: 'QR Code Width', name: 'qrWidth', type: 'number', default: 320, description: 'Width of the QR code PNG in pixels' },
+      { displayName: 'Reason', name: 'reason', type: 'string', default: '', description: 'Reason recorded in the signature (e.g. "Approved")' },
       {
         displayName: 'Signer',
         name: 'signer',
@@ -94,8 +94,8 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
       expiresAt: new Date(s.expiresAt * 1000).toISOString(),
       documentName,
       signerLink: { key: link.token, expiresAt: link.expiresAt, query: signerQuery(s.signRef, link.token) },
-      ...(onBehalfOf ? { onBehalfOf: onBehalfOf as unknown as IDataObject } : {}),
-      ...(signer ? { signer: signer as unknown as IDataObject } : {}),
+      ...(onBehalfOf ? { onBehalfOf } : {}),
+      ...(signer ? { signer } : {}),
     },
     binary: {
       ...(item.binary ?? {}),
