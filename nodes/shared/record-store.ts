@@ -16,7 +16,7 @@ type DueList = Awaited<ReturnType<FileSessionStore['listDue']>>;
  * What the Session Record operations need of a store, whichever it is: compare-and-set saves (with the PDF), loads,
  * the due list for the resume schedule (by the engine's one rule, `nextStep`) and the clean-up.
  */
-export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'save' | 'put' | 'putSignedDocument' | 'getSignedDocument' | 'cleanUp'> {
+export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'putDocument' | 'save' | 'put' | 'putSignedDocument' | 'getSignedDocument' | 'cleanUp'> {
   /** Where the records are, for messages ("folder /x", "PostgreSQL database d on h:p"); never a password. */
   readonly where: string;
   /** PostgreSQL only — the credential's "leave a step in progress alone" time (the folder store's is a node parameter). */
@@ -112,6 +112,7 @@ export function pgRecordStore(credential: ICredentialDataDecryptedObject): Sessi
     idleMs: settings.options.idleMs,
     get: (signRef) => store.get(signRef),
     getDocument: (signRef) => store.getDocument(signRef),
+    putDocument: (signRef, pdf) => store.putDocument(signRef, pdf),
     save: (record, expected, options) => store.save(record, expected, options),
     // a save marks applied the kept deliveries the record has gone past (the store's rule, in the same statement)
     put: (record, expected) => store.put(record, expected),

@@ -1,5 +1,5 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
-import type { SignerLinkOptions } from '../../src/session';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { issueSignerLink, type SignerLinkOptions } from '../../src/session';
 import { CREDENTIAL, nodeCredential } from './credentials';
 
 /**
@@ -19,4 +19,13 @@ export async function signerLinkKeys(ctx: IExecuteFunctions, i: number): Promise
  */
 export function signerQuery(signRef: string, key: string, view?: 'status' | 'download'): string {
   return `ref=${encodeURIComponent(signRef)}&key=${encodeURIComponent(key)}${view ? `&view=${view}` : ''}`;
+}
+
+/**
+ * The link for the signer after `signRef` (Start Next Signer checks it): that session's download key — the next signer
+ * signs its signed PDF —, valid 7 days, since the next signer may take days.
+ */
+export function nextSignerLink(keys: Pick<SignerLinkOptions, 'secret' | 'previousSecrets'>, signRef: string): IDataObject {
+  const link = issueSignerLink({ ...keys, signRef, purpose: 'download', ttlSeconds: 7 * 24 * 3600 });
+  return { key: link.token, expiresAt: link.expiresAt, query: signerQuery(signRef, link.token) };
 }

@@ -7,7 +7,7 @@ import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
 import { recordSummary } from '../../../shared/session-data';
-import { signerLinkKeys, signerQuery } from '../../../shared/signer-links';
+import { nextSignerLink, signerLinkKeys, signerQuery } from '../../../shared/signer-links';
 import { pdfInput } from '../fields';
 
 export const LEVEL_OPTIONS = [
@@ -82,7 +82,8 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
     ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}),
   });
   // the signer's page link: keyed with the notification token secret, checked by Signer Page on any process
-  const link = issueSignerLink({ ...(await signerLinkKeys(this, i)), signRef: s.signRef, purpose: 'page' });
+  const linkKeys = await signerLinkKeys(this, i);
+  const link = issueSignerLink({ ...linkKeys, signRef: s.signRef, purpose: 'page' });
   const png = await renderQr(s.qrPayload, { format: 'png', width: o.qrWidth || 320 });
   return {
     json: {
@@ -94,6 +95,8 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
       expiresAt: new Date(s.expiresAt * 1000).toISOString(),
       documentName,
       signerLink: { key: link.token, expiresAt: link.expiresAt, query: signerQuery(s.signRef, link.token) },
+      // one of several signers, not the last: the link to send the next one (Start Next Signer checks it)
+      ...(signer && signer.position < signer.of ? { nextSignerLink: nextSignerLink(linkKeys, s.signRef) } : {}),
       ...(onBehalfOf ? { onBehalfOf } : {}),
       ...(signer ? { signer } : {}),
     },
