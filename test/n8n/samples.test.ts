@@ -18,13 +18,25 @@ const ourNodeTypes = pkg.n8n.nodes.map((p) => path.basename(p, '.node.js')).map(
 describe('flows/n8n sample workflows', () => {
   it('are the ones docs/n8n.md and the README name, each in a line', () => {
     const files = samples.map((s) => s.file).sort();
-    expect(files).toEqual(['company-signing.json', 'corppass-login.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json']);
+    expect(files).toEqual(['company-signing.json', 'corppass-login.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json', 'two-signers.json']);
     const docs = fs.readFileSync(path.join(__dirname, '../../docs/n8n.md'), 'utf8');
     const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
     for (const f of files) {
       expect(docs).toMatch(new RegExp(`^- \`([\\w-]+\\.json\` / )?\`?${f.replace('.', '\\.')}\``, 'm'));
       expect(readme).toContain(f);
     }
+  });
+
+  it('two-signers.json starts only with the upload key, and the second signer only through their link, once the first signed', () => {
+    const wf = samples.find((x) => x.file === 'two-signers.json')!.wf;
+    const b = byName(wf);
+    expect(b.get('Upload PDF')!.parameters.authentication).toBe('headerAuth');
+    expect(JSON.parse(String((b.get('Create Session (First Signer)')!.parameters.options as { signer: string }).signer))).toMatchObject({ position: 1, of: 2 });
+    expect(b.get('Create Session (First Signer)')!.parameters.level).toBe('B-T');
+    expect(path1(wf, 'Next Signer Request', "Open Second Signer's Page").map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:startNextSigner', 'if:', 'respondToWebhook:']);
+    expect(b.get('Start Next Signer')!.parameters).toMatchObject({ previousSignRef: '={{ $json.query.ref }}', linkKey: '={{ $json.query.key }}', level: 'auto' });
+    // no document is served here: the signed PDFs only through the signer's page (document-signing.json)
+    expect(wf.nodes.filter((n) => n.parameters.respondWith === 'binary')).toEqual([]);
   });
 
   it('company-signing.json lets only a Corppass user holding a configured role start the signing for the company, and refuses others with a page', () => {

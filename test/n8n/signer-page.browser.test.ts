@@ -55,7 +55,7 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
         redirectUri: `${n8n.baseUrl}/webhook/${prefix}/callback`, transactionSecret: 'e2e-transaction-secret-0123456789abcdef', profile, ...(profile === 'fapi' ? { appType: 'login' } : {}),
       },
     });
-    await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json', 'company-signing.json', fapiVariant], [
+    await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json', 'company-signing.json', fapiVariant, 'two-signers.json'], [
       corppass('spflCorppassOff1', 'company-sign', 'legacy'), corppass('spflCorppassOff2', 'company-sign-fapi', 'fapi'),
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
@@ -214,5 +214,80 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
       await waitFor('the B-LTA signed PDF', n8n, () => (signedAtBlta(path.join(n8n.filesDir, `${signRef}-signed.pdf`)) ? true : undefined), 120_000);
       expect(execFileSync('pdfsig', [path.join(n8n.filesDir, `${signRef}-signed.pdf`)]).toString()).toMatch(/Signature Validation: Signature is Valid/);
     }, 300_000);
+  });
+
+  describe('two signers in order (two-signers.json)', () => {
+    const uploadTwo = async () => {
+      const res = await fetch(`${n8n.baseUrl}/webhook/two-signers/document`, { method: 'POST', headers: uploadHeaders('lease.pdf'), redirect: 'manual', body: new Uint8Array(fs.readFileSync(fixturePath)) });
+      expect(res.status).toBe(303);
+      const base = `${n8n.baseUrl}/webhook/two-signers/document`;
+      return { signRef: res.headers.get('x-sign-ref')!, page: new URL(res.headers.get('location')!, base).href, next: new URL(res.headers.get('x-next-signer-link')!, base).href };
+    };
+    /** Follow a signer's page in Chromium through scan and approval (or a decline) to its end. */
+    async function signOnPage(pageUrl: string, user: string, decline = false): Promise<string> {
+      const signRef = new URL(pageUrl).searchParams.get('ref')!;
+      const page = await browser.newPage();
+      try {
+        await page.goto(pageUrl);
+        await page.locator('#qr svg').waitFor();
+        await signing.phone('scan', { sign_ref: signRef, user });
+        await page.locator('#stage[data-stage="scanned"]').waitFor({ timeout: 60_000 });
+        if (decline) {
+          await signing.phone('reject', { sign_ref: signRef });
+          await page.locator('#stage[data-stage="failed"]').waitFor({ timeout: 60_000 });
+          return (await page.locator('#detail').textContent())!;
+        }
+        await signing.phone('approve', { sign_ref: signRef });
+        await page.locator('#stage[data-stage="signed"]').waitFor({ timeout: 90_000 });
+        return (await page.locator('#who').textContent())!;
+      } catch (err) {
+        await page.screenshot({ path: path.join(n8n.userFolder, `signer-${signRef}-failure.png`) }).catch(() => undefined);
+        throw err;
+      } finally {
+        await page.close();
+      }
+    }
+
+    it('signer 1 then signer 2, each on their own page; the final PDF carries both signatures, valid, at B-LTA', async () => {
+      const { signRef: first, page, next } = await uploadTwo();
+      // the second signer's link before the first signed: not yet
+      const early = await fetch(next, { redirect: 'manual' });
+      expect(early.status).toBe(200);
+      expect(await early.text()).toContain('First signer has not signed yet');
+      expect(await signOnPage(page, 'p256')).toBe('signer 1 of 2 (First signer)');
+      const opened = await fetch(next, { redirect: 'manual' });
+      expect(opened.status).toBe(303);
+      const secondPage = new URL(opened.headers.get('location')!, next).href;
+      const second = new URL(secondPage).searchParams.get('ref')!;
+      expect(second).not.toBe(first);
+      // a second click on the link: the same session
+      expect(new URL((await fetch(next, { redirect: 'manual' })).headers.get('location')!, next).searchParams.get('ref')).toBe(second);
+      expect(await signOnPage(secondPage, 'p384')).toBe('signer 2 of 2 (Second signer)');
+      await waitFor('the final signed PDF', n8n, () => (signedAtBlta(path.join(n8n.filesDir, `${second}-signed.pdf`)) ? true : undefined), 120_000);
+      const file = path.join(n8n.filesDir, `${second}-signed.pdf`);
+      execFileSync('qpdf', ['--check', file]);
+      const parts = execFileSync('pdfsig', [file]).toString().split(/^Signature #\d+:$/m).slice(1);
+      const users = parts.filter((p) => /ETSI\.CAdES\.detached/.test(p));
+      expect(users).toHaveLength(2);
+      for (const u of users) expect(u).toMatch(/Signature Validation: Signature is Valid/);
+      const record = JSON.parse(fs.readFileSync(path.join(n8n.filesDir, `${second}.json`), 'utf8')) as { request: { level: string; signer: unknown }; result: { level: string } };
+      expect(record.request).toMatchObject({ level: 'B-LTA', signer: { position: 2, of: 2, label: 'Second signer', previousSignRef: first } });
+      expect(record.result.level).toBe('B-LTA');
+    }, 600_000);
+
+    it('signer 2 declines: their page says so, signer 1\'s signed PDF stays and is downloadable from signer 1\'s page', async () => {
+      const { signRef: first, page, next } = await uploadTwo();
+      await signOnPage(page, 'p256');
+      const secondPage = new URL((await fetch(next, { redirect: 'manual' })).headers.get('location')!, next).href;
+      expect(await signOnPage(secondPage, 'p256', true)).toBe('You declined the signing in the Singpass app. Nothing was signed.');
+      const status = (await (await fetch(`${page}&view=status`)).json()) as { stage: string; downloadUrl: string };
+      expect(status.stage).toBe('signed');
+      const pdf = Buffer.from(await (await fetch(new URL(status.downloadUrl, page))).arrayBuffer());
+      expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+      const kept = path.join(downloads, `${first}-kept.pdf`);
+      fs.writeFileSync(kept, pdf);
+      expect(execFileSync('pdfsig', [kept]).toString()).toMatch(/Signature is Valid/);
+      expect(fs.existsSync(path.join(n8n.filesDir, `${first}-signed.pdf`))).toBe(true);
+    }, 600_000);
   });
 });
