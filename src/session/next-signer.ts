@@ -3,6 +3,7 @@ import type { PadesLevel } from '../pades/verify';
 import type { SigningEngine } from './engine';
 import { isSessionEnded } from './next-step';
 import type { SessionStore } from './store';
+import { advance } from './transitions';
 import type { SessionRecord, SessionStarted } from './types';
 
 /**
@@ -63,7 +64,7 @@ export async function startNextSigner(engine: SigningEngine, store: NextSignerSt
     // the new session first (with its PDF): a marker never names a session the store does not have
     await store.putDocument(started.signRef, pdf);
     if (!(await store.put(started.record, undefined))) throw new SingpassFlowsError('STORE_FAILED', `the new session ${started.signRef} could not be saved`, { retryable: true });
-    const marked: SessionRecord = { ...previous, nextSigner: { signRef: started.signRef }, revision: previous.revision + 1 };
+    const marked = advance(previous, 'nameNextSigner', { ...previous, nextSigner: { signRef: started.signRef } });
     if (await store.put(marked, previous.revision)) return { outcome: 'started', record: started.record, started };
     // another ask got there first: its session is the one (ours is never shown and expires at the service)
   }
