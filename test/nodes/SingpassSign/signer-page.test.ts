@@ -118,6 +118,10 @@ describe('Singpass Sign node: Signer Page', () => {
     // not completed yet: nothing to download
     const dl = issueSignerLink({ secret: secret(), signRef, purpose: 'download' }).token;
     expect((await page({ ref: signRef, key: dl, view: 'download' })).json).toMatchObject({ answer: 'notice', statusCode: 404, code: 'NOT_SIGNED_YET' });
+    // a credential whose secret is no secret is the workflow's fault, not the caller's: an error, not a 403
+    const weak = { ...env.credentials, singpassNotificationTokenApi: { secret: 'short' } };
+    await expect(new SingpassSign().execute.call(executeContext({ params: { resource: 'sessionRecord', operation: 'signerPage', store: 'folder', folder: dir, signRef, linkKey: key, view: '' }, credentials: weak })))
+      .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' } });
     await expect(run({ resource: 'sessionRecord', operation: 'saveSignedPdf', store: 'folder', folder: dir, signRef, binaryPropertyName: 'data' }, [pdfItem(pdf)])).rejects.toMatchObject({ context: { code: 'STATE_INVALID' } });
   }, 60_000);
 });

@@ -74,8 +74,8 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     checkSignerLink({ ...keys, signRef, token: key, purpose: view === 'download' ? 'download' : 'page' });
   } catch (e) {
     if (isSingpassFlowsError(e, 'LINK_EXPIRED')) return { json: { signRef, ...refusal(view, 410, e.code, 'Link expired', e.message) } };
-    if (isSingpassFlowsError(e, 'LINK_INVALID') || isSingpassFlowsError(e, 'INVALID_INPUT')) return { json: refusal(view, 403, 'LINK_INVALID', 'Link not valid', 'This link is not valid for a signing session. Use the link you were given when the session started.') };
-    // a link secret that is not a secret (too short): the credential's fault, shown as the node's error
+    if (isSingpassFlowsError(e, 'LINK_INVALID')) return { json: refusal(view, 403, 'LINK_INVALID', 'Link not valid', 'This link is not valid for a signing session. Use the link you were given when the session started.') };
+    // anything else (a secret too short to be one): the credential's fault, shown as the node's error
     throw toNodeError(this.getNode(), e, i);
   }
   const store = await sessionRecordStore(this, i);

@@ -68,7 +68,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     checkSignerLink({ ...keys, signRef: previousSignRef, token: key, purpose: 'download' });
   } catch (e) {
     if (isSingpassFlowsError(e, 'LINK_EXPIRED')) return { json: notice(410, e.code, 'Link expired', 'This signing link has expired. Ask the sender for a new one.') };
-    if (isSingpassFlowsError(e, 'LINK_INVALID') || isSingpassFlowsError(e, 'INVALID_INPUT')) return { json: notice(403, 'LINK_INVALID', 'Link not valid', 'This link is not valid for a signing session. Use the link you were sent.') };
+    if (isSingpassFlowsError(e, 'LINK_INVALID')) return { json: notice(403, 'LINK_INVALID', 'Link not valid', 'This link is not valid for a signing session. Use the link you were sent.') };
     throw toNodeError(this.getNode(), e, i);
   }
   const store = await sessionRecordStore(this, i);
