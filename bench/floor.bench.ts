@@ -6,11 +6,12 @@
  *   service's, not the DSAP's). Floor: parse the leaf, verify its signature with the issuer key, hash the CertID,
  *   draw a nonce, verify the OCSP answer's signature.
  * - session: DSAP CPU per signing session at B-T (default 1 MB) through the session runner, the sandbox in its own
- *   process, one session at a time. Floor: one SHA-256 pass over the PDF, one copy of it out, the check's floor, the
+ *   process, one session at a time, in three blocks alternated with the floor's (the best block of each side). Floor: one SHA-256 pass over the PDF, one copy of it out, the check's floor, the
  *   session's JWTs verified and signed, the returned signature and the timestamp token verified, and as many bare
  *   node:http exchanges as the session made (counted in the same run).
- * - prepare: `prepareSignature` of a 100 MB PDF in a fresh process against a fresh process hashing the file once
- *   (streamed); CPU, wall and peak RSS of the whole process each.
+ * - prepare: `prepareSignatureFile` of a 100 MB PDF in a fresh process against a fresh process hashing the file
+ *   once (streamed); CPU, wall and peak RSS of the whole process each. The Buffer API (`prepareSignature` of the
+ *   file read whole) is printed beside it.
  * Prints the ratios; asserts nothing.
  *
  * Run: `npm run bench:floor -- [--parts check,session,prepare] [--checks 300] [--sessions 30] [--mb 1] [--prepare-mb 100]`
@@ -25,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { createTestPki, OcspResponder } from '../sandbox/pki';
 import { listen, readBody } from '../sandbox/http';
 import { generateClientKeys, loadSigningKey, publicKeySet } from '../src/keys';
-import { prepareSignature } from '../src/pades';
+import { prepareSignature, prepareSignatureFile } from '../src/pades';
 import { nameDer, parseCertificate, publicKeyBits } from '../src/pki/x509';
 import { children, readTlv } from '../src/pades/der';
 import { randomToken } from '../src/secrets';
@@ -126,7 +127,7 @@ async function checkPart(): Promise<{ realMs: number; floorMs: number }> {
 
 // -------------------------------------------------------------------------------------------------- session
 
-interface SessionFigures { realMs: number; floorMs: number; fetches: number; webhooks: number; sessions: number }
+interface SessionFigures { realMs: number; realAllMs: number; floorMs: number; fetches: number; webhooks: number; sessions: number }
 
 async function sessionPart(pdf: Buffer): Promise<SessionFigures> {
   const count = Number(arg('sessions', '30'));
@@ -161,13 +162,19 @@ async function sessionPart(pdf: Buffer): Promise<SessionFigures> {
     if (out.record.state.status !== 'completed') throw new Error(`session ${out.record.state.status}: ${out.record.error?.message}`);
   };
   for (let i = 0; i < 3; i++) await one(i); // JIT, the intermediate learned via AIA, the service key set
+  // Three blocks of sessions, alternated with the floor's blocks (both sides see the same machine load); each side's
+  // best block counts (noise only adds), as in the check part. The first block also counts the calls per session.
+  const block = Math.max(1, Math.round(count / 3));
   fetches = 0;
   webhooks = 0;
-  const c0 = process.cpuUsage();
-  for (let i = 0; i < count; i++) await one(i);
-  const realMs = cpuMs(process.cpuUsage(c0)) / count;
-  const perSession = { fetches: fetches / count, webhooks: webhooks / count };
-  globalThis.fetch = realFetch;
+  const realBlocks: number[] = [];
+  const realBlock = async () => {
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < block; i++) await one(i);
+    realBlocks.push(cpuMs(process.cpuUsage(c0)) / block);
+  };
+  await realBlock();
+  const perSession = { fetches: fetches / block, webhooks: webhooks / block };
 
   // The floor: the same work bare. Keys of the same kinds as the session's (ES256 service, ES256 client, P-256 user).
   const pki = await createTestPki({ baseUrl: 'http://127.0.0.1:9', rsaUser: false });
@@ -223,52 +230,76 @@ async function sessionPart(pdf: Buffer): Promise<SessionFigures> {
     for (let x = 0; x < exchanges; x++) await exchange();
   };
   for (let i = 0; i < 5; i++) await floor(i);
-  const floorMs = await bestCpuPerCall(count, 3, floor);
+  let floorMs = await bestCpuPerCall(block, 1, floor);
+  for (let r = 0; r < 2; r++) {
+    await realBlock();
+    floorMs = Math.min(floorMs, await bestCpuPerCall(block, 1, floor));
+  }
+  globalThis.fetch = realFetch;
   agent.destroy();
   await runner.close();
   await sandbox.close();
   await dsap.close();
-  return { realMs, floorMs, sessions: count, ...perSession };
+  const realMs = Math.min(...realBlocks);
+  const realAllMs = realBlocks.reduce((a, b) => a + b, 0) / realBlocks.length;
+  return { realMs, realAllMs, floorMs, sessions: block * realBlocks.length, ...perSession };
 }
 
 // -------------------------------------------------------------------------------------------------- prepare
 
 /** Child: one of the two jobs on `file` in a fresh process; prints its CPU and wall, and the process's peak RSS. */
 async function prepareChild(job: string, file: string): Promise<void> {
-  if (job === 'sha') {
+  if (job === 'sha' || job === 'sha-reused') {
     const t0 = process.cpuUsage();
     const w0 = performance.now();
     const h = crypto.createHash('sha256');
-    for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+    if (job === 'sha') {
+      for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+    } else {
+      // the tighter loop prepareSignatureFile reads with: one 1 MiB buffer, read into again and again
+      const fh = await fs.promises.open(file, 'r');
+      const piece = Buffer.allocUnsafe(1 << 20);
+      for (let n; (n = (await fh.read(piece, 0, piece.length)).bytesRead) > 0; ) h.update(piece.subarray(0, n));
+      await fh.close();
+    }
     h.digest();
     process.stdout.write(JSON.stringify({ cpuMs: cpuMs(process.cpuUsage(t0)), wallMs: performance.now() - w0, peak: process.resourceUsage().maxRSS * 1024 }));
   } else {
     const pki = await createTestPki({ baseUrl: 'http://127.0.0.1:9', rsaUser: false });
     const t0 = process.cpuUsage();
     const w0 = performance.now();
-    const prepared = await prepareSignature(fs.readFileSync(file), { certificate: pki.users.p256.certDer, chain: [pki.intermediate.certDer] });
+    const options = { certificate: pki.users.p256.certDer, chain: [pki.intermediate.certDer] };
+    const prepared = job === 'prepare' ? await prepareSignatureFile(file, options) : await prepareSignature(fs.readFileSync(file), options);
     fs.writeFileSync(`${file}.state.json`, JSON.stringify(prepared.state));
     const u = process.cpuUsage(t0);
     process.stdout.write(JSON.stringify({ cpuMs: cpuMs(u), wallMs: performance.now() - w0, peak: process.resourceUsage().maxRSS * 1024 }));
   }
 }
 
-async function preparePart(): Promise<{ mb: number; size: number; sha: { cpuMs: number; wallMs: number; peak: number }; prep: { cpuMs: number; wallMs: number; peak: number } }> {
+type ProcFigures = { cpuMs: number; wallMs: number; peak: number };
+
+async function preparePart(): Promise<{ mb: number; size: number; sha: ProcFigures; reused: ProcFigures; prep: ProcFigures; buffer: ProcFigures }> {
   const mb = Number(arg('prepare-mb', '100'));
   const file = path.join(DIR, `bench-${mb}mb.pdf`);
   if (!fs.existsSync(file)) writePdf(file, mb);
-  const run = (job: string) => JSON.parse(execFileSync(process.execPath, [__filename, '--child', job, file]).toString()) as { cpuMs: number; wallMs: number; peak: number };
+  const run = (job: string) => JSON.parse(execFileSync(process.execPath, [__filename, '--child', job, file]).toString()) as ProcFigures;
   // best of 3 each, alternated
   let sha = run('sha');
   let prep = run('prepare');
+  let buffer = run('prepare-buffer');
+  let reused = run('sha-reused');
   for (let i = 0; i < 2; i++) {
     const s = run('sha');
     const p = run('prepare');
+    const b = run('prepare-buffer');
+    const r = run('sha-reused');
     if (s.cpuMs < sha.cpuMs) sha = s;
     if (p.cpuMs < prep.cpuMs) prep = p;
+    if (b.cpuMs < buffer.cpuMs) buffer = b;
+    if (r.cpuMs < reused.cpuMs) reused = r;
   }
   fs.rmSync(`${file}.state.json`, { force: true });
-  return { mb, size: fs.statSync(file).size, sha, prep };
+  return { mb, size: fs.statSync(file).size, sha, reused, prep, buffer };
 }
 
 // ----------------------------------------------------------------------------------------------------- main
@@ -289,13 +320,15 @@ async function main(): Promise<void> {
     const file = path.join(DIR, `bench-${mb}mb.pdf`);
     if (!fs.existsSync(file)) writePdf(file, mb);
     const s = await sessionPart(fs.readFileSync(file));
-    console.log(`session B-T ${mb} MB, DSAP CPU per session (${s.sessions} sessions one at a time; ${s.fetches.toFixed(1)} outgoing calls, ${s.webhooks.toFixed(1)} webhooks each): ${s.realMs.toFixed(1)} ms; floor ${s.floorMs.toFixed(1)} ms; ratio ${(s.realMs / s.floorMs).toFixed(1)}× (goal ≤ 3×)`);
+    console.log(`session B-T ${mb} MB, DSAP CPU per session (${s.sessions} sessions one at a time in 3 blocks alternated with the floor's; ${s.fetches.toFixed(1)} outgoing calls, ${s.webhooks.toFixed(1)} webhooks each): best block ${s.realMs.toFixed(1)} ms (all blocks ${s.realAllMs.toFixed(1)} ms); floor ${s.floorMs.toFixed(1)} ms; ratio ${(s.realMs / s.floorMs).toFixed(1)}× (all blocks ${(s.realAllMs / s.floorMs).toFixed(1)}×; goal ≤ 3×)`);
   }
   if (parts.includes('prepare')) {
     const p = await preparePart();
     const mib = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
-    console.log(`prepare ${p.mb} MB (whole process): CPU ${p.prep.cpuMs.toFixed(0)} ms, wall ${p.prep.wallMs.toFixed(0)} ms, peak RSS ${mib(p.prep.peak)}; one streamed SHA-256 pass (whole process): CPU ${p.sha.cpuMs.toFixed(0)} ms, wall ${p.sha.wallMs.toFixed(0)} ms, peak ${mib(p.sha.peak)}`);
+    console.log(`prepare ${p.mb} MB from the file (whole process): CPU ${p.prep.cpuMs.toFixed(0)} ms, wall ${p.prep.wallMs.toFixed(0)} ms, peak RSS ${mib(p.prep.peak)}; one streamed SHA-256 pass (whole process): CPU ${p.sha.cpuMs.toFixed(0)} ms, wall ${p.sha.wallMs.toFixed(0)} ms, peak ${mib(p.sha.peak)}`);
     console.log(`  ratio CPU ${(p.prep.cpuMs / p.sha.cpuMs).toFixed(2)}×, wall ${(p.prep.wallMs / p.sha.wallMs).toFixed(2)}× (goal ≤ 1.3×); peak RSS / file ${(p.prep.peak / p.size).toFixed(2)}× (goal ≤ 1.2×)`);
+    console.log(`  against a SHA-256 pass reading into one reused buffer (CPU ${p.reused.cpuMs.toFixed(0)} ms, wall ${p.reused.wallMs.toFixed(0)} ms, peak ${mib(p.reused.peak)}): CPU ${(p.prep.cpuMs / p.reused.cpuMs).toFixed(2)}×, wall ${(p.prep.wallMs / p.reused.wallMs).toFixed(2)}×`);
+    console.log(`  the Buffer API (file read whole, then prepareSignature): CPU ${(p.buffer.cpuMs / p.sha.cpuMs).toFixed(2)}×, wall ${(p.buffer.wallMs / p.sha.wallMs).toFixed(2)}×, peak RSS / file ${(p.buffer.peak / p.size).toFixed(2)}×`);
   }
   console.log(`load average after: ${la()}`);
 }

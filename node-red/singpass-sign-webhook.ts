@@ -226,8 +226,8 @@ async function sweep(node: Node, client: SignClientNode, owner: string): Promise
       node.error(asError(e), { payload: { type: due.action, signRef }, signRef }); // this session only; the others go on
     }
   }
-  if (client.store.claimStaleDeliveries) {
-    for (const kept of await client.store.claimStaleDeliveries(owner)) takeOver(node, kept);
+  if (client.store.claimDeliveriesToReplay) {
+    for (const { kept } of await client.store.claimDeliveriesToReplay({ owner })) takeOver(node, kept);
   }
 }
 

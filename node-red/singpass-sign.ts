@@ -11,7 +11,7 @@
 import { SingpassFlowsError } from '../src/errors';
 import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
-import { verifyPdfSignatures, type PadesLevel } from '../src/pades';
+import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
 import { isAtSavePoint, isSessionEnded, isSubmitDeferred, type KeptDelivery } from '../src/session';
 import type { SigningEvent } from '../src/sign';
@@ -122,7 +122,7 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, 'certificate');
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save, stopAtSavePoint: true }));
+      const result = await runStep(client, signRef, (record, save) => engine.prepareCertificate(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save }));
       if (result.duplicate) return duplicate(node, signRef, 'certificate');
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), readyToSubmit: isAtSavePoint(result.record) };
       const err = sessionError(result.record);
@@ -269,7 +269,7 @@ export = function register(RED: NodeAPI): void {
       this.status({ fill: report.valid ? 'green' : 'red', shape: 'dot', text: report.valid ? `valid ${report.level ?? ''}` : 'NOT valid' });
       const out = { ...msg, verification: report };
       if (!report.valid && def.failInvalid !== false) {
-        this.error(new SingpassFlowsError('SIGNATURE_INVALID', `The PDF's signatures do not verify (${report.signatures.flatMap((s) => s.problems).join(', ') || 'see msg.verification'})`), out);
+        this.error(new SingpassFlowsError('SIGNATURE_INVALID', `The PDF's signatures do not verify${problemSummary(report) || ' (see msg.verification)'}`), out);
         return;
       }
       return out;

@@ -13,7 +13,12 @@ import * as path from 'node:path';
  * the new one, never a part. Temporary files a crash left start with `.` and end with `.tmp`.
  */
 export async function writeFileAtomic(file: string, data: string | Buffer): Promise<void> {
-  const tmp = await writeTempBeside(file, data);
+  return writeFileAtomicWith(file, (fh) => fh.writeFile(data));
+}
+
+/** {@link writeFileAtomic} of what `write` writes to the temporary file, in as many pieces as it likes. */
+export async function writeFileAtomicWith(file: string, write: (fh: fsp.FileHandle) => Promise<void>): Promise<void> {
+  const tmp = await writeTempBeside(file, write);
   try {
     await fsp.rename(tmp, file);
   } catch (e) {
@@ -30,7 +35,7 @@ export async function writeFileAtomic(file: string, data: string | Buffer): Prom
  * existed (nothing changed).
  */
 export async function createFileExclusive(file: string, data: string | Buffer): Promise<boolean> {
-  const tmp = await writeTempBeside(file, data);
+  const tmp = await writeTempBeside(file, (fh) => fh.writeFile(data));
   let created = false;
   try {
     await fsp.link(tmp, file);
@@ -45,11 +50,11 @@ export async function createFileExclusive(file: string, data: string | Buffer): 
 }
 
 /** `data` written and fsynced to a new temporary file in `file`'s folder (so a rename or link to `file` is atomic). */
-async function writeTempBeside(file: string, data: string | Buffer): Promise<string> {
+async function writeTempBeside(file: string, write: (fh: fsp.FileHandle) => Promise<void>): Promise<string> {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
   const fh = await fsp.open(tmp, 'wx', 0o600);
   try {
-    await fh.writeFile(data);
+    await write(fh);
     await fh.sync();
   } catch (e) {
     await fh.close();

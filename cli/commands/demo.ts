@@ -116,9 +116,10 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
         case 'documentTimestamp': return say('document timestamp added (and its validation data)');
         case 'verified': {
           const { report } = s;
-          // NOT_COVERING_WHOLE_FILE is expected once DSS / document timestamps follow the signature
-          const problems = [...new Set(report.signatures.flatMap((x) => x.problems))].filter((p) => !(report.valid && p === 'NOT_COVERING_WHOLE_FILE'));
-          return say(`verified: valid=${report.valid}, level ${report.level ?? 'none'}, ${report.signatures.length} signature(s)/timestamp(s)${problems.length ? `, problems ${problems.join(', ')}` : ''}`);
+          // Problems are real ones only; what B-LT/B-LTA appended after the signature is in the notes.
+          const problems = [...new Set(report.signatures.flatMap((x) => x.problems))];
+          const notes = [...new Set(report.signatures.flatMap((x) => x.notes.map((n) => n.code)))];
+          return say(`verified: valid=${report.valid}, level ${report.level ?? 'none'}, ${report.signatures.length} signature(s)/timestamp(s)${problems.length ? `, problems ${problems.join(', ')}` : ''}${notes.length ? `, notes ${notes.join(', ')}` : ''}`);
         }
         default: return; // 'signature': worded once it is checked and embedded
       }

@@ -9,6 +9,11 @@ signature verifies), the certificate chain, the trusted time from timestamps, wh
 certificate is embedded, and the PAdES level reached (B-B, B-T, B-LT, B-LTA). Works offline: only what the file
 carries and the roots you give are used.
 
+"Problems" are real: a signature with one is not valid (for example NOT_COVERING_WHOLE_FILE: the document was
+changed after it was signed). "Notes" are worth knowing but wrong with nothing: validation data, document
+timestamps and later signatures appended after a signature (what B-LT, B-LTA and countersigning do), revocation
+data not embedded (what B-T means), a certificate revoked only after the signature was made.
+
 Options:
   --root <file>  trusted root certificate (PEM or DER; repeatable). Without it, chains are shown but not trusted.
                  For the sandbox: the root at <sandbox>/ca/root.crt (or root-ca.pem in the sandbox --dir).
@@ -29,14 +34,29 @@ export function formatReport(r: PdfVerificationReport): string {
     if (s.signer) lines.push(`   ${s.type === 'docTimestamp' ? 'TSA' : 'Signer'}: ${s.signer.subject} (serial ${s.signer.serialNumber})`);
     if (s.timestampTime) lines.push(`   Timestamp: ${s.timestampTime}${s.timestamp?.valid === false ? ' (INVALID)' : ''}`);
     else if (s.claimedSigningTime) lines.push(`   Claimed signing time (not proven): ${s.claimedSigningTime}`);
-    lines.push(`   Integrity: ${s.integrity.digestMatches && s.integrity.signatureValid ? 'OK' : 'BROKEN'}${s.integrity.coversWholeFile ? ', covers the whole file' : `, ${s.integrity.bytesAfter} bytes added after it`}`);
+    lines.push(`   Integrity: ${s.integrity.digestMatches && s.integrity.signatureValid ? 'OK' : 'BROKEN'}${integrityTail(s)}`);
     lines.push(`   Chain: ${s.chain.subjects.length ? s.chain.subjects.join(' <- ') : '(none)'} — ${s.chain.trusted ? 'trusted' : 'NOT trusted'}`);
     lines.push(`   Revocation data embedded: ${s.revocationDataComplete ? 'yes' : 'no'}`);
-    if (s.problems.length) lines.push(`   Problems: ${s.problems.join(', ')}`);
+    // Codes first (stable, searchable), then the plain words, one line each.
+    if (s.problems.length) {
+      lines.push(`   Problems: ${s.problems.join(', ')}`);
+      for (const p of s.problemDetails ?? []) lines.push(`     - ${p.text}`);
+    }
+    if (s.notes?.length) {
+      lines.push(`   Notes: ${s.notes.map((n) => n.code).join(', ')}`);
+      for (const n of s.notes) lines.push(`     - ${n.text}`);
+    }
   }
   lines.push(`DSS: ${r.dss.certs} certificates, ${r.dss.ocsps} OCSP responses, ${r.dss.crls} CRLs`);
   lines.push(r.valid ? `Result: VALID${r.level ? ` (${r.level})` : ''}` : 'Result: NOT VALID');
   return lines.join('\n');
+}
+
+/** How far the signature reaches: the whole file, or what was appended after it and whether that changed the document. */
+function integrityTail(s: PdfVerificationReport['signatures'][number]): string {
+  if (s.integrity.coversWholeFile) return ', covers the whole file';
+  if (s.integrity.changedAfterSigning) return `, but the document was CHANGED after it (${s.integrity.bytesAfter} bytes added)`;
+  return `, ${s.integrity.bytesAfter} bytes added after it, none changing the document`;
 }
 
 export const verifyCommand: CliCommand = {

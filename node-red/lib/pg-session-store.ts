@@ -75,21 +75,16 @@ export class PgNodeRedStore implements SignSessionStore {
   readonly pg: PgSessionStore;
   readonly where: string;
 
-  constructor(settings: PgStoreSettings, policy: { retentionMs: number; leaseMs?: number }) {
+  constructor(settings: PgStoreSettings, policy: { retentionMs: number }) {
     this.idleMs = settings.idleMs;
     this.where = settings.where;
     // The due rule is evaluated at every write with THIS policy (due_at column): every instance on the tables
     // should use the same take-over time (they share the flow, so the same config node).
     this.pg = new PgSessionStore(settings.connection, { tablePrefix: settings.tablePrefix, idleMs: settings.idleMs, retentionMs: policy.retentionMs });
-    // A lease outlives the slowest sweep step (a hash call: 2 attempts × 10 s; a finish) so no other instance starts
-    // the same work meanwhile; an instance that dies holding one only delays the take-over by this much.
-    this.leaseMs = policy.leaseMs ?? Math.max(2 * settings.idleMs, 30_000);
     this.retentionMs = policy.retentionMs;
   }
 
   private readonly retentionMs: number;
-
-  private readonly leaseMs: number;
 
   get(signRef: string): Promise<SessionRecord | undefined> {
     return this.pg.get(signRef);
@@ -140,16 +135,15 @@ export class PgNodeRedStore implements SignSessionStore {
     return this.pg.forgetDeliveries(signRef);
   }
 
-  /** Due sessions by the `due_at` index, each leased to `owner` (the policy is the one the store was built with). */
+  /** Due sessions by the `due_at` index, each leased to `owner` for the core's SESSION_POLICY.leaseMs (the policy is the one the store was built with). */
   async dueSessions(_policy: NextStepPolicy, owner: string): Promise<Array<{ record: SessionRecord; action: SessionAction }>> {
     await this.housekeeping();
-    const { due } = await this.pg.claimDue({ owner, leaseMs: this.leaseMs, actions: SWEEP_ACTIONS, limit: SWEEP_LIMIT });
+    const { due } = await this.pg.claimDue({ owner, actions: SWEEP_ACTIONS, limit: SWEEP_LIMIT });
     return due.map((d) => ({ record: d.record, action: d.action }));
   }
 
-  async claimStaleDeliveries(owner: string): Promise<KeptDelivery[]> {
-    const replays = await this.pg.claimDeliveriesToReplay({ owner, leaseMs: this.leaseMs, limit: SWEEP_LIMIT });
-    return replays.map(({ kept }) => kept);
+  claimDeliveriesToReplay(options: { owner: string }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+    return this.pg.claimDeliveriesToReplay({ owner: options.owner, limit: SWEEP_LIMIT });
   }
 
   close(): Promise<void> {

@@ -30,7 +30,7 @@ export interface SignSessionStore extends SessionStore, DeliveryStore {
    * died, or its step failed) and still needed by their session (`isDeliveryStillNeeded`; the others are marked
    * applied), leased to `owner` so that exactly one instance replays each.
    */
-  claimStaleDeliveries?(owner: string): Promise<KeptDelivery[]>;
+  claimDeliveriesToReplay?(options: { owner: string }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>>;
   /** Let go of connections (the config node closes). */
   close(): Promise<void>;
 }

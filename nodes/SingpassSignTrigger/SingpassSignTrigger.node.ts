@@ -208,7 +208,7 @@ function signRefOf(receipt: Pick<DeliveryReceipt, 'error'>): string | undefined 
 async function sessionBinding(this: IWebhookFunctions): Promise<{ store: FrontDoorStore; where: string } | undefined> {
   if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
     const store = pgRecordStore(await nodeCredential(this, PG_STORE_CREDENTIAL));
-    return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.keepDelivery }, where: `the PostgreSQL store (${store.where})` };
+    return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.rememberDelivery }, where: `the PostgreSQL store (${store.where})` };
   }
   const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();
   if (!folder) return undefined;

@@ -26,13 +26,13 @@ export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getD
   /**
    * PostgreSQL only — the trigger keeps each delivery before it answers 200: false when this event was kept already
    * (a copy: start nothing). A kept event n8n never ran (its execution lost after the answer) comes back from
-   * {@link claimReplays}.
+   * {@link claimDeliveriesToReplay}.
    */
-  keepDelivery?: (delivery: VerifiedDelivery) => Promise<boolean>;
+  rememberDelivery?: (delivery: VerifiedDelivery) => Promise<boolean>;
   /** PostgreSQL only — a kept event is done with (applied, or one its session will never take). */
   markDeliveryApplied?: (signRef: string, type: KeptDelivery['type']) => Promise<void>;
   /** PostgreSQL only — kept deliveries unapplied past the credential's idle time that their session still needs, each leased to this process. */
-  claimReplays?: () => Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>>;
+  claimDeliveriesToReplay?: () => Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>>;
 }
 
 /** This process, as the owner of the leases it takes on kept deliveries (another process skips them meanwhile). */
@@ -119,14 +119,11 @@ export function pgRecordStore(credential: ICredentialDataDecryptedObject): Sessi
     putSignedDocument: (signRef, pdf) => store.putSignedDocument(signRef, pdf),
     getSignedDocument: (signRef) => store.getSignedDocument(signRef),
     cleanUp: (options) => store.cleanUp(options),
-    keepDelivery: (delivery) => store.rememberDelivery(delivery),
+    rememberDelivery: (delivery) => store.rememberDelivery(delivery),
     markDeliveryApplied: (signRef, type) => store.markDeliveryApplied(signRef, type),
-    claimReplays: () => store.claimDeliveriesToReplay({ owner: LEASE_OWNER }),
+    claimDeliveriesToReplay: () => store.claimDeliveriesToReplay({ owner: LEASE_OWNER }),
     // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)
-    listDue: async () => {
-      const { due, unreadable } = await store.listDue();
-      return { due: due.filter((d) => d.action !== 'forget').map((d) => ({ signRef: d.signRef, action: d.action as Exclude<typeof d.action, 'forget'>, dueSince: d.at, record: d.record })), unreadable };
-    },
+    listDue: () => store.listDue(),
   };
 }
 

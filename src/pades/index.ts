@@ -3,7 +3,7 @@
  * and the lower-level pieces LTV builds on (DSS, document timestamps, listing signatures).
  * Everything works on PDF bytes with append-only incremental updates; earlier bytes are never changed.
  */
-export { prepareSignature, finalizeSignature, finalizeSignatureChunks } from './signature';
+export { prepareSignature, finalizeSignature, finalizeSignatureChunks, prepareSignatureFile, finalizeSignatureFile } from './signature';
 export { checkSignablePdf } from './acroform';
 export type { PrepareSignatureOptions, PreparedSignature, PreparedSignatureResult, FinalizeSignatureOptions } from './signature';
 export { prepareDocumentTimestamp, finalizeDocumentTimestamp } from './timestamp-field';
@@ -17,3 +17,4 @@ export type { PreparedUpdate } from './signature-update';
 export * from './ltv';
 export * from './doc-timestamp';
 export * from './verify';
+export { problemSummary } from './report-words';

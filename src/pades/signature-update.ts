@@ -4,7 +4,7 @@
  * of those bytes computed in one streaming pass; and the small, JSON-serialisable record needed to fill the
  * placeholder later (possibly after a restart) without keeping the PDF itself.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { attachField, assertSignable, chooseField, findPage, pageMediaBox, pageRotation, updateAcroForm } from './acroform';
 import { Rect, appearanceStream, emptyAppearance } from './appearance';
@@ -55,9 +55,30 @@ export interface SignatureUpdateInput {
   fillLines?: string[];
 }
 
-/** Builds the update and returns its record plus the SHA-256 of the bytes the /ByteRange covers. */
-export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): { prepared: PreparedUpdate; digest: Buffer } {
-  const reader = PdfReader.open(pdf);
+/**
+ * Builds the update and returns its record plus the SHA-256 of the bytes the /ByteRange covers. `pdfHash`: a
+ * running SHA-256 the caller has just fed exactly `pdf` (left unfinished and unchanged), so the file is not hashed
+ * again here.
+ */
+export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput, pdfHash?: Hash): { prepared: PreparedUpdate; digest: Buffer } {
+  const built = buildUpdateBytes(PdfReader.open(pdf), input);
+  return hashedUpdate(built, pdfHash ? pdfHash.copy() : createHash('sha256').update(pdf));
+}
+
+/** The update for the file a reader reads, its /ByteRange filled in: to be hashed after the original's bytes. */
+export interface UpdateBytes {
+  /** The original's length. */
+  length: number;
+  bytes: Buffer;
+  /** Where the /Contents placeholder is in `bytes`. */
+  contents: { start: number; end: number };
+  byteRange: [number, number, number, number];
+  fieldName: string;
+  placeholderBytes: number;
+}
+
+/** The update's bytes for the PDF `reader` reads (only its structure is read, never the whole file). */
+export function buildUpdateBytes(reader: PdfReader, input: SignatureUpdateInput): UpdateBytes {
   assertSignable(reader);
   const { fieldName, empty } = chooseField(reader, input.fieldName, input.fieldPrefix);
   const update = new IncrementalUpdate(reader);
@@ -122,29 +143,35 @@ export function buildSignatureUpdate(pdf: Buffer, input: SignatureUpdateInput): 
   const bytes = built.bytes;
   const contents = built.marks.get('contents')!;
   const br = built.marks.get('byteRange')!;
-  const a = pdf.length + contents.start;
-  const b = pdf.length + contents.end;
-  const c = pdf.length + bytes.length - b;
+  const length = reader.length;
+  const a = length + contents.start;
+  const b = length + contents.end;
+  const c = length + bytes.length - b;
   const brText = `[0 ${a} ${b} ${c}`;
   bytes.write(brText.padEnd(br.end - br.start - 1, ' ') + ']', br.start, 'latin1');
+  return { length, bytes, contents, byteRange: [0, a, b, c], fieldName, placeholderBytes: input.placeholderBytes };
+}
 
-  // One pass over the (possibly huge) original: the running hash is copied to get the file's own SHA-256.
-  const h = createHash('sha256').update(pdf);
+/**
+ * The prepared record and the digest of what the /ByteRange covers, from `h`: a running SHA-256 fed exactly the
+ * original's bytes (one pass over the possibly huge file; the hash is copied to get the file's own SHA-256).
+ */
+export function hashedUpdate(u: UpdateBytes, h: Hash): { prepared: PreparedUpdate; digest: Buffer } {
+  const { bytes, contents } = u;
   const originalSha256 = h.copy().digest('hex');
   h.update(bytes.subarray(0, contents.start)).update(bytes.subarray(contents.end));
   const digest = h.digest();
-
   return {
     digest,
     prepared: {
-      original: { length: pdf.length, sha256: originalSha256 },
+      original: { length: u.length, sha256: originalSha256 },
       update: {
         head: bytes.subarray(0, contents.start).toString('base64'),
         tail: bytes.subarray(contents.end).toString('base64'),
-        contentsBytes: input.placeholderBytes,
+        contentsBytes: u.placeholderBytes,
       },
-      byteRange: [0, a, b, c],
-      fieldName,
+      byteRange: u.byteRange,
+      fieldName: u.fieldName,
     },
   };
 }
@@ -179,17 +206,22 @@ export function checkPreparedUpdate(s: unknown): asserts s is PreparedUpdate {
 
 /**
  * Confirms `pdf` is the prepared input and that the stored update still hashes to `expectedDigest` (so a
- * corrupted state is refused instead of producing a broken signature). Streams once over the file.
+ * corrupted state is refused instead of producing a broken signature). Streams once over the file, or not at all
+ * given `pdfHash` (a running SHA-256 the caller has just fed exactly `pdf`, left unfinished and unchanged).
  */
-export function checkOriginal(pdf: Buffer, p: PreparedUpdate, expectedDigest: Buffer): { head: Buffer; tail: Buffer } {
+export function checkOriginal(pdf: Buffer, p: PreparedUpdate, expectedDigest: Buffer, pdfHash?: Hash): { head: Buffer; tail: Buffer } {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
+  return checkOriginalHashed(pdf.length, pdfHash ? pdfHash.copy() : createHash('sha256').update(pdf), p, expectedDigest);
+}
+
+/** {@link checkOriginal} from the original's length and a running SHA-256 of all its bytes (which it finishes). */
+export function checkOriginalHashed(length: number, h: Hash, p: PreparedUpdate, expectedDigest: Buffer): { head: Buffer; tail: Buffer } {
   const head = Buffer.from(p.update.head, 'base64');
   const tail = Buffer.from(p.update.tail, 'base64');
-  const h = createHash('sha256').update(pdf);
-  if (pdf.length !== p.original.length || h.copy().digest('hex') !== p.original.sha256) {
+  if (length !== p.original.length || h.copy().digest('hex') !== p.original.sha256) {
     throw stateInvalid('the PDF given to finalize is not the one that was prepared (pass the same original file).');
   }
-  const a = pdf.length + head.length;
+  const a = length + head.length;
   const b = a + p.update.contentsBytes * 2 + 2;
   const [z, ba, bb, bc] = p.byteRange;
   if (z !== 0 || ba !== a || bb !== b || bc !== tail.length) throw stateInvalid('the byte range does not match the stored update.');
@@ -209,6 +241,11 @@ export function assembleSigned(pdf: Buffer, p: PreparedUpdate, parts: { head: Bu
  * few KB, where concatenating would need a second copy of the whole file.
  */
 export function assembleSignedChunks(pdf: Buffer, p: PreparedUpdate, parts: { head: Buffer; tail: Buffer }, contents: Buffer): Buffer[] {
+  return [pdf, ...signedUpdate(p, parts, contents)];
+}
+
+/** The update with the filled /Contents, as the chunks that follow the original; PDF_PLACEHOLDER_TOO_SMALL when it does not fit. */
+export function signedUpdate(p: PreparedUpdate, parts: { head: Buffer; tail: Buffer }, contents: Buffer): Buffer[] {
   if (contents.length > p.update.contentsBytes) {
     throw new SingpassFlowsError(
       'PDF_PLACEHOLDER_TOO_SMALL',
@@ -218,5 +255,5 @@ export function assembleSignedChunks(pdf: Buffer, p: PreparedUpdate, parts: { he
     );
   }
   const hex = Buffer.from(`<${contents.toString('hex').padEnd(p.update.contentsBytes * 2, '0')}>`, 'latin1');
-  return [pdf, parts.head, hex, parts.tail];
+  return [parts.head, hex, parts.tail];
 }

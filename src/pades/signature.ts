@@ -2,18 +2,26 @@
  * PAdES signatures from an externally signed hash (the Singpass signing flow): {@link prepareSignature} computes the
  * hash the user signs on the phone, {@link finalizeSignature} embeds the returned signature as CMS.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { Clock, systemClock } from '../clock';
 import { invalidInput } from '../errors';
 import { normaliseRect } from './appearance';
 import { buildSignedAttributes, buildSignedData, checkSignature, messageDigestOf, readCertificateFields, signatureBytes } from './cms';
 import { name } from './pdf/objects';
 import { pdfDate, textString } from './pdf/text';
+import { open, type FileHandle } from 'node:fs/promises';
+import { writeFileAtomicWith } from '../files';
+import { PdfReader, fileByteSource } from './pdf/reader';
 import {
   PreparedUpdate,
+  SignatureUpdateInput,
   assembleSignedChunks,
   buildSignatureUpdate,
+  buildUpdateBytes,
   checkOriginal,
+  checkOriginalHashed,
+  hashedUpdate,
+  signedUpdate,
   checkPlaceholderBytes,
   checkPreparedUpdate,
   stateInvalid,
@@ -82,7 +90,66 @@ function commonName(subject: string): string | undefined {
  * const signed = await finalizeSignature(pdf, state, webhook.doc_hash_signature);
  */
 export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOptions): Promise<PreparedSignatureResult> {
+  return prepareSignatureHashed(pdf, options);
+}
+
+/**
+ * {@link prepareSignature}, given `pdfHash`: a running SHA-256 the caller fed exactly `pdf` (left unfinished), so the
+ * file is not hashed a second time. For the session engine, which hashes the PDF to recognise it anyway.
+ */
+export async function prepareSignatureHashed(pdf: Buffer, options: PrepareSignatureOptions, pdfHash?: Hash): Promise<PreparedSignatureResult> {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
+  return prepareWith(options, async (input) => buildSignatureUpdate(pdf, input, pdfHash));
+}
+
+/**
+ * {@link prepareSignature} of the PDF in a file, streamed: its structure is read where it is (a few KB), then the
+ * whole file once, in 1 MiB pieces, through the hash. Memory stays at a few MB whatever the file's size; the state is
+ * the one {@link prepareSignature} returns for the same bytes (finalize with {@link finalizeSignatureFile}, or with
+ * the Buffer API from the same file).
+ */
+export async function prepareSignatureFile(path: string, options: PrepareSignatureOptions): Promise<PreparedSignatureResult> {
+  if (typeof path !== 'string' || path === '') throw invalidInput('path', 'expected the path of the PDF file');
+  return prepareWith(options, async (input) => {
+    const fh = await openInput(path, 'path');
+    try {
+      const { size } = await fh.stat();
+      const built = buildUpdateBytes(PdfReader.openSource(fileByteSource(fh.fd, size)), input);
+      const h = createHash('sha256');
+      await readWhole(fh, size, (chunk) => void h.update(chunk));
+      return hashedUpdate(built, h);
+    } finally {
+      await fh.close();
+    }
+  });
+}
+
+/** The input file opened for reading; a typed INVALID_INPUT naming the field when it cannot be. */
+async function openInput(file: string, field: string): Promise<FileHandle> {
+  try {
+    return await open(file, 'r');
+  } catch (e) {
+    throw invalidInput(field, `cannot be opened for reading (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+}
+
+/** Reads the file's `size` bytes in order, in 1 MiB pieces (one buffer, reused: `each` must be done with a piece when it returns). */
+async function readWhole(fh: FileHandle, size: number, each: (chunk: Buffer) => Promise<void> | void): Promise<void> {
+  const piece = Buffer.allocUnsafe(Math.min(size, 1 << 20));
+  for (let pos = 0; pos < size; ) {
+    const { bytesRead } = await fh.read(piece, 0, Math.min(piece.length, size - pos), pos);
+    if (bytesRead === 0) throw invalidInput('pdf', 'the file ended before its size while it was read (changed meanwhile?)');
+    await each(piece.subarray(0, bytesRead));
+    pos += bytesRead;
+  }
+}
+
+async function writeAll(fh: FileHandle, chunk: Buffer): Promise<void> {
+  for (let at = 0; at < chunk.length; ) at += (await fh.write(chunk, at, chunk.length - at)).bytesWritten;
+}
+
+/** Everything prepare does around the update: options checked, the field's entries, the signed attributes. */
+async function prepareWith(options: PrepareSignatureOptions, build: (input: SignatureUpdateInput) => Promise<{ prepared: PreparedUpdate; digest: Buffer }>): Promise<PreparedSignatureResult> {
   if (!options || typeof options !== 'object') throw invalidInput('options', 'expected an options object');
   const cert = readCertificateFields(options.certificate, 'certificate');
   const chain = (options.chain ?? []).map((c, i) => readCertificateFields(c, `chain[${i}]`).der);
@@ -121,7 +188,7 @@ export async function prepareSignature(pdf: Buffer, options: PrepareSignatureOpt
     appearance = { page: a.page ?? 1, rect, lines: a.lines !== undefined ? checkLines(a.lines) : defaultLines() };
   }
 
-  const { prepared, digest } = buildSignatureUpdate(pdf, {
+  const { prepared, digest } = await build({
     kind: 'Sig',
     fieldPrefix: 'Signature',
     fieldName: options.fieldName,
@@ -204,6 +271,67 @@ export async function finalizeSignatureChunks(
   signature: string | Buffer,
   options: FinalizeSignatureOptions = {},
 ): Promise<Buffer[]> {
+  return finalizeSignatureHashed(pdf, state, signature, options);
+}
+
+/**
+ * {@link finalizeSignatureChunks}, given `pdfHash`: a running SHA-256 the caller has just fed exactly `pdf` (left
+ * unfinished), so the original is checked without hashing it again.
+ */
+export async function finalizeSignatureHashed(
+  pdf: Buffer,
+  state: PreparedSignature,
+  signature: string | Buffer,
+  options: FinalizeSignatureOptions = {},
+  pdfHash?: Hash,
+): Promise<Buffer[]> {
+  const signing = readSigningState(state);
+  const parts = checkOriginal(pdf, state, signing.messageDigest, pdfHash);
+  return assembleSignedChunks(pdf, state, parts, await signedCms(signing, signature, options));
+}
+
+/**
+ * {@link finalizeSignature} from the original PDF in a file to the signed PDF in another, streamed: the original is
+ * read once, hashed as it is copied to a temporary file beside `outPath`, checked against the state, then the
+ * update with the signature is appended and the file renamed to `outPath` (fsynced, mode 0600: a crash leaves the old
+ * `outPath` or the new one, never a part). Memory stays at a few MB whatever the file's size.
+ */
+export async function finalizeSignatureFile(
+  inPath: string,
+  outPath: string,
+  state: PreparedSignature,
+  signature: string | Buffer,
+  options: FinalizeSignatureOptions = {},
+): Promise<void> {
+  if (typeof inPath !== 'string' || inPath === '') throw invalidInput('inPath', 'expected the path of the original PDF');
+  if (typeof outPath !== 'string' || outPath === '') throw invalidInput('outPath', 'expected the path to write the signed PDF to');
+  const signing = readSigningState(state);
+  const input = await openInput(inPath, 'inPath');
+  try {
+    const { size } = await input.stat();
+    await writeFileAtomicWith(outPath, async (out) => {
+      const h = createHash('sha256');
+      await readWhole(input, size, async (chunk) => {
+        h.update(chunk);
+        await writeAll(out, chunk);
+      });
+      const parts = checkOriginalHashed(size, h, state, signing.messageDigest);
+      for (const chunk of signedUpdate(state, parts, await signedCms(signing, signature, options))) await writeAll(out, chunk);
+    });
+  } finally {
+    await input.close();
+  }
+}
+
+interface SigningState {
+  state: PreparedSignature;
+  signedAttrs: Buffer;
+  messageDigest: Buffer;
+  cert: ReturnType<typeof readCertificateFields>;
+}
+
+/** The state checked and read: its signed attributes, their message digest, the certificate they belong to. */
+function readSigningState(state: PreparedSignature): SigningState {
   checkState(state);
   const signedAttrs = Buffer.from(state.signedAttributes, 'base64');
   let messageDigest: Buffer | undefined;
@@ -221,16 +349,19 @@ export async function finalizeSignatureChunks(
   if (!buildSignedAttributes(messageDigest, cert).equals(signedAttrs)) {
     throw stateInvalid('its signed attributes do not belong to its certificate.');
   }
-  const parts = checkOriginal(pdf, state, messageDigest);
+  return { state, signedAttrs, messageDigest, cert };
+}
+
+/** The user's signature checked over the signed attributes, timestamped when asked, wrapped in the CMS SignedData. */
+async function signedCms({ state, signedAttrs, cert }: SigningState, signature: string | Buffer, options: FinalizeSignatureOptions): Promise<Buffer> {
   const sig = checkSignature(signedAttrs, signatureBytes(signature), cert);
   let timeStampToken: Buffer | undefined;
   if (options.timestamp) timeStampToken = await options.timestamp(sig.value);
-  const cms = buildSignedData({
+  return buildSignedData({
     signedAttrs,
     signer: cert,
     chain: state.chain.map((c) => Buffer.from(c, 'base64')),
     signature: sig,
     timeStampToken,
   });
-  return assembleSignedChunks(pdf, state, parts, cms);
 }

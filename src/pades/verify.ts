@@ -14,10 +14,15 @@ import { certificateView, viewValidAt, type CertificateView } from '../pki/certi
 import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, revokedSince, serialHex, subjectString, type HashName } from '../pki/x509';
 import { readDss } from './dss';
 import { byteRangeDigest, listSignatures, newestSignatureIndex, type PdfSignatureInfo } from './list';
+import { CERT_REVOKED_AFTER_SIGNING_NOTE, REVOCATION_DATA_MISSING_NOTE, laterUpdateNotes, problemText } from './report-words';
+import { RevisionHistory, type ChangeKind } from './revisions';
 
 export type PadesLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
 
-/** Stable problem codes a report can list (adapters and users can switch on them). */
+/**
+ * Stable problem codes a report can list (adapters and users can switch on them). A problem is real: a signature
+ * with one is not valid. What is worth knowing but does not change that is a {@link VerificationNote}.
+ */
 export type VerificationProblem =
   | 'BYTE_RANGE_INVALID'
   | 'CMS_INVALID'
@@ -32,17 +37,47 @@ export type VerificationProblem =
   | 'TIMESTAMP_INVALID'
   | 'TIMESTAMP_IMPRINT_MISMATCH'
   | 'TSA_CHAIN_UNTRUSTED'
+  /** @deprecated No longer listed in `problems`: it is the note of the same code (see {@link VerificationNoteCode}). */
   | 'REVOCATION_DATA_MISSING'
   | 'CERT_REVOKED'
-  /**
-   * A certificate of its chains was revoked, but after the time its timestamp proves the signature existed: the
-   * signature was made while the certificate was good (the revocation answer is the evidence). Does not make it invalid.
-   */
+  /** @deprecated No longer listed in `problems`: it is the note of the same code (see {@link VerificationNoteCode}). */
   | 'CERT_REVOKED_AFTER_SIGNING'
+  /**
+   * The document was changed after the signature: an update appended after it does more than add validation data,
+   * document timestamps or later signatures (new page content, an annotation, a filled form field…). Those three
+   * are what B-LT, B-LTA and countersigning append and are notes, not this problem.
+   */
   | 'NOT_COVERING_WHOLE_FILE';
 
-/** Problems a valid signature may still list: informative, not a reason to refuse it. */
-const INFORMATIVE_PROBLEMS: readonly VerificationProblem[] = ['NOT_COVERING_WHOLE_FILE', 'REVOCATION_DATA_MISSING', 'CERT_REVOKED_AFTER_SIGNING'];
+/**
+ * Stable codes of the notes a report can carry: facts about a signature that do not make it invalid.
+ * - `VALIDATION_DATA_ADDED`: certificates and revocation answers were appended after it (B-LT);
+ * - `DOCUMENT_TIMESTAMP_ADDED`: a document timestamp was appended after it (B-LTA);
+ * - `LATER_SIGNATURE_ADDED`: someone signed after it;
+ * - `DOCUMENT_INFO_UPDATED`: the document properties (/Info, XMP metadata) were updated after it;
+ * - `REVOCATION_DATA_MISSING`: revocation answers are not embedded for every certificate (what B-T means);
+ * - `CERT_REVOKED_AFTER_SIGNING`: a certificate of its chains was revoked, but after the time its timestamp proves
+ *   the signature existed: it was made while the certificate was good (the revocation answer is the evidence).
+ */
+export type VerificationNoteCode =
+  | 'VALIDATION_DATA_ADDED'
+  | 'DOCUMENT_TIMESTAMP_ADDED'
+  | 'LATER_SIGNATURE_ADDED'
+  | 'DOCUMENT_INFO_UPDATED'
+  | 'REVOCATION_DATA_MISSING'
+  | 'CERT_REVOKED_AFTER_SIGNING';
+
+/** A note: its stable code and what it means in plain words. */
+export interface VerificationNote {
+  code: VerificationNoteCode;
+  text: string;
+}
+
+/** A problem code with what it means in plain words (in the order of `problems`). */
+export interface ProblemDetail {
+  code: VerificationProblem;
+  text: string;
+}
 
 export interface SignatureVerification {
   fieldName: string;
@@ -62,6 +97,11 @@ export interface SignatureVerification {
     coversWholeFile: boolean;
     /** Bytes appended after this signature's revision (later updates: LTV data, more signatures). */
     bytesAfter: number;
+    /**
+     * Those bytes change the document (`NOT_COVERING_WHOLE_FILE` is then a problem): they do more than add
+     * validation data, document timestamps and later signatures. False when nothing follows.
+     */
+    changedAfterSigning: boolean;
   };
   /** Certification path leaf..anchor (subjects); `trusted` only when trust anchors were given and it ends at one. */
   chain: { subjects: string[]; trusted: boolean };
@@ -75,12 +115,16 @@ export interface SignatureVerification {
   level: PadesLevel | null;
   /**
    * This signature (or document timestamp) judged on its own, whatever the others are: intact, verifying, (when
-   * anchors were given) trusted, no certificate revoked at the time its timestamp proves (or now, without one). Only
-   * `NOT_COVERING_WHOLE_FILE`, `REVOCATION_DATA_MISSING` and `CERT_REVOKED_AFTER_SIGNING` may be listed in
-   * `problems` of a valid one.
+   * anchors were given) trusted, no certificate revoked at the time its timestamp proves (or now, without one), the
+   * document not changed after it. A valid one lists no `problems`.
    */
   valid: boolean;
+  /** What is wrong (empty for a valid one). */
   problems: VerificationProblem[];
+  /** `problems` in plain words, same order. */
+  problemDetails: ProblemDetail[];
+  /** What is worth knowing but wrong with nothing: what was appended after it, revocation facts. */
+  notes: VerificationNote[];
 }
 
 /** The newest signature with the document timestamps after it: what a signing flow just added. */
@@ -96,6 +140,10 @@ export interface NewestSignatureVerdict {
   documentTimestamps: number[];
   /** Problems of the newest signature and of those document timestamps (deduplicated). */
   problems: VerificationProblem[];
+  /** Their plain words (deduplicated). */
+  problemDetails: ProblemDetail[];
+  /** Notes of the newest signature and of those document timestamps (deduplicated). */
+  notes: VerificationNote[];
 }
 
 export interface PdfVerificationReport {
@@ -121,7 +169,9 @@ export interface VerifyPdfOptions {
 
 /**
  * Verifies every signature and document timestamp of a PDF and reports integrity, chain, timestamp, revocation
- * data and the PAdES baseline level reached. Never throws for a bad signature: problems are listed as codes.
+ * data and the PAdES baseline level reached. Never throws for a bad signature: problems are listed as codes (with
+ * plain words in `problemDetails`); what is worth knowing but not wrong (validation data and document timestamps
+ * appended after a signature, as B-LT and B-LTA do; a later signature) is in `notes`.
  *
  * `report.valid`/`report.level` judge the whole file; `report.newest` judges only the newest signature and the
  * document timestamps after it, and each entry of `report.signatures` has its own `valid` and `level`.
@@ -160,9 +210,9 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
     const rev = revocationStatus(chains, dss, at, ctx);
     r.revocationDataComplete = chains.length > 0 && rev.complete;
     if (rev.revoked) r.problems.push('CERT_REVOKED');
-    else if (rev.revokedLater) r.problems.push('CERT_REVOKED_AFTER_SIGNING');
+    else if (rev.revokedLater) r.notes.push(CERT_REVOKED_AFTER_SIGNING_NOTE);
     if (sig.type !== 'signature') continue;
-    if (!rev.complete && r.level === 'B-T') r.problems.push('REVOCATION_DATA_MISSING');
+    if (!rev.complete && r.level === 'B-T') r.notes.push(REVOCATION_DATA_MISSING_NOTE);
     if (r.level !== 'B-T' || !rev.complete || rev.revoked) continue;
     r.level = 'B-LT';
     const sigEnd = sig.byteRange[2] + sig.byteRange[3];
@@ -181,9 +231,9 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
   const level = signatureLevels.length === 0 || signatureLevels.includes(null)
     ? null
     : order[Math.min(...signatureLevels.map((l) => order.indexOf(l!)))];
+  describeLaterUpdates(pdf, sigs, results);
   for (const r of results) {
-    r.valid = r.integrity.digestMatches && r.integrity.signatureValid && (roots.length === 0 || r.chain.trusted)
-      && !r.problems.some((p) => !INFORMATIVE_PROBLEMS.includes(p));
+    r.valid = r.integrity.digestMatches && r.integrity.signatureValid && (roots.length === 0 || r.chain.trusted) && r.problems.length === 0;
   }
   const valid = results.length > 0 && results.every((r) => r.valid);
   return { valid, level, newest: newestVerdict(results), signatures: results, dss: { certs: dss.certs.length, ocsps: dss.ocsps.length, crls: dss.crls.length } };
@@ -202,7 +252,37 @@ function newestVerdict(results: SignatureVerification[]): NewestSignatureVerdict
     level: sig.level,
     documentTimestamps,
     problems: [...new Set(group.flatMap((r) => r.problems))],
+    problemDetails: uniqueBy(group.flatMap((r) => r.problemDetails)),
+    notes: uniqueBy(group.flatMap((r) => r.notes)),
   };
+}
+
+function uniqueBy<T extends { code: string; text: string }>(items: T[]): T[] {
+  const seen = new Set<string>();
+  return items.filter((i) => !seen.has(`${i.code}\n${i.text}`) && seen.add(`${i.code}\n${i.text}`));
+}
+
+/**
+ * For each signature and document timestamp: what the updates appended after it do. Validation data, document
+ * timestamps and later signatures become notes (that is what B-LT, B-LTA and countersigning append); anything else
+ * is the problem NOT_COVERING_WHOLE_FILE, worded with what changed. Then every problem gets its plain words.
+ */
+function describeLaterUpdates(pdf: Buffer, sigs: PdfSignatureInfo[], results: SignatureVerification[]): void {
+  const ends = sigs.map((s) => (s.byteRange[2] ?? 0) + (s.byteRange[3] ?? 0));
+  const history = new RevisionHistory(pdf, Math.min(...ends));
+  for (const [i, r] of results.entries()) {
+    let changes: ChangeKind[] = [];
+    if (!r.problems.includes('BYTE_RANGE_INVALID') && !r.integrity.coversWholeFile) {
+      const later = history.after(ends[i]);
+      changes = [...new Set(later.flatMap((u) => (u.kind === 'changed' ? [u.what] : [])))];
+      r.notes.unshift(...laterUpdateNotes(later, r.type));
+      if (changes.length) {
+        r.integrity.changedAfterSigning = true;
+        r.problems.push('NOT_COVERING_WHOLE_FILE');
+      }
+    }
+    r.problemDetails = r.problems.map((code) => ({ code, text: problemText(code, r.type, changes) }));
+  }
 }
 
 interface Ctx {
@@ -221,19 +301,20 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
     type: sig.type,
     subFilter: sig.subFilter,
     claimedSigningTime: sig.signingTime,
-    integrity: { digestMatches: false, signatureValid: false, coversWholeFile: end === pdf.length, bytesAfter: Math.max(0, pdf.length - end) },
+    integrity: { digestMatches: false, signatureValid: false, coversWholeFile: end === pdf.length, bytesAfter: Math.max(0, pdf.length - end), changedAfterSigning: false },
     chain: { subjects: [], trusted: false },
     revocationDataComplete: false,
     level: null,
     valid: false,
     problems,
+    problemDetails: [],
+    notes: [],
   };
   const chains: Buffer[][] = [];
   if (!byteRangeWellFormed(pdf, sig.byteRange)) {
     problems.push('BYTE_RANGE_INVALID');
     return { report, chains };
   }
-  if (!report.integrity.coversWholeFile) problems.push('NOT_COVERING_WHOLE_FILE');
 
   let signerDer: Buffer | undefined;
   let tstInfo: TimestampTokenInfo | undefined;

@@ -1,6 +1,6 @@
 import { SingpassFlowsError } from '../errors';
 import type { SigningEngine } from './engine';
-import { nextStep, type SessionAction } from './next-step';
+import { nextStep, type NextStep, type SessionAction } from './next-step';
 import { stepSaver, type SessionStore } from './store';
 import type { FinishResult, SessionRecord, StepOptions, VerifiedDelivery } from './types';
 
@@ -27,12 +27,10 @@ export interface DueStepResult {
 }
 
 export interface RunDueStepOptions {
-  /** UNIX ms to judge "due" at (default now); `force` runs the phase's step even if not due yet. */
+  /** UNIX ms to judge "due" (and "past the deadline") at; default now. */
   now?: number;
   /** How long a record mid-step is left to the process working on it (SESSION_POLICY.takeOverIdleMs by the caller). */
   idleMs?: number;
-  /** Run the phase's step although its time has not come (a scheduler that timed it itself, a user's "retry now"). */
-  force?: boolean;
   /** Only these steps (a scheduler that runs the others elsewhere, e.g. finishing one session at a time); else nothing. */
   only?: readonly SessionAction[];
   /** Narration and the finishing stages' pauses (the runner yields to certificates between them). */
@@ -51,7 +49,20 @@ export interface RunDueStepOptions {
  * - `expire`: past the deadline, the session ends as `SESSION_EXPIRED`.
  * - `forget`: nothing here (the store's clean-up deletes ended sessions after the retention).
  */
-export async function runDueStep(engine: SigningEngine, store: DriverStore, signRef: string, options: RunDueStepOptions = {}): Promise<DueStepResult> {
+export function runDueStep(engine: SigningEngine, store: DriverStore, signRef: string, options: RunDueStepOptions = {}): Promise<DueStepResult> {
+  return drive(engine, store, signRef, options, (due, now) => due.at <= now);
+}
+
+/**
+ * {@link runDueStep} without waiting for the step's time: the step the record's phase calls for, now (a scheduler that
+ * timed it itself, a record an event just moved on, a user's "retry now"). Past the deadline it still expires.
+ */
+export function runStepNow(engine: SigningEngine, store: DriverStore, signRef: string, options: RunDueStepOptions = {}): Promise<DueStepResult> {
+  return drive(engine, store, signRef, options, () => true);
+}
+
+/** Load, pick the phase's step (`ready` says whether its time has come), run it, save with compare-and-set. */
+async function drive(engine: SigningEngine, store: DriverStore, signRef: string, options: RunDueStepOptions, ready: (due: NextStep, now: number) => boolean): Promise<DueStepResult> {
   const record = await store.get(signRef);
   if (!record) return { action: 'none' };
   const now = options.now ?? Date.now();
@@ -60,7 +71,7 @@ export async function runDueStep(engine: SigningEngine, store: DriverStore, sign
   // without its PDF or an outbound call.
   const pastDeadline = (next.action === 'continueCertificate' || next.action === 'submitHash') && now > engine.deadline(record);
   const due = pastDeadline ? { action: 'expire' as const, at: next.at } : next;
-  if (due.action === 'forget' || (!options.force && due.at > now) || (options.only && !options.only.includes(due.action) && !options.only.includes(next.action))) return { action: 'none', record };
+  if (due.action === 'forget' || !ready(due, now) || (options.only && !options.only.includes(due.action) && !options.only.includes(next.action))) return { action: 'none', record };
   const saver = stepSaver(store, record);
   const stepOptions = { ...options.stepOptions, save: saver.save };
   const kept = async (next: SessionRecord, extra: Omit<DueStepResult, 'action' | 'record'> = {}): Promise<DueStepResult> => {
@@ -81,7 +92,7 @@ export async function runDueStep(engine: SigningEngine, store: DriverStore, sign
     }
     case 'submitHash': {
       // Found at the save point by a scheduler: a call may have been made that the record does not count.
-      const r = await engine.resumeSubmission(record, { ...stepOptions, mayHaveBeenSent: true });
+      const r = await engine.resubmitHash(record, stepOptions);
       return r.duplicate ? { action: due.action, record: (await store.get(signRef)) ?? record, lost: true } : kept(r.record);
     }
     case 'finish': {
@@ -118,7 +129,7 @@ export async function recordEvent(engine: SigningEngine, store: Pick<DriverStore
     if (!record) return { moved: false };
     let next: SessionRecord;
     try {
-      const r = await engine.applyDelivery(record, delivery, Buffer.alloc(0), { ...stepOptions, stopAtClaim: true });
+      const r = await engine.recordDelivery(record, delivery, stepOptions);
       if (r.duplicate || r.record === record) return { moved: false, record };
       next = r.record;
     } catch (e) {

@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { systemClock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { checkSignablePdf } from '../pades';
@@ -7,17 +8,18 @@ import type { PadesLevel } from '../pades/verify';
 import { constantTimeEqual } from '../secrets';
 import {
   applySigningEvent, createWebhookVerifier, expireSigningSession, generateChallengeCode, isSigningSessionFinished, newSigningSessionState,
-  readBearer, signingSessionDeadline, type CertificateEvent, type SignatureEvent, type WebhookRequest, type WebhookResponse, type WebhookVerifier,
+  readBearer, signingSessionDeadline, type CertificateEvent, type SignatureEvent, type SigningErrorEvent, type WebhookRequest, type WebhookResponse, type WebhookVerifier,
 } from '../sign';
 import { readUserCertificate } from '../sign/user-certificate';
 import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
-import { certificateStep } from './certificate-step';
+import { certificateStep, prepareStep } from './certificate-step';
+import { eventStanding } from './event-standing';
 import { finishSession } from './finishing';
 import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS } from './policy';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
 import { checkRecord, say, sha256, withoutSessionData, type StepContext } from './record-ops';
 import { advance, created } from './transitions';
-import { hashSubmitted, submitHash } from './submission';
+import { hashSubmitted, submitHash, type HashCall } from './submission';
 import { UserCertificateChecker, type CertificateStatusReport } from './user-certificate';
 import { certsFromPemOrDer } from '../pki';
 import type {
@@ -82,27 +84,51 @@ export interface SigningEngine {
   applyDelivery(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
 
   /**
+   * Put what a verified delivery says into its record and nothing more, for a webhook that must have the event stored
+   * before it answers 200 (the service never resends an acknowledged event): a certificate is claimed (recorded,
+   * `isCertificateClaimed`; nothing checked, prepared or sent, no PDF needed: store it, then
+   * {@link continueCertificate}), a signature or an error event applied as {@link applyDelivery} does. A certificate
+   * whose step is under way (claimed, or at the save point) returns the record unchanged: its next step carries on
+   * (`nextStep`). Refuses deliveries and answers copies (`duplicate: true`) as {@link applyDelivery} does.
+   */
+  recordDelivery(record: SessionRecord, delivery: VerifiedDelivery, options?: Pick<StepOptions, 'onStep'>): Promise<StepResult>;
+
+  /**
    * The user scanned: chain the certificate to the trusted roots and check OCSP (revoked / unknown / expired /
    * not-yet-valid / untrusted → the session ends with that typed error and NO hash is submitted), prepare the PDF,
-   * submit the hash. Returns the record in `hash_submitted` (or ended). With `stopAtSavePoint` it returns the save
-   * point's record instead (prepared, nothing sent): store it, then {@link resumeSubmission}. A temporary failure
-   * of the hash call (`isTemporarySubmitFailure`) also returns the save point's record, with `lastSubmitFailure`
-   * (step `submitDeferred`): not failed; resubmit from `lastSubmitFailure.retryAt` on with {@link resumeSubmission}.
-   * With `stopAtClaim` it only records the certificate (the claimed record, `isCertificateClaimed`): store it, then
-   * {@link continueCertificate}. Replayed on a claimed record (same nonce) with `save`, it continues that record
-   * (without `save`: `duplicate: true`, the claimer may still be at work).
+   * submit the hash. Returns the record in `hash_submitted` (or ended). A temporary failure of the hash call
+   * (`isTemporarySubmitFailure`) returns the save point's record, with `lastSubmitFailure` (step `submitDeferred`):
+   * not failed; resubmit from `lastSubmitFailure.retryAt` on with {@link resumeSubmission}. Replayed on a record at
+   * the save point it sends the same hash again (as {@link resubmitHash}); on a claimed record (same nonce) with
+   * `save`, it continues that record (without `save`: `duplicate: true`, the claimer may still be at work).
    */
   acceptCertificate(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
 
   /**
-   * Continue a record saved at the certificate step's save point (`record.submitting`: prepared, hash maybe sent,
-   * then the process died): resubmit exactly the saved hash; a refusal as "already submitted" means the first call
-   * got through, so the session waits for the signature. Never prepares a new hash. Returns the record in
-   * `hash_submitted` (or ended). The replayed certificate event does the same through `applyDelivery`. A temporary
-   * failure keeps the save point (`lastSubmitFailure` updated, backoff in `retryAt`); past the deadline the session
-   * expires and nothing is sent.
+   * The certificate event's first half, for engines that cannot save inside one step (n8n: the workflow stores the
+   * record after the node): as {@link acceptCertificate} up to the save point — the certificate checked, the PDF
+   * prepared, the record returned with `submitting` (no hash call counted) and nothing sent. Store it, then
+   * {@link resumeSubmission} in a later step. Replayed on a record at the save point it returns that record
+   * unchanged; on a claimed record (same nonce) with `save`, it continues that record to its save point.
+   */
+  prepareCertificate(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, options?: StepOptions): Promise<StepResult>;
+
+  /**
+   * Send the hash saved at the certificate step's save point (`record.submitting`), the next step after
+   * {@link prepareCertificate} was stored: exactly the saved hash, never a new one. The record counts the calls made
+   * for it: on the first, a refusal is the service's verdict (the session fails with its reason); on a resend,
+   * "already submitted" means an earlier call got through and the session waits for the signature. Returns the
+   * record in `hash_submitted` (or ended). A temporary failure keeps the save point (`lastSubmitFailure` updated,
+   * backoff in `retryAt`); past the deadline the session expires and nothing is sent.
    */
   resumeSubmission(record: SessionRecord, options?: StepOptions): Promise<StepResult>;
+
+  /**
+   * {@link resumeSubmission} for a record found at the save point after an interruption (a scheduler, a restart, a
+   * resume schedule): a call the record does not count may have been made (the process died before saving it), so the
+   * service's "already submitted" means that call got through.
+   */
+  resubmitHash(record: SessionRecord, options?: StepOptions): Promise<StepResult>;
 
   /**
    * Continue a record claimed at the certificate step and saved there (`isCertificateClaimed(record)`: the
@@ -194,27 +220,102 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     }
   }
 
-  function checkDocument(record: SessionRecord, pdf: Buffer): void {
+  /** Refuses another PDF than the session's; returns the running SHA-256 of `pdf` so the step need not hash it again. */
+  function checkDocument(record: SessionRecord, pdf: Buffer): Hash {
     if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes given to start()');
-    if (pdf.length !== record.document.length || sha256(pdf) !== record.document.sha256) {
+    const h = createHash('sha256').update(pdf);
+    if (pdf.length !== record.document.length || h.copy().digest('hex') !== record.document.sha256) {
       throw invalidInput('pdf', 'is not the PDF this signing session was started with');
     }
+    return h;
   }
 
-  /** An event already applied to the record (the service retries and may deliver twice). */
-  function alreadyApplied(record: SessionRecord, delivery: VerifiedDelivery): boolean {
-    const e = delivery.event;
+  /** The certificate recorded: the claim (applySigningEvent refuses one in any other state than waiting_for_scan). */
+  function claim(record: SessionRecord, event: CertificateEvent): SessionRecord {
+    return advance(record, 'claimCertificate', { ...record, state: applySigningEvent(record.state, event, clock) }, clock);
+  }
+
+  /** The service's error event ends the session. */
+  async function failByService(record: SessionRecord, event: SigningErrorEvent, stepOptions: StepOptions | undefined): Promise<StepResult> {
+    if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
+    const state = applySigningEvent(record.state, event, clock);
+    const error = { code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${event.errorCode}${event.message ? ` ${event.message}` : ''}` };
+    const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error }, clock);
+    await say(stepOptions, { step: 'ended', status: state.status, error });
+    return { record: out };
+  }
+
+  /**
+   * A certificate event through `run`: claimed, then `run.fromClaim`; replayed on a record at the save point,
+   * `run.atSavePoint`; replayed on a claimed record, continued by `run` (only with a compare-and-set `save`).
+   */
+  async function certificateEvent(record: SessionRecord, delivery: VerifiedDelivery, pdf: Buffer, stepOptions: StepOptions | undefined, run: CertificateRun): Promise<StepResult> {
+    bind(record, delivery);
+    const standing = eventStanding(record, delivery.event);
+    if (standing === 'taken') return { record, duplicate: true };
+    const event = delivery.event as CertificateEvent;
+    if (event.type !== 'certificate') throw new SingpassFlowsError('STATE_INVALID', `Expected a certificate event, got ${event.type}`, { retryable: false });
+    // Replayed on a claimed record (nothing prepared yet; its claimer died, or is still at work): the rest of the step,
+    // from the stored certificate, only with a compare-and-set save point (two executions may then both prepare,
+    // only one submits). Without `save` it cannot be told apart from the claimer's own work: a duplicate.
+    if (standing === 'midStep' && isCertificateClaimed(record)) return stepOptions?.save ? continueClaim(record, pdf, stepOptions, run) : { record, duplicate: true };
+    const pdfHash = checkDocument(record, pdf);
+    // Replayed after a crash past the save point: the hash may be with the user already; never a new one.
+    if (standing === 'midStep') return run.atSavePoint(record, stepOptions);
+    const claimed = claim(record, event);
+    if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
+    return run.fromClaim(claimed, event, pdf, stepOptions, pdfHash);
+  }
+
+  /** A claimed record (saved there, nothing prepared) continued through `run` from its stored certificate. */
+  async function continueClaim(record: SessionRecord, pdf: Buffer, stepOptions: StepOptions | undefined, run: CertificateRun): Promise<StepResult> {
+    checkRecord(record);
+    if (!isCertificateClaimed(record)) throw new SingpassFlowsError('STATE_INVALID', `No claimed certificate to continue: the session is ${record.state.status}${isAtSavePoint(record) ? ' at the save point (resumeSubmission)' : ''}`, { retryable: false });
+    if (!stepOptions?.save) throw invalidInput('save', 'is required to continue a claimed certificate (a compare-and-set save point: another execution may be continuing it too)');
+    const pdfHash = checkDocument(record, pdf);
+    const expired = await expiredNow(record, stepOptions);
+    if (expired) return expired;
     const s = record.state;
-    // Claimed or at the save point, the certificate step is not done yet: a replay continues it.
-    if (e.type === 'certificate') return s.status !== 'waiting_for_scan' && !isAtSavePoint(record) && !isCertificateClaimed(record) && s.nonce !== undefined && constantTimeEqual(e.nonce, s.nonce);
-    if (e.type === 'signature') return s.signature !== undefined && e.signature === s.signature && e.documentHash === s.documentHash;
-    return s.status === 'failed' && s.error?.correlationId === e.correlationId && s.error.code === e.errorCode;
+    const event: CertificateEvent = {
+      type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate), issuedAt: s.scannedAt ?? s.updatedAt,
+    };
+    return run.fromClaim(record, event, pdf, stepOptions, pdfHash);
+  }
+
+  /** The hash call of a record at the save point (`call`: how it stands to the calls before it). */
+  async function fromSavePoint(record: SessionRecord, call: HashCall, stepOptions: StepOptions | undefined): Promise<StepResult> {
+    checkRecord(record);
+    if (!isAtSavePoint(record)) throw new SingpassFlowsError('STATE_INVALID', `No hash submission to resume: the session is ${record.state.status}`, { retryable: false });
+    return (await expiredNow(record, stepOptions)) ?? submitHash(ctx, record, call, stepOptions);
+  }
+
+  /** Past the deadline no event can come any more: the session expires (what it held goes with it), nothing is sent. */
+  async function expiredNow(record: SessionRecord, stepOptions: StepOptions | undefined): Promise<StepResult | undefined> {
+    const expired = engine.expire(record);
+    if (expired.record === record) return undefined;
+    await say(stepOptions, { step: 'ended', status: expired.record.state.status, error: expired.record.error });
+    return expired;
   }
 
   const ctx: StepContext = {
     config, clock, certificates, finishWindowMs,
     expire: (record) => engine.expire(record),
     deadline: (record) => engine.deadline(record),
+  };
+
+  /** How far a certificate event goes: the whole step (the hash sent), or to the save point (a later step sends it). */
+  interface CertificateRun {
+    /** `pdfHash`: the running SHA-256 of `pdf` from the document check, reused by prepare. */
+    fromClaim(claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, options: StepOptions | undefined, pdfHash: Hash): Promise<StepResult>;
+    atSavePoint(record: SessionRecord, options: StepOptions | undefined): Promise<StepResult>;
+  }
+  const WHOLE_STEP: CertificateRun = {
+    fromClaim: (claimed, event, pdf, options, pdfHash) => certificateStep(ctx, claimed, event, pdf, options, pdfHash),
+    atSavePoint: (record, options) => submitHash(ctx, record, 'afterInterruption', options),
+  };
+  const TO_SAVE_POINT: CertificateRun = {
+    fromClaim: (claimed, event, pdf, options, pdfHash) => prepareStep(ctx, claimed, event, pdf, options, pdfHash),
+    atSavePoint: async (record) => ({ record }),
   };
 
   const engine: SigningEngine = {
@@ -261,81 +362,46 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 
     async applyDelivery(record, delivery, pdf, stepOptions) {
       bind(record, delivery);
-      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
+      if (eventStanding(record, delivery.event) === 'taken') return { record, duplicate: true };
       const e = delivery.event;
       if (e.type === 'certificate') return engine.acceptCertificate(record, delivery, pdf, stepOptions);
       if (e.type === 'signature') return engine.acceptSignature(record, delivery, stepOptions);
-      if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
-      const state = applySigningEvent(record.state, e, clock);
-      const error = { code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${e.errorCode}${e.message ? ` ${e.message}` : ''}` };
-      const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error });
-      await say(stepOptions, { step: 'ended', status: state.status, error });
-      return { record: out };
+      return failByService(record, e, stepOptions);
     },
 
-    async acceptCertificate(record, delivery, pdf, stepOptions) {
+    async recordDelivery(record, delivery, stepOptions) {
       bind(record, delivery);
-      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
-      const event = delivery.event as CertificateEvent;
-      if (event.type !== 'certificate') throw new SingpassFlowsError('STATE_INVALID', `Expected a certificate event, got ${event.type}`, { retryable: false });
-      const sameNonce = record.state.nonce !== undefined && constantTimeEqual(event.nonce, record.state.nonce);
-      // Replayed on a claimed record (nothing prepared yet; its claimer died, or is still at work): the rest of the step,
-      // from the stored certificate, only with a compare-and-set save point (two executions may then both prepare,
-      // only one submits). Without `save` it cannot be told apart from the claimer's own work: a duplicate, as before.
-      if (isCertificateClaimed(record) && sameNonce) {
-        if (stepOptions?.stopAtClaim) return { record };
-        return stepOptions?.save ? engine.continueCertificate(record, pdf, stepOptions) : { record, duplicate: true };
-      }
-      if (!stepOptions?.stopAtClaim) checkDocument(record, pdf);
-      // Replayed after a crash past the save point: the hash may be with the user already; send the same one again.
-      // (With stopAtSavePoint the saved record is the answer: the caller's next step resubmits it.)
-      if (isAtSavePoint(record) && sameNonce) return stepOptions?.stopAtSavePoint || stepOptions?.stopAtClaim ? { record } : submitHash(ctx, record, false, { ...stepOptions, mayHaveBeenSent: true });
-      // applySigningEvent refuses a certificate in any other state than waiting_for_scan (record untouched).
-      const claimed = advance(record, 'claimCertificate', { ...record, state: applySigningEvent(record.state, event, clock) });
-      if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
-      if (stepOptions?.stopAtClaim) return { record: claimed };
-      return certificateStep(ctx, claimed, event, pdf, stepOptions);
+      const e = delivery.event;
+      const standing = eventStanding(record, e);
+      if (standing === 'taken') return { record, duplicate: true };
+      // claimed or at the save point: the step the claim started carries on from the record (nextStep)
+      if (standing === 'midStep') return { record };
+      if (e.type === 'certificate') return { record: claim(record, e) };
+      if (e.type === 'signature') return engine.acceptSignature(record, delivery, stepOptions);
+      return failByService(record, e, stepOptions);
     },
+
+    acceptCertificate: (record, delivery, pdf, stepOptions) => certificateEvent(record, delivery, pdf, stepOptions, WHOLE_STEP),
+
+    prepareCertificate: (record, delivery, pdf, stepOptions) => certificateEvent(record, delivery, pdf, stepOptions, TO_SAVE_POINT),
 
     async continueCertificate(record, pdf, stepOptions) {
-      checkRecord(record);
-      if (!isCertificateClaimed(record)) throw new SingpassFlowsError('STATE_INVALID', `No claimed certificate to continue: the session is ${record.state.status}${isAtSavePoint(record) ? ' at the save point (resumeSubmission)' : ''}`, { retryable: false });
-      if (!stepOptions?.save) throw invalidInput('save', 'is required to continue a claimed certificate (a compare-and-set save point: another execution may be continuing it too)');
-      checkDocument(record, pdf);
-      // Past the deadline no event can come any more: the session expires (the certificate goes with it), nothing is sent.
-      const expired = engine.expire(record);
-      if (expired.record !== record) {
-        await say(stepOptions, { step: 'ended', status: expired.record.state.status, error: expired.record.error });
-        return expired;
-      }
-      const s = record.state;
-      const event: CertificateEvent = {
-        type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate), issuedAt: s.scannedAt ?? s.updatedAt,
-      };
-      return certificateStep(ctx, record, event, pdf, stepOptions);
+      return continueClaim(record, pdf, stepOptions, WHOLE_STEP);
     },
 
-    async resumeSubmission(record, stepOptions) {
-      checkRecord(record);
-      if (!isAtSavePoint(record)) throw new SingpassFlowsError('STATE_INVALID', `No hash submission to resume: the session is ${record.state.status}`, { retryable: false });
-      // Past the deadline no event can come any more: the session expires, nothing is sent.
-      const expired = engine.expire(record);
-      if (expired.record !== record) {
-        await say(stepOptions, { step: 'ended', status: expired.record.state.status, error: expired.record.error });
-        return expired;
-      }
-      return submitHash(ctx, record, false, stepOptions);
-    },
+    resumeSubmission: (record, stepOptions) => fromSavePoint(record, 'next', stepOptions),
+
+    resubmitHash: (record, stepOptions) => fromSavePoint(record, 'afterInterruption', stepOptions),
 
     async acceptSignature(record, delivery, stepOptions) {
       bind(record, delivery);
-      if (alreadyApplied(record, delivery)) return { record, duplicate: true };
+      if (eventStanding(record, delivery.event) === 'taken') return { record, duplicate: true };
       const event = delivery.event as SignatureEvent;
       if (event.type !== 'signature') throw new SingpassFlowsError('STATE_INVALID', `Expected a signature event, got ${event.type}`, { retryable: false });
       // A signature over the save point's hash proves the hash got through (a process died before recording it).
       const base = isAtSavePoint(record) && event.documentHash === record.submitting!.documentHash ? hashSubmitted(ctx, record) : record;
       // Refuses a signature before a hash, or over another hash (record untouched).
-      const out = advance(base, 'acceptSignature', { ...base, state: applySigningEvent(base.state, event, clock) });
+      const out = advance(base, 'acceptSignature', { ...base, state: applySigningEvent(base.state, event, clock) }, clock);
       await say(stepOptions, { step: 'signature', event });
       return { record: out };
     },
@@ -363,7 +429,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
         record: advance(record, 'expire', {
           ...withoutSessionData(record), state,
           error: { code: 'SESSION_EXPIRED', message: `The signing session expired at ${new Date(engine.deadline(record)).toISOString()} before the user ${record.state.status === 'waiting_for_scan' ? 'scanned the QR code' : 'approved'}; start a new session` },
-        }),
+        }, clock),
       };
     },
 

@@ -6,8 +6,8 @@ import type { SigningEvent } from '../sign';
 import { checkSignRef } from '../sign/validate';
 import { REDACTED_CERTIFICATE_JSON, type DeliveryStore, type KeptDelivery } from './deliveries';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
-import { DEFAULT_SCAN_EXTENSION_SECONDS, isSessionEnded, nextStep, type SessionAction } from './next-step';
-import type { SessionStore } from './store';
+import { DEFAULT_SCAN_EXTENSION_SECONDS, isSessionEnded, nextStep } from './next-step';
+import type { DueSession, SessionStore } from './store';
 import type { SessionRecord, VerifiedDelivery } from './types';
 import { withPhase } from './transitions';
 
@@ -229,12 +229,12 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
    * another front end, nothing prepared), `expire` (waiting for an event past the deadline). Ended sessions are
    * never listed (`forget` is cleanUp's business). Unreadable files are counted, not thrown.
    */
-  async listDue(options: { idleSeconds: number }): Promise<{ due: DueRecord[]; unreadable: string[] }> {
+  async listDue(options: { idleSeconds: number }): Promise<{ due: DueSession[]; unreadable: string[] }> {
     const idleSeconds = Number(options?.idleSeconds);
     if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw new SingpassFlowsError('INVALID_INPUT', 'idleSeconds: give a number of seconds, 0 or more', { field: 'idleSeconds' });
     const now = this.now();
     const policy = { idleMs: idleSeconds * 1000, scanExtensionSeconds: this.scanExtensionSeconds };
-    const due: DueRecord[] = [];
+    const due: DueSession[] = [];
     const unreadable: string[] = [];
     for (const signRef of await this.list()) {
       let record: SessionRecord | undefined;
@@ -246,7 +246,7 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
       }
       if (!record || isSessionEnded(record)) continue;
       const step = nextStep(record, policy);
-      if (step.action !== 'forget' && step.at <= now) due.push({ signRef, action: step.action, dueSince: step.at, record });
+      if (step.action !== 'forget' && step.at <= now) due.push({ signRef, action: step.action, at: step.at, record });
     }
     return { due, unreadable };
   }
@@ -396,15 +396,6 @@ export type SaveOutcome =
     storedRevision?: number;
     storedStatus?: string;
   };
-
-export interface DueRecord {
-  signRef: string;
-  /** What the record needs now (`nextStep`): never `forget` (ended sessions are cleanUp's). */
-  action: Exclude<SessionAction, 'forget'>;
-  /** UNIX ms from which the action was due. */
-  dueSince: number;
-  record: SessionRecord;
-}
 
 export interface CleanUpResult {
   /** signRefs whose record (and PDF) were deleted. */

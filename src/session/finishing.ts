@@ -1,5 +1,7 @@
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
+import type { Hash } from 'node:crypto';
 import { finalizeSignature } from '../pades';
+import { finalizeSignatureHashed } from '../pades/signature';
 import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp';
 import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
 import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
@@ -29,12 +31,12 @@ export function finishShortfall(record: SessionRecord): FinishShortfall | undefi
  * Embed the signature and extend to the requested level (see `SigningEngine.finish`). `checkDocument` is the
  * engine's check that `pdf` is the session's PDF.
  */
-export async function finishSession(ctx: StepContext, record: SessionRecord, pdf: Buffer, stepOptions: StepOptions | undefined, checkDocument: (record: SessionRecord, pdf: Buffer) => void): Promise<FinishResult> {
+export async function finishSession(ctx: StepContext, record: SessionRecord, pdf: Buffer, stepOptions: StepOptions | undefined, checkDocument: (record: SessionRecord, pdf: Buffer) => Hash): Promise<FinishResult> {
   checkRecord(record);
   if (record.state.status !== 'signed' || !record.prepared || !record.state.signature) {
     throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${record.state.status}`, { retryable: false });
   }
-  checkDocument(record, pdf);
+  const pdfHash = checkDocument(record, pdf);
   // Always from the PDF as it was before signing and the saved prepared state: a retry (after a fault or a crash)
   // embeds the same signature in the same field again — never a second signature.
   const prepared = record.prepared;
@@ -62,8 +64,9 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
   };
   let missing: FinishShortfall | undefined;
   try {
-    // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding.
-    let out = await finalizeSignature(pdf, prepared, signature, timestamped ? { timestamp } : {});
+    // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding, and
+    // the PDF against the prepared state from the document check's hash (nothing awaited in between).
+    let out: Buffer = Buffer.concat(await finalizeSignatureHashed(pdf, prepared, signature, timestamped ? { timestamp } : {}, pdfHash));
     best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
     await say(stepOptions, { step: 'embedded', timestamped });
     // addValidationData's default (requireComplete 'newest'): OUR signature, its timestamp and the document
@@ -114,10 +117,12 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
   const ours = report.newest?.fieldName === prepared.fieldName ? report.newest : undefined;
   if (!ours?.valid || ours.level !== best.level) {
     // never hand out a PDF whose own signature does not verify at the level it claims
-    return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${ours?.problems.length ? `, ${ours.problems.join(', ')}` : ''}); expected ${best.level}`), report);
+    // Only real problems are listed (what B-LT/B-LTA appended is in the notes), each with its plain words.
+    const why = ours?.problemDetails.map((p) => `${p.code}: ${p.text}`).join(' ') ?? '';
+    return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${why ? `; ${why}` : ''}); expected ${best.level}`), report);
   }
   const rest = withoutSessionData({ ...record, result: { level: ours.level, valid: true, ...(missing ? { missing } : {}) } });
-  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock) });
+  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock) }, ctx.clock);
   await say(stepOptions, { step: 'ended', status: done.state.status, ...(missing ? { missing } : {}) });
   return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
 }
@@ -137,6 +142,6 @@ async function finishDeferred(ctx: StepContext, record: SessionRecord, stage: Fi
     stage, code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt, finishBy,
   };
   await say(stepOptions, { step: 'finishDeferred', stage, code: e.code, message: e.message, attempts, retryAt });
-  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }), deferred: true };
+  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }, ctx.clock), deferred: true };
 }
 

@@ -1,6 +1,7 @@
 import { SingpassFlowsError, isSingpassFlowsError } from '../errors';
-import { readBearer, signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent, type WebhookRequest, type WebhookResponse } from '../sign';
+import { readBearer, signWire, temporaryWebhookFailure, webhookErrorBody, type WebhookRequest, type WebhookResponse } from '../sign';
 import type { SigningEngine } from './engine';
+import { eventStanding } from './event-standing';
 import { isSessionEnded } from './next-step';
 import type { SessionRecord, VerifiedDelivery } from './types';
 
@@ -97,7 +98,7 @@ export async function receiveDelivery(engine: SigningEngine, store: FrontDoorSto
   const delivery = check.delivery;
   const bound = record!;
   if (isSessionEnded(bound)) {
-    if (isCopyOf(bound, delivery.event)) return { response: check.response, verdict: 'copy', delivery, record: bound };
+    if (eventStanding(bound, delivery.event) !== 'new') return { response: check.response, verdict: 'copy', delivery, record: bound };
     return {
       response: { status: 400, body: webhookErrorBody('Unknown or expired sign_ref', signWire.WEBHOOK_ERROR_CODES.signRefNotFound) },
       verdict: 'sessionEnded', record: bound,
@@ -106,7 +107,7 @@ export async function receiveDelivery(engine: SigningEngine, store: FrontDoorSto
   }
   if (!store.rememberDelivery) {
     // The stored record decides (not the verifier's in-memory log: a copy of a delivery answered 503 must be taken).
-    return { response: check.response, verdict: isCopyOf(bound, delivery.event) ? 'copy' : 'handOver', delivery, record: bound };
+    return { response: check.response, verdict: eventStanding(bound, delivery.event) !== 'new' ? 'copy' : 'handOver', delivery, record: bound };
   }
   let fresh: boolean;
   try {
@@ -116,16 +117,6 @@ export async function receiveDelivery(engine: SigningEngine, store: FrontDoorSto
     return { response: temporaryWebhookFailure(), verdict: 'storeDown', record: bound, error: storeError(e) };
   }
   return { response: check.response, verdict: fresh ? 'handOver' : 'copy', delivery, record: bound };
-}
-
-/** The event is already in the record (a copy of one applied): certificate by nonce, signature, error by correlation id. */
-export function isCopyOf(record: SessionRecord, event: SigningEvent): boolean {
-  const s = record.state;
-  switch (event.type) {
-    case 'certificate': return s.nonce !== undefined && s.nonce === event.nonce;
-    case 'signature': return s.signature !== undefined && s.signature === event.signature;
-    case 'error': return s.error?.correlationId !== undefined && s.error.correlationId === event.correlationId;
-  }
 }
 
 function storeError(e: unknown): { code: string; message: string } {

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import type { PadesLevel } from '../pades/verify';
 import type { SigningEngine } from './engine';
@@ -35,6 +36,8 @@ export interface NextSignerInput {
   documentName?: string;
   reason?: string;
   location?: string;
+  /** The engine's clock, for the record's `updatedAt` (default: the system's). */
+  clock?: Clock;
 }
 
 const UNSIGNED = (r: SessionRecord) => isSessionEnded(r) && r.state.status !== 'completed';
@@ -64,7 +67,8 @@ export async function startNextSigner(engine: SigningEngine, store: NextSignerSt
     // the new session first (with its PDF): a marker never names a session the store does not have
     await store.putDocument(started.signRef, pdf);
     if (!(await store.put(started.record, undefined))) throw new SingpassFlowsError('STORE_FAILED', `the new session ${started.signRef} could not be saved`, { retryable: true });
-    const marked = advance(previous, 'nameNextSigner', { ...previous, nextSigner: { signRef: started.signRef } });
+    // the move stamps updatedAt: the chain is in use, so the clean-up's retention counts from here
+    const marked = advance(previous, 'nameNextSigner', { ...previous, nextSigner: { signRef: started.signRef } }, input.clock ?? systemClock);
     if (await store.put(marked, previous.revision)) return { outcome: 'started', record: started.record, started };
     // another ask got there first: its session is the one (ours is never shown and expires at the service)
   }

@@ -3,10 +3,10 @@ import { Pool, type PoolClient, type PoolConfig, type QueryResultRow } from 'pg'
 import { SingpassFlowsError, type ErrorDetails } from '../errors';
 import { checkSignRef } from '../sign/validate';
 import type { CleanUpResult, SaveOutcome } from './file-store';
-import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, sessionDeadline, type NextStepPolicy, type SessionAction } from './next-step';
+import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, type NextStepPolicy, type SessionAction } from './next-step';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
 import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
-import type { SessionStore } from './store';
+import type { DueSession, SessionStore } from './store';
 import { SESSION_POLICY } from './policy';
 import { withPhase } from './transitions';
 import type { SessionRecord, VerifiedDelivery } from './types';
@@ -232,28 +232,27 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     const { now, limit, actions } = this.dueQuery(options);
     const rows = await this.query<DueRow>('list due sessions', `SELECT sign_ref, next_action, due_at, record FROM ${this.t.sessions}
       WHERE due_at <= $1 AND next_action = ANY($2::text[]) ORDER BY due_at, sign_ref LIMIT $3`, [now, actions, limit]);
-    return this.dueSessions(rows, now);
+    return this.dueSessions(rows);
   }
 
   /**
-   * `listDue`, and each listed session leased to `owner` for `leaseMs` (default 60 s): another `claimDue` (another
-   * process) skips it until the lease ends or a save of the record ends it. Rows are picked with
+   * `listDue`, and each listed session leased to `owner` for `SESSION_POLICY.leaseMs`: another `claimDue` (another
+   * process) skips it until the lease ends, a save of the record ends it or `releaseClaim` gives it back. Rows are picked with
    * `FOR UPDATE SKIP LOCKED`, so concurrent claimers get disjoint sessions without waiting for each other. A lease is
    * advice for schedulers, not a lock: saves still decide by compare-and-set.
    */
-  async claimDue(options: ListDueOptions & { owner: string; leaseMs?: number }): Promise<{ due: (DueSession & { leaseUntil: number })[]; unreadable: string[] }> {
+  async claimDue(options: ListDueOptions & { owner: string }): Promise<{ due: (DueSession & { leaseUntil: number })[]; unreadable: string[] }> {
     const { now, limit, actions } = this.dueQuery(options);
     const owner = checkOwner(options?.owner);
-    const leaseMs = checkLease(options.leaseMs ?? DEFAULT_LEASE_MS);
     const rows = await this.query<DueRow & { lease_until: string }>('claim due sessions', `WITH c AS (
         SELECT sign_ref FROM ${this.t.sessions}
         WHERE due_at <= $1 AND next_action = ANY($2::text[]) AND (lease_until IS NULL OR lease_until <= $1)
         ORDER BY due_at, sign_ref LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE ${this.t.sessions} s SET lease_owner = $4, lease_until = $5 FROM c WHERE s.sign_ref = c.sign_ref
-      RETURNING s.sign_ref, s.next_action, s.due_at, s.record, s.lease_until`, [now, actions, limit, owner, now + leaseMs]);
+      RETURNING s.sign_ref, s.next_action, s.due_at, s.record, s.lease_until`, [now, actions, limit, owner, now + LEASE_MS]);
     rows.sort((a, b) => Number(a.due_at) - Number(b.due_at) || (a.sign_ref < b.sign_ref ? -1 : 1));
-    const { due, unreadable } = this.dueSessions(rows, now);
-    return { due: due.map((d) => ({ ...d, leaseUntil: now + leaseMs })), unreadable };
+    const { due, unreadable } = this.dueSessions(rows);
+    return { due: due.map((d) => ({ ...d, leaseUntil: now + LEASE_MS })), unreadable };
   }
 
   /** End `owner`'s lease on a session before it runs out (the work was given up); true when it held one. */
@@ -323,13 +322,12 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
 
   /**
    * Deliveries kept at least `idleMs` ago and still not applied (the process that answered them died, or its step
-   * failed), each leased to `owner` for `leaseMs` (default 60 s): another process's claim skips them until the lease
+   * failed), each leased to `owner` for `SESSION_POLICY.leaseMs`: another process's claim skips them until the lease
    * ends; `markDeliveryApplied` ends it. Picked with `FOR UPDATE SKIP LOCKED`: concurrent claimers get disjoint rows.
    */
-  async claimDeliveries(options: { owner: string; idleMs: number; leaseMs?: number; limit?: number; now?: number }): Promise<KeptDelivery[]> {
+  async claimDeliveries(options: { owner: string; idleMs: number; limit?: number; now?: number }): Promise<KeptDelivery[]> {
     const { now, limit } = this.dueQuery({ now: options?.now, limit: options?.limit });
     const owner = checkOwner(options?.owner);
-    const leaseMs = checkLease(options.leaseMs ?? DEFAULT_LEASE_MS);
     const idleMs = options.idleMs;
     if (typeof idleMs !== 'number' || !Number.isFinite(idleMs) || idleMs < 0) throw new SingpassFlowsError('INVALID_INPUT', 'idleMs: a number of milliseconds ≥ 0', { field: 'idleMs' });
     const rows = await this.query<DeliveryRow & { sign_ref: string }>('claim pending webhook deliveries', `WITH c AS (
@@ -337,7 +335,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
         WHERE NOT applied AND received_at <= $1 AND (lease_until IS NULL OR lease_until <= $2)
         ORDER BY received_at, sign_ref, type LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE ${this.t.deliveries} d SET lease_owner = $4, lease_until = $5 FROM c WHERE d.sign_ref = c.sign_ref AND d.type = c.type
-      RETURNING d.sign_ref, d.type, d.applied, d.received_at, d.delivery`, [now - Math.ceil(idleMs), now, limit, owner, now + leaseMs]);
+      RETURNING d.sign_ref, d.type, d.applied, d.received_at, d.delivery`, [now - Math.ceil(idleMs), now, limit, owner, now + LEASE_MS]);
     // RETURNING keeps no order: oldest first again (sign_ref, type among equal times)
     return rows.sort((a, b) => Number(a.received_at) - Number(b.received_at) || (a.sign_ref < b.sign_ref ? -1 : a.sign_ref > b.sign_ref ? 1 : a.type < b.type ? -1 : 1)).map(keptDelivery);
   }
@@ -348,7 +346,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
    * others — their session ended or is gone, or a record saved before the delivery was kept had gone past it (a save
    * marks those itself) — are marked applied here.
    */
-  async claimDeliveriesToReplay(options: { owner: string; leaseMs?: number; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+  async claimDeliveriesToReplay(options: { owner: string; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
     const replays: Array<{ kept: KeptDelivery; record: SessionRecord }> = [];
     for (const kept of await this.claimDeliveries({ ...options, idleMs: this.policy.idleMs })) {
       const { signRef } = kept.delivery.event;
@@ -409,7 +407,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     return { now: Math.floor(now), limit, actions };
   }
 
-  private dueSessions(rows: DueRow[], now: number): { due: DueSession[]; unreadable: string[] } {
+  private dueSessions(rows: DueRow[]): { due: DueSession[]; unreadable: string[] } {
     const due: DueSession[] = [];
     const unreadable: string[] = [];
     for (const row of rows) {
@@ -421,7 +419,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
         continue;
       }
       const action = row.next_action as SessionAction;
-      due.push({ signRef: row.sign_ref, action, at: Number(row.due_at), record, ...legacyReason(record, action, now, this.policy.scanExtensionSeconds) });
+      due.push({ signRef: row.sign_ref, action, at: Number(row.due_at), record });
     }
     return { due, unreadable };
   }
@@ -512,21 +510,6 @@ export interface ListDueOptions {
   idleSeconds?: number;
 }
 
-/** A due session: what to do (`nextStep`), since when, and the record with its revision for the compare-and-set save. */
-export interface DueSession {
-  signRef: string;
-  action: SessionAction;
-  /** UNIX ms from which it is due. */
-  at: number;
-  record: SessionRecord;
-  /**
-   * FileSessionStore.listDue's word, for flows written against it: `pastDeadline` when no event can come any more
-   * (expire it), `savePoint` for a saved hash to resubmit; absent for steps the file store does not list
-   * (`continueCertificate`, `finish`, `forget`).
-   */
-  reason?: 'savePoint' | 'pastDeadline';
-}
-
 /** Anything with the `pg.Pool` methods the store uses (a pool from another copy of `pg` fails `instanceof`). */
 type PoolLike = Pick<Pool, 'connect' | 'on' | 'removeListener' | 'end'>;
 
@@ -559,7 +542,8 @@ interface Tables {
 
 export const DEFAULT_TABLE_PREFIX = 'singpass_sign_';
 const DEFAULT_IDLE_MS = SESSION_POLICY.takeOverIdleMs;
-const DEFAULT_LEASE_MS = SESSION_POLICY.leaseMs;
+/** Every lease a claim hands out: the policy's, never a caller's. */
+const LEASE_MS = SESSION_POLICY.leaseMs;
 const DEFAULT_DUE_LIMIT = 1000;
 const ALL_ACTIONS: readonly SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire', 'forget'];
 const DUE_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire'];
@@ -670,11 +654,6 @@ function checkOwner(owner: unknown): string {
   return owner;
 }
 
-function checkLease(leaseMs: unknown): number {
-  if (!Number.isSafeInteger(leaseMs) || (leaseMs as number) < 1) throw new SingpassFlowsError('INVALID_INPUT', 'leaseMs: a whole number of milliseconds ≥ 1', { field: 'leaseMs' });
-  return leaseMs as number;
-}
-
 const EVENT_TYPES: readonly SigningEvent['type'][] = ['certificate', 'signature', 'error'];
 
 function eventType(type: unknown): SigningEvent['type'] {
@@ -711,12 +690,6 @@ function parseRecord(value: unknown, signRef: string): SessionRecord {
   return withPhase(r as SessionRecord);
 }
 
-function legacyReason(record: SessionRecord, action: SessionAction, now: number, scanExtensionSeconds: number): Pick<DueSession, 'reason'> {
-  if (action === 'expire') return { reason: 'pastDeadline' };
-  if (action !== 'submitHash' && action !== 'continueCertificate') return {};
-  if (now > sessionDeadline(record, scanExtensionSeconds)) return { reason: 'pastDeadline' };
-  return action === 'submitHash' ? { reason: 'savePoint' } : {};
-}
 
 // -- errors -------------------------------------------------------------------------------------------------------
 

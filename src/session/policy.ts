@@ -14,7 +14,10 @@ export const SESSION_POLICY: Readonly<{ takeOverIdleMs: number; leaseMs: number;
    * on a loaded machine (a B-LTA finish with slow responders), short enough that a crash costs the user little.
    */
   takeOverIdleMs: 45_000,
-  /** How long a scheduler's claim on a due record (or a kept delivery) keeps other processes off it. */
+  /**
+   * How long a scheduler's claim on a due record (or a kept delivery) keeps other processes off it: every claim a store
+   * hands out lasts this long (no front end picks its own); a save of the record, or giving it back, ends it sooner.
+   */
   leaseMs: 60_000,
   /** How long an ended session's record stays (for a status page or a flow that looks it up), then leaves the store. */
   retentionMs: 7 * 24 * 3600 * 1000,

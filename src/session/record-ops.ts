@@ -26,7 +26,7 @@ export interface StepContext {
 export function endedRecord(ctx: Pick<StepContext, 'clock'>, record: SessionRecord, verb: 'refuseCertificate' | 'refuseHash' | 'failFinish', e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord {
   const error = errorOf(e);
   const rest = withoutSessionData({ ...record, ...patch });
-  return advance(record, verb, { ...rest, state: failSigningSession(record.state, error, ctx.clock), error });
+  return advance(record, verb, { ...rest, state: failSigningSession(record.state, error, ctx.clock), error }, ctx.clock);
 }
 
 /** Narrate a step (the caller's `onStep`). */

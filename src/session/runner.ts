@@ -9,7 +9,7 @@ import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, 
 import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
 import { SESSION_POLICY } from './policy';
-import { recordEvent, runDueStep, type DueStepResult } from './driver';
+import { recordEvent, runDueStep, runStepNow, type DueStepResult } from './driver';
 import { receiveDelivery } from './front-door';
 import { createCertificateGate } from './runner-parts/certificate-gate';
 import { createSessionQueues } from './runner-parts/session-queues';
@@ -99,7 +99,7 @@ const DEFAULT_CERTIFICATE_CONCURRENCY = 4;
 
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { engine } = options;
-  const store = options.store ?? new MemorySessionStore();
+  const store: SessionStore = options.store ?? new MemorySessionStore();
   // the user at the phone first (certificate-gate.ts); each session's work in order (session-queues.ts)
   const certificates = createCertificateGate(options.certificateConcurrency ?? DEFAULT_CERTIFICATE_CONCURRENCY);
   const yieldToCertificates = (): Promise<void> => certificates.yieldTo();
@@ -195,8 +195,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     await yieldToCertificates();
     const narrate = stepOptions(signRef);
     // The driver stores the signed PDF before the record says completed (a crash in between finishes again).
-    const f = await runDueStep(engine, store, signRef, {
-      only: ['finish'], force: true,
+    const f = await runStepNow(engine, store, signRef, {
+      only: ['finish'],
       stepOptions: {
         onStep: async (step) => {
           await narrate.onStep!(step);
@@ -231,7 +231,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   /** Chain, OCSP, prepare, save point, hash: loaded fresh, saved with compare-and-set (another process may have won). */
   const continueClaimed = async (signRef: string): Promise<void> => {
     // Saved at the save point before the hash call, and after the step (the driver).
-    return moved(await runDueStep(engine, store, signRef, { only: ['continueCertificate'], force: true, stepOptions: stepOptions(signRef) }));
+    return moved(await runStepNow(engine, store, signRef, { only: ['continueCertificate'], stepOptions: stepOptions(signRef) }));
   };
 
   /**
@@ -318,7 +318,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
    */
   const resubmit = async (signRef: string): Promise<void> => {
     // Saved with the call counted before it leaves (compare-and-set: another process resubmitting loses, sends nothing).
-    return moved(await runDueStep(engine, store, signRef, { only: ['submitHash'], force: true, stepOptions: stepOptions(signRef) }));
+    return moved(await runStepNow(engine, store, signRef, { only: ['submitHash'], stepOptions: stepOptions(signRef) }));
   };
 
   const takeOverAfterMs = options.takeOverAfterMs ?? SESSION_POLICY.takeOverIdleMs;
@@ -330,22 +330,22 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /** Candidates for a sweep: the due sessions the store leased to us (an index, shared stores), or every record. */
   const sweepCandidates = async (): Promise<string[]> => {
-    const shared: SessionStore = store;
-    if (!shared.claimDue) return store.list();
-    // a lease as long as the take-over time: a process that dies holding one delays the next by no more than that
-    const { due } = await shared.claimDue({ owner, leaseMs: Math.max(takeOverAfterMs, 1_000), limit: 200 });
+    if (!store.claimDue) return store.list();
+    const { due } = await store.claimDue({ owner, limit: 200 });
     return due.map((d) => d.signRef);
   };
   const sweep = async (): Promise<number> => {
     let n = 0;
     const now = Date.now();
     for (const signRef of await sweepCandidates()) {
-      if (closed) break;
-      if (busyHere(signRef)) continue;
-      const record = await store.get(signRef);
-      if (!record || isSessionEnded(record)) continue;
-      const due = nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: takeOverAfterMs });
-      if (due.at > now) continue;
+      const record = closed || busyHere(signRef) ? undefined : await store.get(signRef);
+      const due = record && !isSessionEnded(record) ? nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: takeOverAfterMs }) : undefined;
+      if (!due || due.at > now) {
+        // Not taken up here (worked on here already, or not due by our take-over time): a lease this process would
+        // hold while dying would keep the others off it for nothing.
+        await store.releaseClaim?.(signRef, owner);
+        continue;
+      }
       n++;
       switch (due.action) {
         case 'continueCertificate': continueLater(signRef); break;

@@ -1,3 +1,4 @@
+import type { SessionAction } from './next-step';
 import type { SessionRecord } from './types';
 
 /**
@@ -27,10 +28,24 @@ export interface SessionStore {
   getSignedDocument?(signRef: string): Promise<Buffer | undefined> | Buffer | undefined;
   /**
    * Stores shared by several processes (PgSessionStore): the sessions whose next step is due, found by an index and
-   * each leased to `owner` for `leaseMs`, so that schedulers in other processes skip them meanwhile. Optional: without
-   * it a sweep reads every record.
+   * each leased to `owner` for `SESSION_POLICY.leaseMs` (the store's, never the caller's), so that schedulers in other
+   * processes skip them meanwhile; a save of the record ends the lease. Optional: without it a sweep reads every record.
    */
-  claimDue?(options: { owner: string; leaseMs?: number; limit?: number }): Promise<{ due: { signRef: string }[] }>;
+  claimDue?(options: { owner: string; limit?: number }): Promise<{ due: { signRef: string }[] }>;
+  /** Give back `owner`'s lease on a session it claimed and does not take up (with {@link claimDue}). */
+  releaseClaim?(signRef: string, owner: string): Promise<boolean>;
+}
+
+/**
+ * A session whose next step is due, as every store's due list gives it (`listDue`, `claimDue`): what to do
+ * (`nextStep`), since when, and the record with its revision for the compare-and-set save.
+ */
+export interface DueSession {
+  signRef: string;
+  action: SessionAction;
+  /** UNIX ms from which it is due. */
+  at: number;
+  record: SessionRecord;
 }
 
 /**

@@ -5,29 +5,36 @@ import { isTemporarySubmitFailure, submitRetryDelayMs } from './policy';
 import { advance } from './transitions';
 import type { SessionRecord, StepOptions, StepResult, SubmitFailure } from './types';
 
-
+/**
+ * How a hash call stands to the calls made before it (the engine verb making the call knows which):
+ * - `countedAtSavePoint`: the save point's record already counts this call (the certificate step sends at once).
+ * - `next`: the record counts every call made; this one is counted (and saved, where the step can) before it leaves.
+ * - `afterInterruption`: the record was found at the save point after an interruption (a scheduler, a replayed
+ *   certificate): a call it does not count may have been made, so "already submitted" means that one got through.
+ */
+export type HashCall = 'countedAtSavePoint' | 'next' | 'afterInterruption';
 
 /**
  * The hash call of a record at the save point (`submitting`). The call is counted in the record
  * (`submitting.attempts`) BEFORE it leaves — saved through `save` when given, so two executions never both make a
- * "first" call and a process that died mid-call leaves a record that knows. `counted`: the record passed in already
- * counts this call (the certificate step's save point did). A refusal of the FIRST call is the service's verdict:
- * the session fails with its code and message. On a resend (an earlier call counted, a temporary failure before,
- * or `mayHaveBeenSent`) a refusal as "already submitted" means an earlier call got through.
+ * "first" call and a process that died mid-call leaves a record that knows. A refusal of the FIRST call is the
+ * service's verdict: the session fails with its code and message. On a resend (an earlier call counted, a temporary
+ * failure before, or `afterInterruption`) a refusal as "already submitted" means an earlier call got through.
  */
-export async function submitHash(ctx: StepContext, record: SessionRecord, counted: boolean, stepOptions: StepOptions | undefined): Promise<StepResult> {
+export async function submitHash(ctx: StepContext, record: SessionRecord, call: HashCall, stepOptions: StepOptions | undefined): Promise<StepResult> {
   const { documentHash } = record.submitting!;
   // Absent (a record saved before calls were counted): it may have been sent, as the old rule assumed.
   const made = record.submitting!.attempts ?? 1;
+  const counted = call === 'countedAtSavePoint';
   const earlier = counted ? made - 1 : made;
   let sending = record;
   if (!counted) {
     const submitting = { documentHash, attempts: earlier + 1 };
     // A new revision only where it is saved now (compare-and-set needs it); else the step's result carries the count.
-    sending = stepOptions?.save ? advance(record, 'countHashCall', { ...record, submitting }) : { ...record, submitting };
+    sending = stepOptions?.save ? advance(record, 'countHashCall', { ...record, submitting }, ctx.clock) : { ...record, submitting };
     if (stepOptions?.save && !(await stepOptions.save(sending))) return { record, duplicate: true };
   }
-  const resubmission = earlier > 0 || record.lastSubmitFailure !== undefined || stepOptions?.mayHaveBeenSent === true;
+  const resubmission = earlier > 0 || record.lastSubmitFailure !== undefined || call === 'afterInterruption';
   try {
     await ctx.config.client.submitDocumentHash(record.state.signRef, {
       documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: record.state.nonce!, domainName: ctx.config.domainName,
@@ -60,12 +67,12 @@ async function submitDeferred(ctx: StepContext, record: SessionRecord, e: Singpa
     code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt,
   };
   await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
-  return { record: advance(record, 'deferHash', { ...record, lastSubmitFailure }) };
+  return { record: advance(record, 'deferHash', { ...record, lastSubmitFailure }, ctx.clock) };
 }
 
 /** The save point's record once its hash is with the service (the prepared state is the saved one). */
 export function hashSubmitted(ctx: Pick<StepContext, 'clock'>, record: SessionRecord): SessionRecord {
   const { submitting, lastSubmitFailure: _failure, ...rest } = record;
-  return advance(record, 'confirmHash', { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, ctx.clock) });
+  return advance(record, 'confirmHash', { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, ctx.clock) }, ctx.clock);
 }
 

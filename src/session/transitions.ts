@@ -1,3 +1,4 @@
+import { epochSeconds, type Clock } from '../clock';
 import { SingpassFlowsError } from '../errors';
 import type { SessionRecord } from './types';
 
@@ -136,14 +137,15 @@ export function withPhase(record: SessionRecord): SessionRecord {
 
 /**
  * The one way a record moves: `verb` from the record's phase must be a row of {@link TRANSITIONS}; `next` is the
- * record's new content (fields only), which must describe the row's target phase. Returns it with that phase and the
- * next revision (compare-and-set in shared stores relies on every change bumping it).
+ * record's new content (fields only), which must describe the row's target phase. Returns it with that phase, the
+ * next revision (compare-and-set in shared stores relies on every change bumping it) and `state.updatedAt` set to
+ * `clock`'s now: every move is a change, and schedulers measure the take-over idle time from the last one.
  */
-export function advance(record: SessionRecord, verb: SessionVerb, next: Omit<SessionRecord, 'phase' | 'revision'>): SessionRecord {
+export function advance(record: SessionRecord, verb: SessionVerb, next: Omit<SessionRecord, 'phase' | 'revision'>, clock: Clock): SessionRecord {
   const from = sessionPhase(record);
   const t = BY_KEY.get(transitionKey({ from, verb }));
   if (!t) throw new SingpassFlowsError('STATE_INVALID', `A signing session that is ${from} cannot ${verb}`, { retryable: false, phase: from, verb });
-  return moved(t, next, record.revision + 1);
+  return moved(t, { ...next, state: { ...next.state, updatedAt: epochSeconds(clock) } }, record.revision + 1);
 }
 
 /** The first record of a session (`start`). */

@@ -280,25 +280,4 @@ export interface StepOptions {
    * the caller's save loses the session: the replayed event would prepare a new hash, which the service refuses.
    */
   save?: (record: SessionRecord) => boolean | Promise<boolean>;
-  /**
-   * Certificate events only: check the certificate and prepare, then return the save point's record (`submitting`
-   * set, nothing sent to the service). For engines that cannot save inside one step (n8n: the record is stored by the
-   * workflow after the node): store the returned record, then call `resumeSubmission(record)` in a later step.
-   */
-  stopAtSavePoint?: boolean;
-  /**
-   * Certificate events only: record the certificate (the claimed record, `isCertificateClaimed`) and return it;
-   * nothing is checked, prepared or sent, and the PDF is not needed yet. For a webhook that must have the event
-   * stored before it answers 200 (the service never resends an acknowledged event): store the returned record with
-   * compare-and-set, answer, then `continueCertificate(record, pdf, { save })`. A replay on the claimed record
-   * returns it unchanged (continue it).
-   */
-  stopAtClaim?: boolean;
-  /**
-   * `resumeSubmission` only: the record was found at the save point after an interruption (a resume schedule, a
-   * restart), so a hash call may have been made that the record does not count (the process died before saving):
-   * a refusal as "already submitted" then means that call got through. Not needed where the step is given `save`
-   * (the attempt is saved before each call) or after a counted attempt.
-   */
-  mayHaveBeenSent?: boolean;
 }

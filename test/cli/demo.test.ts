@@ -40,6 +40,9 @@ describe('singpass-flows demo --cli (the scripted round trip)', () => {
     for (const step of ['sandbox up', 'session', 'scanned', 'webhook: certificate', 'prepareSignature', 'hash submitted', 'approved', 'verifies with node:crypto', 'document timestamp', 'verified: valid=true, level B-LTA']) {
       expect(r.out).toContain(step);
     }
+    // only real problems are problems: what B-LT/B-LTA appended after the signature is named in the notes
+    expect(r.out).toMatch(/verified: valid=true, level B-LTA, 2 signature\(s\)\/timestamp\(s\), notes VALIDATION_DATA_ADDED, DOCUMENT_TIMESTAMP_ADDED$/m);
+    expect(r.out).not.toContain('problems');
     expect(r.out).toMatch(/^OK: session \S+ signed at PAdES B-LTA/m);
     const pdf = readFileSync(file);
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');

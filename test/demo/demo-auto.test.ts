@@ -31,6 +31,9 @@ test('demo --auto signs a sample at B-LTA; pdfsig calls it valid, verify --root 
   expect(first.stdout).toContain('Result: VALID (B-LTA)');
   expect(first.stdout).toMatch(/Signer: .*TAN AH KOW/);
   expect(first.stdout).toMatch(/^OK: tenancy-agreement\.pdf signed at PAdES B-LTA/m);
+  // a valid B-LTA has no problems; what was appended after the signature is said in the notes
+  expect(first.stdout).not.toContain('Problems');
+  expect(first.stdout).toContain('Notes: VALIDATION_DATA_ADDED, DOCUMENT_TIMESTAMP_ADDED');
   expect(path.dirname(first.file)).toBe(signedDir);
 
   const root = readFileSync(path.join(signedDir, 'sandbox-root-ca.pem'), 'utf8');

@@ -127,6 +127,9 @@ test('approve: same challenge code on both pages, live progress, signed PDF vali
   expect(text).toContain('Document timestamp');
   expect(text).toMatch(/Revocation data\s*embedded: an OCSP answer for every certificate/);
   expect(text).toMatch(/\d+ certificates,\s*\d+ OCSP responses/);
+  // what B-LT/B-LTA appended after the signature is a note in plain words, not a problem
+  expect(text).not.toContain('Problems');
+  expect(text).toContain('This is what B-LTA means; it does not change what was signed.');
   expect(await reportPage.locator('.signer').first().textContent()).toContain('TAN AH KOW');
   await shot(reportPage, 'approve-5-report');
 }, 240_000);

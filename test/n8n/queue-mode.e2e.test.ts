@@ -3,30 +3,35 @@
  * `n8n webhook` process, two `n8n worker` processes, the package installed in every process's user folder, binary
  * data in n8n's database mode, session records in PostgreSQL through the Session Record nodes' PostgreSQL store.
  * The signing sandbox (`singpass-flows sandbox`, its own process) calls the webhook process through a small relay in
- * this test (it can hand one delivery to two n8n processes at once); signed PDFs are POSTed to a receiver here and
- * checked with qpdf and pdfsig. Everything is started and stopped by this file, on 127.0.0.1.
+ * this test (it can hand one delivery to two n8n processes at once). The workflow is the shipped queue-mode sample
+ * (flows/n8n/document-signing-queue-mode.json): its FTP node uploads each signed PDF to an SFTP server (Debian's
+ * openssh-server, chrooted account), where the test reads it and checks it with qpdf, pdfsig and the package's own
+ * `singpass-flows verify` against the sandbox's root. Everything is started and stopped by this file, on 127.0.0.1.
  *
  * Faults: a worker SIGKILLed mid-session (before the hash got through; after it got through, before the answer),
  * one certificate delivery raced through two processes, the same delivery again while the first execution waits at the
  * save point, Redis restarted (empty) and PostgreSQL restarted while
- * sessions are in flight. What must hold: a session completes or ends with a recorded reason, never silently lost,
- * never a second hash.
+ * sessions are in flight, the SFTP server down when a signed PDF is to be stored. What must hold: a session completes
+ * or ends with a recorded reason, never silently lost, never a second hash; a signed PDF the server could not take
+ * stays in the session store.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fixture } from '../fixtures/pdfs';
 import { createN8nQueue, installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
 import { hasPostgres } from '../helpers/postgres';
 import { hasRedis } from '../helpers/redis';
+import { hasSshd, startSftpServer, type SftpServer } from '../helpers/sftp';
 import { startDeliveryRelay, type DeliveryRelay } from './delivery-relay';
 import { importQueueSample, type Workflow } from './queue-workflow';
 import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
 
 const installDir = n8nInstallDir();
-const ready = !!installDir && hasPostgres() && hasRedis();
-if (!ready && process.env.CI) throw new Error('queue-mode e2e needs n8n (scripts/install-n8n.sh), postgresql and redis-server');
+const ready = !!installDir && hasPostgres() && hasRedis() && hasSshd();
+if (!ready && process.env.CI) throw new Error('queue-mode e2e needs n8n (scripts/install-n8n.sh), postgresql, redis-server and openssh-server');
 const describeQueue = ready ? describe : describe.skip;
 
 const RESUME_EVERY_S = 2;
@@ -38,7 +43,7 @@ interface StoredRecord {
   found: boolean;
   status?: string;
   revision?: number;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; serviceCode?: string };
   record?: { submitting?: { documentHash: string }; state: { status: string } };
 }
 
@@ -48,6 +53,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
   let signingDir: string;
   let relay: DeliveryRelay;
   let workflow: Workflow;
+  let sftp: SftpServer;
 
   beforeAll(async () => {
     const tarball = await packTarball();
@@ -58,7 +64,8 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
       '--client-id', 'n8n-dsap', '--jwks-url', `${q.webhookUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
       '--webhook-retry-delay-ms', '1000', '--session-ttl', String(SESSION_TTL_S),
     ]);
-    workflow = await importQueueSample(q, { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed`, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S });
+    sftp = await startSftpServer();
+    workflow = await importQueueSample(q, { signingUrl: signing.baseUrl, sftp, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S });
     await q.start();
     expect(q.log()).not.toMatch(/Error loading package|Unrecognized node type/);
   }, 900_000);
@@ -67,6 +74,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     await signing?.stop();
     await relay?.close();
     await q?.stop();
+    await sftp?.stop();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
     fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
   }, 120_000);
@@ -105,22 +113,44 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     return r?.found && statuses.includes(r.status!) ? r : undefined;
   };
 
-  /** Completed, its signed PDF delivered once, qpdf- and pdfsig-valid (B-LTA: one user signature, then the document timestamp). */
-  async function expectSignedOnce(signRef: string): Promise<void> {
-    await waitFor(`${signRef} completed and its signed PDF delivered`, async () => ((await statusIs(signRef, 'completed')()) && relay.signed.has(signRef) ? true : undefined));
-    const pdfs = relay.signed.get(signRef)!;
-    expect(pdfs).toHaveLength(1);
-    const file = path.join(os.tmpdir(), `spfl-queue-${signRef}.pdf`);
-    fs.writeFileSync(file, pdfs[0]);
+  /**
+   * The signed PDF as the SFTP server holds it, once it is whole: the file is written in place by n8n's FTP node, so
+   * a read during the upload would see part of it (the same size twice, 300 ms apart, ending in %%EOF).
+   */
+  async function signedOnServer(signRef: string): Promise<Buffer | undefined> {
+    const file = path.join(sftp.localDir, `${signRef}-signed.pdf`);
+    if (!fs.existsSync(file)) return undefined;
+    const size = fs.statSync(file).size;
+    await sleep(300);
+    const pdf = fs.readFileSync(file);
+    return pdf.length === size && /%%EOF\s*$/.test(pdf.subarray(-32).toString('latin1')) ? pdf : undefined;
+  }
+
+  /** SFTP logins so far: each one is an upload by the workflow (nothing else logs in). */
+  const sftpLogins = () => (sftp.log().match(/Accepted publickey for /g) ?? []).length;
+
+  /** One user signature (valid, the sandbox user's), per pdfsig; the package's verify with the sandbox root: `level`. */
+  async function expectValidSigned(pdf: Buffer, label: string, level: string): Promise<void> {
+    const file = path.join(os.tmpdir(), `spfl-queue-${label}.pdf`);
+    fs.writeFileSync(file, pdf);
     try {
       execFileSync('qpdf', ['--check', file], { stdio: 'pipe' });
       const pdfsig = execFileSync('pdfsig', [file], { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
       const signatures = pdfsig.split(/^Signature #\d+:$/m).slice(1);
       expect(signatures.filter((s) => /Signature Type: ETSI\.CAdES\.detached/.test(s) && /Signature Validation: Signature is Valid/.test(s))).toHaveLength(1);
       expect(pdfsig).toMatch(/Signer full Distinguished Name: serialNumber=S1234567D,/);
+      const cli = path.join(installedPackageDir(q.userFolder('main')), 'dist', 'cli', 'index.js');
+      const report = JSON.parse(execFileSync(process.execPath, [cli, 'verify', file, '--root', path.join(signingDir, 'root-ca.pem'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] }).toString()) as { valid: boolean; level: string };
+      expect({ valid: report.valid, level: report.level }).toEqual({ valid: true, level });
     } finally {
       fs.rmSync(file, { force: true });
     }
+  }
+
+  /** Completed, its signed PDF on the SFTP server, valid B-LTA (one user signature, then the document timestamp). */
+  async function expectSignedOnServer(signRef: string): Promise<void> {
+    const pdf = await waitFor(`${signRef} completed and its signed PDF on the SFTP server`, async () => ((await statusIs(signRef, 'completed')()) ? signedOnServer(signRef) : undefined));
+    await expectValidSigned(pdf, signRef, 'B-LTA');
   }
 
   /**
@@ -149,20 +179,24 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     }, 30_000);
   }
 
-  it('signs a PDF end to end: upload on the webhook process, events run on the workers, record in PostgreSQL, one hash, a valid PDF', async () => {
-    const refs = await Promise.all([startSession(), startSession(), startSession()]);
+  it('signs a PDF end to end: upload on the webhook process, events run on the workers, record in PostgreSQL, one hash, a valid PDF on the SFTP server', async () => {
+    const logins = sftpLogins();
+    const refs = await Promise.all([startSession(), startSession(), startSession(), startSession()]);
     for (const ref of refs) await signing.phone('scan', { sign_ref: ref, user: 'p256' });
     for (const ref of refs) {
       await waitFor(`${ref} hash submitted`, statusIs(ref, 'hash_submitted'));
       await signing.phone('approve', { sign_ref: ref });
     }
     for (const ref of refs) {
-      await expectSignedOnce(ref);
+      await expectSignedOnServer(ref);
       await expectOneHash(ref);
     }
     // the work was spread over the processes of queue mode
     expect(q.log('webhook')).toMatch(/Enqueued execution \d+/);
     for (let w = 0; w < q.workers; w++) expect(q.log(`worker${w}`)).toMatch(/Worker started execution \d+/);
+    // one upload per session, whichever worker ran it: every file on the one server, nothing else there
+    expect(sftpLogins() - logins).toBe(refs.length);
+    expect(fs.readdirSync(sftp.localDir).filter((f) => refs.some((r) => f.startsWith(r))).sort()).toEqual(refs.map((r) => `${r}-signed.pdf`).sort());
   }, 600_000);
 
   it('a worker SIGKILLed after the certificate, before the hash got through: the schedule resubmits the saved hash once, the session completes', async () => {
@@ -187,7 +221,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     await q.startWorker(killed);
     await waitFor('the resumed hash', statusIs(ref, 'hash_submitted'));
     await signing.phone('approve', { sign_ref: ref });
-    await expectSignedOnce(ref);
+    await expectSignedOnServer(ref);
     await expectOneHash(ref, savedHash);
   }, 600_000);
 
@@ -209,7 +243,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     await q.startWorker(killed);
     await waitFor('the session recorded as submitted', statusIs(ref, 'hash_submitted'));
     await signing.phone('approve', { sign_ref: ref });
-    await expectSignedOnce(ref);
+    await expectSignedOnServer(ref);
     await expectOneHash(ref, savedHash);
   }, 600_000);
 
@@ -221,7 +255,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     // both processes answer 200; the store keeps the event once, so only one of them starts an execution
     expect(relay.deliveries.find((d) => d.signRef === ref && d.type === 'user_cert')?.statuses).toEqual([200, 200]);
     await signing.phone('approve', { sign_ref: ref });
-    await expectSignedOnce(ref);
+    await expectSignedOnServer(ref);
     await expectOneHash(ref);
   }, 600_000);
 
@@ -243,7 +277,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
       await signing.faults({ reset: true });
     }
     await signing.phone('approve', { sign_ref: ref });
-    await expectSignedOnce(ref);
+    await expectSignedOnServer(ref);
     await expectOneHash(ref);
     // completed, not failed: had the second execution sent the hash as a FIRST call, the service's "already
     // submitted" would have failed the session. (The service may log more than one call of the same hash: the resume
@@ -272,8 +306,80 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     await waitFor('the session recorded as submitted', statusIs(ref, 'hash_submitted'));
     expect(relay.deliveries.filter((d) => d.signRef === ref && d.type === 'user_cert')).toHaveLength(1);
     await signing.phone('approve', { sign_ref: ref });
-    await expectSignedOnce(ref);
+    await expectSignedOnServer(ref);
     await expectOneHash(ref);
+  }, 600_000);
+
+  /**
+   * The SFTP server down while signed PDFs are to be stored. sshd is stopped and its port held by a listener that
+   * counts connections and closes each at once (what an SFTP client meets when the server behind the address is gone),
+   * so the test sees every try of the FTP node's Retry On Fail (5 tries, 5 s apart).
+   */
+  async function sftpDown(): Promise<{ attempts: () => number; up: () => Promise<void> }> {
+    await sftp.halt();
+    let attempts = 0;
+    const gone = net.createServer((c) => { attempts++; c.destroy(); });
+    await new Promise<void>((resolve, reject) => { gone.once('error', reject); gone.listen(sftp.port, '127.0.0.1', resolve); });
+    let isUp = false;
+    return {
+      attempts: () => attempts,
+      async up() {
+        if (isUp) return;
+        isUp = true;
+        await new Promise<void>((r) => gone.close(() => r()));
+        await sftp.start();
+      },
+    };
+  }
+
+  /** n8n's own Retry of a failed execution (what *Executions → Retry* in the editor calls), as the instance's owner. */
+  let ownerCookie: string | undefined;
+  async function retryExecution(id: number): Promise<void> {
+    const headers = { 'content-type': 'application/json', 'browser-id': 'spfl-queue-e2e' };
+    if (!ownerCookie) {
+      // a throwaway instance: its owner is made here, the password is no secret
+      const setup = await fetch(`${q.mainUrl}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify({ email: 'owner@example.sg', firstName: 'Test', lastName: 'Owner', password: 'Queue-e2e-0wner' }) });
+      if (!setup.ok) throw new Error(`owner set-up answered ${setup.status}: ${await setup.text()}`);
+      ownerCookie = setup.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    }
+    const res = await fetch(`${q.mainUrl}/rest/executions/${id}/retry`, { method: 'POST', headers: { ...headers, cookie: ownerCookie }, body: JSON.stringify({ loadWorkflow: false }) });
+    if (!res.ok) throw new Error(`retry of execution ${id} answered ${res.status}: ${await res.text()}`);
+  }
+
+  it('the SFTP server down when a signed PDF is to be stored: past the FTP node\'s 5 tries the execution fails, the session is completed and the store keeps its B-T signed PDF (n8n\'s Retry of that execution stores the B-LTA PDF later); a server back within the tries gets the B-LTA PDF', async () => {
+    const [lost, late] = await Promise.all([startSession(), startSession()]);
+    for (const ref of [lost, late]) await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+    for (const ref of [lost, late]) await waitFor(`${ref} hash submitted`, statusIs(ref, 'hash_submitted'));
+    const failedBefore = new Set((await q.executions(workflow.id)).filter((e) => e.status === 'error').map((e) => e.id));
+    const down = await sftpDown();
+    let failed: { id: number };
+    try {
+      // down for good (as far as this execution can tell): every try refused, the execution fails
+      await signing.phone('approve', { sign_ref: lost });
+      await waitFor(`${lost} completed`, statusIs(lost, 'completed'));
+      failed = await waitFor('the storing execution failed', async () => (await q.executions(workflow.id)).find((e) => e.status === 'error' && !failedBefore.has(e.id)));
+      expect(down.attempts()).toBe(5);
+      expect(await signedOnServer(lost)).toBeUndefined();
+      // not lost: the record says completed and the session store holds the signed PDF Run Due Step stored (B-T),
+      // until Clean Up Ended Sessions (7 days)
+      expect((await stored(lost))?.status).toBe('completed');
+      const b64 = await q.postgres.sql(`SELECT encode(pdf, 'base64') FROM singpass_sign_signed_documents WHERE sign_ref = '${lost}'`, q.sessionDb.database);
+      await expectValidSigned(Buffer.from(b64.replace(/\s/g, ''), 'base64'), `${lost}-store`, 'B-T');
+
+      // down for a moment: back after the first refused try, the FTP node's next try stores the B-LTA PDF
+      const before = down.attempts();
+      await signing.phone('approve', { sign_ref: late });
+      await waitFor('a refused try to store it', () => (down.attempts() > before ? true : undefined));
+      await down.up();
+    } finally {
+      await down.up();
+    }
+    await expectSignedOnServer(late);
+    // the failed execution kept the B-LTA PDF in its data: n8n's Retry, the server back, uploads it
+    await retryExecution(failed.id);
+    await expectSignedOnServer(lost);
+    await expectOneHash(lost);
+    await expectOneHash(late);
   }, 600_000);
 
   /** Sessions in flight across an outage: each completes (valid PDF) or ends with a recorded reason; never two hashes. */
@@ -292,16 +398,19 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
         if (r.status === 'hash_submitted' && !approved.has(ref)) {
           await signing.phone('approve', { sign_ref: ref }).then(() => approved.add(ref), () => undefined);
         }
-        if (r.status === 'completed' && relay.signed.has(ref)) outcome[ref] = 'completed';
+        if (r.status === 'completed' && await signedOnServer(ref)) outcome[ref] = 'completed';
         if (r.status === 'failed' || r.status === 'expired') {
-          expect(r.error).toEqual({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
+          // our code and message; the service's own code beside them when the service gave the reason
+          const { serviceCode, ...ours } = r.error!;
+          expect(ours).toEqual({ code: expect.stringMatching(/^[A-Z_]+$/), message: expect.any(String) });
+          if (serviceCode !== undefined) expect(serviceCode).toMatch(/^[A-Z_]+$/);
           outcome[ref] = `${r.status}: ${r.error!.code}`;
         }
       }
       return refs.every((ref) => outcome[ref]) ? true : undefined;
     }, (SESSION_TTL_S + 120 + 60) * 1000);
     for (const ref of refs) {
-      if (outcome[ref] === 'completed') await expectSignedOnce(ref);
+      if (outcome[ref] === 'completed') await expectSignedOnServer(ref);
       await expectOneHash(ref, undefined, outcome[ref] !== 'completed');
       // what happened to a session that did not complete: its deliveries as n8n answered them, and n8n's errors
       if (outcome[ref] !== 'completed') {

@@ -1,8 +1,7 @@
 /**
- * The sample signing workflow as a queue-mode installation runs it, built from flows/n8n/document-signing.json as
- * docs/n8n-queue-mode.md tells a user to change it: every Session Record node on the PostgreSQL store (one
- * credential), and the signed PDF delivered over HTTP (a document system every worker reaches) instead of a file on
- * whichever worker ran the execution. Plus a test-only probe workflow that reads a session record through the same
+ * The sample signing workflow as a queue-mode installation runs it: flows/n8n/document-signing-queue-mode.json
+ * (generated from document-signing.json by scripts/make-n8n-queue-sample.js), every Session Record node and the
+ * trigger on the PostgreSQL store (one credential), the signed PDF uploaded to an SFTP server by n8n's FTP node. Plus a test-only probe workflow that reads a session record through the same
  * Load Session Record node, so the tests look at the store the way the workflow does, over HTTP.
  */
 import * as fs from 'node:fs';
@@ -14,7 +13,11 @@ import { REPO_ROOT } from '../helpers/repo';
 import { uploadKeyCredential } from './real-n8n';
 
 export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL)' };
-const SAMPLE = path.join(REPO_ROOT, 'flows/n8n/document-signing.json');
+/** The sample's SFTP credential (scripts/make-n8n-queue-sample.js names it). */
+const SFTP_CREDENTIAL = { id: 'spflSftpSigned01', name: 'SFTP (signed PDFs)' };
+/** What n8n's SFTP credential takes: the account the signed PDFs are uploaded with. */
+export interface SftpAccount { host: string; port: number; username: string; privateKey: string }
+const QUEUE_SAMPLE = path.join(REPO_ROOT, 'flows/n8n/document-signing-queue-mode.json');
 const PKG = '@singpass-flows/n8n-nodes-singpass';
 
 interface WfNode {
@@ -36,55 +39,44 @@ export interface Workflow {
 }
 
 export interface QueueWorkflowOptions {
-  /** Where the signed PDFs go: `POST <url>/<signRef>` with the PDF as the body. */
-  signedPdfUrl: string;
   /** Resume schedule interval (s) and how long a step in progress is left alone (s). */
   resumeEverySeconds: number;
   idleSeconds: number;
   /** The DSAP's keys (default: new ones), e.g. to publish their public set elsewhere than the key-set workflow. */
   dsapKeys?: ClientKeys;
+  /**
+   * Instead of the sample's SFTP upload, `POST <url>/<signRef>` with the signed PDF (an HTTP Request node): for the
+   * bench, which counts every delivery of a signed PDF (a second upload over SFTP would overwrite the first unseen).
+   */
+  signedPdfUrl?: string;
 }
 
+/**
+ * The shipped queue-mode sample as a user imports it; only the resume schedule's interval is the test's (seconds, not
+ * 30 s). The SFTP upload's path is the sample's own (`/signed/…`): the test's server chroots its account there.
+ */
 export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
-  const wf = JSON.parse(fs.readFileSync(SAMPLE, 'utf8')) as Workflow;
-  let records = 0;
+  const wf = JSON.parse(fs.readFileSync(QUEUE_SAMPLE, 'utf8')) as Workflow;
   for (const n of wf.nodes) {
     const p = n.parameters;
-    if (n.type === `${PKG}.singpassSign` && p.resource === 'sessionRecord') {
-      records++;
-      p.store = 'postgres';
-      delete p.folder;
-      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
-    }
-    // the trigger checks each delivery against its stored session before answering: in the webhook process, so PostgreSQL
-    if (n.type === `${PKG}.singpassSignTrigger`) {
-      p.recordStore = 'postgres';
-      delete p.recordFolder;
-      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
-    }
     if (n.type === 'n8n-nodes-base.scheduleTrigger') {
       const rule = p.rule as { interval: Array<Record<string, unknown>> };
       if (rule.interval[0].field === 'seconds') rule.interval[0].secondsInterval = o.resumeEverySeconds;
     }
-    if (n.type === 'n8n-nodes-base.readWriteFile' && p.operation === 'write') {
-      const signRefExpr = String(p.fileName).match(/\{\{(.*?)\}\}/)?.[1];
-      if (!signRefExpr) throw new Error(`cannot find the signRef expression in ${n.name}'s file name ${String(p.fileName)}`);
+    if (o.signedPdfUrl && n.type === 'n8n-nodes-base.ftp') {
+      const signRefExpr = String(p.path).match(/\{\{(.*?)\}\}/)?.[1];
+      if (!signRefExpr) throw new Error(`cannot find the signRef expression in ${n.name}'s path ${String(p.path)}`);
       Object.assign(n, {
         type: 'n8n-nodes-base.httpRequest',
         typeVersion: 4.2,
-        parameters: {
-          method: 'POST',
-          url: `=${o.signedPdfUrl}/{{${signRefExpr}}}`,
-          sendBody: true,
-          contentType: 'binaryData',
-          inputDataFieldName: String(p.dataPropertyName ?? 'data'),
-          options: {},
-        },
+        parameters: { method: 'POST', url: `=${o.signedPdfUrl}/{{${signRefExpr}}}`, sendBody: true, contentType: 'binaryData', inputDataFieldName: String(p.binaryPropertyName ?? 'data'), options: {} },
       });
+      delete n.credentials;
     }
   }
-  if (records < 3) throw new Error(`the sample has ${records} Session Record nodes: not the workflow this test knows`);
-  if (wf.nodes.some((n) => n.type === 'n8n-nodes-base.readWriteFile')) throw new Error('the sample still writes files');
+  const records = wf.nodes.filter((n) => n.type === `${PKG}.singpassSign` && n.parameters.resource === 'sessionRecord');
+  if (records.length < 3 || records.some((n) => n.parameters.store !== 'postgres')) throw new Error('the queue sample does not keep every record in PostgreSQL');
+  if (!o.signedPdfUrl && !wf.nodes.some((n) => n.type === 'n8n-nodes-base.ftp' && n.parameters.protocol === 'sftp')) throw new Error('the queue sample does not upload over SFTP');
   return wf;
 }
 
@@ -118,10 +110,10 @@ export function probeWorkflow(): Workflow {
 
 /**
  * Into a queue-mode n8n (before start): the credentials (Singpass Sign API on `signingUrl`, the notification-token
- * secret, the PostgreSQL store on the helper's session database with `idleSeconds`), the queue version of the signing
+ * secret, the PostgreSQL store on the helper's session database with `idleSeconds`, SFTP on `sftp`), the queue version of the signing
  * sample, the key-set sample and the probe, all published; their webhooks registered for the start-up check.
  */
-export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & { signingUrl: string }): Promise<Workflow> {
+export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & { signingUrl: string; sftp?: SftpAccount }): Promise<Workflow> {
   const dsap = o.dsapKeys ?? await generateClientKeys();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
   try {
@@ -129,9 +121,11 @@ export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & {
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: o.signingUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       { ...PG_CREDENTIAL, type: 'singpassSessionStorePostgresApi', data: { ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds } },
+      ...(o.sftp ? [{ ...SFTP_CREDENTIAL, type: 'sftp', data: { host: o.sftp.host, port: o.sftp.port, username: o.sftp.username, password: '', privateKey: o.sftp.privateKey, passphrase: '' } }] : []),
       uploadKeyCredential(),
     ]));
     await q.cli(['import:credentials', `--input=${path.join(dir, 'credentials.json')}`]);
+    if (!o.sftp && !o.signedPdfUrl) throw new Error('the signed PDFs need somewhere to go: sftp or signedPdfUrl');
     const signing = queueSigningWorkflow(o);
     const keySet = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'flows/n8n/key-set-endpoint.json'), 'utf8')) as Workflow;
     for (const wf of [signing, keySet, probeWorkflow()]) {
@@ -141,7 +135,9 @@ export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & {
       await q.cli(['publish:workflow', `--id=${wf.id}`]);
       for (const n of wf.nodes) {
         const p = n.parameters as { path?: unknown; httpMethod?: string };
-        if (typeof p.path === 'string') q.webhooks.push({ path: p.path, method: p.httpMethod ?? (n.type.endsWith('Trigger') ? 'POST' : 'GET') });
+        // webhook nodes only: the FTP node's `path` is a file on the SFTP server
+        const isWebhook = n.type === 'n8n-nodes-base.webhook' || n.type.endsWith('Trigger');
+        if (isWebhook && typeof p.path === 'string') q.webhooks.push({ path: p.path, method: p.httpMethod ?? (n.type.endsWith('Trigger') ? 'POST' : 'GET') });
       }
     }
     return signing;

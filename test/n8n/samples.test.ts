@@ -1,9 +1,13 @@
 /**
  * The sample workflows as files (no n8n needed): they name node types as a real community-package install does, and
- * can all be published side by side (n8n refuses to activate a second workflow on a webhook path already taken).
+ * can all be published side by side (n8n refuses to activate a second workflow on a webhook path already taken) — but
+ * for the queue-mode variant of the signing sample, which takes the one-instance sample's place.
  */
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import pkg from '../../package.json';
 
 interface Workflow {
@@ -18,7 +22,7 @@ const ourNodeTypes = pkg.n8n.nodes.map((p) => path.basename(p, '.node.js')).map(
 describe('flows/n8n sample workflows', () => {
   it('are the ones docs/n8n.md and the README name, each in a line', () => {
     const files = samples.map((s) => s.file).sort();
-    expect(files).toEqual(['company-signing.json', 'corppass-login.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json', 'two-signers.json']);
+    expect(files).toEqual(['company-signing.json', 'corppass-login.json', 'document-signing-queue-mode.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json', 'two-signers.json']);
     const docs = fs.readFileSync(path.join(__dirname, '../../docs/n8n.md'), 'utf8');
     const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
     for (const f of files) {
@@ -54,6 +58,29 @@ describe('flows/n8n sample workflows', () => {
     expect(b.get('Sign for the Company')!.parameters.httpMethod).toBe('POST');
   });
 
+  it('document-signing-queue-mode.json is byte for byte what scripts/make-n8n-queue-sample.js makes of document-signing.json', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-queue-sample-'));
+    try {
+      const out = path.join(dir, 'q.json');
+      await promisify(execFile)(process.execPath, [path.join(__dirname, '../../scripts/make-n8n-queue-sample.js'), '--out', out]);
+      const committed = fs.readFileSync(path.join(DIR, 'document-signing-queue-mode.json'), 'utf8');
+      if (fs.readFileSync(out, 'utf8') !== committed) throw new Error('flows/n8n/document-signing-queue-mode.json is stale: run node scripts/make-n8n-queue-sample.js');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('document-signing-queue-mode.json keeps nothing on one process\'s disk: records and kept events in PostgreSQL, the signed PDF over SFTP', () => {
+    const wf = samples.find((x) => x.file === 'document-signing-queue-mode.json')!.wf;
+    const ours = wf.nodes.filter((n) => ourNodeTypes.includes(n.type));
+    for (const n of ours.filter((x) => x.parameters.resource === 'sessionRecord')) expect([n.name, n.parameters.store, n.parameters.folder]).toEqual([n.name, 'postgres', undefined]);
+    expect(ours.find((n) => n.type.endsWith('singpassSignTrigger'))!.parameters).toMatchObject({ recordStore: 'postgres' });
+    expect(wf.nodes.filter((n) => n.type === 'n8n-nodes-base.readWriteFile')).toEqual([]);
+    const upload = wf.nodes.find((n) => n.type === 'n8n-nodes-base.ftp')!;
+    expect(upload.parameters).toMatchObject({ protocol: 'sftp', operation: 'upload', path: '=/signed/{{ $json.signRef }}-signed.pdf', binaryPropertyName: 'data' });
+    expect(wf.connections['Verify Signed PDF'].main[0].map((c) => c.node)).toEqual([upload.name]);
+  });
+
   it.each(samples)('$file has an id (n8n import:workflow needs one) and only node types a real install has', ({ wf }) => {
     expect(wf.id).toMatch(/^[A-Za-z0-9]{16}$/);
     for (const node of wf.nodes) {
@@ -62,8 +89,8 @@ describe('flows/n8n sample workflows', () => {
     expect(wf.nodes.some((n) => ourNodeTypes.includes(n.type))).toBe(true);
   });
 
-  it('never register the same webhook path twice, so all can be active at once', () => {
-    const paths = samples.flatMap(({ wf }) => wf.nodes.filter((n) => typeof n.parameters.path === 'string').map((n) => n.parameters.path!));
+  it('never register the same webhook path twice, so all can be active at once (the queue-mode variant instead of the signing sample)', () => {
+    const paths = samples.filter((s) => s.file !== 'document-signing-queue-mode.json').flatMap(({ wf }) => wf.nodes.filter((n) => typeof n.parameters.path === 'string').map((n) => n.parameters.path!));
     expect(paths.length).toBeGreaterThanOrEqual(9);
     expect(new Set(paths).size).toBe(paths.length);
   });

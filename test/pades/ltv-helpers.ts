@@ -6,7 +6,11 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { signDigest } from '../../sandbox/phone';
 import { addDocumentTimestamp, timestampSignature } from '../../src/pades/doc-timestamp';
 import { finalizeSignature, prepareSignature } from '../../src/pades';
+import { findPage } from '../../src/pades/acroform';
 import { addValidationData } from '../../src/pades/ltv';
+import { PdfDict, PdfStream } from '../../src/pades/pdf/objects';
+import { PdfReader } from '../../src/pades/pdf/reader';
+import { IncrementalUpdate } from '../../src/pades/pdf/writer';
 import type { PadesLevel } from '../../src/pades/verify';
 
 export const run = promisify(execFile);
@@ -37,4 +41,21 @@ export async function signToLevel(pdf: Buffer, signer: Signer, level: PadesLevel
   if (level === 'B-LT') return stages;
   stages.blta = await addDocumentTimestamp(stages.blt, { tsaUrl: opts.tsaUrl });
   return stages;
+}
+
+/** One incremental update made with `edit`, appended to `pdf` (as another tool would append it). */
+export function appendUpdate(pdf: Buffer, edit: (reader: PdfReader, update: IncrementalUpdate) => void): Buffer {
+  const reader = PdfReader.open(pdf);
+  const update = new IncrementalUpdate(reader);
+  edit(reader, update);
+  return Buffer.concat([pdf, update.build().bytes]);
+}
+
+/** Page 1 now draws other words: a new content stream in place of the signed one, appended after signing. */
+export function changePageContent(pdf: Buffer): Buffer {
+  return appendUpdate(pdf, (reader, update) => {
+    const page = findPage(reader, 1);
+    const content = update.add(new PdfStream(new PdfDict(), Buffer.from('BT /F1 18 Tf 72 700 Td (Amount due: 1,000,000 SGD) Tj ET', 'latin1')));
+    update.replace(page.ref, page.dict.clone().set('Contents', content));
+  });
 }

@@ -50,7 +50,7 @@ describe('verifyPdfSignatures levels', () => {
     expect(sig!.integrity.coversWholeFile).toBe(false);
     expect(sig!.integrity.bytesAfter).toBe(stages.blta!.length - stages.bt!.length);
     expect(dts!.type).toBe('docTimestamp');
-    expect(dts!.integrity).toEqual({ digestMatches: true, signatureValid: true, coversWholeFile: true, bytesAfter: 0 });
+    expect(dts!.integrity).toEqual({ digestMatches: true, signatureValid: true, coversWholeFile: true, bytesAfter: 0, changedAfterSigning: false });
     expect(dts!.signer!.subject).toContain('Time Stamping');
     expect(report.dss.ocsps).toBe(3);
   });

@@ -3,7 +3,7 @@
  * compare-and-set — over a MemorySessionStore and the engine's fakes (engine-fakes.ts: scripted signing client, test
  * PKI in process, a clock the test moves).
  */
-import { MemorySessionStore, recordEvent, runDueStep, type SessionRecord } from '../../src/session';
+import { MemorySessionStore, recordEvent, runDueStep, runStepNow, type SessionRecord } from '../../src/session';
 import {
   atSavePoint, certificateDelivery, expectStop, loadFakes, pdf, SESSION_SECONDS, setup, signatureDelivery, signaturesIn, started, hashSubmitted, type Setup,
 } from './engine-fakes';
@@ -20,7 +20,7 @@ async function stored(record: SessionRecord): Promise<MemorySessionStore> {
 
 async function claimed(t: Setup): Promise<SessionRecord> {
   const s = await started(t);
-  return (await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtClaim: true })).record;
+  return (await t.engine.recordDelivery(s, certificateDelivery(s, undefined, t))).record;
 }
 
 describe('runDueStep', () => {
@@ -80,7 +80,7 @@ describe('runDueStep', () => {
     expect((await signaturesIn(r.pdf!, t)).signatures).toHaveLength(1);
   });
 
-  it('finishing failing temporarily → the deferred record saved, not due before retryAt; force runs it anyway', async () => {
+  it('finishing failing temporarily → the deferred record saved, not due before retryAt; runStepNow runs it anyway', async () => {
     const t = setup();
     const h = await hashSubmitted(t);
     const sig = (await t.engine.applyDelivery(h, signatureDelivery(h), pdf)).record;
@@ -91,7 +91,7 @@ describe('runDueStep', () => {
     expect(store.get(sig.state.signRef)!.lastFinishFailure).toMatchObject({ stage: 'embed', attempts: 1 });
     expect((await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now })).action).toBe('none');
     t.net.failNext('tsa', 0);
-    const again = await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now, force: true });
+    const again = await runStepNow(t.engine, store, sig.state.signRef, { now: t.clock.now });
     expectStop(again.record!, 'completed');
   });
 

@@ -281,7 +281,7 @@ export async function started(t: Setup, level: SessionRecord['request']['level']
 /** Prepared and saved, nothing sent (attempts 0). */
 export async function atSavePoint(t: Setup, level?: SessionRecord['request']['level']): Promise<SessionRecord> {
   const s = await started(t, level);
-  const r = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtSavePoint: true });
+  const r = await t.engine.prepareCertificate(s, certificateDelivery(s, undefined, t), pdf);
   expect(isAtSavePoint(r.record)).toBe(true);
   return r.record;
 }

@@ -8,6 +8,8 @@
  * engine-fakes.ts.
  */
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
 import { generateClientKeys, loadSigningKey } from '../../src/keys';
 import { SigningApiClient, type CertificateEvent, type DocumentHashInput } from '../../src/sign';
@@ -56,12 +58,12 @@ describe('start and the certificate step', () => {
     expect(t.client.hashCalls).toEqual([]);
   });
 
-  it('certificate with stopAtClaim → certificateClaimed (nothing checked or sent) → continueCertificate → atSavePoint (saved, attempts 1) → hashSubmitted', async () => {
+  it('recordDelivery: certificate → certificateClaimed (nothing checked or sent) → continueCertificate → atSavePoint (saved, attempts 1) → hashSubmitted', async () => {
     const t = setup();
     const s = await started(t);
     t.clock.advance(5000);
     const delivery = certificateDelivery(s, undefined, t);
-    const claimed = await t.engine.applyDelivery(s, delivery, pdf, t.opts({ stopAtClaim: true }));
+    const claimed = await t.engine.recordDelivery(s, delivery, t.opts());
     expect(claimed.duplicate).toBeUndefined();
     const next = expectStop(claimed.record, 'certificateClaimed');
     expect(next.at).toBe(t.clock.now); // idle 0: due at once
@@ -96,12 +98,12 @@ describe('start and the certificate step', () => {
     expect(t.net.requests.ocsp).toBe(1); // the user's certificate, before any hash
   });
 
-  it('the certificate event replayed on a claimed record: with stopAtClaim → the same claim; with save → continued like continueCertificate', async () => {
+  it('the certificate event replayed on a claimed record: recordDelivery → the same claim; with save → continued like continueCertificate', async () => {
     const t = setup();
     const s = await started(t);
     const cert = certificateDelivery(s, undefined, t);
-    const claimed = (await t.engine.applyDelivery(s, cert, pdf, { stopAtClaim: true })).record;
-    expect(await t.engine.applyDelivery(claimed, cert, pdf, { stopAtClaim: true })).toEqual({ record: claimed });
+    const claimed = (await t.engine.recordDelivery(s, cert)).record;
+    expect(await t.engine.recordDelivery(claimed, cert)).toEqual({ record: claimed });
     const { save, saved } = t.saver();
     const out = await t.engine.applyDelivery(claimed, cert, pdf, t.opts({ save }));
     expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared', 'submitted']);
@@ -110,10 +112,10 @@ describe('start and the certificate step', () => {
     expectStop(out.record, 'hashSubmitted');
   });
 
-  it('certificate with stopAtSavePoint → atSavePoint with attempts 0, nothing sent → resumeSubmission: first call (not a resend) accepted → hashSubmitted', async () => {
+  it('prepareCertificate → atSavePoint with attempts 0, nothing sent → resumeSubmission: first call (not a resend) accepted → hashSubmitted', async () => {
     const t = setup();
     const s = await started(t);
-    const r = await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, t.opts({ stopAtSavePoint: true }));
+    const r = await t.engine.prepareCertificate(s, certificateDelivery(s, undefined, t), pdf, t.opts());
     expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared']);
     expect(t.client.hashCalls).toEqual([]);
     const next = expectStop(r.record, 'atSavePoint');
@@ -126,11 +128,42 @@ describe('start and the certificate step', () => {
     const out = await t.engine.resumeSubmission(r.record, t.opts({ save }));
     expect(t.log).toEqual(['save(attempts=1)', 'hash(resubmission=false)']);
     expect(saved[0].revision).toBe(r.record.revision + 1);
+    // the count's save is a change: a scheduler's take-over idle time starts from it, not from the save point
+    expect(saved[0].state.updatedAt).toBe(t.clock.now / 1000);
+    expect(nextStep(saved[0], { idleMs: 5000 }).at).toBe(t.clock.now + 5000);
     expect(t.client.hashCalls.map((c) => c.input.documentHash)).toEqual([r.record.submitting!.documentHash]);
     expect(t.taken()).toEqual(['submitted']);
     expectStop(out.record, 'hashSubmitted');
     expect(out.record.state.documentHash).toBe(r.record.submitting!.documentHash);
     expect(out.record.submitting).toBeUndefined();
+  });
+
+  it('prepareCertificate replayed: at the save point → the same record, nothing sent; on a claimed record with save → continued to the save point only', async () => {
+    const t = setup();
+    const s = await started(t);
+    const cert = certificateDelivery(s, undefined, t);
+    const prepared = (await t.engine.prepareCertificate(s, cert, pdf)).record;
+    expect(await t.engine.prepareCertificate(prepared, cert, pdf)).toEqual({ record: prepared });
+    expect(await t.engine.recordDelivery(prepared, cert)).toEqual({ record: prepared });
+    const claimed = (await t.engine.recordDelivery(s, cert)).record;
+    expect(await t.engine.prepareCertificate(claimed, cert, pdf)).toEqual({ record: claimed, duplicate: true }); // the claimer may be at work
+    t.taken();
+    const { save, saved } = t.saver();
+    const out = await t.engine.prepareCertificate(claimed, cert, pdf, t.opts({ save }));
+    expect(t.taken()).toEqual(['certificate', 'certificateChecked', 'prepared']);
+    expect(saved.map((x) => x.submitting?.attempts)).toEqual([0]);
+    expectStop(out.record, 'atSavePoint');
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('no option chooses how far a step goes (the verb does): StepOptions and RunDueStepOptions hold no boolean', () => {
+    const body = (file: string, name: string): string => {
+      const source = readFileSync(join(__dirname, '..', '..', 'src', 'session', file), 'utf8');
+      return new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(source)![1];
+    };
+    const steps = body('types.ts', 'StepOptions');
+    expect(steps.match(/^ {2}(\w+)\?:/gm)).toEqual(['  onStep?:', '  claim?:', '  save?:']);
+    for (const options of [steps, body('driver.ts', 'RunDueStepOptions')]) expect(options.match(/^ {2}\w+\?: boolean/gm)).toBeNull();
   });
 
   it('first hash call refused (400) → failed with the service\'s code and message; the certificate and prepared state dropped', async () => {
@@ -298,13 +331,13 @@ describe('start and the certificate step', () => {
     expectNoSessionData(out.record);
   });
 
-  it('mayHaveBeenSent on an uncounted record (attempts 0): "already submitted" → hashSubmitted; without it the same refusal fails the session', async () => {
+  it('resubmitHash on an uncounted record (attempts 0): "already submitted" → hashSubmitted; resumeSubmission\'s same refusal fails the session', async () => {
     const t = setup();
     const r = await atSavePoint(t);
     expect(r.submitting?.attempts).toBe(0);
     const already = refuse.rejected('a document hash was already submitted for this session');
     t.client.answer(already, already);
-    const out = await t.engine.resumeSubmission(r, t.opts({ mayHaveBeenSent: true }));
+    const out = await t.engine.resubmitHash(r, t.opts());
     expect(t.taken()).toEqual(['submitted']);
     expectStop(out.record, 'hashSubmitted');
     // the same record, nothing says a call was made: the refusal is the service's verdict on a first call
@@ -502,7 +535,7 @@ describe('webhook events', () => {
 
   it.each([
     ['waitingForScan', (t: Setup) => started(t)],
-    ['certificateClaimed', async (t: Setup) => { const s = await started(t); return (await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtClaim: true })).record; }],
+    ['certificateClaimed', async (t: Setup) => { const s = await started(t); return (await t.engine.recordDelivery(s, certificateDelivery(s, undefined, t))).record; }],
     ['atSavePoint', (t: Setup) => atSavePoint(t)],
   ] as const)('error event while %s → failed SIGN_REQUEST_REJECTED, no hash call, nothing left of the session', async (phase, at) => {
     const t = setup();
@@ -730,7 +763,7 @@ describe('expiry', () => {
   it('a claimed certificate continued past the deadline → expired, nothing checked or sent', async () => {
     const t = setup({ scanExtensionSeconds: 30 });
     const s = await started(t);
-    const claimed = (await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtClaim: true })).record;
+    const claimed = (await t.engine.recordDelivery(s, certificateDelivery(s, undefined, t))).record;
     expect(expectStop(claimed, 'certificateClaimed', { scanExtensionSeconds: 30 }).at).toBe(t.clock.now);
     t.clock.to(t.engine.deadline(claimed));
     const { save, saved } = t.saver();
@@ -777,7 +810,7 @@ describe('records written before the phase was stored', () => {
   it('a claimed certificate, a save point and a signed session continue by their due step to completed, one hash, one signature', async () => {
     const t = setup();
     const s = await started(t, 'B-T');
-    const claimed = previousVersion((await t.engine.applyDelivery(s, certificateDelivery(s, undefined, t), pdf, { stopAtClaim: true })).record);
+    const claimed = previousVersion((await t.engine.recordDelivery(s, certificateDelivery(s, undefined, t))).record);
     expect(claimed.phase).toBeUndefined();
     expect(nextStep(claimed).action).toBe('continueCertificate');
     const { save } = t.saver();
@@ -822,14 +855,14 @@ describe('several signers in order', () => {
     store.put(f.record, 1);
     store.putSignedDocument(ref, f.pdf!);
     const sessions = t.client.sessions.length;
-    const r = await startNextSigner(t.engine, store, { previousSignRef: ref, label: 'Landlord' });
+    const r = await startNextSigner(t.engine, store, { previousSignRef: ref, label: 'Landlord', clock: t.clock.fn });
     if (r.outcome !== 'started') throw new Error(r.outcome);
     expect(r.started).toBeDefined();
     expect(r.record.request).toMatchObject({ documentName: 'Lease.pdf', level: 'B-LTA', signer: { position: 2, of: 2, label: 'Landlord', previousSignRef: ref } });
     expect(r.record.document.sha256).not.toBe(s.record.document.sha256);
     expect(store.getDocument(r.record.state.signRef)).toEqual(f.pdf);
     const named = store.get(ref)!;
-    expect(named).toEqual({ ...f.record, nextSigner: { signRef: r.record.state.signRef }, revision: f.record.revision + 1 });
+    expect(named).toEqual({ ...f.record, nextSigner: { signRef: r.record.state.signRef }, revision: f.record.revision + 1, state: { ...f.record.state, updatedAt: Math.floor(t.clock.now / 1000) } });
     // asked again: the same session, nothing new at the service
     expect(await startNextSigner(t.engine, store, { previousSignRef: ref })).toEqual({ outcome: 'started', record: store.get(r.record.state.signRef) });
     expect(t.client.sessions.length).toBe(sessions + 1);

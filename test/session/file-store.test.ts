@@ -254,7 +254,7 @@ describe('FileSessionStore', () => {
     ]);
     const idle = due.find((d) => d.signRef === 'idle-save-point')!;
     expect(idle.record.revision).toBe(1);
-    expect(idle.dueSince).toBe((t - 50 + 45) * 1000);
+    expect(idle.at).toBe((t - 50 + 45) * 1000);
     expect(unreadable).toEqual(['broken']);
     now += 400_000; // past every deadline (expiresAt + 300 s) and every retryAt
     expect((await store.listDue({ idleSeconds: 45 })).due.map((d) => [d.signRef, d.action]).sort()).toEqual([

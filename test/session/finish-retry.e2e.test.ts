@@ -253,7 +253,7 @@ describe('step functions (n8n-style): the first call and a resend', () => {
     await h.sandbox.phone.scan(started.signRef, { user: 'p256' });
     await until(() => h.raw.length > n, 'the certificate webhook');
     const delivery = (await engine.checkDelivery({ headers: h.raw[n]!.headers, body: h.raw[n]!.body })).delivery!;
-    return (await engine.applyDelivery(started.record, delivery, pdf, { stopAtSavePoint: true })).record;
+    return (await engine.prepareCertificate(started.record, delivery, pdf)).record;
   }
 
   it('the save point counts no call; the first call refused fails the session with the service\'s reason', async () => {

@@ -75,7 +75,7 @@ describe('receiveDelivery', () => {
   it('no kept deliveries: an event already in the record (a claimed certificate\'s nonce) is a copy (200)', async () => {
     const t = engineSetup();
     const s = await started(t);
-    const claimed = (await t.engine.applyDelivery(s, { ...certificateDelivery(s, undefined, t), event: { ...certificateDelivery(s, undefined, t).event, nonce: 'nonce-1' } as never }, pdf, { stopAtClaim: true })).record;
+    const claimed = (await t.engine.recordDelivery(s, { ...certificateDelivery(s, undefined, t), event: { ...certificateDelivery(s, undefined, t).event, nonce: 'nonce-1' } as never })).record;
     expect((await receiveDelivery(t.engine, mapStore([claimed]), await certificateRequest(s))).verdict).toBe('copy');
   });
 

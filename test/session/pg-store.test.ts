@@ -10,7 +10,7 @@ import * as net from 'node:net';
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { Client, Pool } from 'pg';
-import { PgSessionStore, isDue, nextStep, withPhase, type SaveOutcome, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { PgSessionStore, SESSION_POLICY, isDue, nextStep, withPhase, type SaveOutcome, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { isSingpassFlowsError } from '../../src/errors';
 import { freePort } from '../helpers/ports';
 import { startPostgres, type Postgres } from '../helpers/postgres';
@@ -207,12 +207,12 @@ describe('PgSessionStore: due sessions', () => {
     for (const r of records) await store.save(r, undefined);
     const { due, unreadable } = await store.listDue();
     expect(unreadable).toEqual([]);
-    expect(due.map((d) => [d.signRef, d.action, d.reason])).toEqual([
-      ['submitted-past', 'expire', 'pastDeadline'], // deadline scannedAt + 120 s = t - 280
-      ['signed-idle', 'finish', undefined], // t - 60 + 45
-      ['savepoint-idle', 'submitHash', 'savePoint'], // t - 52 + 45
-      ['claimed-idle', 'continueCertificate', undefined], // t - 50 + 45
-      ['waiting-past', 'expire', 'pastDeadline'], // expiresAt t - 1
+    expect(due.map((d) => [d.signRef, d.action])).toEqual([
+      ['submitted-past', 'expire'], // deadline scannedAt + 120 s = t - 280
+      ['signed-idle', 'finish'], // t - 60 + 45
+      ['savepoint-idle', 'submitHash'], // t - 52 + 45
+      ['claimed-idle', 'continueCertificate'], // t - 50 + 45
+      ['waiting-past', 'expire'], // expiresAt t - 1
     ]);
     for (const d of due) {
       expect(d.at).toBe(nextStep(d.record, { idleMs: 45_000 }).at);
@@ -281,18 +281,18 @@ describe('PgSessionStore: due sessions', () => {
     const claimed = claims.flatMap((c) => c.due.map((d) => d.signRef));
     expect(claimed.length).toBe(30);
     expect(new Set(claimed).size).toBe(30);
-    for (const c of claims) for (const d of c.due) expect(d).toMatchObject({ action: 'expire', leaseUntil: T + 60_000 });
+    for (const c of claims) for (const d of c.due) expect(d).toMatchObject({ action: 'expire', leaseUntil: T + SESSION_POLICY.leaseMs });
     expect((await a.claimDue({ owner: 'p0' })).due).toEqual([]);
     // listDue is a view: leases do not hide sessions from it
     expect((await a.listDue()).due).toHaveLength(30);
     // after the lease: claimable again
-    expect((await a.claimDue({ owner: 'p0', now: T + 60_000, limit: 100 })).due).toHaveLength(30);
+    expect((await a.claimDue({ owner: 'p0', now: T + SESSION_POLICY.leaseMs, limit: 100 })).due).toHaveLength(30);
     // releaseClaim ends one's own lease only; a save ends any lease (the claimed step moved the record on)
     expect(await b.releaseClaim('s-00', 'p1')).toBe(false);
     expect(await a.releaseClaim('s-00', 'p0')).toBe(true);
     const s01 = (await a.get('s-01'))!;
     expect((await a.save({ ...s01, revision: 2 }, 1)).saved).toBe(true);
-    expect((await b.claimDue({ owner: 'p1', now: T + 60_001, limit: 100 })).due.map((d) => d.signRef)).toEqual(['s-01', 's-00']);
+    expect((await b.claimDue({ owner: 'p1', now: T + SESSION_POLICY.leaseMs + 1, limit: 100 })).due.map((d) => d.signRef)).toEqual(['s-01', 's-00']);
     await expect(a.claimDue({ owner: '' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
@@ -405,7 +405,7 @@ describe('PgSessionStore: kept webhook deliveries', () => {
     await a.rememberDelivery(delivery('c-fresh', 'certificate'));
     expect(await a.claimDeliveries({ owner: 'a', idleMs: 10_000 })).toEqual([]); // none idle long enough
     now += 6_000;
-    const claims = await Promise.all(Array.from({ length: 8 }, (_, k) => (k % 2 ? a : b).claimDeliveries({ owner: k % 2 ? 'a' : 'b', idleMs: 10_000, limit: 3, leaseMs: 30_000 })));
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, k) => (k % 2 ? a : b).claimDeliveries({ owner: k % 2 ? 'a' : 'b', idleMs: 10_000, limit: 3 })));
     const claimed = claims.flat().map((d) => d.delivery.event.signRef);
     expect(claimed).toHaveLength(20);
     expect(new Set(claimed).size).toBe(20);
@@ -414,7 +414,7 @@ describe('PgSessionStore: kept webhook deliveries', () => {
     expect(Buffer.isBuffer((cert.delivery.event as { certificate: { der: Buffer } }).certificate.der)).toBe(true);
     expect(await a.claimDeliveries({ owner: 'a', idleMs: 10_000 })).toEqual([]); // leased
     await a.markDeliveryApplied('c-00', 'certificate');
-    now += 30_000;
+    now += SESSION_POLICY.leaseMs;
     const again = await b.claimDeliveries({ owner: 'b', idleMs: 10_000, limit: 100 });
     expect(again.map((d) => d.delivery.event.signRef)).toEqual([...claimed.filter((r) => r !== 'c-00')].sort().concat('c-fresh'));
     await expect(a.claimDeliveries({ owner: '', idleMs: 1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });

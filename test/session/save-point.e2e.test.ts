@@ -89,7 +89,7 @@ describe('step functions: the process dies after the hash call, the certificate 
   });
 });
 
-describe('step functions: stopAtSavePoint (the record is saved by the caller between two steps, as in n8n)', () => {
+describe('step functions: prepareCertificate, then resumeSubmission (the record is saved by the caller between two steps, as in n8n)', () => {
   let h: SessionHarness;
   const counter = countingFetch();
   beforeAll(async () => { h = await startSessionHarness({ mode: 'steps', clientFetch: counter.fetch }); });
@@ -103,12 +103,12 @@ describe('step functions: stopAtSavePoint (the record is saved by the caller bet
     await until(() => h.raw.length > n, 'the certificate webhook');
     const delivery = (await engine.checkDelivery({ headers: h.raw[n]!.headers, body: h.raw[n]!.body })).delivery!;
 
-    const prepared = await engine.applyDelivery(started.record, delivery, pdf, { stopAtSavePoint: true });
+    const prepared = await engine.prepareCertificate(started.record, delivery, pdf);
     expect(isAtSavePoint(prepared.record)).toBe(true);
     expect(prepared.record.prepared).toBeDefined();
     expect(counter.hashPosts()).toBe(0);
     // the certificate event replayed on the saved record: the same save point, still nothing sent
-    const again = await h.newEngine().applyDelivery(prepared.record, delivery, pdf, { stopAtSavePoint: true });
+    const again = await h.newEngine().prepareCertificate(prepared.record, delivery, pdf);
     expect(again.record.submitting).toEqual(prepared.record.submitting);
     expect(counter.hashPosts()).toBe(0);
 
@@ -117,8 +117,8 @@ describe('step functions: stopAtSavePoint (the record is saved by the caller bet
     expect(submitted.record.state.documentHash).toBe(prepared.record.submitting!.documentHash);
     expect(submitted.record.submitting).toBeUndefined();
     // the stored save point resumed again by a scheduler (the process died after the call, before the store had the
-    // result, so the record counts no call): mayHaveBeenSent, refused as already submitted → waits for the signature
-    const replayed = await h.newEngine().resumeSubmission(prepared.record, { mayHaveBeenSent: true });
+    // result, so the record counts no call): resubmitHash, refused as already submitted → waits for the signature
+    const replayed = await h.newEngine().resubmitHash(prepared.record);
     expect(replayed.record.state.status).toBe('hash_submitted');
     expect(counter.hashPosts()).toBe(2);
     expect(h.hashes.get(started.signRef)).toBe(1);

@@ -140,7 +140,7 @@ describe('step functions (n8n-style): resumeSubmission on the save point', () =>
     await h.sandbox.phone.scan(started.signRef, { user: 'p256' });
     await until(() => h.raw.length > n, 'the certificate webhook');
     const delivery = (await engine.checkDelivery({ headers: h.raw[n]!.headers, body: h.raw[n]!.body })).delivery!;
-    return (await engine.applyDelivery(started.record, delivery, pdf, { stopAtSavePoint: true })).record;
+    return (await engine.prepareCertificate(started.record, delivery, pdf)).record;
   }
 
   it('a temporary fault returns the record still at the save point (same hash and prepared state, status unchanged) with lastSubmitFailure', async () => {

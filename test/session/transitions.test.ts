@@ -7,10 +7,11 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
-import { TRANSITIONS, phaseFromFields, transitionKey, withPhase, type SessionPhase, type SessionRecord } from '../../src/session';
+import { TRANSITIONS, nextStep, phaseFromFields, transitionKey, withPhase, type SessionPhase, type SessionRecord } from '../../src/session';
 import { advance } from '../../src/session/transitions';
 
 const root = join(__dirname, '..', '..');
+const clock = (): number => Date.now();
 const ENDED: SessionPhase[] = ['completed', 'failed', 'expired'];
 const ALL: SessionPhase[] = ['waitingForScan', 'certificateClaimed', 'atSavePoint', 'hashSubmitted', 'signed', ...ENDED];
 
@@ -57,7 +58,7 @@ describe('advance', () => {
     const waiting = fixture('waitingForScan');
     const err = (() => {
       try {
-        advance(waiting, 'complete', { ...waiting });
+        advance(waiting, 'complete', { ...waiting }, clock);
       } catch (e) {
         return e as SingpassFlowsError;
       }
@@ -71,13 +72,21 @@ describe('advance', () => {
   it('refuses a row whose new fields describe another phase (a step\'s bug, not a user\'s)', () => {
     const signed = fixture('signed');
     // `complete` must leave a completed record; these fields still say signed
-    expect(() => advance(signed, 'complete', { ...signed })).toThrow(/fields say signed, not completed/);
+    expect(() => advance(signed, 'complete', { ...signed }, clock)).toThrow(/fields say signed, not completed/);
   });
 
   it('stores the target phase and the next revision', () => {
     const signed = fixture('signed');
-    const out = advance(signed, 'deferFinish', { ...signed });
+    const out = advance(signed, 'deferFinish', { ...signed }, clock);
     expect(out).toMatchObject({ phase: 'signed', revision: signed.revision + 1 });
+  });
+
+  it('sets state.updatedAt to the clock\'s now on every move, a save that only counts a hash call too (take-over idle counts from it)', () => {
+    const saved = fixture('atSavePoint');
+    const later = saved.state.updatedAt * 1000 + 10_000;
+    const counted = advance(saved, 'countHashCall', { ...saved, submitting: { ...saved.submitting!, attempts: 2 } }, () => later);
+    expect(counted.state.updatedAt).toBe(later / 1000);
+    expect(nextStep(counted, { idleMs: 5_000 })).toMatchObject({ action: 'submitHash', at: later + 5_000 });
   });
 
   it('reads a record written before phases were stored by its fields', () => {

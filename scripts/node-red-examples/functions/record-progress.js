@@ -11,10 +11,6 @@ if (msg.status && msg.status.source) {
 }
 const ref = msg.signRef;
 if (typeof ref !== 'string' || !ref) return null;
-const NOTES = {
-    NOT_COVERING_WHOLE_FILE: 'validation data and a document timestamp were appended after it (expected for B-LT/B-LTA)',
-    REVOCATION_DATA_MISSING: 'no OCSP answer for every certificate embedded',
-};
 const ev = msg.event && msg.event.type;
 const session = msg.session;
 let part, value;
@@ -47,11 +43,18 @@ if (msg.error || (session && session.error)) {
                 time: s.timestampTime || s.claimedSigningTime || '',
                 timeSource: s.timestampTime ? '(trusted time from a timestamp)' : '(claimed by the signer, not proven)',
                 level: s.level || (s.type === 'docTimestamp' ? 'archive timestamp' : 'none'),
-                integrity: s.integrity.digestMatches && s.integrity.signatureValid ? 'intact: the signed bytes are unchanged and the signature verifies' : 'BROKEN',
+                integrity: !(s.integrity.digestMatches && s.integrity.signatureValid) ? 'BROKEN'
+                    : s.integrity.changedAfterSigning ? 'the signed bytes are unchanged and the signature verifies, but the document was CHANGED after it was signed'
+                        : 'intact: the signed bytes are unchanged and the signature verifies',
                 chain: s.chain.subjects,
                 trust: s.chain.trusted ? 'trusted (ends at a trusted root)' : 'NOT trusted',
                 revocation: s.revocationDataComplete ? 'embedded: an OCSP answer for every certificate of the chain' : 'not embedded for every certificate',
-                problems: s.problems.map((c) => c + (NOTES[c] ? ': ' + NOTES[c] : '')).join('; '),
+                // Problems are real ones (the signature is not valid); notes say what is fine to know, such as the
+                // validation data and document timestamp B-LT/B-LTA append after the signature. Both in plain words.
+                hasProblems: (s.problemDetails || []).length > 0,
+                problems: s.problemDetails || [],
+                hasNotes: (s.notes || []).length > 0,
+                notes: s.notes || [],
             })),
         },
     };

@@ -9,6 +9,18 @@ const DELIM = new Set('()<>[]{}/%'.split('').map((c) => c.charCodeAt(0)));
 
 export class PdfSyntaxError extends Error {}
 
+/**
+ * The parser ran into the end of a window of a file it was given piecewise (`cut`): the window is too small to tell,
+ * so the reader parses again from more bytes. Never escapes the reader.
+ */
+export class PdfWindowTooSmall extends PdfSyntaxError {}
+
+/** A parser over a window of a larger file: `base` is the window's offset (for messages), `cut` set when bytes follow. */
+export interface PdfWindow {
+  base: number;
+  cut: boolean;
+}
+
 /** Resolves an indirect /Length of a stream while parsing. */
 export type LengthResolver = (ref: PdfRef) => number | undefined;
 
@@ -18,12 +30,18 @@ export class PdfParser {
     readonly buf: Buffer,
     pos = 0,
     private readonly end = buf.length,
+    private readonly window: PdfWindow = { base: 0, cut: false },
   ) {
     this.pos = pos;
   }
 
   private fail(msg: string): never {
-    throw new PdfSyntaxError(`${msg} at byte ${this.pos}`);
+    throw new PdfSyntaxError(`${msg} at byte ${this.window.base + this.pos}`);
+  }
+
+  /** A token that runs to the end of a cut window may go on in the bytes after it. */
+  private checkNotCut(): void {
+    if (this.window.cut && this.pos >= this.end) throw new PdfWindowTooSmall('window too small');
   }
 
   skipWs(): void {
@@ -42,6 +60,7 @@ export class PdfParser {
     this.skipWs();
     const start = this.pos;
     while (this.pos < this.end && !WS.has(this.buf[this.pos]) && !DELIM.has(this.buf[this.pos])) this.pos++;
+    this.checkNotCut();
     return this.buf.toString('latin1', start, this.pos);
   }
 
@@ -127,6 +146,7 @@ export class PdfParser {
       bytes.push(c);
       this.pos++;
     }
+    this.checkNotCut();
     return new PdfName(Buffer.from(bytes).toString('latin1'));
   }
 
@@ -195,13 +215,16 @@ export class PdfParser {
       else if (l instanceof PdfRef && resolveLength) len = resolveLength(l);
       // Trust /Length only when "endstream" follows it; otherwise search (broken writers exist).
       const endsAt = (n: number) => {
-        const p = new PdfParser(this.buf, start + n, this.end);
+        const p = new PdfParser(this.buf, start + n, this.end, this.window);
         return p.peekKeyword('endstream') ? p : undefined;
       };
+      // In a cut window, /Length pointing past it (or no endstream in it) is decided from more bytes.
+      if (this.window.cut && len !== undefined && len >= 0 && start + len >= this.end) throw new PdfWindowTooSmall('window too small');
       if (len !== undefined && len >= 0 && start + len <= this.end && endsAt(len)) {
         this.pos = start + len;
       } else {
         const idx = this.buf.indexOf('endstream', start, 'latin1');
+        if ((idx < 0 || idx > this.end) && this.window.cut) throw new PdfWindowTooSmall('window too small');
         if (idx < 0 || idx > this.end) this.fail('stream without endstream');
         let e = idx;
         if (this.buf[e - 1] === 0x0a) e--;

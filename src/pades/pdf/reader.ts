@@ -3,6 +3,7 @@
  * /XRefStm) and parses single objects on demand (also from object streams). It never parses the whole file, so
  * opening a 100 MB PDF costs about the size of its cross-reference data.
  */
+import { readSync } from 'node:fs';
 import { inflateSync, constants as zlibConstants } from 'node:zlib';
 import { SingpassFlowsError } from '../../errors';
 import { PdfDict, PdfObject, PdfRef, PdfStream, isName } from './objects';
@@ -77,6 +78,34 @@ function unpredict(data: Buffer, parms: PdfDict): Buffer {
   return out;
 }
 
+/** The bytes of a PDF read piecewise: its length and positioned reads (a file opened for reading). */
+export interface PdfByteSource {
+  readonly length: number;
+  read(start: number, end: number): Buffer;
+}
+
+/** Positioned reads of an open file descriptor of `length` bytes. */
+export function fileByteSource(fd: number, length: number): PdfByteSource {
+  return {
+    length,
+    read(start, end) {
+      const out = Buffer.allocUnsafe(end - start);
+      let got = 0;
+      while (got < out.length) {
+        const n = readSync(fd, out, got, out.length - got, start + got);
+        if (n === 0) throw pdfInvalid('the file ended while it was read (changed meanwhile?)');
+        got += n;
+      }
+      return out;
+    },
+  };
+}
+
+/** First window read at an object's offset; grown eightfold while the object runs past it. */
+const FIRST_WINDOW = 16 * 1024;
+/** How far before the end `startxref` is looked for. */
+const TAIL_BYTES = 65536;
+
 export class PdfReader {
   readonly entries = new Map<number, XrefEntry>();
   /** Trailer of the newest section (for xref streams: the stream dictionary). */
@@ -89,44 +118,101 @@ export class PdfReader {
   size = 0;
   /** Header version, e.g. "1.7" or "2.0". */
   version = '';
+  /** The file's length in bytes. */
+  readonly length: number;
   private readonly cache = new Map<number, PdfObject>();
   private readonly objStreams = new Map<number, { buf: Buffer; offsets: Map<number, number> }>();
 
-  private constructor(readonly buf: Buffer) {}
+  /** `buf`: the whole file in memory; else `source` is read piecewise, only where the structure is. */
+  private constructor(
+    private readonly buf: Buffer | undefined,
+    private readonly source: PdfByteSource | undefined,
+    private readonly firstWindow = FIRST_WINDOW,
+  ) {
+    this.length = buf ? buf.length : source!.length;
+  }
 
   static open(buf: Buffer): PdfReader {
     if (!Buffer.isBuffer(buf) || buf.length < 32) throw pdfInvalid('too short or not bytes');
-    const r = new PdfReader(buf);
-    const head = buf.indexOf('%PDF-', 0, 'latin1');
+    return new PdfReader(buf, undefined).init();
+  }
+
+  /**
+   * A reader over a file it does not hold: the header, the tail, the cross-reference data and the objects asked for
+   * are read where they are (a few KB for a typical document), so memory does not grow with the file. `firstWindow`:
+   * bytes first read at an object (tests make it tiny, so that objects run past it).
+   */
+  static openSource(source: PdfByteSource, firstWindow = FIRST_WINDOW): PdfReader {
+    if (source.length < 32) throw pdfInvalid('too short or not bytes');
+    return new PdfReader(undefined, source, Math.max(1, firstWindow)).init();
+  }
+
+  /** Bytes `start`..`end`, clamped to the file. */
+  bytes(start: number, end: number): Buffer {
+    const e = Math.min(end, this.length);
+    const s = Math.min(Math.max(0, start), e);
+    return this.buf ? this.buf.subarray(s, e) : this.source!.read(s, e);
+  }
+
+  /** The file's last byte (an update starts on a new line). */
+  lastByte(): number {
+    return this.bytes(this.length - 1, this.length)[0];
+  }
+
+  /**
+   * Runs `parse` on a parser at `offset`: over the whole buffer, or over a window of the file, grown while the object
+   * runs past it. A cut window either reads the object as the whole file would, or fails and is grown: nothing is
+   * read differently from a file held whole (a damaged object costs reads up to the end of the file).
+   */
+  private parseAt<T>(offset: number, parse: (p: PdfParser) => T): T {
+    if (this.buf) return parse(new PdfParser(this.buf, offset));
+    for (let size = this.firstWindow; ; size *= 8) {
+      const end = Math.min(this.length, offset + size);
+      const cut = end < this.length;
+      const window = this.bytes(offset, end);
+      try {
+        return parse(new PdfParser(window, 0, window.length, { base: offset, cut }));
+      } catch (e) {
+        if (!cut || !(e instanceof PdfSyntaxError)) throw e;
+      }
+    }
+  }
+
+  private init(): this {
+    const headBytes = this.bytes(0, 1024 + 12);
+    const head = headBytes.indexOf('%PDF-', 0, 'latin1');
     if (head < 0 || head > 1024) throw pdfInvalid('no %PDF- header');
-    r.version = /^%PDF-(\d\.\d)/.exec(buf.toString('latin1', head, head + 12))?.[1] ?? '';
+    this.version = /^%PDF-(\d\.\d)/.exec(headBytes.toString('latin1', head, head + 12))?.[1] ?? '';
     try {
-      r.readXrefChain();
+      this.readXrefChain();
     } catch (e) {
       if (e instanceof SingpassFlowsError) throw e;
       throw pdfInvalid(e instanceof Error ? e.message : 'broken cross-reference data', e);
     }
-    return r;
+    return this;
   }
 
   private readXrefChain(): void {
-    const { buf } = this;
+    const length = this.length;
     // Some producers (scanners, mail gateways) leave padding after %%EOF; look back a little further than 1 KiB.
-    const tailStart = Math.max(0, buf.length - 65536);
-    const idx = buf.lastIndexOf('startxref', buf.length, 'latin1');
-    if (idx < 0 || idx < tailStart) throw pdfInvalid('no startxref near the end of the file');
-    const p = new PdfParser(buf, idx + 'startxref'.length);
+    const tailStart = Math.max(0, length - TAIL_BYTES);
+    const tail = this.bytes(tailStart, length);
+    const idx = tail.lastIndexOf('startxref', tail.length, 'latin1');
+    if (idx < 0) throw pdfInvalid('no startxref near the end of the file');
+    const p = new PdfParser(tail, idx + 'startxref'.length, tail.length, { base: tailStart, cut: false });
     this.startxref = p.integer();
     const seen = new Set<number>();
     let offset: number | undefined = this.startxref;
     let first = true;
     while (offset !== undefined) {
-      if (seen.has(offset) || offset < 0 || offset >= buf.length) throw pdfInvalid('bad cross-reference offset');
+      if (seen.has(offset) || offset < 0 || offset >= length) throw pdfInvalid('bad cross-reference offset');
       seen.add(offset);
-      const q = new PdfParser(buf, offset);
       let trailer: PdfDict;
-      if (q.peekKeyword('xref')) {
-        trailer = this.readXrefTable(q);
+      if (this.parseAt(offset, (q) => q.peekKeyword('xref'))) {
+        // read whole before any entry is kept: a window grown and parsed again adds nothing twice
+        const table = this.parseAt(offset, (q) => readXrefTable(q));
+        for (const [num, e] of table.rows) this.setEntry(num, e);
+        trailer = table.trailer;
         if (first) this.xrefStyle = 'table';
         const stm = trailer.get('XRefStm');
         if (typeof stm === 'number' && !seen.has(stm)) {
@@ -155,58 +241,8 @@ export class PdfReader {
     if (e.kind !== 'f') this.size = Math.max(this.size, num + 1);
   }
 
-  private readXrefTable(p: PdfParser): PdfDict {
-    p.expectKeyword('xref');
-    for (;;) {
-      if (p.peekKeyword('trailer')) break;
-      const start = p.integer();
-      const count = p.integer();
-      for (let i = 0; i < count; i++) {
-        // Fast path for the standard 20-byte row "oooooooooo ggggg n\r\n" (big tables dominate open time).
-        p.skipWs();
-        const row = this.fixedRow(p.pos);
-        if (row) {
-          if (row.type === 'n') this.setEntry(start + i, { kind: 'n', offset: row.offset, gen: row.gen });
-          else this.setEntry(start + i, { kind: 'f' });
-          p.pos += 18;
-          continue;
-        }
-        const off = p.integer();
-        const gen = p.integer();
-        const t = p.regularToken();
-        if (t === 'n') this.setEntry(start + i, { kind: 'n', offset: off, gen });
-        else if (t === 'f') this.setEntry(start + i, { kind: 'f' });
-        else throw new PdfSyntaxError('bad xref entry');
-      }
-    }
-    p.expectKeyword('trailer');
-    const t = p.object();
-    if (!(t instanceof PdfDict)) throw new PdfSyntaxError('trailer is not a dictionary');
-    return t;
-  }
-
-  private fixedRow(pos: number): { offset: number; gen: number; type: 'n' | 'f' } | undefined {
-    const b = this.buf;
-    if (pos + 18 > b.length || b[pos + 10] !== 0x20 || b[pos + 16] !== 0x20) return undefined;
-    const t = b[pos + 17];
-    if (t !== 0x6e && t !== 0x66) return undefined;
-    let offset = 0;
-    let gen = 0;
-    for (let i = 0; i < 10; i++) {
-      const d = b[pos + i] - 0x30;
-      if (d < 0 || d > 9) return undefined;
-      offset = offset * 10 + d;
-    }
-    for (let i = 11; i < 16; i++) {
-      const d = b[pos + i] - 0x30;
-      if (d < 0 || d > 9) return undefined;
-      gen = gen * 10 + d;
-    }
-    return { offset, gen, type: t === 0x6e ? 'n' : 'f' };
-  }
-
   private readXrefStream(offset: number, hybrid = false): PdfDict {
-    const obj = new PdfParser(this.buf, offset).indirectObject().value;
+    const obj = this.parseAt(offset, (p) => p.indirectObject().value);
     if (!(obj instanceof PdfStream) || !isName(obj.dict.get('Type'), 'XRef')) throw new PdfSyntaxError('startxref does not point to xref data');
     const data = decodeStream(obj);
     const w = obj.dict.get('W');
@@ -249,8 +285,7 @@ export class PdfReader {
     let value: PdfObject = null;
     try {
       if (e?.kind === 'n') {
-        const p = new PdfParser(this.buf, e.offset);
-        const o = p.indirectObject(this.lengthResolver);
+        const o = this.parseAt(e.offset, (p) => p.indirectObject(this.lengthResolver));
         if (o.num !== num) throw new PdfSyntaxError(`object ${num} not at its xref offset`);
         value = o.value;
       } else if (e?.kind === 'c') {
@@ -312,4 +347,53 @@ export class PdfReader {
     if (!c) throw pdfInvalid('catalog missing');
     return c;
   }
+}
+
+function readXrefTable(p: PdfParser): { rows: [number, XrefEntry][]; trailer: PdfDict } {
+  const rows: [number, XrefEntry][] = [];
+  p.expectKeyword('xref');
+  for (;;) {
+    if (p.peekKeyword('trailer')) break;
+    const start = p.integer();
+    const count = p.integer();
+    for (let i = 0; i < count; i++) {
+      // Fast path for the standard 20-byte row "oooooooooo ggggg n\r\n" (big tables dominate open time).
+      p.skipWs();
+      const row = fixedRow(p.buf, p.pos);
+      if (row) {
+        rows.push([start + i, row.type === 'n' ? { kind: 'n', offset: row.offset, gen: row.gen } : { kind: 'f' }]);
+        p.pos += 18;
+        continue;
+      }
+      const off = p.integer();
+      const gen = p.integer();
+      const t = p.regularToken();
+      if (t === 'n') rows.push([start + i, { kind: 'n', offset: off, gen }]);
+      else if (t === 'f') rows.push([start + i, { kind: 'f' }]);
+      else throw new PdfSyntaxError('bad xref entry');
+    }
+  }
+  p.expectKeyword('trailer');
+  const t = p.object();
+  if (!(t instanceof PdfDict)) throw new PdfSyntaxError('trailer is not a dictionary');
+  return { rows, trailer: t };
+}
+
+function fixedRow(b: Buffer, pos: number): { offset: number; gen: number; type: 'n' | 'f' } | undefined {
+  if (pos + 18 > b.length || b[pos + 10] !== 0x20 || b[pos + 16] !== 0x20) return undefined;
+  const t = b[pos + 17];
+  if (t !== 0x6e && t !== 0x66) return undefined;
+  let offset = 0;
+  let gen = 0;
+  for (let i = 0; i < 10; i++) {
+    const d = b[pos + i] - 0x30;
+    if (d < 0 || d > 9) return undefined;
+    offset = offset * 10 + d;
+  }
+  for (let i = 11; i < 16; i++) {
+    const d = b[pos + i] - 0x30;
+    if (d < 0 || d > 9) return undefined;
+    gen = gen * 10 + d;
+  }
+  return { offset, gen, type: t === 0x6e ? 'n' : 'f' };
 }

@@ -41,9 +41,9 @@ export class IncrementalUpdate {
 
   build(): BuiltUpdate {
     const { reader } = this;
-    const base = reader.buf.length;
+    const base = reader.length;
     const out = new PdfOutput();
-    const last = reader.buf[base - 1];
+    const last = reader.lastByte();
     if (last !== 0x0a && last !== 0x0d) out.text('\n');
     const offsets = new Map<number, { offset: number; gen: number }>();
     const nums = [...this.objects.keys()].sort((a, b) => a - b);

@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import type { INodeExecutionData } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
 import { fixture } from '../../fixtures/pdfs';
+import { addValidationData } from '../../../src/pades/ltv';
+import { changePageContent, samplePdf, signToLevel } from '../../pades/ltv-helpers';
 import { executeContext, pdfItem } from '../context';
 import { startSignSandbox, type SignSandbox } from '../sign-harness';
 
@@ -80,6 +82,24 @@ describe('Singpass Sign node: single operations and bad input', () => {
       expect(report.json.verification).toMatchObject({ valid: false });
       await expect(run({ resource: 'document', operation: 'verifySignedPdf', binaryPropertyName: 'data', failIfInvalid: true }, [pdfItem(unsigned)]))
         .rejects.toMatchObject({ context: { code: expect.any(String) } });
+    });
+
+    it('Verify Signed PDF: a valid B-LTA has notes and no problems; content changed after signing is a problem in plain words', async () => {
+      const { pki } = env.sb;
+      const user = { certDer: pki.users.p256.certDer, privateKey: pki.users.p256.privateKey, chain: [pki.intermediate.certDer] };
+      const stages = await signToLevel(await samplePdf(), user, 'B-LTA', { tsaUrl: env.sb.urls.tsa, trustedRoots: [pki.root.certDer] });
+      const blta = await addValidationData(stages.blta!, { trustedRoots: [pki.root.certDer] });
+      const [[good]] = await run({ resource: 'document', operation: 'verifySignedPdf', binaryPropertyName: 'data', failIfInvalid: true }, [pdfItem(blta)]);
+      const sig = (good.json.verification as { signatures: { problems: string[]; notes: { code: string; text: string }[] }[] }).signatures[0]!;
+      expect(good.json.verification).toMatchObject({ valid: true, level: 'B-LTA' });
+      expect(sig.problems).toEqual([]);
+      expect(sig.notes.map((n) => n.code)).toEqual(['VALIDATION_DATA_ADDED', 'DOCUMENT_TIMESTAMP_ADDED']);
+
+      const changed = changePageContent(blta);
+      const [[bad]] = await run({ resource: 'document', operation: 'verifySignedPdf', binaryPropertyName: 'data', failIfInvalid: false }, [pdfItem(changed)]);
+      expect(bad.json.verification).toMatchObject({ valid: false, signatures: [{ problems: ['NOT_COVERING_WHOLE_FILE'], problemDetails: [{ code: 'NOT_COVERING_WHOLE_FILE', text: expect.stringContaining('The document was changed after this signature was made') }] }, expect.anything()] });
+      await expect(run({ resource: 'document', operation: 'verifySignedPdf', binaryPropertyName: 'data', failIfInvalid: true }, [pdfItem(changed)]))
+        .rejects.toMatchObject({ context: { code: 'SIGNATURE_INVALID' }, message: expect.stringMatching(/^The PDF's signatures do not verify: "Signature1": The document was changed after this signature was made: the content of a page was changed\./) });
     });
 
     it('a missing binary property names the property and what the item has instead', async () => {

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../../../src/errors';
-import { verifyPdfSignatures } from '../../../../src/pades';
+import { problemSummary, verifyPdfSignatures } from '../../../../src/pades';
 import { readPdf } from '../../../shared/binary';
 import { CREDENTIAL, signSetup } from '../../../shared/credentials';
 import { forOperation } from '../../../shared/router';
@@ -17,14 +17,17 @@ export const description: INodeProperties[] = forOperation('document', 'verifySi
   },
 ]);
 
-/** Every signature and timestamp checked (integrity, chain to your trusted roots, timestamps, revocation data): the report as JSON. */
+/**
+ * Every signature and timestamp checked (integrity, chain to your trusted roots, timestamps, revocation data): the
+ * report as JSON. Per signature, `problems` (codes) and `problemDetails` (plain words) list only what is wrong;
+ * `notes` say what is worth knowing but fine (validation data and document timestamps added after it: B-LT, B-LTA).
+ */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
   const setup = await signSetup(await this.getCredentials(CREDENTIAL.sign));
   const report = await verifyPdfSignatures(pdf, { trustedRoots: await setup.trustedRoots() });
   if (!report.valid && (this.getNodeParameter('failIfInvalid', i) as boolean)) {
-    const problems = report.signatures.flatMap((s) => s.problems ?? []).join(', ');
-    throw new SingpassFlowsError('SIGNATURE_INVALID', `The PDF's signatures do not verify${problems ? `: ${problems}` : ''}`);
+    throw new SingpassFlowsError('SIGNATURE_INVALID', `The PDF's signatures do not verify${problemSummary(report)}`);
   }
   return { json: { ...item.json, verification: JSON.parse(JSON.stringify(report)) as IDataObject }, binary: item.binary };
 }

@@ -29,8 +29,8 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const { due } = await store.listDue({ idleSeconds });
   // the folder store's idle time goes with each item: Run Due Step judges "due" by the same one
   const listedIdle = store.idleMs === undefined ? { idleSeconds } : {};
-  const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.dueSince).toISOString(), revision: d.record.revision, ...listedIdle, ...recordSummary(d.record) } }));
-  for (const { kept } of (await store.claimReplays?.()) ?? []) {
+  const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.at).toISOString(), revision: d.record.revision, ...listedIdle, ...recordSummary(d.record) } }));
+  for (const { kept } of (await store.claimDeliveriesToReplay?.()) ?? []) {
     const receivedAt = kept.receivedAt === undefined ? {} : { dueSince: new Date(kept.receivedAt).toISOString() };
     items.push({ json: { action: REPLAY_ACTION[kept.type], ...receivedAt, ...eventItem(kept.delivery) } });
   }

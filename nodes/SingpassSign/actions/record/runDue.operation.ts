@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../../../src/errors';
-import { isSessionEnded, recordEvent, runDueStep, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
+import { isSessionEnded, recordEvent, runDueStep, runStepNow, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { idleSecondsInput, idleSecondsOf, sessionRecordStore, storeInputs, type SessionRecordStore } from '../../../shared/record-store';
@@ -56,7 +56,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
     eventOutcome = { event: given.event.type, ...(applied.refused ? { eventRefused: applied.refused } : {}) };
     eventMoved = applied.moved;
     // the event moved the record: its next step now (a claim continued, a signature finished), whoever's idle time
-    r = applied.moved ? await runDueStep(engine, store, signRef, { idleMs, force: true, only: ['continueCertificate', 'finish'] }) : { action: 'none', record: applied.record };
+    r = applied.moved ? await runStepNow(engine, store, signRef, { idleMs, only: ['continueCertificate', 'finish'] }) : { action: 'none', record: applied.record };
     if (r.action === 'none' && applied.record) r = { action: 'none', record: (await store.get(signRef)) ?? applied.record };
   } else {
     r = await runDueStep(engine, store, signRef, { idleMs });

@@ -29,7 +29,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   }
   const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
   const { engine } = await signingEngine(this);
-  const r = await engine.applyDelivery(record, delivery, pdf, { stopAtSavePoint: true });
+  const r = await engine.prepareCertificate(record, delivery, pdf);
   // A certificate another execution applied first (the service redelivered it, e.g. after a slow answer): the loaded
   // record already holds its outcome, at the save point or past it. Not ready to submit: that execution submits, or
   // the resume schedule does (After an Interruption) if it died. Submitting here would be a second "first call",

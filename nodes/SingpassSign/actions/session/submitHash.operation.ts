@@ -34,6 +34,8 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
     throw new SingpassFlowsError('STATE_INVALID', `Submit Document Hash takes the record Prepare PDF Signature output (certificate checked, PDF prepared); this session is ${record.state.status}`, { retryable: false, field: 'Session Record' });
   }
   const { engine } = await signingEngine(this);
-  const r = await engine.resumeSubmission(record, { mayHaveBeenSent: this.getNodeParameter('afterInterruption', i, false) === true });
+  // a stored record picked up by a schedule may have had a call the record does not count (n8n stopped mid-call)
+  const afterInterruption = this.getNodeParameter('afterInterruption', i, false) === true;
+  const r = await (afterInterruption ? engine.resubmitHash(record) : engine.resumeSubmission(record));
   return { json: { ...recordSummary(r.record), ...submissionSummary(r.record) }, binary: item.binary };
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// Writes flows/n8n/document-signing-queue-mode.json, the signing sample as n8n in queue mode runs it, from
+// flows/n8n/document-signing.json (the one-instance sample stays the source: a fix there reaches both). What differs,
+// as docs/n8n-queue-mode.md explains it:
+// - every Session Record node and the Sign Trigger keep sessions in PostgreSQL (one Singpass Session Store credential),
+//   not in a folder that one host sees;
+// - the signed PDF goes to an SFTP server through n8n's own FTP node (protocol SFTP), not to the disk of whichever
+//   worker ran the execution.
+// Run it after changing document-signing.json:
+//   node scripts/make-n8n-queue-sample.js [--out <file>]
+// test/n8n/samples.test.ts regenerates it and compares with the committed file byte for byte.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+const FLOWS = path.join(__dirname, '..', 'flows', 'n8n');
+const PKG = '@singpass-flows/n8n-nodes-singpass';
+const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL)' };
+const SFTP_CREDENTIAL = { id: 'spflSftpSigned01', name: 'SFTP (signed PDFs)' };
+/** The folder on the SFTP server the signed PDFs go to (the account's chroot in docs/n8n-queue-mode.md). */
+const SIGNED_DIR = '/signed';
+
+/** Notes that describe the folder store, in the words of the PostgreSQL one. */
+const NOTES = {
+  'Save Record and PDF (created)': 'The record and the PDF in the PostgreSQL session store, a new record only',
+  'Singpass Sign Trigger': "Register <WEBHOOK_URL>/webhook/singpass-sign/webhook as the notification URL of your DSAP client. Session Records In: PostgreSQL, the same store as the Session Record nodes: each genuine delivery is kept there before the answer; one with another session's token, or for an unknown or ended session, is answered 400 and starts nothing",
+  'Clean Up Ended Sessions': 'Deletes completed, failed and expired sessions (record, PDF and the store\'s B-T copy of the signed PDF) unchanged for 7 days; live sessions stay. The B-LTA PDFs on the SFTP server are yours to keep',
+};
+
+function queueModeSample(base) {
+  const wf = JSON.parse(JSON.stringify(base));
+  wf.id = 'spflSigningQueue';
+  wf.name = 'Singpass document signing, n8n queue mode (PAdES B-LTA)';
+  let records = 0;
+  let uploads = 0;
+  wf.nodes = wf.nodes.map((n) => {
+    const p = n.parameters;
+    if (n.type === `${PKG}.singpassSign` && p.resource === 'sessionRecord') {
+      records++;
+      // `store` right after `operation`, where the editor shows it; no folder
+      const { resource, operation, ...others } = p;
+      delete others.folder;
+      n.parameters = { resource, operation, store: 'postgres', ...others };
+      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
+    }
+    if (n.type === `${PKG}.singpassSignTrigger`) {
+      n.parameters = { ...p, recordStore: 'postgres' };
+      delete n.parameters.recordFolder;
+      n.credentials = { ...n.credentials, singpassSessionStorePostgresApi: PG_CREDENTIAL };
+    }
+    if (NOTES[n.name]) n.notes = NOTES[n.name];
+    if (n.type === 'n8n-nodes-base.readWriteFile' && p.operation === 'write') {
+      uploads++;
+      const signRef = String(p.fileName).match(/\{\{(.*?)\}\}/);
+      if (!signRef) throw new Error(`cannot find the signRef expression in ${n.name}'s file name ${p.fileName}`);
+      return {
+        parameters: {
+          protocol: 'sftp',
+          operation: 'upload',
+          path: `=${SIGNED_DIR}/{{${signRef[1]}}}-signed.pdf`,
+          binaryData: true,
+          binaryPropertyName: p.dataPropertyName ?? 'data',
+          options: {},
+        },
+        id: n.id,
+        name: 'Upload Signed PDF (SFTP)',
+        type: 'n8n-nodes-base.ftp',
+        typeVersion: 1.1,
+        position: n.position,
+        credentials: { sftp: SFTP_CREDENTIAL },
+        // A server down for a moment (restart, failover) is waited out; past that the execution fails with the PDF in
+        // its data (Retry it from the executions list) and the B-T copy stays in the session store (docs/faults.md).
+        retryOnFail: true,
+        maxTries: 5,
+        waitBetweenTries: 5000,
+        notes: 'The B-LTA PDF to the SFTP server every worker reaches, as /signed/<signRef>-signed.pdf. Retry On Fail (5 × 5 s) for a server down for a moment; past that the execution fails (Retry it once the server is back) and the store keeps the B-T copy',
+        notesInFlow: true,
+      };
+    }
+    return n;
+  });
+  if (records < 3 || uploads !== 1) throw new Error(`document-signing.json has ${records} Session Record nodes and ${uploads} file writes: not the sample this script knows`);
+  const renamed = (name) => (name === base.nodes.find((n) => n.type === 'n8n-nodes-base.readWriteFile').name ? 'Upload Signed PDF (SFTP)' : name);
+  wf.connections = Object.fromEntries(Object.entries(wf.connections).map(([from, outputs]) => [renamed(from), {
+    ...outputs,
+    main: outputs.main.map((out) => out.map((c) => ({ ...c, node: renamed(c.node) }))),
+  }]));
+  return wf;
+}
+
+module.exports = { queueModeSample, PG_CREDENTIAL, SFTP_CREDENTIAL, SIGNED_DIR };
+
+if (require.main === module) {
+  const i = process.argv.indexOf('--out');
+  const out = i > 0 ? process.argv[i + 1] : path.join(FLOWS, 'document-signing-queue-mode.json');
+  const base = JSON.parse(fs.readFileSync(path.join(FLOWS, 'document-signing.json'), 'utf8'));
+  fs.writeFileSync(out, JSON.stringify(queueModeSample(base), null, 2) + '\n');
+}
