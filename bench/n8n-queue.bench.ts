@@ -186,10 +186,11 @@ function nextWebhookUrl(q: N8nQueue): string {
 
 async function session(q: N8nQueue, pdf: Buffer): Promise<string> {
   const res = await fetch(`${nextWebhookUrl(q)}/webhook/singpass-sign/document`, {
-    method: 'POST', headers: uploadHeaders('bench.pdf'), body: new Uint8Array(pdf),
+    method: 'POST', headers: uploadHeaders('bench.pdf'), body: new Uint8Array(pdf), redirect: 'manual',
   });
   const text = await res.text();
-  if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${text.slice(0, 500)}`);
+  // 303 to the signer's page
+  if (res.status !== 303) throw new Error(`upload answered ${res.status}: ${text.slice(0, 500)}`);
   return res.headers.get('x-sign-ref')!;
 }
 

@@ -86,9 +86,10 @@ async function main(): Promise<void> {
     const upload = async (): Promise<string> => {
       const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
         method: 'POST', headers: uploadHeaders('bench.pdf'),
-        body: pdf,
+        body: pdf, redirect: 'manual',
       });
-      if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+      // 303 to the signer's page
+      if (res.status !== 303) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
       return res.headers.get('x-sign-ref')!;
     };
     const status = (signRef: string): string | undefined => {

@@ -3,7 +3,9 @@ import type { ICredentialType, INodeProperties } from 'n8n-workflow';
 /**
  * The DSAP-held secret the per-session `client_notification_token`s are derived from (HMAC). The webhook trigger
  * checks a delivery's Bearer with it alone — no memory of issued tokens — so deliveries are accepted after an n8n
- * restart and by any n8n process (queue mode). Tested by the Singpass Sign node.
+ * restart and by any n8n process (queue mode). It also keys the signer's page links (Create Session's signerLink,
+ * checked by Signer Page and Start Next Signer; a separate HMAC label, so neither opens the other). Tested by the
+ * Singpass Sign node.
  */
 export class SingpassNotificationTokenApi implements ICredentialType {
   name = 'singpassNotificationTokenApi';
@@ -22,7 +24,7 @@ export class SingpassNotificationTokenApi implements ICredentialType {
       typeOptions: { password: true },
       default: '',
       required: true,
-      description: 'At least 32 random characters (e.g. `openssl rand -base64 32`). Changing it makes the webhook refuse sessions started before the change: add the old one below while they finish.',
+      description: 'At least 32 random characters (e.g. `openssl rand -base64 32`). Changing it makes the webhook refuse sessions started before the change, and the signer page links issued before it: add the old one below while they finish.',
     },
     {
       displayName: 'Previous Secret',
@@ -30,7 +32,7 @@ export class SingpassNotificationTokenApi implements ICredentialType {
       type: 'string',
       typeOptions: { password: true },
       default: '',
-      description: 'Optional: the secret you rotated out, still accepted for sessions started before the rotation',
+      description: 'Optional: the secret you rotated out, still accepted for sessions (and signer page links) from before the rotation',
     },
   ];
 }

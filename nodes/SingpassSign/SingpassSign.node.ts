@@ -5,9 +5,12 @@ import { route } from '../shared/router';
 import { operationProperties, operations } from './actions/router';
 
 /** Session Record operations that only read and write records: no Singpass credential. */
-const RECORD_ONLY_OPERATIONS = ['saveRecord', 'loadRecord', 'listDue', 'cleanUp'];
-/** Operations that build the signing engine (it needs the notification token secret too). */
-const ENGINE_OPERATIONS = [...Object.keys(operations.session), 'runDueStep', 'checkCertificateStatus'];
+const RECORD_ONLY_OPERATIONS = ['saveRecord', 'loadRecord', 'listDue', 'cleanUp', 'saveSignedPdf', 'signerPage'];
+/**
+ * Operations that build the signing engine (it needs the notification token secret too), and the Signer Page, whose
+ * links are keyed with that secret.
+ */
+const ENGINE_OPERATIONS = [...Object.keys(operations.session), 'runDueStep', 'startNextSigner', 'checkCertificateStatus', 'signerPage'];
 
 /**
  * Singpass document signing for a DSAP: sessions (QR code, webhook events, the signed PDF) and PAdES document
@@ -113,6 +116,9 @@ export class SingpassSign implements INodeType {
           { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record stored under the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
           { name: 'Run Due Step', value: 'runDueStep', action: 'Run a session s due step', description: 'For the resume schedule, after List Due Sessions: run the step the session needs (continue the certificate, resubmit the hash, finish the signature, expire; a kept event applied first) and save it; a completed session\'s signed PDF as binary' },
           { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Store the record under its signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial record, never over another execution\'s change' },
+          { name: 'Save Signed PDF', value: 'saveSignedPdf', action: 'Save a signed PDF', description: 'Store the signed PDF of a completed session where the Signer Page hands it out (over the copy Run Due Step stored), e.g. after Add Document Timestamp' },
+          { name: 'Signer Page', value: 'signerPage', action: 'Answer the signer s page', description: 'Behind a Webhook node (GET ?ref&key&view): check the link, then the page with the QR code and live progress, its status JSON, or the signed PDF — read from the store, so any n8n process answers' },
+          { name: 'Start Next Signer', value: 'startNextSigner', action: 'Start the next signer s session', description: 'Several signers in order, behind a Webhook node (GET ?ref&key): once the previous signer completed, start the next signer\'s session on their signed PDF — once, whoever asks first — and output its page link' },
         ],
         default: 'loadRecord',
       },

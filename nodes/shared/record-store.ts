@@ -28,7 +28,7 @@ type DueList = Awaited<ReturnType<FileSessionStore['listDue']>>;
  * What the Session Record operations need of a store, whichever it is: compare-and-set saves (with the PDF), loads,
  * the due list for the resume schedule (by the engine's one rule, `nextStep`) and the clean-up.
  */
-export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'save' | 'put' | 'putSignedDocument' | 'cleanUp'> {
+export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'putDocument' | 'save' | 'put' | 'putSignedDocument' | 'getSignedDocument' | 'cleanUp'> {
   /** Where the records are, for messages ("folder /x", "PostgreSQL database d on h:p"); never a password. */
   readonly where: string;
   /** The store credential's "leave a step in progress alone" time; undefined for a version-1 node's folder (its own parameter). */
@@ -167,10 +167,12 @@ export function pgRecordStore(settings: PgStoreSettings, credential: string): Se
     idleMs: settings.options.idleMs,
     get: named((signRef: string) => store.get(signRef)),
     getDocument: named((signRef: string) => store.getDocument(signRef)),
+    putDocument: named((signRef: string, pdf: Buffer) => store.putDocument(signRef, pdf)),
     save: named((record: SessionRecord, expected: number | undefined, options?: Parameters<PgSessionStore['save']>[2]) => store.save(record, expected, options)),
     // a save marks applied the kept deliveries the record has gone past (the store's rule, in the same statement)
     put: named((record: SessionRecord, expected: number | undefined) => store.put(record, expected)),
     putSignedDocument: named((signRef: string, pdf: Buffer) => store.putSignedDocument(signRef, pdf)),
+    getSignedDocument: named((signRef: string) => store.getSignedDocument(signRef)),
     cleanUp: named((options: Parameters<PgSessionStore['cleanUp']>[0]) => store.cleanUp(options)),
     rememberDelivery: named((delivery: VerifiedDelivery) => store.rememberDelivery(delivery)),
     markDeliveryApplied: named((signRef: string, type: KeptDelivery['type']) => store.markDeliveryApplied(signRef, type)),

@@ -19,3 +19,4 @@ export { signerStatus, type SignerStage, type SignerStatus } from './signer-stat
 export { issueSignerLink, checkSignerLink, SIGNER_LINK_TTL_SECONDS, type SignerLinkOptions, type SignerLinkPurpose } from './signer-links';
 export { renderSignerPage, renderNoticePage, signerAnswer, type SignerAnswer } from './signer-page';
 export { checkOnBehalfOf, checkSignerPlace, documentNameFor } from './request-context';
+export { startNextSigner, type NextSignerInput, type NextSignerOutcome, type NextSignerStore } from './next-signer';

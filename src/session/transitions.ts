@@ -16,9 +16,10 @@ export type SessionPhase = 'waitingForScan' | 'certificateClaimed' | 'atSavePoin
 
 /**
  * What moves a session: a webhook event from the service (`certificate`, `signature`, `error`), a step a scheduler
- * finds due (`continueCertificate`, `submitHash`, `finish`, `expire`: see `nextStep`), or `start`.
+ * finds due (`continueCertificate`, `submitHash`, `finish`, `expire`: see `nextStep`), `start`, or `nextSigner` (the
+ * next of several signers started on this session's signed PDF: `startNextSigner`).
  */
-export type SessionTrigger = 'start' | 'certificate' | 'signature' | 'error' | 'continueCertificate' | 'submitHash' | 'finish' | 'expire';
+export type SessionTrigger = 'start' | 'certificate' | 'signature' | 'error' | 'continueCertificate' | 'submitHash' | 'finish' | 'expire' | 'nextSigner';
 
 /** One verb per transition: what the engine did to the record. */
 export type SessionVerb =
@@ -35,7 +36,8 @@ export type SessionVerb =
   | 'complete'
   | 'failFinish'
   | 'failByService'
-  | 'expire';
+  | 'expire'
+  | 'nameNextSigner';
 
 export interface Transition {
   /** `new`: no record yet. */
@@ -76,6 +78,8 @@ export const TRANSITIONS: readonly Transition[] = [
   ...WAITING.map((from): Transition => ({ from, on: ['error'], verb: 'failByService', to: 'failed' })),
   // past the deadline no event can come any more; a due step on a record past it expires it and sends nothing
   ...WAITING.map((from): Transition => ({ from, on: ['expire', ...(from === 'certificateClaimed' ? CERTIFICATE_STEP : from === 'atSavePoint' ? HASH_STEP : [])], verb: 'expire', to: 'expired' })),
+  // several signers in order: the completed session names the next signer's (once; the phase stays completed)
+  { from: 'completed', on: ['nextSigner'], verb: 'nameNextSigner', to: 'completed' },
 ];
 
 const BY_KEY = new Map(TRANSITIONS.map((t) => [`${t.from}:${t.verb}`, t]));

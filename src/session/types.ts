@@ -40,6 +40,8 @@ export interface SessionRecord {
   };
   /** The PDF being signed: size and SHA-256 (hex), so a step given other bytes refuses them. */
   document: { length: number; sha256: string };
+  /** Several signers in order: the next signer's session, once started on this one's signed PDF (`startNextSigner`). */
+  nextSigner?: { signRef: string };
   /** Everything finalize needs (JSON, small), from the certificate step until the session ends. */
   prepared?: PreparedSignature;
   /**

@@ -301,11 +301,12 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       jwksUrl: `${n8n.baseUrl}/webhook/singpass-sign/jwks`,
       async startSession(name) {
         const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
-          method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${name}"`, [UPLOAD_KEY_HEADER]: UPLOAD_KEY }, body: new Uint8Array(pdf),
+          method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${name}"`, [UPLOAD_KEY_HEADER]: UPLOAD_KEY }, body: new Uint8Array(pdf), redirect: 'manual',
         });
         const text = await res.text();
         const signRef = res.headers.get('x-sign-ref');
-        if (res.status !== 200 || !signRef) throw new Error(`upload: HTTP ${res.status} ${text.slice(0, 500)}`);
+        // 303 to the signer's page
+        if (res.status !== 303 || !signRef) throw new Error(`upload: HTTP ${res.status} ${text.slice(0, 500)}`);
         return signRef;
       },
       status: async (signRef) => (await outcome(signRef))?.status,

@@ -92,10 +92,11 @@ describeN8n('issue 17 faults in a real n8n running the sample workflow', () => {
 
   async function startSession(): Promise<string> {
     const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
-      method: 'POST', headers: uploadHeaders(), body: new Uint8Array(await fixture('classic')),
+      method: 'POST', headers: uploadHeaders(), body: new Uint8Array(await fixture('classic')), redirect: 'manual',
     });
     const html = await res.text();
-    if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${html}\nn8n log tail:\n${n8n.log().slice(-6000)}`);
+    // 303 to the signer's page
+    if (res.status !== 303) throw new Error(`upload answered ${res.status}: ${html}\nn8n log tail:\n${n8n.log().slice(-6000)}`);
     return res.headers.get('x-sign-ref')!;
   }
 

@@ -81,10 +81,11 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
 
   async function startSession(): Promise<string> {
     const res = await fetch(`${q.webhookUrl}/webhook/singpass-sign/document`, {
-      method: 'POST', headers: uploadHeaders(), body: new Uint8Array(await fixture('classic')),
+      method: 'POST', headers: uploadHeaders(), body: new Uint8Array(await fixture('classic')), redirect: 'manual',
     });
     const html = await res.text();
-    if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${html}\n${q.log()}`);
+    // 303 to the signer's page
+    if (res.status !== 303) throw new Error(`upload answered ${res.status}: ${html}\n${q.log()}`);
     return res.headers.get('x-sign-ref')!;
   }
 

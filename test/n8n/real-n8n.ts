@@ -211,12 +211,13 @@ export async function importSamples(n8n: N8n, workflows: string[], credentials: 
   await n8n.cli(['import:credentials', `--input=${path.join(dir, 'credentials.json')}`]);
   const ids: string[] = [];
   for (const wf of workflows) {
-    let text = fs.readFileSync(path.join(ROOT, 'flows', 'n8n', wf), 'utf8').split(SAMPLE_FILES_DIR).join(n8n.filesDir);
+    // a sample by name, or (absolute) a variant a test wrote
+    let text = fs.readFileSync(path.isAbsolute(wf) ? wf : path.join(ROOT, 'flows', 'n8n', wf), 'utf8').split(SAMPLE_FILES_DIR).join(n8n.filesDir);
     for (const [from, to] of edits[wf] ?? []) {
       if (text.split(from).length !== 2) throw new Error(`${wf}: "${from}" does not occur exactly once`);
       text = text.replace(from, to);
     }
-    const file = path.join(dir, wf);
+    const file = path.join(dir, path.basename(wf));
     fs.writeFileSync(file, text);
     await n8n.cli(['import:workflow', `--input=${file}`]);
     const workflow = JSON.parse(text) as { id: string; nodes: Array<{ type: string; parameters: { path?: unknown; httpMethod?: string } }> };

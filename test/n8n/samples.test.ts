@@ -20,8 +20,42 @@ const samples = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).map((f) =
 const ourNodeTypes = pkg.n8n.nodes.map((p) => path.basename(p, '.node.js')).map((n) => `${pkg.name}.${n[0].toLowerCase()}${n.slice(1)}`);
 
 describe('flows/n8n sample workflows', () => {
-  it('are the five docs/n8n.md lists', () => {
-    expect(samples.map((s) => s.file).sort()).toEqual(['corppass-login.json', 'document-signing-queue-mode.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json']);
+  it('are the ones docs/n8n.md and the README name, each in a line', () => {
+    const files = samples.map((s) => s.file).sort();
+    expect(files).toEqual(['company-signing.json', 'corppass-login.json', 'document-signing-queue-mode.json', 'document-signing.json', 'key-set-endpoint.json', 'singpass-login.json', 'two-signers.json']);
+    const docs = fs.readFileSync(path.join(__dirname, '../../docs/n8n.md'), 'utf8');
+    const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
+    for (const f of files) {
+      expect(docs).toMatch(new RegExp(`^- \`([\\w-]+\\.json\` / )?\`?${f.replace('.', '\\.')}\``, 'm'));
+      expect(readme).toContain(f);
+    }
+  });
+
+  it('two-signers.json starts only with the upload key, and the second signer only through their link, once the first signed', () => {
+    const wf = samples.find((x) => x.file === 'two-signers.json')!.wf;
+    const b = byName(wf);
+    expect(b.get('Upload PDF')!.parameters.authentication).toBe('headerAuth');
+    expect(JSON.parse(String((b.get('Create Session (First Signer)')!.parameters.options as { signer: string }).signer))).toMatchObject({ position: 1, of: 2 });
+    expect(b.get('Create Session (First Signer)')!.parameters.level).toBe('B-T');
+    expect(path1(wf, 'Next Signer Request', "Open Second Signer's Page").map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:startNextSigner', 'if:', 'respondToWebhook:']);
+    expect(b.get('Start Next Signer')!.parameters).toMatchObject({ previousSignRef: '={{ $json.query.ref }}', linkKey: '={{ $json.query.key }}', level: 'auto' });
+    // no document is served here: the signed PDFs only through the signer's page (document-signing.json)
+    expect(wf.nodes.filter((n) => n.parameters.respondWith === 'binary')).toEqual([]);
+  });
+
+  it('company-signing.json lets only a Corppass user holding a configured role start the signing for the company, and refuses others with a page', () => {
+    const wf = samples.find((x) => x.file === 'company-signing.json')!.wf;
+    const b = byName(wf);
+    expect(path1(wf, 'Corppass Callback', 'Open Signer Page').map((n) => op(wf, n))).toEqual([
+      'webhook:', 'corppass:completeLogin', 'if:', 'readWriteFile:read', 'singpassSign:createSession', 'singpassSign:saveRecord', 'respondToWebhook:',
+    ]);
+    expect(path1(wf, 'Corppass Callback', 'Refuse: Role Required', { 'Role Held?': 1 }).map((n) => op(wf, n))).toEqual(['webhook:', 'corppass:completeLogin', 'if:', 'respondToWebhook:']);
+    expect(b.get('Complete Login and Check Role')!.parameters).toMatchObject({ requireRole: true, roles: expect.stringMatching(/\S/), includeAccessToken: false });
+    expect(JSON.stringify(b.get('Role Held?')!.parameters)).toContain('"leftValue":"={{ $json.officer.allowed }}"');
+    expect(b.get('Create Session for the Company')!.parameters.options).toMatchObject({ onBehalfOf: "={{ $('Complete Login and Check Role').item.json.onBehalfOf }}" });
+    expect(b.get('Refuse: Role Required')!.parameters).toMatchObject({ responseBody: '={{ $json.refusalPage }}', options: { responseCode: 403 } });
+    // the login is started by a POST (a user action), never a bare link
+    expect(b.get('Sign for the Company')!.parameters.httpMethod).toBe('POST');
   });
 
   it('document-signing-queue-mode.json is byte for byte what scripts/make-n8n-queue-sample.js makes of document-signing.json', async () => {
@@ -95,9 +129,9 @@ describe('flows/n8n sample workflows', () => {
     return `${n.type.split('.').pop()}:${String(n.parameters.operation ?? '')}`;
   };
 
-  it('document-signing.json is small (at most 24 nodes) and shows the chain a builder expects: certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
+  it('document-signing.json is small (at most 28 nodes) and shows the chain a builder expects: certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
     const wf = signing();
-    expect(wf.nodes.length).toBeLessThanOrEqual(24);
+    expect(wf.nodes.length).toBeLessThanOrEqual(28);
     const live = path1(wf, 'Singpass Sign Trigger', 'Save Record (submitted)');
     expect(live.map((n) => op(wf, n))).toEqual([
       'singpassSignTrigger:', 'singpassSign:checkCertificateStatus', 'singpassSign:loadRecord', 'singpassSign:preparePdfSignature', 'singpassSign:saveRecord', 'if:',
@@ -171,11 +205,24 @@ describe('flows/n8n sample workflows', () => {
     expect(wf.nodes.filter((n) => !stores.includes(n) && Object.keys(n.credentials ?? {}).some((c) => c.startsWith('singpassSessionStore')))).toEqual([]);
   });
 
-  it('document-signing.json is safe by default: only a caller with the upload key starts a session, and no webhook serves a document', () => {
+  it('document-signing.json is safe by default: only a caller with the upload key starts a session, and only a valid signer link opens the page or the signed PDF', () => {
     const wf = signing();
     const webhooks = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.webhook');
-    expect(webhooks.map((n) => [n.name, n.parameters.authentication, Object.keys((n as { credentials?: object }).credentials ?? {})])).toEqual([['Upload PDF', 'headerAuth', ['httpHeaderAuth']]]);
-    for (const n of wf.nodes.filter((x) => x.type === 'n8n-nodes-base.respondToWebhook')) expect(n.parameters.respondWith).not.toBe('binary');
+    expect(webhooks.map((n) => [n.name, n.parameters.authentication, Object.keys((n as { credentials?: object }).credentials ?? {})])).toEqual([
+      ['Upload PDF', 'headerAuth', ['httpHeaderAuth']],
+      // its caller has no n8n credential: the link's key is checked by Signer Page before anything is read
+      ['Signer Page Request', undefined, []],
+    ]);
+    expect(path1(wf, 'Signer Page Request', 'Send Signed PDF').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:signerPage', 'if:', 'respondToWebhook:']);
+    expect(path1(wf, 'Signer Page Request', 'Answer Page or Status', { 'Download?': 1 }).map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:signerPage', 'if:', 'respondToWebhook:']);
+    // the only binary answer is Signer Page's download (its own short-lived link)
+    const binary = wf.nodes.filter((x) => x.type === 'n8n-nodes-base.respondToWebhook' && x.parameters.respondWith === 'binary').map((n) => n.name);
+    expect(binary).toEqual(['Send Signed PDF']);
+    expect(JSON.stringify(byName(wf).get('Download?')!.parameters)).toContain('"leftValue":"={{ $json.answer }}","rightValue":"download"');
+    // the upload answers with the page link (303), not a page holding the QR code under a bare sign_ref
+    const answer = byName(wf).get('Answer with Signer Page Link')!.parameters as { options: { responseCode: number; responseHeaders: { entries: Array<{ name: string; value: string }> } } };
+    expect(answer.options.responseCode).toBe(303);
+    expect(answer.options.responseHeaders.entries).toContainEqual({ name: 'location', value: "=page?{{ $('Create Session').item.json.signerLink.query }}" });
     // the trigger verifies the service's signature and binds the Bearer to its stored session before anything runs
     expect(wf.nodes.filter((n) => n.type.endsWith('.singpassSignTrigger')).map((n) => n.parameters.path)).toEqual(['singpass-sign/webhook']);
   });

@@ -14,7 +14,7 @@ import { SingpassFlowsError } from '../../src/errors';
 import { generateClientKeys, loadSigningKey } from '../../src/keys';
 import { SigningApiClient, type CertificateEvent, type DocumentHashInput } from '../../src/sign';
 import {
-  finishShortfall, isFinishDeferred, isSubmitDeferred, nextStep, observeTransitions, sessionPhase, transitionKey, TRANSITIONS, type SessionRecord,
+  finishShortfall, isFinishDeferred, isSubmitDeferred, MemorySessionStore, nextStep, startNextSigner, observeTransitions, sessionPhase, transitionKey, TRANSITIONS, type SessionRecord,
   type VerifiedDelivery,
 } from '../../src/session';
 import {
@@ -837,6 +837,37 @@ describe('records written before the phase was stored', () => {
     expect(nextStep(s).action).toBe('expire');
     t.clock.advance((SESSION_SECONDS + 1) * 1000);
     expectStop(t.engine.expire(s).record, 'expired');
+  });
+});
+
+describe('several signers in order', () => {
+  it('completed → nameNextSigner → completed: the next signer\'s session starts on the signed PDF once, and the record names it', async () => {
+    const t = setup();
+    const store = new MemorySessionStore();
+    const s = await t.engine.start(pdf, { documentName: 'Lease.pdf', level: 'B-T', signer: { position: 1, of: 2, label: 'Tenant' } }, t.opts());
+    const ref = s.signRef;
+    store.put(s.record, undefined);
+    expect(await startNextSigner(t.engine, store, { previousSignRef: ref })).toMatchObject({ outcome: 'waiting' });
+    const h = (await t.engine.applyDelivery(s.record, certificateDelivery(s.record, undefined, t), pdf)).record;
+    const sg = (await t.engine.applyDelivery(h, signatureDelivery(h), pdf)).record;
+    const f = await t.engine.finish(sg, pdf, t.opts());
+    expectStop(f.record, 'completed');
+    store.put(f.record, 1);
+    store.putSignedDocument(ref, f.pdf!);
+    const sessions = t.client.sessions.length;
+    const r = await startNextSigner(t.engine, store, { previousSignRef: ref, label: 'Landlord', clock: t.clock.fn });
+    if (r.outcome !== 'started') throw new Error(r.outcome);
+    expect(r.started).toBeDefined();
+    expect(r.record.request).toMatchObject({ documentName: 'Lease.pdf', level: 'B-LTA', signer: { position: 2, of: 2, label: 'Landlord', previousSignRef: ref } });
+    expect(r.record.document.sha256).not.toBe(s.record.document.sha256);
+    expect(store.getDocument(r.record.state.signRef)).toEqual(f.pdf);
+    const named = store.get(ref)!;
+    expect(named).toEqual({ ...f.record, nextSigner: { signRef: r.record.state.signRef }, revision: f.record.revision + 1, state: { ...f.record.state, updatedAt: Math.floor(t.clock.now / 1000) } });
+    // asked again: the same session, nothing new at the service
+    expect(await startNextSigner(t.engine, store, { previousSignRef: ref })).toEqual({ outcome: 'started', record: store.get(r.record.state.signRef) });
+    expect(t.client.sessions.length).toBe(sessions + 1);
+    // the last signer has no one after
+    expect(await startNextSigner(t.engine, store, { previousSignRef: r.record.state.signRef })).toMatchObject({ outcome: 'noNextSigner' });
   });
 });
 

@@ -38,8 +38,10 @@ describe('the table', () => {
     }
   });
 
-  it('leaves nothing out of an ended session', () => {
-    expect(TRANSITIONS.filter((t) => ENDED.includes(t.from as SessionPhase))).toEqual([]);
+  it('leaves nothing out of an ended session (a completed one only names its next signer, and stays completed)', () => {
+    const fromEnded = TRANSITIONS.filter((t) => ENDED.includes(t.from as SessionPhase));
+    expect(fromEnded.filter((t) => t.to !== t.from)).toEqual([]);
+    expect(fromEnded.map((t) => `${t.from}:${t.verb}`)).toEqual(['completed:nameNextSigner']);
   });
 
   it('every waiting phase expires and fails on the service\'s error event; a signed session does neither', () => {

@@ -8,6 +8,9 @@ import * as listDue from './record/listDue.operation';
 import * as loadRecord from './record/load.operation';
 import * as runDueStep from './record/runDue.operation';
 import * as saveRecord from './record/save.operation';
+import * as saveSignedPdf from './record/saveSignedPdf.operation';
+import * as signerPage from './record/signerPage.operation';
+import * as startNextSigner from './record/startNextSigner.operation';
 import * as applyEvent from './session/applyEvent.operation';
 import * as createSession from './session/create.operation';
 import * as expireSession from './session/expire.operation';
@@ -19,7 +22,7 @@ export const operations: OperationTable = {
   session: { createSession, preparePdfSignature, submitDocumentHash, applyEvent, finalizeSignature, expireSession },
   document: { addValidationData, addDocumentTimestamp, verifySignedPdf },
   certificate: { checkCertificateStatus },
-  sessionRecord: { saveRecord, loadRecord, listDue, runDueStep, cleanUp },
+  sessionRecord: { saveRecord, loadRecord, listDue, runDueStep, cleanUp, signerPage, saveSignedPdf, startNextSigner },
 };
 
 /** All operations' parameters, for the node description. */

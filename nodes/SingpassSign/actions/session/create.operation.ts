@@ -1,10 +1,13 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { invalidInput } from '../../../../src/errors';
 import type { PadesLevel } from '../../../../src/pades';
+import { documentNameFor, issueSignerLink, type StartSessionInput } from '../../../../src/session';
 import { renderQr } from '../../../../src/sign';
 import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
 import { recordSummary } from '../../../shared/session-data';
+import { nextSignerLink, signerLinkKeys, signerQuery } from '../../../shared/signer-links';
 import { pdfInput } from '../fields';
 
 export const LEVEL_OPTIONS = [
@@ -39,10 +42,24 @@ export const description: INodeProperties[] = forOperation('session', 'createSes
     placeholder: 'Add Option',
     default: {},
     options: [
-      { displayName: 'Reason', name: 'reason', type: 'string', default: '', description: 'Reason recorded in the signature (e.g. "Approved")' },
       { displayName: 'Location', name: 'location', type: 'string', default: '', description: 'Location recorded in the signature' },
-      { displayName: 'QR Code Width', name: 'qrWidth', type: 'number', default: 320, description: 'Width of the QR code PNG in pixels' },
+      {
+        displayName: 'On Behalf Of',
+        name: 'onBehalfOf',
+        type: 'json',
+        default: '={{ $json.onBehalfOf }}',
+        description: 'Signing for a company: the "onBehalfOf" Corppass Complete Login outputs with Require Role ({ uen, entityName?, role, eserviceId }). Kept in the record, shown on the signer\'s page and in the document name the user sees in the app.',
+      },
       { displayName: 'QR Binary Field', name: 'qrProperty', type: 'string', default: 'qr', description: 'Binary property for the QR code PNG' },
+      { displayName: 'QR Code Width', name: 'qrWidth', type: 'number', default: 320, description: 'Width of the QR code PNG in pixels' },
+      { displayName: 'Reason', name: 'reason', type: 'string', default: '', description: 'Reason recorded in the signature (e.g. "Approved")' },
+      {
+        displayName: 'Signer',
+        name: 'signer',
+        type: 'json',
+        default: '{ "position": 1, "of": 2, "label": "First signer" }',
+        description: 'One of several signers in order: { position, of, label?, previousSignRef? } (previousSignRef: the session whose signed PDF this one signs; required from the second signer on). Kept in the record and shown on the signer\'s page.',
+      },
     ],
   },
 ]);
@@ -54,12 +71,19 @@ export const description: INodeProperties[] = forOperation('session', 'createSes
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const property = this.getNodeParameter('binaryPropertyName', i);
   const { pdf, meta } = await readPdf(this, i, property);
-  const o = this.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrWidth?: number; qrProperty?: string };
-  const documentName = (this.getNodeParameter('documentName', i) as string).trim() || meta.fileName || 'document.pdf';
+  const o = this.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown };
+  const onBehalfOf = givenJson('On Behalf Of', o.onBehalfOf) as StartSessionInput['onBehalfOf'];
+  const signer = givenJson('Signer', o.signer) as StartSessionInput['signer'];
+  // the entity and role go into the name the user sees in the app, so they know in what capacity they sign
+  const documentName = documentNameFor((this.getNodeParameter('documentName', i) as string).trim() || meta.fileName || 'document.pdf', onBehalfOf);
   const { engine } = await signingEngine(this);
   const s = await engine.start(pdf, {
     documentName, level: this.getNodeParameter('level', i) as PadesLevel, reason: o.reason || undefined, location: o.location || undefined,
+    ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}),
   });
+  // the signer's page link: keyed with the notification token secret, checked by Signer Page on any process
+  const linkKeys = await signerLinkKeys(this, i);
+  const link = issueSignerLink({ ...linkKeys, signRef: s.signRef, purpose: 'page' });
   const png = await renderQr(s.qrPayload, { format: 'png', width: o.qrWidth || 320 });
   return {
     json: {
@@ -70,10 +94,26 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
       qrSvg: await renderQr(s.qrPayload, { format: 'svg', width: o.qrWidth || 320 }),
       expiresAt: new Date(s.expiresAt * 1000).toISOString(),
       documentName,
+      signerLink: { key: link.token, expiresAt: link.expiresAt, query: signerQuery(s.signRef, link.token) },
+      // one of several signers, not the last: the link to send the next one (Start Next Signer checks it)
+      ...(signer && signer.position < signer.of ? { nextSignerLink: nextSignerLink(linkKeys, s.signRef) } : {}),
+      ...(onBehalfOf ? { onBehalfOf } : {}),
+      ...(signer ? { signer } : {}),
     },
     binary: {
       ...(item.binary ?? {}),
       [o.qrProperty || 'qr']: await this.helpers.prepareBinaryData(png, `singpass-qr-${s.signRef}.png`, 'image/png'),
     },
   };
+}
+
+/** An optional JSON option: absent when empty (the core checks the shape). */
+function givenJson(field: string, v: unknown): unknown {
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    throw invalidInput(field, 'is text but not valid JSON');
+  }
 }
