@@ -1,6 +1,6 @@
 /**
- * The signing example's verification report page (Node-RED): the "remember progress" function turns the verify
- * report into what the page shows, and the page is rendered with mustache, the engine of Node-RED's template node.
+ * The signing example's verification report page (Node-RED): the "report data" function turns the verify report on
+ * the stored signed PDF into what the page shows, and the page is rendered with mustache, the engine of Node-RED's template node.
  * A valid B-LTA shows notes (what B-LT/B-LTA appended) and no problems; a document changed after signing shows the
  * problem in plain words.
  */
@@ -16,7 +16,7 @@ import { changePageContent, samplePdf, signToLevel } from '../pades/ltv-helpers'
 const Mustache = require('mustache') as { render(template: string, view: unknown): string };
 
 const SOURCES = join(__dirname, '..', '..', 'scripts', 'node-red-examples');
-const recordProgress = readFileSync(join(SOURCES, 'functions', 'record-progress.js'), 'utf8');
+const reportData = readFileSync(join(SOURCES, 'functions', 'report-data.js'), 'utf8');
 const template = readFileSync(join(SOURCES, 'pages', 'verification-report.html'), 'utf8');
 
 let server: RunningPkiServer;
@@ -32,16 +32,13 @@ beforeAll(async () => {
 });
 afterAll(async () => { await server?.close(); });
 
-/** The page for a report: the function node's stored result, then the template as the report route renders it. */
+/** The page for a report: the function node's data, then the template as the report route renders it. */
 function reportPage(verification: PdfVerificationReport): string {
-  const stored: Record<string, unknown> = {};
-  const flow = { set: (key: string, value: unknown, cb: (err?: Error) => void) => { stored[key] = value; cb(); } };
-  const node = { done: () => undefined, error: (e: unknown) => { throw e; } };
-  // the function node's body, as Node-RED runs it (msg, flow, node in scope); the report goes through JSON like msg copies
-  new Function('msg', 'flow', 'node', recordProgress)({ signRef: 'REF1', verification: JSON.parse(JSON.stringify(verification)), filename: 'signed/REF1.pdf' }, flow, node);
-  const result = stored['signingPage_REF1_result'] as { report: unknown };
-  expect(result).toBeDefined();
-  return Mustache.render(template, { payload: { documentName: 'Agreement.pdf', signRef: 'REF1', report: result.report } });
+  // the function node's body, as Node-RED runs it (msg in scope); the report goes through JSON like msg copies
+  const msg = { signRef: 'REF1', verification: JSON.parse(JSON.stringify(verification)), session: { request: { documentName: 'Agreement.pdf' } }, req: { query: { link: 'L' } } };
+  const out = new Function('msg', reportData)(msg) as { payload: unknown };
+  expect(out.payload).toBeDefined();
+  return Mustache.render(template, { payload: out.payload });
 }
 
 const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/\s+/g, ' ');
