@@ -16,7 +16,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM, launchChromium } from '../helpers/chromium';
 import {
-  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
+  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
   type CliSandbox, type N8n,
 } from './real-n8n';
 
@@ -60,6 +60,8 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       uploadKeyCredential(),
+      // the samples' one session store (its folder: the sample's file area)
+      sessionStoreCredential(),
     ]);
     await n8n.start();
     sb.corppass.registerClient({ clientId: 'n8n-company-sign', jwksUrl: `${n8n.baseUrl}/webhook/company-sign/jwks`, redirectUris: [`${n8n.baseUrl}/webhook/company-sign/callback`] });
