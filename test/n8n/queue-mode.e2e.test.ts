@@ -357,6 +357,8 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
       // down for good (as far as this execution can tell): every try refused, the execution fails
       await signing.phone('approve', { sign_ref: lost });
       await waitFor(`${lost} completed`, statusIs(lost, 'completed'));
+      // the five tries first: on a loaded machine another execution of the workflow may fail meanwhile (say so if it does)
+      await waitFor('the FTP node\'s five refused tries', () => (down.attempts() >= 5 ? true : undefined));
       failed = await waitFor('the storing execution failed', async () => (await q.executions(workflow.id)).find((e) => e.status === 'error' && !failedBefore.has(e.id)));
       expect(down.attempts()).toBe(5);
       expect(await signedOnServer(lost)).toBeUndefined();
