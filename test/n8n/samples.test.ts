@@ -73,8 +73,13 @@ describe('flows/n8n sample workflows', () => {
   it('document-signing-queue-mode.json keeps nothing on one process\'s disk: records and kept events in PostgreSQL, the signed PDF over SFTP', () => {
     const wf = samples.find((x) => x.file === 'document-signing-queue-mode.json')!.wf;
     const ours = wf.nodes.filter((n) => ourNodeTypes.includes(n.type));
-    for (const n of ours.filter((x) => x.parameters.resource === 'sessionRecord')) expect([n.name, n.parameters.store, n.parameters.folder]).toEqual([n.name, 'postgres', undefined]);
-    expect(ours.find((n) => n.type.endsWith('singpassSignTrigger'))!.parameters).toMatchObject({ recordStore: 'postgres' });
+    // every store node on the one Singpass Session Store credential (Kind PostgreSQL in queue mode), no folder of its own
+    const storeNodes = ours.filter((x) => x.parameters.resource === 'sessionRecord' || x.type.endsWith('singpassSignTrigger'));
+    expect(storeNodes.length).toBeGreaterThanOrEqual(8);
+    for (const n of storeNodes) {
+      expect([n.name, n.typeVersion, n.parameters.store, n.parameters.folder, n.parameters.recordFolder]).toEqual([n.name, 2, undefined, undefined, undefined]);
+      expect([n.name, n.credentials?.singpassSessionStoreApi?.id]).toEqual([n.name, 'spflStore0000001']);
+    }
     expect(wf.nodes.filter((n) => n.type === 'n8n-nodes-base.readWriteFile')).toEqual([]);
     const upload = wf.nodes.find((n) => n.type === 'n8n-nodes-base.ftp')!;
     expect(upload.parameters).toMatchObject({ protocol: 'sftp', operation: 'upload', path: '=/signed/{{ $json.signRef }}-signed.pdf', binaryPropertyName: 'data' });
