@@ -359,7 +359,13 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
       await waitFor(`${lost} completed`, statusIs(lost, 'completed'));
       // the five tries first: on a loaded machine another execution of the workflow may fail meanwhile (say so if it does)
       await waitFor('the FTP node\'s five refused tries', () => (down.attempts() >= 5 ? true : undefined));
-      failed = await waitFor('the storing execution failed', async () => (await q.executions(workflow.id)).find((e) => e.status === 'error' && !failedBefore.has(e.id)));
+      // the execution that failed AT the upload (after the PostgreSQL restart above, another run may fail late meanwhile)
+      const failedAtUpload = async () => {
+        const ids = await q.postgres.sql(`SELECT string_agg(e.id::text, ',' ORDER BY e.id) FROM execution_entity e JOIN execution_data d ON d."executionId" = e.id
+          WHERE e."workflowId" = '${workflow.id}' AND e.status = 'error' AND d.data LIKE '%Upload Signed PDF (SFTP)%'`, q.postgres.database);
+        return ids.trim().split(',').filter(Boolean).map(Number).find((id) => !failedBefore.has(id));
+      };
+      failed = { id: await waitFor('the storing execution failed', failedAtUpload) };
       expect(down.attempts()).toBe(5);
       expect(await signedOnServer(lost)).toBeUndefined();
       // not lost: the record says completed and the session store holds the signed PDF Run Due Step stored (B-T),
