@@ -55,3 +55,21 @@ export function isDeliveryStillNeeded(record: SessionRecord | undefined, type: S
     case 'error': return phase !== 'signed' && !isSessionEnded(record); // the service's part ends at the signature
   }
 }
+
+/**
+ * The kept deliveries a store hands back for replay: each with its session's record when the record still needs it
+ * (`isDeliveryStillNeeded`); the others are marked applied, so they are not looked at again. One rule for every store.
+ */
+export async function replaysStillNeeded(
+  store: { get(signRef: string): Promise<SessionRecord | undefined>; markDeliveryApplied(signRef: string, type: SigningEvent['type']): Promise<void> },
+  kept: KeptDelivery[],
+): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+  const replays: Array<{ kept: KeptDelivery; record: SessionRecord }> = [];
+  for (const k of kept) {
+    const { signRef } = k.delivery.event;
+    const record = await store.get(signRef);
+    if (record && isDeliveryStillNeeded(record, k.type)) replays.push({ kept: k, record });
+    else await store.markDeliveryApplied(signRef, k.type);
+  }
+  return replays;
+}

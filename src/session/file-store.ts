@@ -4,7 +4,7 @@ import { SingpassFlowsError } from '../errors';
 import { acquireLockFile, createFileExclusive, errno, removeFile, syncDir, writeFileAtomic, type HeldLock } from '../files';
 import type { SigningEvent } from '../sign';
 import { checkSignRef } from '../sign/validate';
-import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
+import { REDACTED_CERTIFICATE_JSON, replaysStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isSessionEnded, nextStep } from './next-step';
 import type { DueSession, SessionStore } from './store';
@@ -218,15 +218,12 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
   async claimDeliveriesToReplay(options: { idleMs?: number; now?: number } = {}): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
     const idleMs = options.idleMs ?? SESSION_POLICY.takeOverIdleMs;
     const now = options.now ?? this.now();
-    const replays: Array<{ kept: KeptDelivery; record: SessionRecord }> = [];
+    const stale: KeptDelivery[] = [];
     for (const { signRef, type } of await this.pendingDeliveries()) {
       const kept = await this.getDelivery(signRef, type).catch(() => undefined);
-      if (!kept || kept.applied || now - (kept.receivedAt ?? 0) < idleMs) continue;
-      const record = await this.get(signRef);
-      if (record && isDeliveryStillNeeded(record, type)) replays.push({ kept, record });
-      else await this.markDeliveryApplied(signRef, type);
+      if (kept && !kept.applied && now - (kept.receivedAt ?? 0) >= idleMs) stale.push(kept);
     }
-    return replays;
+    return replaysStillNeeded(this, stale);
   }
 
   /** Forget every delivery kept for `signRef` (its session ended). */

@@ -5,7 +5,7 @@ import { checkSignRef } from '../sign/validate';
 import type { CleanUpResult, SaveOutcome } from './file-store';
 import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, type NextStepPolicy, type SessionAction } from './next-step';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
-import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
+import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, replaysStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
 import type { DueSession, SessionStore } from './store';
 import { SESSION_POLICY } from './policy';
 import { withPhase } from './transitions';
@@ -347,14 +347,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
    * marks those itself) — are marked applied here.
    */
   async claimDeliveriesToReplay(options: { owner: string; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
-    const replays: Array<{ kept: KeptDelivery; record: SessionRecord }> = [];
-    for (const kept of await this.claimDeliveries({ ...options, idleMs: this.policy.idleMs })) {
-      const { signRef } = kept.delivery.event;
-      const record = await this.get(signRef);
-      if (record && isDeliveryStillNeeded(record, kept.type)) replays.push({ kept, record });
-      else await this.markDeliveryApplied(signRef, kept.type);
-    }
-    return replays;
+    return replaysStillNeeded(this, await this.claimDeliveries({ ...options, idleMs: this.policy.idleMs }));
   }
 
   /** Forget every delivery kept for `signRef` (its session ended). */
