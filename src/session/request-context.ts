@@ -1,6 +1,6 @@
 import { invalidInput } from '../errors';
 import type { OnBehalfOf } from '../login/officer';
-import { checkDocumentName, checkSignRef } from '../sign/validate';
+import { DECEPTIVE_CHARS, checkDocumentName, checkSignRef } from '../sign/validate';
 import type { SignerPlace } from './types';
 
 /**
@@ -9,12 +9,10 @@ import type { SignerPlace } from './types';
  * text-direction characters).
  */
 
-const PLAIN = /^[^\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+$/;
-
 function text(field: string, v: unknown, max: number): string {
   if (typeof v !== 'string' || v.trim() === '') throw invalidInput(field, 'must be non-empty text');
   if (v.length > max) throw invalidInput(field, `must be at most ${max} characters (got ${v.length})`);
-  if (!PLAIN.test(v)) throw invalidInput(field, 'must not contain control characters or text-direction marks');
+  if (DECEPTIVE_CHARS.test(v)) throw invalidInput(field, 'must not contain control characters or text-direction marks');
   return v;
 }
 

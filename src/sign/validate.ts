@@ -30,7 +30,7 @@ export function checkSessionField(field: 'clientNotificationToken' | 'tenantId',
  * Control characters and text-direction overrides (U+202E turns "Invoice\u202Efdp.exe" into "Invoiceexe.pdf" on
  * screen): text shown to the user in the app must read as it is.
  */
-const DECEPTIVE_CHARS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+export const DECEPTIVE_CHARS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /** Document name shown in the app: 1..255, no control or text-direction characters. */
 export function checkDocumentName(value: unknown): string {
