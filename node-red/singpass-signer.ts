@@ -11,7 +11,7 @@
  * The page, the status words, the links and the role rule are the core's (src/session, src/login); this file routes.
  */
 import { officerDecision } from '../src/login';
-import { checkSignerLink, renderNoticePage, renderSignerPage, signerAnswer, signerStatus, type SignerLinkPurpose } from '../src/session';
+import { checkSignerLink, renderNoticePage, renderSignerPage, signerAnswer, signerLinkRefusalStatus, signerStatus, SIGNER_PAGE_HEADERS, type SignerLinkPurpose } from '../src/session';
 import { asError, onInput } from './lib/run';
 import { recordForMessage, short } from './lib/session-steps';
 import { signClientOf, signerLinkKeyOf } from './lib/sign-client';
@@ -26,7 +26,7 @@ type OfficerDef = NodeDef & { roles?: string; eserviceId?: string };
 /**
  * Headers of every answer: never cached or framed, and no Referer from the page — its address carries the link.
  */
-const PRIVATE = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY' };
+const PRIVATE = SIGNER_PAGE_HEADERS;
 const HTML = { ...PRIVATE, 'content-type': 'text/html; charset=utf-8' };
 const JSON_TYPE = { ...PRIVATE, 'content-type': 'application/json; charset=utf-8' };
 
@@ -55,7 +55,7 @@ export = function register(RED: NodeAPI): void {
       } catch (e) {
         const err = asError(e);
         if (err.code !== 'LINK_INVALID' && err.code !== 'LINK_EXPIRED') throw err;
-        return refuse(err.code === 'LINK_EXPIRED' ? 410 : 403, err.code, err.message);
+        return refuse(signerLinkRefusalStatus(err.code), err.code, err.message);
       }
       const record = await client.store.get(signRef);
       if (!record) return refuse(404, 'SIGN_REF_NOT_FOUND', 'This signing session is no longer kept here. Start again for a new one.');

@@ -10,6 +10,17 @@ import type { SessionRecord } from './types';
  * after `checkSignerLink(purpose 'download')`.
  */
 
+/**
+ * Headers of every answer about a signer's session (page, status, download, refusal): the link key is in the address,
+ * so no cache keeps it and no Referer leaks it; the page is never framed.
+ */
+export const SIGNER_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY' });
+
+/** The HTTP status for a refused signer link: 410 once it expired (it was ours), 403 for anything else. */
+export function signerLinkRefusalStatus(code: 'LINK_EXPIRED' | 'LINK_INVALID'): 410 | 403 {
+  return code === 'LINK_EXPIRED' ? 410 : 403;
+}
+
 export interface SignerAnswer extends SignerStatus {
   /** Signed: a short-lived link to the signed PDF. */
   downloadUrl?: string;

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { isSingpassFlowsError } from '../../../../src/errors';
-import { checkSignerLink, renderNoticePage, renderSignerPage, signerAnswer, signerStatus } from '../../../../src/session';
+import { checkSignerLink, renderNoticePage, renderSignerPage, signerAnswer, signerLinkRefusalStatus, signerStatus, SIGNER_PAGE_HEADERS } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { toNodeError } from '../../../shared/errors';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
@@ -43,8 +43,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'sig
   { ...pdfOutput, description: 'Binary property to put the signed PDF in, for a download' },
 ]);
 
-/** Headers every answer carries: the link key is in the address, so no cache keeps it and no Referer leaks it. */
-const PRIVATE_HEADERS = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY' };
+const PRIVATE_HEADERS = { ...SIGNER_PAGE_HEADERS };
 
 type View = 'page' | 'status' | 'download';
 
@@ -73,8 +72,8 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   try {
     checkSignerLink({ ...keys, signRef, token: key, purpose: view === 'download' ? 'download' : 'page' });
   } catch (e) {
-    if (isSingpassFlowsError(e, 'LINK_EXPIRED')) return { json: { signRef, ...refusal(view, 410, e.code, 'Link expired', e.message) } };
-    if (isSingpassFlowsError(e, 'LINK_INVALID')) return { json: refusal(view, 403, 'LINK_INVALID', 'Link not valid', 'This link is not valid for a signing session. Use the link you were given when the session started.') };
+    if (isSingpassFlowsError(e, 'LINK_EXPIRED')) return { json: { signRef, ...refusal(view, signerLinkRefusalStatus('LINK_EXPIRED'), e.code, 'Link expired', e.message) } };
+    if (isSingpassFlowsError(e, 'LINK_INVALID')) return { json: refusal(view, signerLinkRefusalStatus('LINK_INVALID'), 'LINK_INVALID', 'Link not valid', 'This link is not valid for a signing session. Use the link you were given when the session started.') };
     // anything else (a secret too short to be one): the credential's fault, shown as the node's error
     throw toNodeError(this.getNode(), e, i);
   }
