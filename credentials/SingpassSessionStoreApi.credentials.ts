@@ -103,5 +103,14 @@ export class SingpassSessionStoreApi implements ICredentialType {
       default: 45,
       description: 'A record saved in the middle of a step (prepared but not recorded as submitted, signed but not finished) is taken over by List Due Sessions and Run Due Step once unchanged this long: the run working on it has died. Longer than your slowest live step (a Submit or a Finalize gives up within about 21 s).',
     },
+    {
+      displayName: 'Keep Ended Sessions (Days)',
+      name: 'retentionDays',
+      type: 'number',
+      typeOptions: { minValue: 0, numberPrecision: 4 },
+      // n8n wants a literal here; test/session/policy.test.ts holds it to SESSION_POLICY.retentionMs
+      default: 7,
+      description: 'How long a completed, failed or expired session (its record, the PDF being signed, the webhook events kept for it) stays in the store after its last change, for the signer\'s page and your lookups. A List Due Sessions node with "Delete Ended Sessions" on deletes it after that; live sessions are never deleted.',
+    },
   ];
 }

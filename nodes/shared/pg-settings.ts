@@ -13,8 +13,8 @@ export interface PgStoreSettings {
 
 /** The "Singpass Session Store" credential, checked: a folder or a PostgreSQL database, and the take-over time. */
 export type StoreSettings =
-  | { kind: 'folder'; folder: string; idleMs: number }
-  | { kind: 'postgres'; pg: PgStoreSettings; idleMs: number };
+  | { kind: 'folder'; folder: string; idleMs: number; retentionMs: number }
+  | { kind: 'postgres'; pg: PgStoreSettings; idleMs: number; retentionMs: number };
 
 /** How messages name the two store credentials (their titles in n8n's credential list). */
 export const STORE_TITLE = 'Singpass Session Store';
@@ -33,6 +33,12 @@ function idleMsOf(c: ICredentialDataDecryptedObject, where: string): number {
   const idleSeconds = Number(c.idleSeconds ?? SESSION_POLICY.takeOverIdleMs / 1000);
   if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw bad(where, 'Leave a Step in Progress Alone For (Seconds)', 'must be a number of seconds ≥ 0');
   return idleSeconds * 1000;
+}
+
+function retentionMsOf(c: ICredentialDataDecryptedObject, where: string): number {
+  const days = Number(c.retentionDays ?? SESSION_POLICY.retentionMs / 86_400_000);
+  if (!Number.isFinite(days) || days < 0) throw bad(where, 'Keep Ended Sessions (Days)', 'must be a number of days ≥ 0');
+  return days * 86_400_000;
 }
 
 /** The old "Singpass Session Store (PostgreSQL)" credential (version-1 nodes), or the PostgreSQL fields of the new one. */
@@ -65,10 +71,10 @@ export function storeSettings(c: ICredentialDataDecryptedObject, where = credent
   const kind = c.kind ?? 'folder';
   if (kind === 'postgres') {
     const pg = pgStoreSettings(c, where);
-    return { kind, pg, idleMs: pg.options.idleMs! };
+    return { kind, pg, idleMs: pg.options.idleMs!, retentionMs: retentionMsOf(c, where) };
   }
   if (kind !== 'folder') throw bad(where, 'Kind', `"${String(kind)}" is not a kind this package knows (Folder or PostgreSQL)`);
-  return { kind, folder: typeof c.folder === 'string' ? c.folder.trim() : '', idleMs: idleMsOf(c, where) };
+  return { kind, folder: typeof c.folder === 'string' ? c.folder.trim() : '', idleMs: idleMsOf(c, where), retentionMs: retentionMsOf(c, where) };
 }
 
 /**

@@ -33,8 +33,14 @@ export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getD
   readonly where: string;
   /** The store credential's "leave a step in progress alone" time; undefined for a version-1 node's folder (its own parameter). */
   readonly idleMs?: number;
-  /** Sessions due now. `idleSeconds`: the folder store's parameter; the PostgreSQL store uses its credential's. */
-  listDue(options: { idleSeconds: number }): Promise<DueList>;
+  /** The store credential's "Keep Ended Sessions (Days)"; undefined for a version-1 node's store (no such setting). */
+  readonly retentionMs?: number;
+  /**
+   * Sessions due now. `idleSeconds`: the folder store's parameter; the PostgreSQL store uses its credential's.
+   * `retentionSeconds`: also delete the ended sessions past it (the folder: those the walk read anyway; PostgreSQL:
+   * one statement on its index), named in `deleted`.
+   */
+  listDue(options: { idleSeconds: number; retentionSeconds?: number }): Promise<DueList>;
   /**
    * The trigger keeps each delivery before it answers 200: false when this event was kept already
    * (a copy: start nothing). A kept event n8n never ran (its execution lost after the answer) comes back from
@@ -93,12 +99,12 @@ export function idleSecondsOf(ctx: IExecuteFunctions, i: number): number {
 export async function sessionRecordStore(ctx: IExecuteFunctions, i: number): Promise<SessionRecordStore> {
   if (usesStoreCredential(ctx)) {
     const { settings, where } = await storeCredential(ctx, i);
-    if (settings.kind === 'postgres') return pgRecordStore(settings.pg, where);
+    if (settings.kind === 'postgres') return { ...pgRecordStore(settings.pg, where), retentionMs: settings.retentionMs };
     const store = await checkedFolderStore(ctx, settings.folder, { where: `${where}, field "Folder"`, field: 'Folder' });
     // the trigger keeps each delivery in the folder too: an event whose execution died is replayed by List Due
     const replays = store.claimDeliveriesToReplay.bind(store);
     return Object.assign(store, {
-      where: `folder ${store.dir}`, idleMs: settings.idleMs,
+      where: `folder ${store.dir}`, idleMs: settings.idleMs, retentionMs: settings.retentionMs,
       claimDeliveriesToReplay: () => replays({ idleMs: settings.idleMs }),
     });
   }
@@ -178,7 +184,7 @@ export function pgRecordStore(settings: PgStoreSettings, credential: string): Se
     markDeliveryApplied: named((signRef: string, type: KeptDelivery['type']) => store.markDeliveryApplied(signRef, type)),
     claimDeliveriesToReplay: named(() => store.claimDeliveriesToReplay({ owner: LEASE_OWNER })),
     // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)
-    listDue: named(() => store.listDue()),
+    listDue: named((options: { retentionSeconds?: number }) => store.listDue(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds })),
   };
 }
 

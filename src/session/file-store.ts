@@ -246,15 +246,21 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
    * before it is taken as interrupted. `submitHash` (at the save point: resubmit the saved hash), `finish` (signed:
    * finish again, from `lastFinishFailure.retryAt` after a temporary failure), `continueCertificate` (claimed by
    * another front end, nothing prepared), `expire` (waiting for an event past the deadline). Ended sessions are
-   * never listed (`forget` is cleanUp's business). Unreadable files are counted, not thrown.
+   * never listed. Unreadable files are counted, not thrown.
+   *
+   * `retentionSeconds`: also delete the ended sessions past it that this walk read anyway (record, PDF and kept
+   * deliveries, as cleanUp does), so a frequent schedule keeps the retention without a second pass over the folder.
+   * One that cannot be deleted now (its lock held) is left for the next run.
    */
-  async listDue(options: { idleSeconds: number }): Promise<{ due: DueSession[]; unreadable: string[] }> {
+  async listDue(options: { idleSeconds: number; retentionSeconds?: number }): Promise<{ due: DueSession[]; unreadable: string[]; deleted: string[] }> {
     const idleSeconds = Number(options?.idleSeconds);
     if (!Number.isFinite(idleSeconds) || idleSeconds < 0) throw new SingpassFlowsError('INVALID_INPUT', 'idleSeconds: give a number of seconds, 0 or more', { field: 'idleSeconds' });
+    const retentionMs = options.retentionSeconds === undefined ? undefined : retentionMsOf(options.retentionSeconds);
     const now = this.now();
     const policy = { idleMs: idleSeconds * 1000, scanExtensionSeconds: this.scanExtensionSeconds };
     const due: DueSession[] = [];
     const unreadable: string[] = [];
+    const past: string[] = [];
     for (const signRef of await this.list()) {
       let record: SessionRecord | undefined;
       try {
@@ -263,11 +269,22 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
         unreadable.push(signRef);
         continue;
       }
-      if (!record || isSessionEnded(record)) continue;
+      if (!record) continue;
+      if (isSessionEnded(record)) {
+        if (retentionMs !== undefined && isForgetDue(record, retentionMs, now)) past.push(signRef);
+        continue;
+      }
       const step = nextStep(record, policy);
       if (step.action !== 'forget' && step.at <= now) due.push({ signRef, action: step.action, at: step.at, record });
     }
-    return { due, unreadable };
+    const deleted: string[] = [];
+    for (const signRef of past) {
+      // a lock another process holds (it is saving this record): the next run deletes it
+      const r = await this.forgetIfPast(signRef, retentionMs!, now).catch(() => undefined);
+      if (r?.outcome === 'deleted') deleted.push(signRef);
+    }
+    if (deleted.length) await this.syncDir();
+    return { due, unreadable, deleted };
   }
 
   /**
@@ -282,28 +299,12 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
     const names = await this.names();
     const records = recordRefs(names);
     for (const signRef of records) {
-      const lock = await this.lock(signRef);
-      try {
-        let record: SessionRecord | undefined;
-        try {
-          record = await this.get(signRef);
-        } catch {
-          result.unreadable.push(signRef);
-          continue;
-        }
-        if (!record) continue;
-        // the one rule (nextStep): an ended record's `forget` step is due once the retention passed
-        const next = nextStep(record, { retentionMs: options.retentionSeconds * 1000 });
-        if (next.action !== 'forget' || next.at > nowMs) {
-          result.kept++;
-          continue;
-        }
-        if (await removeFile(this.documentPath(signRef))) result.documents++;
-        for (const type of EVENT_TYPES) await removeFile(this.deliveryPath(signRef, type));
-        await removeFile(this.recordPath(signRef));
+      const r = await this.forgetIfPast(signRef, options.retentionSeconds * 1000, nowMs);
+      if (r.outcome === 'unreadable') result.unreadable.push(signRef);
+      else if (r.outcome === 'kept') result.kept++;
+      else if (r.outcome === 'deleted') {
         result.deleted.push(signRef);
-      } finally {
-        await lock.release();
+        if (r.document) result.documents++;
       }
     }
     const recorded = new Set(records);
@@ -339,6 +340,30 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
   }
 
   // -- internals ------------------------------------------------------------------------------------------------
+
+  /**
+   * Under the record's lock, read it again and, if it is an ended session past the retention, delete its saved PDF
+   * (first: a crash in between leaves the record to retry), its kept deliveries and the record. The caller syncs the folder.
+   */
+  private async forgetIfPast(signRef: string, retentionMs: number, nowMs: number): Promise<{ outcome: 'deleted' | 'kept' | 'unreadable' | 'gone'; document?: boolean }> {
+    const lock = await this.lock(signRef);
+    try {
+      let record: SessionRecord | undefined;
+      try {
+        record = await this.get(signRef);
+      } catch {
+        return { outcome: 'unreadable' };
+      }
+      if (!record) return { outcome: 'gone' };
+      if (!isForgetDue(record, retentionMs, nowMs)) return { outcome: 'kept' };
+      const document = await removeFile(this.documentPath(signRef));
+      for (const type of EVENT_TYPES) await removeFile(this.deliveryPath(signRef, type));
+      await removeFile(this.recordPath(signRef));
+      return { outcome: 'deleted', document };
+    } finally {
+      await lock.release();
+    }
+  }
 
   private names(): Promise<string[]> {
     return namesIn(this.dir);
@@ -527,6 +552,17 @@ function refused(reason: 'conflict' | 'exists', signRef: string, expectedRevisio
 
 function busy(signRef: string, why: string): SingpassFlowsError {
   return new SingpassFlowsError('STORE_BUSY', `Session record ${signRef} could not be saved: ${why}; nothing was written, retry`, { retryable: true });
+}
+
+/** The one rule (nextStep): an ended record's `forget` step is due once the retention passed since its last change. */
+function isForgetDue(record: SessionRecord, retentionMs: number, nowMs: number): boolean {
+  const next = nextStep(record, { retentionMs });
+  return next.action === 'forget' && next.at <= nowMs;
+}
+
+function retentionMsOf(retentionSeconds: unknown): number {
+  if (typeof retentionSeconds !== 'number' || !Number.isFinite(retentionSeconds) || retentionSeconds < 0) throw new SingpassFlowsError('INVALID_INPUT', 'retentionSeconds: a number of seconds ≥ 0', { field: 'retentionSeconds' });
+  return retentionSeconds * 1000;
 }
 
 async function exists(file: string): Promise<boolean> {

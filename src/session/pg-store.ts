@@ -227,12 +227,32 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
    * oldest first, found through the `due_at` index. Ended sessions (`forget`) are left to `cleanUp` unless `actions`
    * asks for them. `idleSeconds` is accepted for FileSessionStore's call shape only: the idle time is the store's
    * `idleMs` (part of `due_at`), so another value is refused. Rows that are not a readable record are counted.
+   * `retentionSeconds`: first delete the ended sessions past it ({@link deleteEnded}), in `deleted`.
    */
-  async listDue(options: ListDueOptions = {}): Promise<{ due: DueSession[]; unreadable: string[] }> {
+  async listDue(options: ListDueOptions = {}): Promise<{ due: DueSession[]; unreadable: string[]; deleted: string[] }> {
     const { now, limit, actions } = this.dueQuery(options);
+    const deleted = options.retentionSeconds === undefined ? [] : await this.deleteEnded({ retentionSeconds: options.retentionSeconds, now });
     const rows = await this.query<DueRow>('list due sessions', `SELECT sign_ref, next_action, due_at, record FROM ${this.t.sessions}
       WHERE due_at <= $1 AND next_action = ANY($2::text[]) ORDER BY due_at, sign_ref LIMIT $3`, [now, actions, limit]);
-    return this.dueSessions(rows);
+    return { ...this.dueSessions(rows), deleted };
+  }
+
+  /**
+   * Delete the ended sessions (completed, failed, expired) unchanged for `retentionSeconds`, with their PDFs and kept
+   * deliveries: one statement on the ended-sessions index, each other table by its key — cheap enough for a schedule
+   * every few seconds. The crash leftovers cleanUp also sweeps (PDFs and deliveries without a record) stay its job.
+   */
+  async deleteEnded(options: { retentionSeconds: number; now?: number }): Promise<string[]> {
+    const retention = options?.retentionSeconds;
+    if (typeof retention !== 'number' || !Number.isFinite(retention) || retention < 0) throw new SingpassFlowsError('INVALID_INPUT', 'retentionSeconds: a number of seconds ≥ 0', { field: 'retentionSeconds' });
+    const cutoffS = (options.now ?? this.now()) / 1000 - retention;
+    const rows = await this.query<{ deleted: string[] | null }>('delete ended sessions', `WITH
+      gone AS (DELETE FROM ${this.t.sessions} WHERE status IN ('completed', 'failed', 'expired') AND updated_at <= to_timestamp($1) RETURNING sign_ref),
+      docs AS (DELETE FROM ${this.t.documents} d USING gone WHERE d.sign_ref = gone.sign_ref),
+      signed AS (DELETE FROM ${this.t.signedDocuments} d USING gone WHERE d.sign_ref = gone.sign_ref),
+      dlv AS (DELETE FROM ${this.t.deliveries} d USING gone WHERE d.sign_ref = gone.sign_ref)
+      SELECT array_agg(sign_ref ORDER BY sign_ref) AS deleted FROM gone`, [cutoffS]);
+    return rows[0]?.deleted ?? [];
   }
 
   /**
@@ -501,6 +521,8 @@ export interface ListDueOptions {
   actions?: SessionAction[];
   /** FileSessionStore's parameter: must equal the store's `idleMs` (in seconds) when given. */
   idleSeconds?: number;
+  /** `listDue` only: also delete the ended sessions unchanged this long ({@link PgSessionStore.deleteEnded}). */
+  retentionSeconds?: number;
 }
 
 /** Anything with the `pg.Pool` methods the store uses (a pool from another copy of `pg` fails `instanceof`). */

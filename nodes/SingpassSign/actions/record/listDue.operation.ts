@@ -1,11 +1,20 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { idleSecondsInput, idleSecondsOf, sessionRecordStore, storeInputs } from '../../../shared/record-store';
+import { idleSecondsInput, idleSecondsOf, sessionRecordStore, STORE_CREDENTIAL_VERSIONS, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { eventItem, recordSummary } from '../../../shared/session-data';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'listDue', [
   ...storeInputs,
   idleSecondsInput,
+  {
+    displayName: 'Delete Ended Sessions',
+    name: 'deleteEnded',
+    type: 'boolean',
+    // off: a workflow saved before this option deletes nothing it did not ask for (its Clean Up node, if any, does)
+    default: false,
+    displayOptions: { show: { '@version': STORE_CREDENTIAL_VERSIONS } },
+    description: 'Whether each run also deletes the completed, failed and expired sessions unchanged for the store credential\'s "Keep Ended Sessions (Days)" (record, PDF being signed, kept events; PostgreSQL also its copy of the signed PDF), so personal data does not outlive the session without a separate clean-up schedule. Live sessions are never deleted; nothing is output for them.',
+  },
 ]);
 
 /**
@@ -14,7 +23,8 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
  * an Interruption), `finish` (signed, not finished: Finalize Signature on the stored record and PDF; after a
  * temporary failure, from its `retryAt`), `expire` (past its deadline, no event can come: Expire Session),
  * `continueCertificate` (claimed, nothing prepared: Run Due Step continues it). Run Due Step runs any of them. Each carries the record and its `revision` for a compare-and-set
- * Save Session Record. Ended sessions are never listed; no item when none is due.
+ * Save Session Record. Ended sessions are never listed; no item when none is due. With Delete Ended Sessions (version
+ * 2), ended sessions past the store credential's retention are deleted on the way (cleanUp's rule, in the same walk).
  *
  * PostgreSQL store: also one item per webhook event the Singpass Sign Trigger kept and answered but no step applied
  * within the credential's idle time (n8n lost the execution it started after the answer), that the session still
@@ -27,7 +37,10 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const store = await sessionRecordStore(this, i);
   // the store credential's (version 2), else this version-1 node's own parameter
   const idleSeconds = store.idleMs !== undefined ? store.idleMs / 1000 : idleSecondsOf(this, i);
-  const { due } = await store.listDue({ idleSeconds });
+  const deleteEnded = store.retentionMs !== undefined && this.getNodeParameter('deleteEnded', i, false) === true;
+  const { due, deleted } = await store.listDue({ idleSeconds, ...(deleteEnded ? { retentionSeconds: store.retentionMs / 1000 } : {}) });
+  // no item for them: List Due's items are the sessions to resume
+  if (deleted.length) this.logger.info(`List Due Sessions deleted ${deleted.length} ended session(s) past the retention from ${store.where}`);
   // a version-1 folder store's idle time goes with each item: Run Due Step judges "due" by the same one
   const listedIdle = store.idleMs === undefined ? { idleSeconds } : {};
   const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.at).toISOString(), revision: d.record.revision, ...listedIdle, ...recordSummary(d.record) } }));
