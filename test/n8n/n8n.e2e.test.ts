@@ -27,7 +27,6 @@ const itWithBrowser = hasChromium ? it : it.skip;
 const PKG = '@singpass-flows/n8n-nodes-singpass';
 const RESUME_INTERVAL_S = 2;
 const RESUME_GRACE_S = 5;
-const CLEANUP_INTERVAL_S = 3;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -122,9 +121,8 @@ describeN8n('sample workflows in a real n8n', () => {
       login('corppassApi', 'spflCorppass0001', 'Corppass (sandbox)', 'corppass'),
       login('singpassLoginApi', 'spflSgLogin00001', 'Singpass Login (sandbox)', 'singpass'),
     ], {
-      // the resume schedule runs every 2 s (not 30); the clean-up schedule every 3 s (not daily), with its 7-day retention
-      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`],
-        ['"field": "days"', `"field": "seconds", "secondsInterval": ${CLEANUP_INTERVAL_S}`]],
+      // the resume schedule (and with it the clean-up, at the credential's 7-day retention) every 2 s, not 30
+      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`]],
     });
     // a workflow saved before the store credential: version-1 Session Record nodes with their own Store and Folder
     await importWorkflow(n8n, version1RecordWorkflow(n8n.filesDir));
@@ -373,7 +371,7 @@ describeN8n('sample workflows in a real n8n', () => {
     }
   }, 600_000);
 
-  it('the daily clean-up deletes ended sessions (record and saved PDF) past the 7-day retention and keeps live sessions, recent ones and signed PDFs', async () => {
+  it('the resume schedule\'s List Due deletes ended sessions (record and saved PDF) past the credential\'s 7-day retention and keeps live sessions, recent ones and signed PDFs', async () => {
     const now = Math.floor(Date.now() / 1000);
     const day = 86_400;
     const dir = n8n.filesDir;
@@ -395,7 +393,7 @@ describeN8n('sample workflows in a real n8n', () => {
     const gone = (ref: string) => !fs.existsSync(path.join(dir, `${ref}.json`)) && !fs.existsSync(path.join(dir, `${ref}.pdf`));
     await waitFor('the clean-up of ended sessions past the retention', n8n,
       () => (['cleanup-old-completed', 'cleanup-old-failed', 'cleanup-old-expired'].every(gone) ? true : undefined), 60_000);
-    await sleep(2 * CLEANUP_INTERVAL_S * 1000); // more rounds: nothing else goes
+    await sleep(2 * RESUME_INTERVAL_S * 1000); // more rounds: nothing else goes
     for (const ref of ['cleanup-recent-completed', 'cleanup-live', ...completed]) expect(fs.existsSync(path.join(dir, `${ref}.json`))).toBe(true);
     for (const ref of ['cleanup-recent-completed', 'cleanup-live']) expect(fs.existsSync(path.join(dir, `${ref}.pdf`))).toBe(true);
     expect(fs.readFileSync(path.join(dir, 'cleanup-old-completed-signed.pdf'), 'utf8')).toBe('%PDF signed');

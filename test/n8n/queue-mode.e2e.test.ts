@@ -369,7 +369,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
       expect(down.attempts()).toBe(5);
       expect(await signedOnServer(lost)).toBeUndefined();
       // not lost: the record says completed and the session store holds the signed PDF Run Due Step stored (B-T),
-      // until Clean Up Ended Sessions (7 days)
+      // until List Due Sessions deletes the ended session (the credential's 7 days)
       expect((await stored(lost))?.status).toBe('completed');
       const b64 = await q.postgres.sql(`SELECT encode(pdf, 'base64') FROM singpass_sign_signed_documents WHERE sign_ref = '${lost}'`, q.sessionDb.database);
       await expectValidSigned(Buffer.from(b64.replace(/\s/g, ''), 'base64'), `${lost}-store`, 'B-T');

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import pkg from '../../package.json';
+import { SIGNER_PAGE_HEADERS } from '../../src/session';
 
 interface Workflow {
   id?: string;
@@ -134,9 +135,10 @@ describe('flows/n8n sample workflows', () => {
     return `${n.type.split('.').pop()}:${String(n.parameters.operation ?? '')}`;
   };
 
-  it('document-signing.json is small (at most 28 nodes) and shows the chain a builder expects: certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
+  it('document-signing.json is small (at most 24 nodes) and shows the chain a builder expects: upload → session; certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
     const wf = signing();
-    expect(wf.nodes.length).toBeLessThanOrEqual(28);
+    expect(wf.nodes.length).toBeLessThanOrEqual(24);
+    expect(path1(wf, 'Upload PDF', 'Answer with Signer Page Link').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:createSession', 'singpassSign:saveRecord', 'respondToWebhook:']);
     const live = path1(wf, 'Singpass Sign Trigger', 'Save Record (submitted)');
     expect(live.map((n) => op(wf, n))).toEqual([
       'singpassSignTrigger:', 'singpassSign:checkCertificateStatus', 'singpassSign:loadRecord', 'singpassSign:preparePdfSignature', 'singpassSign:saveRecord', 'if:',
@@ -218,12 +220,18 @@ describe('flows/n8n sample workflows', () => {
       // its caller has no n8n credential: the link's key is checked by Signer Page before anything is read
       ['Signer Page Request', undefined, []],
     ]);
-    expect(path1(wf, 'Signer Page Request', 'Send Signed PDF').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:signerPage', 'if:', 'respondToWebhook:']);
-    expect(path1(wf, 'Signer Page Request', 'Answer Page or Status', { 'Download?': 1 }).map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:signerPage', 'if:', 'respondToWebhook:']);
-    // the only binary answer is Signer Page's download (its own short-lived link)
+    // three nodes: every answer (page, status, refusal, the signed PDF on its own short-lived link) from Signer Page
+    expect(path1(wf, 'Signer Page Request', 'Answer Signer Page').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:signerPage', 'respondToWebhook:']);
+    expect(wf.connections['Answer Signer Page']).toBeUndefined();
     const binary = wf.nodes.filter((x) => x.type === 'n8n-nodes-base.respondToWebhook' && x.parameters.respondWith === 'binary').map((n) => n.name);
-    expect(binary).toEqual(['Send Signed PDF']);
-    expect(JSON.stringify(byName(wf).get('Download?')!.parameters)).toContain('"leftValue":"={{ $json.answer }}","rightValue":"download"');
+    expect(binary).toEqual(['Answer Signer Page']);
+    const signerPage = byName(wf).get('Signer Page')!.parameters;
+    const respond = byName(wf).get('Answer Signer Page')!.parameters as { inputFieldName: string; options: { responseCode: string; responseHeaders: { entries: Array<{ name: string; value: string }> } } };
+    expect([respond.inputFieldName, respond.options.responseCode]).toEqual([signerPage.outputBinaryPropertyName, '={{ $json.statusCode }}']);
+    // the headers are the core's (SIGNER_PAGE_HEADERS) and Content-Disposition, each passed on from Signer Page's
+    // output, none written here: the content type is the binary's own
+    const names = [...Object.keys(SIGNER_PAGE_HEADERS), 'content-disposition'];
+    expect([...respond.options.responseHeaders.entries].sort((a, b) => a.name.localeCompare(b.name))).toEqual(names.sort().map((name) => ({ name, value: `={{ $json.headers['${name}'] }}` })));
     // the upload answers with the page link (303), not a page holding the QR code under a bare sign_ref
     const answer = byName(wf).get('Answer with Signer Page Link')!.parameters as { options: { responseCode: number; responseHeaders: { entries: Array<{ name: string; value: string }> } } };
     expect(answer.options.responseCode).toBe(303);
@@ -235,19 +243,17 @@ describe('flows/n8n sample workflows', () => {
   it('document-signing.json resumes sessions with one driver: a schedule every 30 s → List Due Sessions → Run Due Step, the same node the trigger\'s signature and error events go to', () => {
     const wf = signing();
     const triggers = wf.nodes.filter((n) => n.type === 'n8n-nodes-base.scheduleTrigger');
-    expect(triggers.map((t) => t.parameters)).toEqual([
-      { rule: { interval: [{ field: 'seconds', secondsInterval: 30 }] } },
-      { rule: { interval: [{ field: 'days', triggerAtHour: 3 }] } },
-    ]);
+    expect(triggers.map((t) => t.parameters)).toEqual([{ rule: { interval: [{ field: 'seconds', secondsInterval: 30 }] } }]);
     const resume = path1(wf, triggers[0].name, 'Run Due Step');
     expect(resume.map((n) => op(wf, n))).toEqual(['scheduleTrigger:', 'singpassSign:listDue', 'singpassSign:runDueStep']);
   });
 
-  it('document-signing.json cleans up daily: ended sessions past a 7-day retention', () => {
+  it('document-signing.json cleans up on the same schedule: List Due Sessions deletes ended sessions past the store credential\'s retention, no schedule or retention of its own', () => {
     const wf = signing();
-    const daily = wf.nodes.find((n) => n.type === 'n8n-nodes-base.scheduleTrigger' && JSON.stringify(n.parameters).includes('days'))!;
-    const { ops, names } = branch(wf, daily.name);
-    expect(ops).toEqual(['scheduleTrigger:', 'singpassSign:cleanUp']);
-    expect(wf.nodes.find((n) => n.name === names[1])!.parameters.retentionDays).toBe(7);
+    const list = wf.nodes.filter((n) => n.parameters.operation === 'listDue');
+    expect(list.map((n) => n.parameters)).toEqual([{ resource: 'sessionRecord', operation: 'listDue', deleteEnded: true }]);
+    expect(wf.nodes.filter((n) => n.parameters.operation === 'cleanUp' || 'retentionDays' in n.parameters)).toEqual([]);
+    expect(branch(wf, 'Every 30 s: Resume Stuck Sessions').ops).toEqual(['scheduleTrigger:', 'singpassSign:listDue', 'singpassSign:runDueStep', 'switch:',
+      'singpassSign:addValidationData', 'noOp:', 'singpassSign:addDocumentTimestamp', 'singpassSign:verifySignedPdf', 'readWriteFile:write']);
   });
 });

@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
+import { SIGNER_PAGE_HEADERS } from '../../src/session';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM, launchChromium } from '../helpers/chromium';
 import { createN8nQueue, installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
@@ -62,6 +63,8 @@ describeQueue('the signer\'s page in n8n queue mode (webhook process + 2 workers
     const context = await browser.newContext({ acceptDownloads: true });
     const page = await context.newPage();
     try {
+      const served = await fetch(pageUrl);
+      expect([served.status, served.headers.get('content-type'), served.headers.get('x-frame-options'), served.headers.get('content-disposition')]).toEqual([200, 'text/html; charset=utf-8', 'DENY', 'inline']);
       await page.goto(pageUrl);
       await page.locator('#qr svg').waitFor();
       expect(await page.locator('#code').textContent()).toBe(res.headers.get('x-challenge-code'));
@@ -72,6 +75,11 @@ describeQueue('the signer\'s page in n8n queue mode (webhook process + 2 workers
       const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#download-link').click()]);
       const file = path.join(q.userFolder('main'), `${signRef}-downloaded.pdf`);
       await download.saveAs(file);
+      // through the webhook process from a worker's one Respond to Webhook node: the type, the name, the core's headers
+      const dl = await fetch(new URL((await page.locator('#download-link').getAttribute('href'))!, pageUrl));
+      expect([dl.status, dl.headers.get('content-type'), dl.headers.get('content-disposition'), dl.headers.get('cache-control'), dl.headers.get('referrer-policy')])
+        .toEqual([200, 'application/pdf', 'attachment; filename="contract-signed.pdf"', SIGNER_PAGE_HEADERS['cache-control'], SIGNER_PAGE_HEADERS['referrer-policy']]);
+      expect(Buffer.from(await dl.arrayBuffer())).toEqual(fs.readFileSync(file));
       execFileSync('qpdf', ['--check', file]);
       const pdfsig = execFileSync('pdfsig', [file]).toString();
       expect(pdfsig).toMatch(/Signature Validation: Signature is Valid/);

@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { generateClientKeys } from '../../src/keys';
+import { SIGNER_PAGE_HEADERS } from '../../src/session';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM, launchChromium } from '../helpers/chromium';
@@ -83,6 +84,8 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
 
+  /** The headers the signer page sets (the core's, Content-Disposition and the type), as the response carries them. */
+  const privateHeaders = (res: Response) => Object.fromEntries([...Object.keys(SIGNER_PAGE_HEADERS), 'content-disposition', 'content-type'].map((h) => [h, res.headers.get(h)]));
   const upload = (headers: Record<string, string>) => fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, { method: 'POST', headers, redirect: 'manual', body: new Uint8Array(fs.readFileSync(fixturePath)) });
   let fixturePath: string;
   beforeAll(async () => {
@@ -99,7 +102,8 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
     for (const query of ['', '?ref=abc', '?ref=abc&key=1999999999.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '?ref=abc&key=x&view=download']) {
       const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/page${query}`);
       expect(res.status).toBe(403);
-      expect(res.headers.get('cache-control')).toBe('no-store');
+      // the one Respond to Webhook node: the core's headers, the binary's content type, shown in place
+      expect(privateHeaders(res)).toEqual({ ...SIGNER_PAGE_HEADERS, 'content-disposition': 'inline', 'content-type': 'text/html; charset=utf-8' });
       expect(await res.text()).toContain('This link is not valid for a signing session');
     }
   }, 120_000);
@@ -114,6 +118,12 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
     expect(location).toMatch(new RegExp(`^page\\?ref=${signRef}&key=\\d{10}\\.[A-Za-z0-9_-]{43}$`));
     const pageUrl = new URL(location, `${n8n.baseUrl}/webhook/singpass-sign/document`).href;
     expect(pageUrl.startsWith(`${n8n.baseUrl}/webhook/singpass-sign/page?`)).toBe(true);
+
+    const served = await fetch(pageUrl);
+    expect([served.status, privateHeaders(served)]).toEqual([200, { ...SIGNER_PAGE_HEADERS, 'content-disposition': 'inline', 'content-type': 'text/html; charset=utf-8' }]);
+    const poll = await fetch(`${pageUrl}&view=status`);
+    expect([poll.status, privateHeaders(poll)]).toEqual([200, { ...SIGNER_PAGE_HEADERS, 'content-disposition': 'inline', 'content-type': 'application/json; charset=utf-8' }]);
+    expect(await poll.json()).toMatchObject({ stage: 'waitingForScan', done: false });
 
     const context = await browser.newContext({ acceptDownloads: true });
     const page = await context.newPage();
@@ -150,6 +160,9 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
       const dl = new URL(href!, pageUrl);
       expect(dl.searchParams.get('view')).toBe('download');
       expect(dl.searchParams.get('key')).not.toBe(new URL(pageUrl).searchParams.get('key'));
+      const pdf = await fetch(dl);
+      expect([pdf.status, privateHeaders(pdf)]).toEqual([200, { ...SIGNER_PAGE_HEADERS, 'content-disposition': 'attachment; filename="contract-signed.pdf"', 'content-type': 'application/pdf' }]);
+      expect(Buffer.from(await pdf.arrayBuffer())).toEqual(fs.readFileSync(file));
       dl.searchParams.delete('view');
       expect((await fetch(dl)).status).toBe(403);
     } catch (err) {

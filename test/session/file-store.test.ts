@@ -426,6 +426,34 @@ describe('FileSessionStore: kept webhook deliveries (DeliveryStore)', () => {
     expect(r).toMatchObject({ deleted: ['ended'], tempFiles: 1, kept: 1 });
     expect(fs.readdirSync(path.join(dir, '.deliveries')).sort()).toEqual(['live.signature.json', 'recent-orphan.signature.json']);
   });
+
+  it('listDue with a retention also deletes the ended sessions past it (record, PDF, deliveries) that its walk read, without a second pass; without one it deletes nothing', async () => {
+    const t = nowS();
+    const day = 86_400;
+    const store = new FileSessionStore(dir);
+    const pdf = Buffer.from('%PDF');
+    for (const [ref, status, age] of [
+      ['old-completed', 'completed', 8 * day], ['old-failed', 'failed', 30 * day], ['new-expired', 'expired', 1 * day], ['old-waiting', 'waiting_for_scan', 8 * day],
+    ] as const) {
+      await store.save(record(ref, 1, { status, updatedAt: t - age, expiresAt: t + 300 }), undefined, { document: pdf });
+    }
+    await store.rememberDelivery(signatureDelivery('old-completed'));
+    fs.writeFileSync(path.join(dir, 'old-completed-signed.pdf'), pdf);
+
+    const plain = await store.listDue({ idleSeconds: 45 });
+    expect(plain.deleted).toEqual([]);
+    expect((await store.list()).length).toBe(4);
+
+    const reads = jest.spyOn(store, 'get');
+    const r = await store.listDue({ idleSeconds: 45, retentionSeconds: 7 * day });
+    expect(r.deleted.sort()).toEqual(['old-completed', 'old-failed']);
+    // each record read once by the walk, and each deleted one once more under its lock (another run may have changed it)
+    expect(reads).toHaveBeenCalledTimes(4 + 2);
+    expect(r.due.map((d) => d.signRef)).toEqual([]);
+    expect(fs.readdirSync(dir).filter((n) => !n.startsWith('.')).sort()).toEqual(['new-expired.json', 'new-expired.pdf', 'old-completed-signed.pdf', 'old-waiting.json', 'old-waiting.pdf']);
+    expect(fs.readdirSync(path.join(dir, '.deliveries'))).toEqual([]);
+    await expect(store.listDue({ idleSeconds: 45, retentionSeconds: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
 });
 
 describe('fileStoreError', () => {

@@ -329,6 +329,31 @@ describe('PgSessionStore: due sessions', () => {
     expect(await store.cleanUp({ retentionSeconds: 7 * day })).toEqual({ deleted: [], documents: 0, signedDocuments: 0, orphanDocuments: 0, tempFiles: 0, kept: 3, unreadable: [] });
     await expect(store.cleanUp({ retentionSeconds: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
+
+  it('listDue with a retention first deletes the ended sessions past it, with their PDFs, signed PDFs and deliveries (one statement); without one it deletes nothing', async () => {
+    const store = open('listret_', { now: () => T });
+    const pdf = Buffer.from('%PDF');
+    for (const [ref, phase, age] of [
+      ['old-completed', 'completed', 8 * day], ['old-failed', 'failed', 30 * day], ['new-expired', 'expired', 1 * day], ['old-submitted', 'submitted', 8 * day],
+    ] as const) {
+      await store.save(record(ref, 1, { phase, updatedAt: t - age }), undefined, { document: pdf });
+    }
+    await store.putSignedDocument('old-completed', Buffer.from('%PDF signed'));
+    await store.rememberDelivery(delivery('old-completed', 'signature'));
+    await store.rememberDelivery(delivery('old-submitted', 'certificate'));
+    expect((await store.listDue()).deleted).toEqual([]);
+    expect(await store.list()).toEqual(['new-expired', 'old-completed', 'old-failed', 'old-submitted']);
+
+    const r = await store.listDue({ retentionSeconds: 7 * day });
+    expect(r.deleted).toEqual(['old-completed', 'old-failed']);
+    // the live session is still listed as due (its deadline passed)
+    expect(r.due.map((d) => d.signRef)).toEqual(['old-submitted']);
+    expect(await store.list()).toEqual(['new-expired', 'old-submitted']);
+    expect(await store.getSignedDocument('old-completed')).toBeUndefined();
+    expect((await sql<{ sign_ref: string }>('SELECT sign_ref FROM listret_documents ORDER BY sign_ref')).map((x) => x.sign_ref)).toEqual(['new-expired', 'old-submitted']);
+    expect((await sql<{ sign_ref: string }>('SELECT sign_ref FROM listret_deliveries ORDER BY sign_ref')).map((x) => x.sign_ref)).toEqual(['old-submitted']);
+    await expect(store.listDue({ retentionSeconds: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
 });
 
 /** A verified delivery as checkDelivery gives it (a certificate event carries the user's certificate, DER and base64). */

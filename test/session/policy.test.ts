@@ -25,12 +25,14 @@ it('the core engine and stores default to it', () => {
   expect(DEFAULT_SCAN_EXTENSION_SECONDS).toBe(SESSION_POLICY.scanExtensionSeconds);
 });
 
-it('n8n: List Due Sessions (version 1), Clean Up and both store credentials default to it', () => {
+it('n8n: List Due Sessions (version 1), Clean Up and both store credentials (idle time; the Session Store\'s retention) default to it', () => {
   expect(listDue.find((p) => p.name === 'idleSeconds')?.default).toBe(idleSeconds);
   expect(cleanUp.find((p) => p.name === 'retentionDays')?.default).toBe(SESSION_POLICY.retentionMs / 86_400_000);
   expect(new SingpassSessionStorePostgresApi().properties.find((p) => p.name === 'idleSeconds')?.default).toBe(idleSeconds);
   expect(new SingpassSessionStoreApi().properties.find((p) => p.name === 'idleSeconds')?.default).toBe(idleSeconds);
+  expect(new SingpassSessionStoreApi().properties.find((p) => p.name === 'retentionDays')?.default).toBe(SESSION_POLICY.retentionMs / 86_400_000);
   expect(storeSettings({}).idleMs).toBe(SESSION_POLICY.takeOverIdleMs);
+  expect(storeSettings({}).retentionMs).toBe(SESSION_POLICY.retentionMs);
   expect(n8nPgSettings({ host: 'db', database: 'd', user: 'u' }).options.idleMs).toBe(SESSION_POLICY.takeOverIdleMs);
 });
 

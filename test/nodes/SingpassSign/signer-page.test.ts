@@ -2,14 +2,15 @@
  * The Singpass Sign node's Signer Page, Save Signed PDF and Create Session's page link, against the sandbox over real
  * HTTP with a folder store: the link checked before anything is read, the page and its status JSON from the stored
  * record through a whole session (scan, approve, finish by Run Due Step), the signed PDF through a short-lived
- * download link, and what a caller without a valid link gets.
+ * download link, and what a caller without a valid link gets — each answer also as the binary (content type) with
+ * the status and headers one Respond to Webhook node sends.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { INodeExecutionData } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
-import { issueSignerLink } from '../../../src/session';
+import { issueSignerLink, SIGNER_PAGE_HEADERS } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
 import { binaryBuffer, executeContext, pdfItem } from '../context';
 import { startSignSandbox, type SignSandbox } from '../sign-harness';
@@ -34,6 +35,10 @@ describe('Singpass Sign node: Signer Page', () => {
     return out;
   };
   const queryOf = (relative: string) => Object.fromEntries(new URLSearchParams(relative.replace(/^\?/, '')));
+  /** What the sample's one Respond to Webhook node (binary, status and headers from the item) sends for an answer. */
+  const sent = (out: INodeExecutionData) => ({
+    status: out.json.statusCode, type: out.binary?.data?.mimeType, headers: out.json.headers as Record<string, string>, body: binaryBuffer(out.binary?.data),
+  });
   const secret = () => String(env.credentials.singpassNotificationTokenApi.secret);
 
   it('from the page link to the signed PDF: QR and code, then scanned, signed with a download link; the signer\'s place and company on the page', async () => {
@@ -54,6 +59,8 @@ describe('Singpass Sign node: Signer Page', () => {
     const first = await page(queryOf(link.query));
     expect(first.json).toMatchObject({ answer: 'page', statusCode: 200, stage: 'waitingForScan', contentType: 'text/html; charset=utf-8', headers: { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' } });
     const html = first.json.body as string;
+    // the same answer as binary, for the one Respond to Webhook node: the core's headers, shown in place
+    expect(sent(first)).toEqual({ status: 200, type: 'text/html; charset=utf-8', headers: { ...SIGNER_PAGE_HEADERS, 'content-disposition': 'inline' }, body: Buffer.from(html) });
     expect(html).toContain('<svg');
     expect(html).toContain(`id="code">${created.json.challengeCode}<`);
     expect(html).toContain('for 201500001A as Preparer · signer 1 of 2 (Tenant)');
@@ -64,7 +71,10 @@ describe('Singpass Sign node: Signer Page', () => {
     await env.sb.phone.scan(signRef, { user: 'p256' });
     const cert = await env.next(0);
     await run({ resource: 'sessionRecord', operation: 'runDueStep', store: 'folder', folder: dir, signRef, delivery: cert.json.delivery, idleSeconds: 45, outputBinaryPropertyName: 'data' });
-    const scanned = JSON.parse((await page(queryOf(statusUrl))).json.body as string);
+    const poll = await page(queryOf(statusUrl));
+    expect(sent(poll)).toMatchObject({ status: 200, type: 'application/json; charset=utf-8', headers: { 'content-disposition': 'inline', 'cache-control': 'no-store' } });
+    const scanned = JSON.parse(sent(poll).body.toString());
+    expect(scanned).toEqual(JSON.parse(poll.json.body as string));
     expect(scanned).toMatchObject({ stage: 'scanned', done: false, challengeCode: created.json.challengeCode });
     expect(scanned.qrPayload).toBeUndefined();
     expect(JSON.stringify(scanned)).not.toMatch(/certificate"|nonce|sfn1_|documentHash/);
@@ -81,8 +91,7 @@ describe('Singpass Sign node: Signer Page', () => {
 
     const got = await page(download);
     expect(got.json).toMatchObject({ answer: 'download', statusCode: 200, contentType: 'application/pdf', fileName: 'Lease-signed.pdf' });
-    expect(got.json.headers).toMatchObject({ 'content-disposition': expect.stringMatching(/^attachment; filename="/) });
-    expect(binaryBuffer(got.binary!.data)).toEqual(binaryBuffer(finished.binary!.data));
+    expect(sent(got)).toEqual({ status: 200, type: 'application/pdf', headers: { ...SIGNER_PAGE_HEADERS, 'content-disposition': 'attachment; filename="Lease-signed.pdf"' }, body: binaryBuffer(finished.binary!.data) });
 
     // Save Signed PDF puts the workflow's later version (e.g. B-LTA) where the download reads
     const later = Buffer.concat([binaryBuffer(finished.binary!.data), Buffer.from('\n% a later incremental update\n')]);
@@ -90,7 +99,10 @@ describe('Singpass Sign node: Signer Page', () => {
     expect(binaryBuffer((await page(download)).binary!.data)).toEqual(later);
 
     // the page link does not download, a download link does not open the page
-    expect((await page({ ...download, view: 'download', key: link.key })).json).toMatchObject({ answer: 'notice', statusCode: 403, code: 'LINK_INVALID' });
+    const refused = await page({ ...download, view: 'download', key: link.key });
+    expect(refused.json).toMatchObject({ answer: 'notice', statusCode: 403, code: 'LINK_INVALID' });
+    // a refused download is a page in place, never an attachment
+    expect(sent(refused)).toMatchObject({ status: 403, type: 'text/html; charset=utf-8', headers: { 'content-disposition': 'inline' } });
     expect((await page({ ...download, view: undefined })).json).toMatchObject({ answer: 'notice', statusCode: 403 });
   }, 120_000);
 
@@ -103,6 +115,7 @@ describe('Singpass Sign node: Signer Page', () => {
     for (const q of [{ ref: signRef }, { ref: signRef, key: 'garbage' }, { ref: signRef, key: key.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')) }, { ref: 'another-ref', key }]) {
       const out = await page(q);
       expect(out.json).toMatchObject({ answer: 'notice', statusCode: 403, code: 'LINK_INVALID' });
+      expect(sent(out)).toEqual({ status: 403, type: 'text/html; charset=utf-8', headers: { ...SIGNER_PAGE_HEADERS, 'content-disposition': 'inline' }, body: Buffer.from(out.json.body as string) });
       expect(out.json.body).not.toContain(created.json.challengeCode as string);
       expect(JSON.stringify(out.json)).not.toContain(signRef === q.ref ? 'qr' : '<svg');
     }
@@ -110,6 +123,7 @@ describe('Singpass Sign node: Signer Page', () => {
     const poll = await page({ ref: signRef, key: 'garbage', view: 'status' });
     expect(poll.json).toMatchObject({ answer: 'status', statusCode: 403 });
     expect(JSON.parse(poll.json.body as string)).toEqual({ error: { code: 'LINK_INVALID', message: expect.any(String) } });
+    expect(sent(poll)).toMatchObject({ status: 403, type: 'application/json; charset=utf-8', body: Buffer.from(poll.json.body as string) });
     const expired = issueSignerLink({ secret: secret(), signRef, purpose: 'page', ttlSeconds: 1, now: Date.now() - 10_000 }).token;
     expect((await page({ ref: signRef, key: expired })).json).toMatchObject({ answer: 'notice', statusCode: 410, code: 'LINK_EXPIRED' });
     // a valid link to a session the store no longer has

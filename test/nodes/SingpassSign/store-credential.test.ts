@@ -71,6 +71,30 @@ describe('Singpass Sign node version 2: Session Record on the store credential',
     expect(cleaned.json).toMatchObject({ deletedSessions: 1, deleted: ['done'] });
   });
 
+  it('List Due with Delete Ended Sessions deletes ended sessions past the credential\'s Keep Ended Sessions (Days); off (a workflow saved before it), and on version 1, it deletes nothing', async () => {
+    const t = nowS();
+    const save = (store: ICredentialDataDecryptedObject, ref: string, age: number) => run(store, { operation: 'saveRecord', record: record(ref, 1, 'completed', { updatedAt: t - age * 86_400 }), saveAs: 'new' });
+    const kept = () => fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort();
+    const store = { kind: 'folder', folder: dir, retentionDays: 2 };
+    await save(store, 'three-days', 3);
+    await save(store, 'one-day', 1);
+    // the option off: nothing goes, whatever the credential says
+    expect(await run(store, { operation: 'listDue' })).toEqual([[]]);
+    expect(kept()).toEqual(['one-day.json', 'three-days.json']);
+    // version 1 has no such option (its store has no retention)
+    const v1 = executeContext({ params: { resource: 'sessionRecord', operation: 'listDue', store: 'folder', folder: dir, idleSeconds: 45, deleteEnded: true }, typeVersion: 1 });
+    await new SingpassSign().execute.call(v1);
+    expect(kept()).toEqual(['one-day.json', 'three-days.json']);
+    // on: the credential's 2 days; no item for a deleted session (the items are what to resume)
+    expect(await run(store, { operation: 'listDue', deleteEnded: true })).toEqual([[]]);
+    expect(kept()).toEqual(['one-day.json']);
+    // the credential without the field: the policy's 7 days
+    await save(store, 'eight-days', 8);
+    await run({ kind: 'folder', folder: dir }, { operation: 'listDue', deleteEnded: true });
+    expect(kept()).toEqual(['one-day.json']);
+    await expect(run({ ...store, retentionDays: -1 }, { operation: 'listDue', deleteEnded: true })).rejects.toMatchObject({ context: { code: 'INVALID_INPUT', field: 'Keep Ended Sessions (Days)' } });
+  });
+
   it('a version-1 node\'s Folder parameter and a version-2 node\'s folder credential on the same folder see the same records (old and new workflows side by side)', async () => {
     await run({ kind: 'folder', folder: dir }, { operation: 'saveRecord', record: record('shared', 1), saveAs: 'new' });
     const v1 = executeContext({ params: { resource: 'sessionRecord', operation: 'loadRecord', store: 'folder', folder: dir, signRef: 'shared', ifMissing: 'error' }, typeVersion: 1 });
@@ -131,6 +155,12 @@ describe('Singpass Sign node version 2: Session Record on the store credential',
       await run(store, { operation: 'saveRecord', record: record('p-idle', 1, 'certificate_received', { updatedAt: t - 40, scannedAt: t - 40 }, true), saveAs: 'new' });
       const [due] = await run(store, { operation: 'listDue' });
       expect(due.map((d) => [d.json.signRef, d.json.action])).toEqual([['p-idle', 'submitHash']]);
+      // Delete Ended Sessions: the credential's retention (here 1 day), in the store's one statement
+      await run(store, { operation: 'saveRecord', record: record('p-ended', 1, 'failed', { updatedAt: t - 2 * 86_400 }), saveAs: 'new' });
+      const [again] = await run({ ...store, retentionDays: 1 }, { operation: 'listDue', deleteEnded: true });
+      expect(again.map((d) => d.json.signRef)).toEqual(['p-idle']);
+      const [[gone]] = await run(store, { operation: 'loadRecord', signRef: 'p-ended', ifMissing: 'output' });
+      expect(gone.json).toMatchObject({ found: false });
       expect(fs.readdirSync(dir)).toEqual([]); // nothing on disk
     });
 
@@ -166,11 +196,15 @@ describe('Singpass Sign node version 2: Session Record on the store credential',
     expect(store).toMatchObject({ required: true, testedBy: 'singpassSessionStoreApiTest', displayOptions: { show: { resource: ['sessionRecord'], '@version': [2] } } });
     const pg = d.credentials!.find((c) => c.name === 'singpassSessionStorePostgresApi')!;
     expect(pg.displayOptions).toEqual({ show: { resource: ['sessionRecord'], store: ['postgres'], '@version': [1] } });
-    // the credential's own defaults: the sample's folder and the engine's take-over time
+    // the credential's own defaults: the sample's folder, the engine's take-over time and retention
     const props = new SingpassSessionStoreApi().properties;
     expect(props.find((p) => p.name === 'kind')!.default).toBe('folder');
     expect(props.find((p) => p.name === 'folder')!.default).toBe('/home/node/.n8n-files/singpass');
     expect(props.find((p) => p.name === 'idleSeconds')!.default).toBe(SESSION_POLICY.takeOverIdleMs / 1000);
-    for (const p of props.filter((x) => !['kind', 'folder', 'idleSeconds'].includes(x.name))) expect(p.displayOptions).toEqual({ show: { kind: ['postgres'] } });
+    const retention = props.find((p) => p.name === 'retentionDays')!;
+    expect([retention.default, retention.displayOptions]).toEqual([SESSION_POLICY.retentionMs / 86_400_000, undefined]); // both kinds
+    for (const p of props.filter((x) => !['kind', 'folder', 'idleSeconds', 'retentionDays'].includes(x.name))) expect(p.displayOptions).toEqual({ show: { kind: ['postgres'] } });
+    // List Due's Delete Ended Sessions: version 2 only, off unless a workflow turns it on
+    expect(d.properties.find((p) => p.name === 'deleteEnded')).toMatchObject({ default: false, displayOptions: { show: { '@version': [2], operation: ['listDue'] } } });
   });
 });
