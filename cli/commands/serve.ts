@@ -99,6 +99,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
       o.log(`session ${out.record.state.signRef} ${out.record.state.status}${why}`);
     },
     onRefused: (r) => { if (r.status !== 200) o.log(`webhook refused (${r.status}): ${r.code}`); },
+    onSweepFailed: (f) => o.log(`sweep could not read the store (${f.code}): ${f.message}; trying again in ${sweepMs} ms`),
   });
   const jwks = JSON.stringify(publicKeySet([signingKey]));
   const server = http.createServer((req, res) => {

@@ -158,7 +158,8 @@ export interface PdfVerificationReport {
    */
   newest?: NewestSignatureVerdict;
   signatures: SignatureVerification[];
-  dss: { certs: number; ocsps: number; crls: number };
+  /** `ignoredCerts`: DSS certificates that could not be read (garbage anyone can append); left out of every check. */
+  dss: { certs: number; ocsps: number; crls: number; ignoredCerts?: number };
 }
 
 export interface VerifyPdfOptions {
@@ -188,7 +189,8 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
   const now = new Date((options.clock ?? systemClock)());
   const sigs = listSignatures(pdf);
   const dss = readDss(pdf);
-  const ctx: Ctx = { pdf, roots, now, dssCerts: dss.certs };
+  const dssCerts = readableCertificates(dss.certs);
+  const ctx: Ctx = { pdf, roots, now, dssCerts };
 
   const results: SignatureVerification[] = [];
   const chainsBySig: Buffer[][][] = [];
@@ -236,7 +238,23 @@ export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions
     r.valid = r.integrity.digestMatches && r.integrity.signatureValid && (roots.length === 0 || r.chain.trusted) && r.problems.length === 0;
   }
   const valid = results.length > 0 && results.every((r) => r.valid);
-  return { valid, level, newest: newestVerdict(results), signatures: results, dss: { certs: dss.certs.length, ocsps: dss.ocsps.length, crls: dss.crls.length } };
+  const ignoredCerts = dss.certs.length - dssCerts.length;
+  return {
+    valid, level, newest: newestVerdict(results), signatures: results,
+    dss: { certs: dssCerts.length, ocsps: dss.ocsps.length, crls: dss.crls.length, ...(ignoredCerts ? { ignoredCerts } : {}) },
+  };
+}
+
+/** The certificates that parse: one unreadable item in a file's DSS must not stop the report on every signature. */
+function readableCertificates(ders: Buffer[]): Buffer[] {
+  return ders.filter((der) => {
+    try {
+      parseCertificate(der);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 function newestVerdict(results: SignatureVerification[]): NewestSignatureVerdict | undefined {

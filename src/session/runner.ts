@@ -35,6 +35,8 @@ export interface SessionRunnerOptions {
   onEnded?: (outcome: SessionOutcome) => void | Promise<void>;
   /** Every delivery the runner refused or ignored (log-safe), e.g. for a security log. */
   onRefused?: (info: { signRef?: string; code: string; message: string; status: number }) => void;
+  /** A sweep that could not read the store (it is tried again at the next interval); errors thrown here are ignored. */
+  onSweepFailed?: (info: { code: string; message: string }) => void;
   /**
    * Certificate events (chain, OCSP, prepare, hash call) worked on at once; later ones wait in arrival order.
    * Default 4: enough to overlap the OCSP and hash-call waits, few enough that a burst of scans does not starve the
@@ -361,7 +363,13 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const sweeper = options.sweepIntervalMs ? setInterval(() => {
     if (sweeping) return;
     sweeping = true;
-    sweep().catch((e: unknown) => refused({ code: isSingpassFlowsError(e) ? e.code : 'STORE_BUSY', message: (e as Error)?.message ?? String(e), status: 0 })).finally(() => { sweeping = false; });
+    sweep().catch((e: unknown) => {
+      try {
+        options.onSweepFailed?.({ code: isSingpassFlowsError(e) ? e.code : 'STORE_BUSY', message: (e as Error)?.message ?? String(e) });
+      } catch {
+        // a logging hook must not stop the next sweep
+      }
+    }).finally(() => { sweeping = false; });
   }, options.sweepIntervalMs) : undefined;
   sweeper?.unref?.();
 
