@@ -57,6 +57,10 @@ interface Round { processes: number; sessions: number; wallMs: number; scanToHas
 
 /** Which part of the set-up a process is, by its command line (the CPU table's columns). */
 const KINDS = ['DSAP (serve)', 'service (sandbox)', 'PostgreSQL', 'nginx', 'bench driver'] as const;
+/** What the bench, as the DSAP's application, presents to serve's /sessions routes. */
+const APPLICATION_KEY = 'bench-application-key-0123456789abcdef';
+const APP = { authorization: `Bearer ${APPLICATION_KEY}` };
+
 function kindOf(cmd: string): string | undefined {
   if (/\bserve\b/.test(cmd) && cmd.includes('index.js')) return 'DSAP (serve)';
   if (cmd.includes('sandbox-process')) return 'service (sandbox)';
@@ -85,7 +89,7 @@ async function main(): Promise<void> {
   const config = path.join(dir, 'config.json');
   fs.writeFileSync(config, JSON.stringify({
     signApiBaseUrl: sandbox.urls.signApi, clientId: 'bench-dsap', signingKey: (await generateClientKeys()).signing, serviceKeySetUrl: sandbox.urls.signKeys,
-    tsaUrl: sandbox.urls.tsa, trustedRoots: ['root.pem'], domainName: 'bench.example.sg', tenantId: 'bench', notificationSecret: 'bench-secret-shared-by-every-process-0123',
+    tsaUrl: sandbox.urls.tsa, trustedRoots: ['root.pem'], domainName: 'bench.example.sg', tenantId: 'bench', notificationSecret: 'bench-secret-shared-by-every-process-0123', applicationKey: APPLICATION_KEY,
   }));
   const results: Round[] = [];
   console.log(`serve bench: ${sessions} sessions, ${mb} MB PDF, B-T, store ${storeKind}, ${concurrency} users at a time, ${os.cpus().length} cores, node ${process.version}`);
@@ -113,7 +117,7 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: concurrency }, async () => {
       while (next < sessions) {
         const i = next++;
-        const res = await fetch(`${nginx.url}/sessions?name=Bench%20${i}.pdf&level=B-T`, { method: 'POST', body: new Uint8Array(pdf), headers: { 'content-type': 'application/pdf' } });
+        const res = await fetch(`${nginx.url}/sessions?name=Bench%20${i}.pdf&level=B-T`, { method: 'POST', body: new Uint8Array(pdf), headers: { ...APP, 'content-type': 'application/pdf' } });
         const text = await res.text();
         if (res.status !== 201) throw new Error(`POST /sessions: HTTP ${res.status} ${text.slice(0, 300)}`);
         const { signRef } = JSON.parse(text) as { signRef: string };
@@ -130,7 +134,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 250));
       for (const ref of refs) {
         if (done.has(ref)) continue;
-        const s = (await (await fetch(`${nginx.url}/sessions/${ref}`)).json()) as { status: string };
+        const s = (await (await fetch(`${nginx.url}/sessions/${ref}`, { headers: APP })).json()) as { status: string };
         if (s.status === 'completed' || s.status === 'failed' || s.status === 'expired') {
           done.add(ref);
           last = performance.now();
@@ -142,7 +146,7 @@ async function main(): Promise<void> {
     // what PostgreSQL wrote to its log (WAL) for the round: records, PDFs in and out, indexes — the disk's share
     const walBytes = pg && wal0 ? Number((await pg.sql(`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '${wal0}')`)).trim()) : undefined;
     let completed = 0;
-    for (const ref of refs) if (((await (await fetch(`${nginx.url}/sessions/${ref}`)).json()) as { status: string }).status === 'completed') completed++;
+    for (const ref of refs) if (((await (await fetch(`${nginx.url}/sessions/${ref}`, { headers: APP })).json()) as { status: string }).status === 'completed') completed++;
     const webhook = nginx.requestTimes('/webhook').map((s) => s * 1000);
     results.push({
       processes: n, sessions, wallMs: last - t0, completed, lost: sessions - completed,

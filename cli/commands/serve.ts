@@ -8,7 +8,8 @@ import type { PadesLevel } from '../../src/pades';
 import {
   MemorySessionStore, createSessionRunner, createSigningEngine, type SessionRunner, type SessionStore,
 } from '../../src/session';
-import { SigningApiClient, createNotificationTokens } from '../../src/sign';
+import { constantTimeEqual } from '../../src/secrets';
+import { SigningApiClient, createNotificationTokens, readBearer } from '../../src/sign';
 import { LEVELS } from '../signing-session';
 import { parseSignConfig } from './sign';
 import { openStore } from '../store';
@@ -25,6 +26,7 @@ Routes:
   POST /sessions?name=<document name>&level=B-LTA   body: the PDF   → {signRef, qrPayload, challengeCode, expiresAt}
   GET  /sessions/<signRef>                           → the session's status, error, result
   GET  /sessions/<signRef>/signed.pdf                → the signed PDF once completed (404 before)
+       (the /sessions routes answer only your applications: "Authorization: Bearer <applicationKey>", else 401)
   POST /webhook                                      the notification URL to register with the signing service
   GET  /jwks                                         your public key set (register its URL with the service)
   GET  /healthz
@@ -32,7 +34,9 @@ Routes:
 Options:
   --config <file>   the service and your keys, as for "sign --config" (signApiBaseUrl, clientId, signingKey,
                     serviceKeySetUrl, tsaUrl, trustedRoots, domainName, tenantId) plus notificationSecret: at least
-                    32 characters, the SAME in every process (it checks the webhook's Bearer tokens)
+                    32 characters, the SAME in every process (it checks the webhook's Bearer tokens), and
+                    applicationKey: at least 32 characters, what your applications send to the /sessions routes (a
+                    list of keys while you change it)
   --store <where>   a folder (one host) or a postgres:// URL (several hosts); default: memory (one process, a
                     restart loses the sessions in flight)
   --port <n>        default 8080 (0: any free port; the chosen one is printed)
@@ -68,6 +72,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
   const config = parseSignConfig(JSON.stringify({ listenPort: 0, ...raw }));
   const secret = raw.notificationSecret;
   if (typeof secret !== 'string' || Buffer.byteLength(secret) < 32) throw invalidInput('config.notificationSecret', 'is required: at least 32 characters, the same in every process of this service');
+  const applicationKeys = readApplicationKeys(raw.applicationKey);
   let signingKey;
   try {
     signingKey = await loadSigningKey({ key: config.signingKey });
@@ -102,6 +107,11 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
     onSweepFailed: (f) => o.log(`sweep could not read the store (${f.code}): ${f.message}; trying again in ${sweepMs} ms`),
   });
   const jwks = JSON.stringify(publicKeySet([signingKey]));
+  const fromApplication = (headers: http.IncomingHttpHeaders): boolean => {
+    const presented = readBearer(headers);
+    // every key compared, so the answer's timing does not tell which one (or whether any) came close
+    return presented !== undefined && applicationKeys.map((k) => constantTimeEqual(presented, k)).includes(true);
+  };
   const server = http.createServer((req, res) => {
     handle(req, res).catch((e: unknown) => json(res, 500, { code: 'INTERNAL', message: (e as Error).message }));
   });
@@ -114,6 +124,11 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
       const body = await readBody(req, 1024 * 1024);
       const r = await runner.handleWebhook({ headers: req.headers, body });
       return 'body' in r && r.body !== undefined ? json(res, r.status, r.body) : void res.writeHead(r.status, { 'content-length': '0' }).end();
+    }
+    // starting a session and reading one (its status, the signed PDF) are for the DSAP's own applications
+    if ((p === '/sessions' || p.startsWith('/sessions/')) && !fromApplication(req.headers)) {
+      res.setHeader('www-authenticate', 'Bearer realm="singpass-flows serve"');
+      return json(res, 401, { code: 'UNAUTHORIZED', message: 'send the applicationKey of this service\'s config as "Authorization: Bearer <key>"' });
     }
     if (req.method === 'POST' && p === '/sessions') {
       try {
@@ -159,6 +174,15 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
       await store.close?.();
     },
   };
+}
+
+/** `applicationKey`: one key, or several while it is being changed; each at least 32 characters. */
+function readApplicationKeys(v: unknown): string[] {
+  const keys = typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
+  if (keys.length === 0 || !keys.every((k) => typeof k === 'string' && Buffer.byteLength(k) >= 32)) {
+    throw invalidInput('config.applicationKey', 'is required: at least 32 characters (or a list of such keys), sent by your applications as "Authorization: Bearer <key>" to /sessions');
+  }
+  return keys as string[];
 }
 
 function json(res: http.ServerResponse, status: number, body: unknown): void {

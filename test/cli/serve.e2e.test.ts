@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as http from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
@@ -23,6 +23,9 @@ import { startPostgres, type Postgres } from '../helpers/postgres';
 
 const ROOT = join(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'index.js');
+/** The applications' key to the /sessions routes (the config also lists an older one, as while changing it). */
+const APPLICATION_KEY = 'the-applications-key-to-sessions-0123456789';
+const APP = { authorization: `Bearer ${APPLICATION_KEY}` };
 
 interface ServeProcess {
   child: ChildProcess;
@@ -92,6 +95,7 @@ describe.each(['a folder', 'PostgreSQL'] as const)('serve: two processes over on
       signApiBaseUrl: sandbox.urls.signApi, clientId: 'serve-dsap', signingKey: (await generateClientKeys()).signing,
       serviceKeySetUrl: sandbox.urls.signKeys, tsaUrl: sandbox.urls.tsa, trustedRoots: ['root.pem'],
       domainName: 'serve.example.sg', tenantId: 'serve tests', notificationSecret: 'the-same-secret-in-every-process-0123456789',
+      applicationKey: ['an-old-application-key-being-changed-0123', APPLICATION_KEY],
     }));
     procs = [];
     for (let i = 0; i < 2; i++) procs.push(await startServe(serveArgs(), storeEnv()));
@@ -140,12 +144,12 @@ describe.each(['a folder', 'PostgreSQL'] as const)('serve: two processes over on
   }
 
   async function start(name: string, level = 'B-T'): Promise<string> {
-    const res = await fetch(`${nginx.url}/sessions?name=${encodeURIComponent(name)}&level=${level}`, { method: 'POST', body: new Uint8Array(pdf), headers: { 'content-type': 'application/pdf' } });
+    const res = await fetch(`${nginx.url}/sessions?name=${encodeURIComponent(name)}&level=${level}`, { method: 'POST', body: new Uint8Array(pdf), headers: { ...APP, 'content-type': 'application/pdf' } });
     expect(res.status).toBe(201);
     return ((await res.json()) as { signRef: string }).signRef;
   }
   const status = async (signRef: string) => {
-    const res = await fetch(`${nginx.url}/sessions/${signRef}`);
+    const res = await fetch(`${nginx.url}/sessions/${signRef}`, { headers: APP });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`GET /sessions/${signRef}: HTTP ${res.status} ${text.slice(0, 200)}`);
     return JSON.parse(text) as { status: string; result?: { level: string; valid: boolean }; error?: { code: string } };
@@ -163,7 +167,7 @@ describe.each(['a folder', 'PostgreSQL'] as const)('serve: two processes over on
   const processWith = (signRef: string, step: string) => procs.find((p) => p.log.some((l) => l === `session ${signRef} ${step}`));
 
   async function expectSignedPdf(signRef: string, name: string): Promise<void> {
-    const res = await fetch(`${nginx.url}/sessions/${signRef}/signed.pdf`);
+    const res = await fetch(`${nginx.url}/sessions/${signRef}/signed.pdf`, { headers: APP });
     expect(res.status).toBe(200);
     const signed = Buffer.from(await res.arrayBuffer());
     const report = await verifyPdfSignatures(signed, { trustedRoots: [sandbox.pki.root.certDer] });
@@ -176,6 +180,35 @@ describe.each(['a folder', 'PostgreSQL'] as const)('serve: two processes over on
     expect(sections).toHaveLength(1);
     expect(sections[0]).toContain('Signature Validation: Signature is Valid.');
   }
+
+  it('/sessions answers only the applications: 401 without the key or with a wrong one; either listed key works', async () => {
+    const signRef = await start('Protected.pdf');
+    const routes: [string, string, RequestInit['body']?][] = [
+      ['POST', '/sessions?name=Anonymous.pdf&level=B-T', new Uint8Array(pdf)], ['GET', `/sessions/${signRef}`], ['GET', `/sessions/${signRef}/signed.pdf`],
+    ];
+    const refused: Record<string, string>[] = [{}, { authorization: 'Bearer the-applications-key-to-sessions-012345678' }, { authorization: `Basic ${Buffer.from(`x:${APPLICATION_KEY}`).toString('base64')}` }];
+    for (const [method, route, body] of routes) {
+      for (const headers of refused) {
+        const res = await fetch(`${nginx.url}${route}`, { method, headers, body });
+        expect({ route, status: res.status, challenge: res.headers.get('www-authenticate'), code: ((await res.json()) as { code: string }).code })
+          .toEqual({ route, status: 401, challenge: 'Bearer realm="singpass-flows serve"', code: 'UNAUTHORIZED' });
+      }
+    }
+    const old = await fetch(`${nginx.url}/sessions/${signRef}`, { headers: { authorization: 'Bearer an-old-application-key-being-changed-0123' } });
+    expect(old.status).toBe(200);
+    // the service's routes stay open to it: the key set, and the webhook, whose front door judges the delivery itself
+    expect((await fetch(`${nginx.url}/jwks`)).status).toBe(200);
+    const webhook = await fetch(`${nginx.url}/webhook`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect({ status: webhook.status, challenge: webhook.headers.get('www-authenticate') }).toEqual({ status: 400, challenge: null });
+  });
+
+  it('refuses to start without an applicationKey of 32 characters or more', async () => {
+    const weak = join(dir, 'weak.json');
+    for (const applicationKey of [undefined, 'short', ['an-old-application-key-being-changed-0123', 'short']]) {
+      writeFileSync(weak, JSON.stringify({ ...JSON.parse(readFileSync(configPath, 'utf8')), applicationKey }));
+      await expect(startServe(['--config', weak, '--port', '0'])).rejects.toThrow(/config\.applicationKey: is required: at least 32 characters/);
+    }
+  });
 
   it('sessions through one URL complete whichever process takes each event; one hash each', async () => {
     const refs = await Promise.all([0, 1, 2, 3].map((i) => start(`Served ${i}.pdf`)));

@@ -105,6 +105,8 @@ const SECRET = 'conformance-suite-notification-secret-0123456789';
 const UPLOAD_KEY_HEADER = 'x-upload-key';
 const UPLOAD_KEY = 'conformance-upload-key-0123456789abcdef';
 const RESUME_INTERVAL_S = 2;
+/** What the applications of the `serve` front end present to its /sessions routes. */
+const SERVE_APPLICATION_KEY = 'conformance-application-key-0123456789abcdef';
 const RESUME_IDLE_S = 5;
 
 /** `singpass-flows serve` (dist/cli, as `npm run test:e2e` builds it) with a folder store. */
@@ -114,8 +116,9 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
   fs.writeFileSync(configPath, JSON.stringify({
     signApiBaseUrl: sb.urls.signApi, clientId: 'conformance-serve', signingKey: (await generateClientKeys()).signing,
     serviceKeySetUrl: sb.urls.signKeys, tsaUrl: sb.urls.tsa, trustedRoots: ['root.pem'],
-    domainName: 'conformance.example.sg', tenantId: 'conformance', notificationSecret: SECRET,
+    domainName: 'conformance.example.sg', tenantId: 'conformance', notificationSecret: SECRET, applicationKey: SERVE_APPLICATION_KEY,
   }));
+  const app = { authorization: `Bearer ${SERVE_APPLICATION_KEY}` };
   const cli = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
   const store = path.join(dir, 'store');
   const port = await freePort(); // the same port after a restart (the sandbox has the key set's URL)
@@ -143,7 +146,7 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
   const url = `http://127.0.0.1:${port}`;
   const outage = folderOutage(store);
   const outcome = async (signRef: string): Promise<Outcome | undefined> => {
-    const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}`);
+    const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}`, { headers: app });
     if (res.status !== 200) return undefined; // 404: not stored; 500: the store is down
     const o = (await res.json()) as Outcome & { retrying?: { step: string; stage?: string; code?: string; attempts?: number } };
     const r = o.retrying;
@@ -157,7 +160,7 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
     webhookUrl: `${url}/webhook`,
     jwksUrl: `${url}/jwks`,
     async startSession(name) {
-      const res = await fetch(`${url}/sessions?name=${encodeURIComponent(name)}&level=B-LTA`, { method: 'POST', body: new Uint8Array(pdf), headers: { 'content-type': 'application/pdf' } });
+      const res = await fetch(`${url}/sessions?name=${encodeURIComponent(name)}&level=B-LTA`, { method: 'POST', body: new Uint8Array(pdf), headers: { ...app, 'content-type': 'application/pdf' } });
       const text = await res.text();
       if (res.status !== 201) throw new Error(`POST /sessions: HTTP ${res.status} ${text}`);
       return (JSON.parse(text) as { signRef: string }).signRef;
@@ -165,7 +168,7 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
     status: async (signRef) => (await outcome(signRef))?.status,
     outcome,
     signedPdf: (signRef) => poll(`the signed PDF of ${signRef}`, async () => {
-      const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}/signed.pdf`);
+      const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}/signed.pdf`, { headers: app });
       return res.status === 200 ? Buffer.from(await res.arrayBuffer()) : undefined;
     }, 30_000),
     kill: () => stopChild(child, 'SIGKILL'),
