@@ -13,6 +13,13 @@ export interface BenchSandboxOptions {
   sandbox: SandboxOptions;
   /** The phone approves a submitted hash this long after the service accepted it. */
   approveDelayMs: number;
+  /**
+   * The phone scans every session this long after the service created it, by itself: the parent then sends nothing
+   * per session (a bench measuring the DSAP's CPU must not count its own driving of the phone). Else on `scan`.
+   */
+  scanAfterCreateMs?: number;
+  /** Tell the parent of every accepted hash (default true); off when nobody listens, so no message per session. */
+  reportHashes?: boolean;
 }
 
 export interface BenchSandbox {
@@ -37,23 +44,23 @@ type ToParent =
   | { type: 'errors'; errors: string[] };
 
 /** The phone as the bench drives it: scan when told, approve every accepted hash after a delay. */
-function drivePhone(sandbox: Sandbox, approveDelayMs: number, onHash: (signRef: string) => void) {
+function drivePhone(sandbox: Sandbox, options: BenchSandboxOptions, onHash: (signRef: string) => void) {
+  const { approveDelayMs, scanAfterCreateMs } = options;
   const errors: string[] = [];
+  const scan = (signRef: string) => void sandbox.phone.scan(signRef).catch((e) => errors.push(`scan: ${(e as Error).message}`));
+  if (scanAfterCreateMs !== undefined) sandbox.sign.events.on('created', (s: { signRef: string }) => void setTimeout(() => scan(s.signRef), scanAfterCreateMs));
   sandbox.sign.events.on('hash', (s: { signRef: string }) => {
-    onHash(s.signRef);
+    if (options.reportHashes !== false) onHash(s.signRef);
     setTimeout(() => void sandbox.phone.approve(s.signRef).catch((e) => errors.push(`approve: ${(e as Error).message}`)), approveDelayMs);
   });
-  return {
-    scan: (signRef: string) => void sandbox.phone.scan(signRef).catch((e) => errors.push(`scan: ${(e as Error).message}`)),
-    errors,
-  };
+  return { scan, errors };
 }
 
 /** In this process (the sandbox's work shares the DSAP's event loop). */
 export async function startInlineSandbox(options: BenchSandboxOptions): Promise<BenchSandbox> {
   const sandbox = await startSandbox(options.sandbox);
   const listeners: ((signRef: string) => void)[] = [];
-  const phone = drivePhone(sandbox, options.approveDelayMs, (signRef) => listeners.forEach((l) => l(signRef)));
+  const phone = drivePhone(sandbox, options, (signRef) => listeners.forEach((l) => l(signRef)));
   return {
     urls: sandbox.urls,
     rootCertDer: sandbox.pki.root.certDer,
@@ -107,7 +114,7 @@ export async function startSandboxProcess(options: BenchSandboxOptions): Promise
 async function runChild(options: BenchSandboxOptions): Promise<void> {
   const sandbox = await startSandbox(options.sandbox);
   const send = (m: ToParent) => process.send!(m);
-  const phone = drivePhone(sandbox, options.approveDelayMs, (signRef) => send({ type: 'hash', signRef }));
+  const phone = drivePhone(sandbox, options, (signRef) => send({ type: 'hash', signRef }));
   process.on('message', (m: ToChild) => {
     if (m.type === 'register') {
       sandbox.sign.registerClient(m.client);

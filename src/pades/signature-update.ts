@@ -26,9 +26,11 @@ export interface PreparedUpdate {
 export const DEFAULT_PLACEHOLDER_BYTES = 32768;
 const BYTE_RANGE_WIDTH = 10; // digits per number: files up to 9.3 GB
 
+export const MAX_PLACEHOLDER_BYTES = 1_048_576;
+
 export function checkPlaceholderBytes(v: unknown): number {
   if (v === undefined) return DEFAULT_PLACEHOLDER_BYTES;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 2048 || v > 1_048_576) {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 2048 || v > MAX_PLACEHOLDER_BYTES) {
     throw invalidInput('placeholderBytes', 'must be an integer between 2048 and 1048576');
   }
   return v;
@@ -209,13 +211,20 @@ export function checkPreparedUpdate(s: unknown): asserts s is PreparedUpdate {
  * corrupted state is refused instead of producing a broken signature). Streams once over the file, or not at all
  * given `pdfHash` (a running SHA-256 the caller has just fed exactly `pdf`, left unfinished and unchanged).
  */
-export function checkOriginal(pdf: Buffer, p: PreparedUpdate, expectedDigest: Buffer, pdfHash?: Hash): { head: Buffer; tail: Buffer } {
+export function checkOriginal(pdf: Buffer, p: PreparedUpdate, expectedDigest: Buffer, pdfHash?: Hash): CheckedUpdate {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
   return checkOriginalHashed(pdf.length, pdfHash ? pdfHash.copy() : createHash('sha256').update(pdf), p, expectedDigest);
 }
 
+/** The stored update's parts, and the digest of original || head || tail this check computed (equal to the expected one). */
+export interface CheckedUpdate {
+  head: Buffer;
+  tail: Buffer;
+  digest: Buffer;
+}
+
 /** {@link checkOriginal} from the original's length and a running SHA-256 of all its bytes (which it finishes). */
-export function checkOriginalHashed(length: number, h: Hash, p: PreparedUpdate, expectedDigest: Buffer): { head: Buffer; tail: Buffer } {
+export function checkOriginalHashed(length: number, h: Hash, p: PreparedUpdate, expectedDigest: Buffer): CheckedUpdate {
   const head = Buffer.from(p.update.head, 'base64');
   const tail = Buffer.from(p.update.tail, 'base64');
   if (length !== p.original.length || h.copy().digest('hex') !== p.original.sha256) {
@@ -227,7 +236,7 @@ export function checkOriginalHashed(length: number, h: Hash, p: PreparedUpdate, 
   if (z !== 0 || ba !== a || bb !== b || bc !== tail.length) throw stateInvalid('the byte range does not match the stored update.');
   const digest = h.update(head).update(tail).digest();
   if (!digest.equals(expectedDigest)) throw stateInvalid('the stored update does not match its digest (state was altered).');
-  return { head, tail };
+  return { head, tail, digest };
 }
 
 /** original || head || <hex(contents) zero-padded> || tail; PDF_PLACEHOLDER_TOO_SMALL when it does not fit. */

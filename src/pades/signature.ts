@@ -12,6 +12,8 @@ import { pdfDate, textString } from './pdf/text';
 import { open, type FileHandle } from 'node:fs/promises';
 import { writeFileAtomicWith } from '../files';
 import { PdfReader, fileByteSource } from './pdf/reader';
+import { certificateView, type CertificateScope } from '../pki/certificate-view';
+import { publicKeyOf } from '../pki/x509';
 import {
   PreparedUpdate,
   SignatureUpdateInput,
@@ -24,6 +26,7 @@ import {
   signedUpdate,
   checkPlaceholderBytes,
   checkPreparedUpdate,
+  MAX_PLACEHOLDER_BYTES,
   stateInvalid,
 } from './signature-update';
 
@@ -290,6 +293,56 @@ export async function finalizeSignatureHashed(
   return assembleSignedChunks(pdf, state, parts, await signedCms(signing, signature, options));
 }
 
+/** The Buffer of a signed file with the original copied in first: see {@link signedFileFor}. */
+export interface SignedFileBuffer {
+  /** Sized for the original plus the update the state describes. */
+  file: Buffer;
+  /** The copy of the original: its first bytes. */
+  original: Buffer;
+}
+
+/**
+ * The Buffer of the signed file, sized from the prepared state, with `pdf` copied in first. A caller that hashes
+ * `original` (the copy) and finalizes with {@link finalizeSignatureInto} holds a signed file made of exactly the
+ * bytes it hashed: nobody else holds this Buffer, whatever becomes of `pdf`. Undefined for a state finalize would
+ * refuse.
+ */
+export function signedFileFor(pdf: Buffer, state: PreparedUpdate): SignedFileBuffer | undefined {
+  try {
+    checkPreparedUpdate(state);
+  } catch {
+    return undefined;
+  }
+  const u = state.update;
+  if (u.contentsBytes > MAX_PLACEHOLDER_BYTES) return undefined;
+  const file = Buffer.allocUnsafe(pdf.length + Buffer.byteLength(u.head, 'base64') + u.contentsBytes * 2 + 2 + Buffer.byteLength(u.tail, 'base64'));
+  pdf.copy(file, 0);
+  return { file, original: file.subarray(0, pdf.length) };
+}
+
+/**
+ * {@link finalizeSignatureHashed} into `signed` (from {@link signedFileFor}), `pdfHash` being the caller's running
+ * SHA-256 of `signed.original`. Returns the signed file and, when it was assembled in `signed.file`, the digest of
+ * its /ByteRange as checked on the way (the original's hash continued over the update's head and tail).
+ * `scope`: the certificates' views shared with the caller's next checks (the signer's key imported once).
+ */
+export async function finalizeSignatureInto(
+  signed: SignedFileBuffer,
+  state: PreparedSignature,
+  signature: string | Buffer,
+  options: FinalizeSignatureOptions,
+  pdfHash: Hash,
+  scope?: CertificateScope,
+): Promise<{ pdf: Buffer; byteRangeDigest?: Buffer }> {
+  const signing = readSigningState(state, scope);
+  const parts = checkOriginal(signed.original, state, signing.messageDigest, pdfHash);
+  const update = signedUpdate(state, parts, await signedCms(signing, signature, options));
+  let at = signed.original.length;
+  if (update.reduce((n, c) => n + c.length, at) !== signed.file.length) return { pdf: Buffer.concat([signed.original, ...update]) };
+  for (const chunk of update) at += chunk.copy(signed.file, at);
+  return { pdf: signed.file, byteRangeDigest: parts.digest };
+}
+
 /**
  * {@link finalizeSignature} from the original PDF in a file to the signed PDF in another, streamed: the original is
  * read once, hashed as it is copied to a temporary file beside `outPath`, checked against the state, then the
@@ -330,8 +383,11 @@ interface SigningState {
   cert: ReturnType<typeof readCertificateFields>;
 }
 
-/** The state checked and read: its signed attributes, their message digest, the certificate they belong to. */
-function readSigningState(state: PreparedSignature): SigningState {
+/**
+ * The state checked and read: its signed attributes, their message digest, the certificate they belong to (its key
+ * taken from its view in `scope` when given, so the caller's later checks import it no more).
+ */
+function readSigningState(state: PreparedSignature, scope?: CertificateScope): SigningState {
   checkState(state);
   const signedAttrs = Buffer.from(state.signedAttributes, 'base64');
   let messageDigest: Buffer | undefined;
@@ -349,7 +405,21 @@ function readSigningState(state: PreparedSignature): SigningState {
   if (!buildSignedAttributes(messageDigest, cert).equals(signedAttrs)) {
     throw stateInvalid('its signed attributes do not belong to its certificate.');
   }
+  if (scope) cert = { ...cert, publicKey: scopedKey(cert, scope) };
   return { state, signedAttrs, messageDigest, cert };
+}
+
+/** The key from the certificate's view in `scope`; from the certificate itself when it has no plain-DER view. */
+function scopedKey(cert: ReturnType<typeof readCertificateFields>, scope: CertificateScope): () => ReturnType<typeof publicKeyOf> {
+  return () => {
+    let spki: Buffer;
+    try {
+      spki = certificateView(cert.der, scope).spki;
+    } catch {
+      return cert.publicKey();
+    }
+    return publicKeyOf(spki);
+  };
 }
 
 /** The user's signature checked over the signed attributes, timestamped when asked, wrapped in the CMS SignedData. */

@@ -7,10 +7,11 @@ import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { systemClock, type Clock } from '../clock';
 import { invalidInput } from '../errors';
-import { buildChainPartial, checkTimestampToken, matchingCrls, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
+import { checkTimestampToken, matchingCrls, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
 import { checkSignatureNatively } from '../pki/signed-data';
-import { certificateView, viewValidAt, type CertificateView } from '../pki/certificate-view';
+import { buildChainPartialIn } from '../pki/chain';
+import { CertificateScope, certificateView, viewValidAt, type CertificateView } from '../pki/certificate-view';
 import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, revokedSince, serialHex, subjectString, type HashName } from '../pki/x509';
 import { readDss } from './dss';
 import { byteRangeDigest, listSignatures, newestSignatureIndex, type PdfSignatureInfo } from './list';
@@ -184,13 +185,32 @@ export interface VerifyPdfOptions {
  * if (!report.newest?.valid || report.newest.level !== 'B-LTA') throw new Error(`ours is ${report.newest?.level}`);
  */
 export async function verifyPdfSignatures(pdf: Buffer, options: VerifyPdfOptions = {}): Promise<PdfVerificationReport> {
+  return verifyPdfSignaturesIn(pdf, options, {});
+}
+
+/**
+ * A digest the caller computed itself over `pdf`'s `byteRange` (SHA-256), for a file it built in a Buffer nobody else
+ * holds: the signing engine's own signed file, whose bytes it hashed while building it. Used only for that very
+ * Buffer and exactly that range; any other signature, range or Buffer is hashed as always.
+ */
+export interface KnownByteRangeDigest {
+  pdf: Buffer;
+  byteRange: readonly number[];
+  sha256: Buffer;
+}
+
+/**
+ * {@link verifyPdfSignatures} within the caller's piece of work: `scope` shares the certificates' views (a user's
+ * certificate read, parsed and its key imported once for the whole work), `known` a digest the caller computed.
+ */
+export async function verifyPdfSignaturesIn(pdf: Buffer, options: VerifyPdfOptions, work: { scope?: CertificateScope; known?: KnownByteRangeDigest }): Promise<PdfVerificationReport> {
   if (!Buffer.isBuffer(pdf)) throw invalidInput('pdf', 'expected the PDF bytes');
   const roots = (options.trustedRoots ?? []).flatMap((r) => certsFromPemOrDer(r));
   const now = new Date((options.clock ?? systemClock)());
   const sigs = listSignatures(pdf);
   const dss = readDss(pdf);
   const dssCerts = readableCertificates(dss.certs);
-  const ctx: Ctx = { pdf, roots, now, dssCerts };
+  const ctx: Ctx = { pdf, roots, now, dssCerts, scope: work.scope ?? new CertificateScope(), known: work.known };
 
   const results: SignatureVerification[] = [];
   const chainsBySig: Buffer[][][] = [];
@@ -308,6 +328,16 @@ interface Ctx {
   roots: Buffer[];
   now: Date;
   dssCerts: Buffer[];
+  /** Views of the certificates read in this verification (a signer's is read once for all its checks). */
+  scope: CertificateScope;
+  known?: KnownByteRangeDigest;
+}
+
+/** The digest of what a signature's /ByteRange covers: the caller's own when it is for exactly this Buffer and range. */
+function signedDigest(ctx: Ctx, byteRange: number[], hash: HashName): Buffer {
+  const k = ctx.known;
+  if (k && hash === 'sha256' && k.pdf === ctx.pdf && k.byteRange.length === byteRange.length && k.byteRange.every((n, i) => n === byteRange[i])) return k.sha256;
+  return byteRangeDigest(ctx.pdf, byteRange, hash);
 }
 
 async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: SignatureVerification; chains: Buffer[][] }> {
@@ -353,7 +383,7 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
     }
   } else {
     // A plainly good signature is read and checked natively; anything else by the schema reading, which names the problem.
-    const good = checkSignatureNatively(sig.contents, (h) => byteRangeDigest(pdf, sig.byteRange, h));
+    const good = checkSignatureNatively(sig.contents, (h) => signedDigest(ctx, sig.byteRange, h), ctx.scope);
     let read: { timestampToken?: Buffer; signatureValue?: () => Buffer; signingCertificate?: { hash: HashName; certHash: Buffer } };
     if (good) {
       intermediates = [...good.certificates, ...intermediates];
@@ -370,7 +400,7 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
         return { report, chains };
       }
       intermediates = [...parsed.certificates.map(certDer), ...intermediates];
-      const check = checkSignerInfo(parsed, (h) => byteRangeDigest(pdf, sig.byteRange, h));
+      const check = checkSignerInfo(parsed, (h) => signedDigest(ctx, sig.byteRange, h));
       report.integrity.digestMatches = check.messageDigestMatches;
       report.integrity.signatureValid = check.signatureValid;
       for (const p of check.problems) {
@@ -406,7 +436,7 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
   }
 
   if (signerDer) {
-    const view = readableView(signerDer);
+    const view = readableView(signerDer, ctx.scope);
     report.signer = { subject: view ? oneLine(view.x509.subject) : subjectString(signerDer), serialNumber: view ? view.serial.toString('hex').toUpperCase() : serialHex(parseCertificate(signerDer)) };
     const at = tstInfo ? tstInfo.genTime : ctx.now;
     if (!(view ? viewValidAt(view, at) : isValidAt(parseCertificate(signerDer), at))) problems.push('CERT_NOT_VALID_AT_SIGNING_TIME');
@@ -430,9 +460,9 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
 }
 
 /** The certificate read natively, or undefined when node cannot read it (pkijs then does, as before). */
-function readableView(der: Buffer): CertificateView | undefined {
+function readableView(der: Buffer, scope?: CertificateScope): CertificateView | undefined {
   try {
-    const view = certificateView(der);
+    const view = certificateView(der, scope);
     void view.x509.validFrom;
     return view;
   } catch {
@@ -450,7 +480,7 @@ function subjectOf(der: Buffer): string {
 
 /** Path building from the file's own certificates only (no network): what a verifier in ten years can do. */
 async function offlineChain(leaf: Buffer, pool: Buffer[], ctx: Ctx): Promise<{ chain: Buffer[]; trusted: boolean; problem?: VerificationProblem }> {
-  const { chain, problem } = await buildChainPartial(leaf, { intermediates: pool, trustedRoots: ctx.roots, fetchIssuers: false });
+  const { chain, problem } = await buildChainPartialIn(leaf, { intermediates: pool, trustedRoots: ctx.roots, fetchIssuers: false }, ctx.scope);
   if (!problem) return { chain, trusted: ctx.roots.length > 0 };
   if (problem.code === 'CHAIN_UNTRUSTED') return { chain, trusted: false, problem: 'CHAIN_UNTRUSTED' };
   // Without anchors the root is normally simply not embedded: report the path as far as the file goes.

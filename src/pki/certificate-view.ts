@@ -109,8 +109,31 @@ function aiaUrls(der: Buffer, extsField: Tlv): Partial<Record<string, string>> {
 const VIEWS = new Map<string, CertificateView>();
 const VIEWS_MAX = 512;
 
-/** {@link viewCertificate} through the services' cache (by SHA-256 of the bytes). */
-export function certificateView(der: Buffer): CertificateView {
+/**
+ * Views of the certificates the services' cache does not keep (a user's), shared by the steps of one piece of work
+ * (one finish: the signature check and the verification of the signed PDF), so the same bytes are read, parsed by
+ * node and their key imported once. Keyed by the exact bytes; it goes with the work that made it.
+ */
+export class CertificateScope {
+  readonly #views = new Map<string, CertificateView>();
+
+  /** The view kept for exactly these bytes. */
+  find(der: Buffer): CertificateView | undefined {
+    return this.#views.get(der.toString('latin1'));
+  }
+
+  keep(view: CertificateView): void {
+    if (this.#views.size < 64) this.#views.set(view.der.toString('latin1'), view);
+  }
+}
+
+/**
+ * {@link viewCertificate} through the services' cache (by SHA-256 of the bytes), and for any other certificate
+ * through `scope` when given (else it is read afresh).
+ */
+export function certificateView(der: Buffer, scope?: CertificateScope): CertificateView {
+  const mine = scope?.find(der);
+  if (mine) return mine;
   const key = createHash('sha256').update(der).digest('base64');
   const hit = VIEWS.get(key);
   if (hit) return hit;
@@ -119,7 +142,7 @@ export function certificateView(der: Buffer): CertificateView {
   if (x.ca || (x.keyUsage ?? []).some((u) => u === OID.kpOcspSigning || u === OID.kpTimeStamping)) {
     if (VIEWS.size >= VIEWS_MAX) VIEWS.delete(VIEWS.keys().next().value!);
     VIEWS.set(key, view);
-  }
+  } else scope?.keep(view);
   return view;
 }
 

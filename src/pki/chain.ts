@@ -3,7 +3,7 @@ import * as asn1js from 'asn1js';
 import { invalidInput, SingpassFlowsError } from '../errors';
 import { httpRequest, safeUrl, type Fetch } from '../http';
 import { parseSignedData } from './cms';
-import { certificateView, readCertificate, viewIssuedBy, type CertificateView } from './certificate-view';
+import { certificateView, readCertificate, viewIssuedBy, type CertificateScope, type CertificateView } from './certificate-view';
 import { BER_OPTIONS, caIssuersUrlOf, certDer, certsFromPemOrDer, isIssuedBy, isSelfSigned, parseCertificate, subjectString, toArrayBuffer, toDer } from './x509';
 
 export interface BuildChainOptions {
@@ -51,7 +51,12 @@ export interface ChainProblem {
  * if (problem?.code === 'CHAIN_UNTRUSTED') console.log('ends at an untrusted root', chain.length);
  */
 export async function buildChainPartial(cert: Buffer | string, options: BuildChainOptions = {}): Promise<{ chain: Buffer[]; problem?: ChainProblem }> {
-  const views = viewsOf(cert, options);
+  return buildChainPartialIn(cert, options);
+}
+
+/** {@link buildChainPartial} with the certificates' views shared through `scope` (the caller's piece of work). */
+export async function buildChainPartialIn(cert: Buffer | string, options: BuildChainOptions, scope?: CertificateScope): Promise<{ chain: Buffer[]; problem?: ChainProblem }> {
+  const views = viewsOf(cert, options, scope);
   return views ? buildWithViews(views, options) : buildChainPartialWithSchema(cert, options);
 }
 
@@ -60,13 +65,13 @@ export async function buildChainPartial(cert: Buffer | string, options: BuildCha
  * and says what is wrong, as it did). Views of CA certificates are kept: a chain is mostly names compared and one
  * remembered signature check per link.
  */
-function viewsOf(cert: unknown, options: BuildChainOptions): { leaf: CertificateView; pool: CertificateView[]; roots: CertificateView[] } | undefined {
+function viewsOf(cert: unknown, options: BuildChainOptions, scope?: CertificateScope): { leaf: CertificateView; pool: CertificateView[]; roots: CertificateView[] } | undefined {
   if (typeof cert !== 'string' && !(cert instanceof Uint8Array)) return undefined;
   try {
-    const leaf = certificateView(toDer(cert));
+    const leaf = certificateView(toDer(cert), scope);
     void leaf.x509.subject; // node reads it too (else the schema path decides)
-    const roots = (options.trustedRoots ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => certificateView(d));
-    const pool = [...(options.intermediates ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => certificateView(d)), ...roots];
+    const roots = (options.trustedRoots ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => certificateView(d, scope));
+    const pool = [...(options.intermediates ?? []).flatMap((r) => certsFromPemOrDer(r)).map((d) => certificateView(d, scope)), ...roots];
     return { leaf, pool, roots };
   } catch {
     return undefined;

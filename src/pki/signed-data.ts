@@ -5,7 +5,7 @@
  * ignored, as there.
  */
 import { children, decodeOid, readTlv, type Tlv } from '../pades/der';
-import { certificateView } from './certificate-view';
+import { certificateView, type CertificateScope } from './certificate-view';
 import { wellFormed } from './der-shape';
 import { OID } from './oid';
 import { hashNameOf, verifySignature, type HashName } from './x509';
@@ -133,13 +133,14 @@ export interface GoodSignatureFacts {
  * naming a certificate it carries, a supported digest, messageDigest equal to `contentDigestFor(hash)`, the
  * signature valid over the signed attributes, a readable signingCertificateV2. `undefined` for anything else: the
  * schema-driven check (`checkSignerInfo`) then says what is wrong, so this can only accept what that check accepts.
+ * `scope`: where the certificates' views are shared with the rest of the caller's work.
  */
-export function checkSignatureNatively(der: Buffer, contentDigestFor: (hash: HashName) => Buffer): GoodSignatureFacts | undefined {
+export function checkSignatureNatively(der: Buffer, contentDigestFor: (hash: HashName) => Buffer, scope?: CertificateScope): GoodSignatureFacts | undefined {
   try {
     const sd = readSignedData(der);
     if (!sd || sd.signerInfos.length !== 1) return undefined;
     const si = sd.signerInfos[0];
-    const views = sd.certificates.map((c) => certificateView(c));
+    const views = sd.certificates.map((c) => certificateView(c, scope));
     const signer = views.find((v) => v.issuerName.equals(si.issuerName) && v.serial.equals(si.serial));
     const hash = hashNameOf(si.digestAlgorithm);
     if (!signer || !hash) return undefined;

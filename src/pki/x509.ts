@@ -162,6 +162,13 @@ export function publicKeyBits(cert: pkijs.Certificate): Buffer {
  * responder's key is imported once, not on every signature it made. */
 const KEY_OF_SPKI = new WeakMap<Buffer, KeyObject>();
 
+/** The key of `spki` imported once per SPKI Buffer (the one a certificate's view holds); throws when it is not a key. */
+export function publicKeyOf(spki: Buffer): KeyObject {
+  let key = KEY_OF_SPKI.get(spki);
+  if (!key) KEY_OF_SPKI.set(spki, (key = createPublicKey({ key: spki, format: 'der', type: 'spki' })));
+  return key;
+}
+
 /**
  * Verifies a signature with node:crypto. `algorithmOid` is the signatureAlgorithm; `digestOid` supplies the hash
  * when the algorithm OID does not (CMS `rsaEncryption` / `id-ecPublicKey`). ECDSA signatures are DER here (X.509,
@@ -173,8 +180,7 @@ export function verifySignature(algorithmOid: string, data: Uint8Array, signatur
   const hash = alg.hash ?? (digestOid ? hashNameOf(digestOid) : undefined);
   if (!hash) return false;
   try {
-    let key = KEY_OF_SPKI.get(signerSpki);
-    if (!key) KEY_OF_SPKI.set(signerSpki, (key = createPublicKey({ key: signerSpki, format: 'der', type: 'spki' })));
+    const key = publicKeyOf(signerSpki);
     if (alg.kind === 'ec' && key.asymmetricKeyType !== 'ec') return false;
     if (alg.kind === 'rsa' && key.asymmetricKeyType !== 'rsa') return false;
     return cryptoVerify(hash, data, alg.kind === 'ec' ? { key, dsaEncoding: 'der' } : key, signature);

@@ -1,10 +1,11 @@
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import type { Hash } from 'node:crypto';
 import { finalizeSignature } from '../pades';
-import { finalizeSignatureHashed } from '../pades/signature';
+import { finalizeSignatureHashed, finalizeSignatureInto, signedFileFor } from '../pades/signature';
+import { CertificateScope } from '../pki/certificate-view';
 import { addDocumentTimestamp, timestampSignature } from '../pades/doc-timestamp';
 import { addValidationDataWithSummary, type ValidationDataSummary } from '../pades/ltv';
-import { verifyPdfSignatures, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
+import { verifyPdfSignaturesIn, type KnownByteRangeDigest, type PadesLevel, type PdfVerificationReport } from '../pades/verify';
 import { completeSigningSession } from '../sign';
 import { checkRecord, endedRecord, errorOf, say, withoutSessionData, type StepContext } from './record-ops';
 import { finishRetryDelayMs, isTemporaryFinishFailure } from './policy';
@@ -36,7 +37,14 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
   if (record.state.status !== 'signed' || !record.prepared || !record.state.signature) {
     throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${record.state.status}`, { retryable: false });
   }
-  const pdfHash = checkDocument(record, pdf);
+  // The PDF is copied into the signed file's Buffer first and the copy is what is checked: the signed file is then
+  // made of exactly the bytes hashed, whatever the caller does with `pdf` meanwhile, and its digest is known.
+  const signed = Buffer.isBuffer(pdf) ? signedFileFor(pdf, record.prepared) : undefined;
+  const original = signed?.original ?? pdf;
+  const pdfHash = checkDocument(record, original);
+  // The user's certificate read, parsed and its key imported once for the signature check and the verification.
+  const certificates = new CertificateScope();
+  let known: KnownByteRangeDigest | undefined;
   // Always from the PDF as it was before signing and the saved prepared state: a retry (after a fault or a crash)
   // embeds the same signature in the same field again — never a second signature.
   const prepared = record.prepared;
@@ -64,9 +72,16 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
   };
   let missing: FinishShortfall | undefined;
   try {
-    // finalizeSignature checks the signature against the certificate over the SignedAttributes before embedding, and
-    // the PDF against the prepared state from the document check's hash (nothing awaited in between).
-    let out: Buffer = Buffer.concat(await finalizeSignatureHashed(pdf, prepared, signature, timestamped ? { timestamp } : {}, pdfHash));
+    // finalize checks the signature against the certificate over the SignedAttributes before embedding, and the
+    // PDF against the prepared state from the document check's hash (nothing awaited in between).
+    let out: Buffer;
+    if (signed) {
+      const r = await finalizeSignatureInto(signed, prepared, signature, timestamped ? { timestamp } : {}, pdfHash, certificates);
+      out = r.pdf;
+      if (r.byteRangeDigest) known = { pdf: out, byteRange: prepared.byteRange, sha256: r.byteRangeDigest };
+    } else {
+      out = Buffer.concat(await finalizeSignatureHashed(original, prepared, signature, timestamped ? { timestamp } : {}, pdfHash));
+    }
     best = { pdf: out, level: timestamped ? 'B-T' : 'B-B' };
     await say(stepOptions, { step: 'embedded', timestamped });
     // addValidationData's default (requireComplete 'newest'): OUR signature, its timestamp and the document
@@ -100,7 +115,7 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
     // Refused for good, or the finishing window is over: the user signed, so what was reached is handed on.
     if (!best && timestampFailed) {
       try {
-        best = { pdf: await finalizeSignature(pdf, prepared, signature), level: 'B-B' };
+        best = { pdf: await finalizeSignature(original, prepared, signature), level: 'B-B' };
         await say(stepOptions, { step: 'embedded', timestamped: false });
       } catch (again) {
         return finishWith(again);
@@ -110,7 +125,8 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
     const { code, message } = errorOf(e);
     missing = { requested: level, stage, code, message };
   }
-  const report = await verifyPdfSignatures(best.pdf, { trustedRoots: roots, clock: ctx.clock });
+  // `known` is for the file assembled above only (the verification uses it for that very Buffer, else hashes).
+  const report = await verifyPdfSignaturesIn(best.pdf, { trustedRoots: roots, clock: ctx.clock }, { scope: certificates, known });
   await say(stepOptions, { step: 'verified', report });
   // Judged on OUR signature, the newest, with the document timestamps after it (report.newest); others' earlier
   // signatures (other CAs, self-signed) do not change that verdict. It must be the field we prepared.

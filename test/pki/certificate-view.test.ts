@@ -4,7 +4,7 @@
  * certificates kept, a user's not.
  */
 import { createTestPki, type TestPki } from '../../sandbox/pki';
-import { certificateView, viewCertificate, viewIssuedBy } from '../../src/pki/certificate-view';
+import { CertificateScope, certificateView, viewCertificate, viewIssuedBy } from '../../src/pki/certificate-view';
 import { isIssuedBy, nameDer, ocspUrlOf, parseCertificate, publicKeyBits, spkiDer } from '../../src/pki/x509';
 import { startOpensslCa, type OpensslCa } from './openssl-ca';
 
@@ -61,5 +61,32 @@ describe('viewCertificate', () => {
   it('keeps the services\' certificates (CAs, OCSP responders, TSAs), reads a user\'s afresh every time', () => {
     for (const der of [ca.root.der, ca.intermediate.der, ca.ocspSigner.der, ca.tsa.der]) expect(certificateView(der)).toBe(certificateView(der));
     expect(certificateView(ca.users.good.der)).not.toBe(certificateView(ca.users.good.der));
+  });
+});
+
+describe('CertificateScope', () => {
+  it('shares a user\'s view within the scope only, by the exact bytes', () => {
+    const scope = new CertificateScope();
+    const other = new CertificateScope();
+    const user = ca.users.good.der;
+    const view = certificateView(user, scope);
+    expect(certificateView(Buffer.from(user), scope)).toBe(view); // the same bytes in another Buffer
+    expect(certificateView(user, other)).not.toBe(view);
+    expect(certificateView(user)).not.toBe(view);
+    expect(certificateView(pki.users.p256.certDer, scope)).not.toBe(view);
+    expect(scope.find(user)).toBe(view);
+    expect(scope.find(Buffer.concat([user, Buffer.from([0])]))).toBeUndefined();
+  });
+
+  it('leaves the services\' certificates to the shared cache, and reads what it kept as a fresh view does', () => {
+    const scope = new CertificateScope();
+    expect(certificateView(ca.intermediate.der, scope)).toBe(certificateView(ca.intermediate.der));
+    expect(scope.find(ca.intermediate.der)).toBeUndefined();
+    for (const { der } of corpus()) {
+      const kept = certificateView(der, scope);
+      const fresh = viewCertificate(Buffer.from(der));
+      for (const k of ['der', 'tbs', 'signature', 'serial', 'issuerName', 'subjectName', 'spki', 'publicKeyBits'] as const) expect(kept[k].equals(fresh[k])).toBe(true);
+      expect([kept.signatureAlgorithm, kept.ocspUrl, kept.caIssuersUrl, kept.x509.subject]).toEqual([fresh.signatureAlgorithm, fresh.ocspUrl, fresh.caIssuersUrl, fresh.x509.subject]);
+    }
   });
 });
