@@ -27,6 +27,26 @@ export async function signingEngine(ctx: IExecuteFunctions | IWebhookFunctions):
   return entry;
 }
 
+/**
+ * The node's "Singpass Sign API" credential, checked (keys parsed), for the operations that need no engine (the
+ * Document ones): read through {@link nodeCredential} and parsed once per credential content per process, as the
+ * engine is.
+ */
+const setups = new Map<string, Promise<SignSetup>>();
+
+export async function signSetupOf(ctx: IExecuteFunctions): Promise<SignSetup> {
+  const sign = await nodeCredential(ctx, CREDENTIAL.sign);
+  const key = createHash('sha256').update(JSON.stringify(sign)).digest('base64url');
+  let entry = setups.get(key);
+  if (!entry) {
+    entry = signSetup(sign);
+    entry.catch(() => setups.delete(key));
+    if (setups.size >= MAX_CACHED) setups.delete(setups.keys().next().value!);
+    setups.set(key, entry);
+  }
+  return entry;
+}
+
 async function build(sign: ICredentialDataDecryptedObject, tokens: ICredentialDataDecryptedObject): Promise<{ engine: SigningEngine; setup: SignSetup }> {
   const setup = await signSetup(sign);
   const notificationTokens = inCredential(CREDENTIAL.notificationToken, 'Secret', () => createNotificationTokens({

@@ -13,7 +13,9 @@ import type { Clock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import type { Fetch } from '../http';
 import { buildChainPartial, checkTimestampToken, fetchCrlStatus, fetchOcspResponse, matchingCrls, matchingOcspResponses, type CrlResult, type OcspResult } from '../pki';
+import { certificateView } from '../pki/certificate-view';
 import { attributeValue, findSignerCertificate, parseSignedData } from '../pki/cms';
+import { readSignedData } from '../pki/signed-data';
 import { OID, certDer, crlUrlOf, ocspUrlOf, parseCertificate, revokedSince, subjectString } from '../pki/x509';
 import { appendDss, readDss } from './dss';
 import { listSignatures, newestSignatureIndex, type PdfSignatureInfo } from './list';
@@ -308,6 +310,17 @@ async function materialOf(sig: PdfSignatureInfo, required: boolean, dssCerts: Bu
     m.chains.push(chain);
     if (problem) miss(problem.code, problem.error, chain[chain.length - 1]);
   };
+  const addTimestampChain = async (token: Buffer, embedded: Buffer[]): Promise<void> => {
+    let info;
+    try {
+      info = checkTimestampToken(token);
+    } catch (e) {
+      miss('TIMESTAMP_INVALID', errorOf(e));
+      return;
+    }
+    m.proofTime = info.genTime;
+    if (info.tsaCertificate) await addChain(info.tsaCertificate, [...info.certificates, ...embedded]);
+  };
 
   if (sig.type === 'docTimestamp') {
     let info;
@@ -326,6 +339,13 @@ async function materialOf(sig: PdfSignatureInfo, required: boolean, dssCerts: Bu
     return m;
   }
 
+  // The native read covers plain DER naming a certificate it carries; anything else goes the schema-driven way.
+  const plain = plainSignerOf(sig.contents);
+  if (plain) {
+    await addChain(plain.signer, plain.certificates);
+    if (plain.timestampToken) await addTimestampChain(plain.timestampToken, plain.certificates);
+    return m;
+  }
   let parsed;
   try {
     parsed = parseSignedData(sig.contents, 'PDF_INVALID', `The signature "${sig.fieldName}"`);
@@ -342,18 +362,31 @@ async function materialOf(sig: PdfSignatureInfo, required: boolean, dssCerts: Bu
   }
   await addChain(certDer(signer), embedded);
   const tstAttr = signerInfo ? attributeValue(signerInfo, OID.signatureTimeStampToken, true) : undefined;
-  if (tstAttr) {
-    let info;
-    try {
-      info = checkTimestampToken(Buffer.from(tstAttr.valueBeforeDecodeView));
-    } catch (e) {
-      miss('TIMESTAMP_INVALID', errorOf(e));
-      return m;
-    }
-    m.proofTime = info.genTime;
-    if (info.tsaCertificate) await addChain(info.tsaCertificate, [...info.certificates, ...embedded]);
-  }
+  if (tstAttr) await addTimestampChain(Buffer.from(tstAttr.valueBeforeDecodeView), embedded);
   return m;
+}
+
+/**
+ * A signature's signer certificate, the certificates it carries and its signature timestamp token, read natively
+ * (no schema parse of the whole SignedData): only for plain DER with one SignerInfo naming, by issuer and serial, a
+ * certificate it carries; `undefined` otherwise.
+ */
+function plainSignerOf(contents: Buffer): { signer: Buffer; certificates: Buffer[]; timestampToken?: Buffer } | undefined {
+  const sd = readSignedData(contents);
+  if (!sd || sd.signerInfos.length !== 1) return undefined;
+  const si = sd.signerInfos[0];
+  let signer: Buffer | undefined;
+  try {
+    signer = sd.certificates.find((c) => {
+      const v = certificateView(c);
+      return v.issuerName.equals(si.issuerName) && v.serial.equals(si.serial);
+    });
+  } catch {
+    return undefined; // a certificate the view cannot read: the schema-driven path says what is wrong
+  }
+  if (!signer) return undefined;
+  const token = si.unsigned.get(OID.signatureTimeStampToken);
+  return { signer: Buffer.from(signer), certificates: sd.certificates.map((c) => Buffer.from(c)), ...(token ? { timestampToken: Buffer.from(token) } : {}) };
 }
 
 /**

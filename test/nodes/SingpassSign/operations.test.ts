@@ -52,6 +52,19 @@ describe('Singpass Sign node: single operations and bad input', () => {
     });
   });
 
+  describe('Create Session', () => {
+    it('outputs the QR code as PNG and SVG by default, and only its payload with QR Code Images off', async () => {
+      const pdf = await fixture('classic');
+      const [[withImages]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'X.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
+      expect(withImages.json.qrSvg).toMatch(/^<svg/);
+      expect(Object.keys(withImages.binary!).sort()).toEqual(['data', 'qr']);
+      const [[without]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'X.pdf', level: 'B-B', options: { qrImages: false } }, [pdfItem(pdf)]);
+      expect(without.json).toMatchObject({ status: 'waiting_for_scan', qrPayload: expect.any(String), signerLink: { query: expect.any(String) } });
+      expect(without.json).not.toHaveProperty('qrSvg');
+      expect(Object.keys(without.binary!)).toEqual(['data']);
+    });
+  });
+
   describe('Expire Session', () => {
     it('is a no-op before the deadline, and ends the session as expired after it', async () => {
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'X.pdf', level: 'B-B', options: {} }, [pdfItem(await fixture('classic'))]);

@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { invalidInput } from '../../../../src/errors';
 import { addDocumentTimestamp, addValidationData } from '../../../../src/pades';
 import { derivedFileName, readPdf, withPdf } from '../../../shared/binary';
-import { CREDENTIAL, signSetup } from '../../../shared/credentials';
+import { signSetupOf } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
 import { pdfInput, pdfOutput } from '../fields';
 
@@ -21,7 +21,7 @@ export const description: INodeProperties[] = forOperation('document', 'addDocum
 /** PAdES B-LTA: a document timestamp from the credential's timestamp authority over the whole PDF. */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const { pdf, meta } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
-  const setup = await signSetup(await this.getCredentials(CREDENTIAL.sign));
+  const setup = await signSetupOf(this);
   const tsaUrl = setup.endpoints.tsaUrl;
   if (!tsaUrl) throw invalidInput('Timestamp Authority URL', 'is empty in the "Singpass Sign API" credential; a document timestamp needs one');
   let out = await addDocumentTimestamp(pdf, { tsaUrl });

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { addValidationDataWithSummary } from '../../../../src/pades';
 import { derivedFileName, readPdf, withPdf } from '../../../shared/binary';
-import { CREDENTIAL, signSetup } from '../../../shared/credentials';
+import { signSetupOf } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
 import { pdfInput, pdfOutput } from '../fields';
 
@@ -13,7 +13,7 @@ export const description: INodeProperties[] = forOperation('document', 'addValid
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const { pdf, meta } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
-  const setup = await signSetup(await this.getCredentials(CREDENTIAL.sign));
+  const setup = await signSetupOf(this);
   const r = await addValidationDataWithSummary(pdf, { trustedRoots: await setup.trustedRoots() });
   return withPdf(this, item, this.getNodeParameter('outputBinaryPropertyName', i) as string, r.pdf, derivedFileName(meta.fileName, 'lt'), { validationData: { ...r.summary } });
 }

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { SingpassFlowsError } from '../../../../src/errors';
 import { problemSummary, verifyPdfSignatures } from '../../../../src/pades';
 import { readPdf } from '../../../shared/binary';
-import { CREDENTIAL, signSetup } from '../../../shared/credentials';
+import { signSetupOf } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
 import { pdfInput } from '../fields';
 
@@ -24,7 +24,7 @@ export const description: INodeProperties[] = forOperation('document', 'verifySi
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const { pdf } = await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i));
-  const setup = await signSetup(await this.getCredentials(CREDENTIAL.sign));
+  const setup = await signSetupOf(this);
   const report = await verifyPdfSignatures(pdf, { trustedRoots: await setup.trustedRoots() });
   if (!report.valid && (this.getNodeParameter('failIfInvalid', i) as boolean)) {
     throw new SingpassFlowsError('SIGNATURE_INVALID', `The PDF's signatures do not verify${problemSummary(report)}`);

@@ -51,6 +51,13 @@ export const description: INodeProperties[] = forOperation('session', 'createSes
         description: 'Signing for a company: the "onBehalfOf" Corppass Complete Login outputs with Require Role ({ uen, entityName?, role, eserviceId }). Kept in the record, shown on the signer\'s page and in the document name the user sees in the app.',
       },
       { displayName: 'QR Binary Field', name: 'qrProperty', type: 'string', default: 'qr', description: 'Binary property for the QR code PNG' },
+      {
+        displayName: 'QR Code Images',
+        name: 'qrImages',
+        type: 'boolean',
+        default: true,
+        description: 'Whether to output the QR code as a PNG (binary) and as inline SVG ("qrSvg"). Turn off when your page draws the QR code from "qrPayload", as the Signer Page operation does: each session then costs less.',
+      },
       { displayName: 'QR Code Width', name: 'qrWidth', type: 'number', default: 320, description: 'Width of the QR code PNG in pixels' },
       { displayName: 'Reason', name: 'reason', type: 'string', default: '', description: 'Reason recorded in the signature (e.g. "Approved")' },
       {
@@ -65,13 +72,13 @@ export const description: INodeProperties[] = forOperation('session', 'createSes
 ]);
 
 /**
- * Checks the PDF can be signed, then opens a signing session. Outputs what the user's page shows (QR code PNG,
- * challenge code, expiry) and the session record to store under signRef, with the PDF kept as binary.
+ * Checks the PDF can be signed, then opens a signing session. Outputs what the user's page shows (QR payload, and
+ * unless turned off the QR code as PNG and SVG; challenge code, expiry) and the session record to store under signRef, with the PDF kept as binary.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const property = this.getNodeParameter('binaryPropertyName', i);
   const { pdf, meta } = await readPdf(this, i, property);
-  const o = this.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown };
+  const o = this.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrImages?: boolean; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown };
   const onBehalfOf = givenJson('On Behalf Of', o.onBehalfOf) as StartSessionInput['onBehalfOf'];
   const signer = givenJson('Signer', o.signer) as StartSessionInput['signer'];
   // the entity and role go into the name the user sees in the app, so they know in what capacity they sign
@@ -84,14 +91,16 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   // the signer's page link: keyed with the notification token secret, checked by Signer Page on any process
   const linkKeys = await signerLinkKeys(this, i);
   const link = issueSignerLink({ ...linkKeys, signRef: s.signRef, purpose: 'page' });
-  const png = await renderQr(s.qrPayload, { format: 'png', width: o.qrWidth || 320 });
+  // rendering and keeping the images is most of this node's work: skipped when the page draws the QR itself
+  const images = o.qrImages !== false;
+  const width = o.qrWidth || 320;
   return {
     json: {
       ...recordSummary(s.record),
       qrPayload: s.qrPayload,
       challengeCode: s.challengeCode,
       // The same QR code as inline SVG, for an HTML page answered by Respond to Webhook.
-      qrSvg: await renderQr(s.qrPayload, { format: 'svg', width: o.qrWidth || 320 }),
+      ...(images ? { qrSvg: await renderQr(s.qrPayload, { format: 'svg', width }) } : {}),
       expiresAt: new Date(s.expiresAt * 1000).toISOString(),
       documentName,
       signerLink: { key: link.token, expiresAt: link.expiresAt, query: signerQuery(s.signRef, link.token) },
@@ -100,10 +109,9 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
       ...(onBehalfOf ? { onBehalfOf } : {}),
       ...(signer ? { signer } : {}),
     },
-    binary: {
-      ...(item.binary ?? {}),
-      [o.qrProperty || 'qr']: await this.helpers.prepareBinaryData(png, `singpass-qr-${s.signRef}.png`, 'image/png'),
-    },
+    binary: images
+      ? { ...(item.binary ?? {}), [o.qrProperty || 'qr']: await this.helpers.prepareBinaryData(await renderQr(s.qrPayload, { format: 'png', width }), `singpass-qr-${s.signRef}.png`, 'image/png') }
+      : item.binary,
   };
 }
 
