@@ -5,7 +5,7 @@
  * scaling ratio compares like with like on this machine. `--concurrency` users (default 20) at a time open a session
  * and scan it at once, each next user as one is through opening; the phone approves each hash 20 ms after the service accepted it.
  *
- * Prints per round: sessions/s (first start to last completion), scan→hash p50/p99 (the user waits at the phone),
+ * Prints per round: sessions/s (first start to the poll that saw the last completion, polls 2 s apart), scan→hash p50/p99 (the user waits at the phone),
  * webhook answer p50/p99 (nginx's $request_time for POST /webhook: what the service sees; it gives up at 2 s), lost
  * (not completed), duplicated hashes; and the ratio 2 vs 1. Asserts nothing.
  *
@@ -34,6 +34,8 @@ const pct = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 };
 const CLI = path.join(__dirname, '..', 'cli', 'index.js');
+/** Each open session's status is asked for this often: the signer page's interval, so the load is production's. */
+const POLL_MS = 2000;
 
 function startServe(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
@@ -126,12 +128,12 @@ async function main(): Promise<void> {
         refs.push(signRef);
       }
     }));
-    // completion, polled through the one URL
+    // completion, polled through the one URL every 2 s, as the signer page polls (src/session/signer-page.ts)
     const done = new Set<string>();
     const deadline = Date.now() + 10 * 60_000;
     let last = t0;
     while (done.size < refs.length && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, POLL_MS));
       for (const ref of refs) {
         if (done.has(ref)) continue;
         const s = (await (await fetch(`${nginx.url}/sessions/${ref}`, { headers: APP })).json()) as { status: string };

@@ -13,6 +13,7 @@ import { recordEvent, runDueStep, runStepNow, type DueStepResult } from './drive
 import { receiveDelivery } from './front-door';
 import { createCertificateGate } from './runner-parts/certificate-gate';
 import { createSessionQueues } from './runner-parts/session-queues';
+import { LOOP_DELAY_LIMIT_DEFAULTS, createLoopDelayLimit } from './runner-parts/loop-delay-limit';
 
 /** How a session run by the runner ended. */
 export interface SessionOutcome {
@@ -39,8 +40,9 @@ export interface SessionRunnerOptions {
   onSweepFailed?: (info: { code: string; message: string }) => void;
   /**
    * Certificate events (chain, OCSP, prepare, hash call) worked on at once; later ones wait in arrival order.
-   * Default 4: enough to overlap the OCSP and hash-call waits, few enough that a burst of scans does not starve the
-   * webhook answers. `Infinity`: no limit.
+   * Default: sized by this process's event-loop delay (`runner-parts/loop-delay-limit.ts`), from 4 up while the loop
+   * stays responsive, halved when it lags, so a burst of scans overlaps its OCSP, store and hash-call waits without
+   * starving the webhook answers. A number fixes it (`Infinity`: no limit).
    */
   certificateConcurrency?: number;
   /**
@@ -97,13 +99,15 @@ export interface SessionRunner {
 }
 
 const RETAIN_OUTCOME_MS = 60_000;
-const DEFAULT_CERTIFICATE_CONCURRENCY = 4;
 
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { engine } = options;
   const store: SessionStore = options.store ?? new MemorySessionStore();
   // the user at the phone first (certificate-gate.ts); each session's work in order (session-queues.ts)
-  const certificates = createCertificateGate(options.certificateConcurrency ?? DEFAULT_CERTIFICATE_CONCURRENCY);
+  const adaptive = options.certificateConcurrency === undefined
+    ? createLoopDelayLimit({ ...LOOP_DELAY_LIMIT_DEFAULTS, saturated: () => certificates.queued() > 0 })
+    : undefined;
+  const certificates = createCertificateGate(adaptive ?? options.certificateConcurrency!);
   const yieldToCertificates = (): Promise<void> => certificates.yieldTo();
   /** Finishing runs one session at a time (the heavy part), behind certificates. */
   let finishing: Promise<void> = Promise.resolve();
@@ -440,6 +444,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     async close() {
       closed = true;
       if (sweeper) clearInterval(sweeper);
+      adaptive?.stop();
       for (const t of [...timers.values(), ...retries.values()]) clearTimeout(t);
       timers.clear();
       retries.clear();

@@ -1,4 +1,5 @@
 import { invalidInput } from '../../errors';
+import type { ConcurrencyLimit } from './loop-delay-limit';
 
 /**
  * The runner's priority for the user at the phone: certificate events (chain, OCSP, prepare, hash call) are worked
@@ -12,16 +13,32 @@ export interface CertificateGate {
   done(): void;
   /** Run `work` in one of the slots (waiting for one in arrival order). */
   withSlot(work: () => Promise<void>): Promise<void>;
+  /** Certificate events being worked on now. */
+  active(): number;
+  /** Certificate events waiting for a slot. */
+  queued(): number;
   /** Resolves once no certificate is pending (finishing calls it between its stages). */
   yieldTo(): Promise<void>;
 }
 
-export function createCertificateGate(concurrency: number): CertificateGate {
-  if (!(concurrency >= 1)) throw invalidInput('certificateConcurrency', 'must be a number of at least 1 (or Infinity for no limit)');
+/** A fixed number of slots, or a limit that moves (`loop-delay-limit.ts`: sized by the event loop's delay). */
+export type GateLimit = number | Pick<ConcurrencyLimit, 'current' | 'onChange'>;
+
+export function createCertificateGate(concurrency: GateLimit): CertificateGate {
+  if (typeof concurrency === 'number' && !(concurrency >= 1)) throw invalidInput('certificateConcurrency', 'must be a number of at least 1 (or Infinity for no limit)');
+  const limit = typeof concurrency === 'number' ? () => concurrency : () => concurrency.current();
   let waiting = 0;
   let idle: { promise: Promise<void>; resolve: () => void } | undefined;
   let active = 0;
   const queue: (() => void)[] = [];
+  /** Hand free slots to the work waiting longest (after a piece of work ends, or the limit widened). */
+  const admit = (): void => {
+    while (active < limit() && queue.length > 0) {
+      active++;
+      queue.shift()!();
+    }
+  };
+  if (typeof concurrency !== 'number') concurrency.onChange(admit);
   return {
     pending() {
       waiting++;
@@ -32,15 +49,16 @@ export function createCertificateGate(concurrency: number): CertificateGate {
         idle = undefined;
       }
     },
+    active: () => active,
+    queued: () => queue.length,
     async withSlot(work) {
-      if (active < concurrency) active++;
-      else await new Promise<void>((resolve) => queue.push(resolve));
+      if (active < limit() && queue.length === 0) active++;
+      else await new Promise<void>((resolve) => queue.push(resolve)); // admit() counts it in
       try {
         await work();
       } finally {
-        const nextInLine = queue.shift();
-        if (nextInLine) nextInLine(); // the slot passes on: `active` is unchanged
-        else active--;
+        active--; // a narrowed limit takes effect here: no one is admitted until active is under it
+        admit();
       }
     },
     async yieldTo() {
