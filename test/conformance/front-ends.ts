@@ -42,11 +42,11 @@ export interface FrontEnd {
   /** False once killed or stopped, until `restart`. */
   running(): boolean;
   /**
-   * Take the session store away (a folder replaced by a regular file: unusable whoever runs the test, root too) and
-   * bring it back as it was (`storeUp` does nothing when it is not down).
+   * Take the session store away and bring it back as it was (`storeUp` does nothing when it is not down): a folder
+   * store is replaced by a regular file (unusable whoever runs the test, root too); a PostgreSQL store's server stops.
    */
-  storeDown(): void;
-  storeUp(): void;
+  storeDown(): void | Promise<void>;
+  storeUp(): void | Promise<void>;
   /** Recent log lines, for failure messages. */
   log(): string;
   stop(): Promise<void>;
@@ -61,7 +61,7 @@ export interface Outcome {
 }
 
 /** Poll `probe` until it gives a value (a probe that throws is asked again), or fail naming `what`. */
-async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms: number): Promise<T> {
+export async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms: number): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await Promise.resolve().then(probe).catch(() => undefined);
@@ -87,11 +87,16 @@ function folderOutage(dir: string): { down(): void; up(): void } {
   };
 }
 
+/** What a stored session record says about the session's end (its status is `state.status`). */
+export function recordOutcome(record: unknown): Outcome {
+  const r = record as Outcome & { state?: { status?: string } };
+  return { ...r, status: r.state?.status };
+}
+
 /** A session record as a folder store keeps it (`<folder>/<sign_ref>.json`). */
 function storedOutcome(file: string): Outcome | undefined {
   try {
-    const r = JSON.parse(fs.readFileSync(file, 'utf8')) as Outcome & { state?: { status?: string } };
-    return { ...r, status: r.state?.status };
+    return recordOutcome(JSON.parse(fs.readFileSync(file, 'utf8')));
   } catch {
     return undefined; // not there, or read while being replaced: asked again by the caller's poll
   }
@@ -100,12 +105,13 @@ function storedOutcome(file: string): Outcome | undefined {
 /** Start a front end against `sb`, its files under `dir` (made fresh by the caller). */
 export type StartFrontEnd = (sb: Sandbox, dir: string) => Promise<FrontEnd>;
 
-const SECRET = 'conformance-suite-notification-secret-0123456789';
+export const SECRET = 'conformance-suite-notification-secret-0123456789';
 /** The n8n sample's upload key (a Header Auth credential on its upload form). */
 const UPLOAD_KEY_HEADER = 'x-upload-key';
 const UPLOAD_KEY = 'conformance-upload-key-0123456789abcdef';
-const RESUME_INTERVAL_S = 2;
-const RESUME_IDLE_S = 5;
+/** n8n's resume schedule every 2 s (not 30), a step left alone 5 s (not 45): faults resolve within a test. */
+export const RESUME_INTERVAL_S = 2;
+export const RESUME_IDLE_S = 5;
 
 /** `singpass-flows serve` (dist/cli, as `npm run test:e2e` builds it) with a folder store. */
 export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
