@@ -2,7 +2,8 @@
  * The front ends of the conformance suite, each started the way its documentation sets it up, against the sandbox,
  * on 127.0.0.1 only: `serve` (the built CLI in a child process, a folder store), Node-RED (a real Node-RED in a child
  * process with the signing example deployed as a user deploys it), n8n (one n8n 2.41 process with the package
- * installed as n8n installs community packages and the sample signing workflow). Each adapter knows only its front end's
+ * installed as n8n installs community packages and the sample signing workflow; queue mode: ./n8n-queue-front-end.ts).
+ * Each adapter knows only its front end's
  * documented surface: how to start it, its webhook and key-set URLs, how a user starts a session (upload a PDF), and
  * where the session's status can be read.
  */
@@ -36,7 +37,10 @@ export interface FrontEnd {
   outcome(signRef: string): Promise<Outcome | undefined>;
   /** The signed PDF once the front end is done with it (every step its flow runs after the session completed). */
   signedPdf(signRef: string): Promise<Buffer>;
-  /** SIGKILL the front end's process (nothing flushed); `restart` starts it again on the same files and port. */
+  /**
+   * SIGKILL the front end's process, or all of them (n8n queue mode), nothing flushed; `restart` starts it again on
+   * the same files, databases and ports.
+   */
   kill(): Promise<void>;
   restart(): Promise<void>;
   /** False once killed or stopped, until `restart`. */
@@ -263,9 +267,8 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
 };
 
 /**
- * A real n8n 2.41 (one process, SQLite, the sample's Folder store; queue mode is too heavy for this suite on a small
- * machine: its own faults run in test/n8n/queue-mode.e2e.test.ts) with this package
- * packed and installed as n8n installs a community package, the sample workflows (flows/n8n/document-signing.json,
+ * A real n8n 2.41 (one process, SQLite, the sample's Folder store; queue mode is ./n8n-queue-front-end.ts) with this
+ * package packed and installed as n8n installs a community package, the sample workflows (flows/n8n/document-signing.json,
  * key-set-endpoint.json) imported and published with their credentials, as docs/n8n.md tells a user. Sessions are
  * started by uploading a PDF to the sample's form endpoint; their status is read from the folder of the sample's store credential.
  * Needs `bash scripts/install-n8n.sh` first.

@@ -15,5 +15,8 @@ const ready = !!n8nInstallDir() && hasPostgres() && hasRedis();
 if (!ready && process.env.CI) throw new Error('n8n queue mode needs n8n (scripts/install-n8n.sh), postgresql and redis-server');
 
 if (ready) {
-  conformanceSuite(n8nQueueFrontEnd, 'n8n queue mode', {}, { startTimeoutMs: 900_000 });
+  conformanceSuite(n8nQueueFrontEnd, 'n8n queue mode', {
+    // the webhook process parses the body before it runs the trigger, as a single n8n process does
+    notJson: 'n8n itself answers 422 ("Failed to parse request body") to a JSON-typed body that is not JSON, before the trigger runs',
+  }, { startTimeoutMs: 900_000 });
 } else describe.skip('webhook conformance: n8n queue mode (needs scripts/install-n8n.sh, postgresql, redis-server)', () => it.todo('install them'));
