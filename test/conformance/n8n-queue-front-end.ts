@@ -8,13 +8,15 @@
  * n8n hosts die). Signed PDFs: the sample's last step uploads them, here to a small receiver over HTTP instead of
  * SFTP (the bench's substitution), which keeps the last upload of each session.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Pool } from 'pg';
 import type { Sandbox } from '../../sandbox';
 import { listen, readBody, type RunningServer } from '../../sandbox/http';
 import { fixture } from '../fixtures/pdfs';
 import type { N8nQueue } from '../helpers/n8n-queue';
 import { startQueueSample } from '../n8n/queue-workflow';
-import { uploadHeaders } from '../n8n/real-n8n';
+import { packTarball, uploadHeaders } from '../n8n/real-n8n';
 import { RESUME_IDLE_S, RESUME_INTERVAL_S, SECRET, poll, recordOutcome, type FrontEnd, type Outcome, type StartFrontEnd } from './front-ends';
 
 /** The sample's table prefix (test/n8n/queue-workflow.ts's store credential). */
@@ -34,6 +36,7 @@ export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
     await pool?.end().catch(() => undefined);
     await q?.stop();
     await receiver.close();
+    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
   };
   try {
     const clientId = 'conformance-n8n-queue';
