@@ -21,9 +21,9 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuByKind, cpuSpent } from './proc-cpu';
 import { generateClientKeys } from '../src/keys';
-import { createN8nQueue, installedPackageDir, type N8nQueue } from '../test/helpers/n8n-queue';
+import { installedPackageDir, type N8nQueue } from '../test/helpers/n8n-queue';
 import { startDeliveryRelay, type DeliveryRelay } from '../test/n8n/delivery-relay';
-import { importQueueSample } from '../test/n8n/queue-workflow';
+import { startQueueSample } from '../test/n8n/queue-workflow';
 import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from '../test/n8n/real-n8n';
 import { writePdf } from './pdf-file';
 
@@ -78,25 +78,29 @@ function percentile(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 }
 
-async function runWith(workers: number, tarball: string, pdf: Buffer): Promise<Figures> {
+async function runWith(workers: number, pdf: Buffer): Promise<Figures> {
   let q: N8nQueue | undefined;
   let relay: DeliveryRelay | undefined;
   let signing: CliSandbox | undefined;
   const sandboxDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-bench-sandbox-'));
   try {
-    q = await createN8nQueue({ installDir: n8nInstallDir()!, tarball, workers, concurrency: CONCURRENCY, workerNice: WORKER_NICE || undefined, webhookProcesses: WEBHOOK_PROCESSES });
-    const n8n = q;
-    relay = await startDeliveryRelay({ webhookUrl: () => nextWebhookUrl(n8n), mainUrl: () => n8n.mainUrl });
-    // the DSAP's public key set as a static file (docs/n8n-queue-mode.md): through the key-set workflow it would wait
-    // for a worker, and a worker saturated by this load answers the service's key-set fetch after its 5 s timeout
     const dsapKeys = await generateClientKeys();
-    relay.keySet = dsapKeys.publicKeySet;
-    signing = await startCliSandbox(installedPackageDir(q.userFolder('main')), await freePort(), sandboxDir, [
-      '--client-id', 'n8n-dsap', '--jwks-url', `${relay.baseUrl}/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
-      '--webhook-retry-delay-ms', '1000', '--session-ttl', '600', '--auto-phone',
-    ]);
-    await importQueueSample(q, { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed`, resumeEverySeconds: 30, idleSeconds: 45, dsapKeys });
-    await q.start();
+    ({ q } = await startQueueSample({
+      queue: { workers, concurrency: CONCURRENCY, workerNice: WORKER_NICE || undefined, webhookProcesses: WEBHOOK_PROCESSES },
+      resumeEverySeconds: 30, idleSeconds: 45, dsapKeys,
+      async services(n8n) {
+        relay = await startDeliveryRelay({ webhookUrl: () => nextWebhookUrl(n8n), mainUrl: () => n8n.mainUrl });
+        // the DSAP's public key set as a static file (docs/n8n-queue-mode.md): through the key-set workflow it would
+        // wait for a worker, and a worker saturated by this load answers the service's key-set fetch after its 5 s timeout
+        relay.keySet = dsapKeys.publicKeySet;
+        signing = await startCliSandbox(installedPackageDir(n8n.userFolder('main')), await freePort(), sandboxDir, [
+          '--client-id', 'n8n-dsap', '--jwks-url', `${relay.baseUrl}/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
+          '--webhook-retry-delay-ms', '1000', '--session-ttl', '600', '--auto-phone',
+        ]);
+        return { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed` };
+      },
+    }));
+    if (!relay || !signing) throw new Error('the services were not started');
     // one session first: caches warm (service key set, CA certificates) before the clock starts
     await session(q, pdf);
     await waitUntil(() => relay!.signed.size === 1, 120_000);
@@ -228,7 +232,7 @@ async function main(): Promise<void> {
     const tarball = await packTarball();
     const runs: Figures[] = [];
     for (const workers of WORKER_COUNTS) {
-      runs.push(await runWith(workers, tarball, pdf));
+      runs.push(await runWith(workers, pdf));
       show(runs[runs.length - 1]);
     }
     const [one, two] = [runs.find((r) => r.workers === 1), runs.find((r) => r.workers === 2)];

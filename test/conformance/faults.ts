@@ -206,7 +206,7 @@ export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
     async run(c) {
       const ref = await c.fe.startSession('Store down.pdf');
       await settledStatus(c, ref);
-      c.fe.storeDown();
+      await c.fe.storeDown();
       let up = false;
       let scanning: Promise<unknown> = Promise.resolve();
       try {
@@ -216,10 +216,10 @@ export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
         expect(first.answer?.status).toBe(503);
         expectErrorBody(first.answer!, 'SERVER_SIDE_ERROR');
         expect(hashCalls(c, ref)).toHaveLength(0);
-        c.fe.storeUp();
+        await c.fe.storeUp();
         up = true;
       } finally {
-        if (!up) c.fe.storeUp();
+        if (!up) await c.fe.storeUp();
       }
       await scanning;
       await hashSubmitted(c, ref);

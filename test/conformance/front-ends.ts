@@ -2,7 +2,8 @@
  * The front ends of the conformance suite, each started the way its documentation sets it up, against the sandbox,
  * on 127.0.0.1 only: `serve` (the built CLI in a child process, a folder store), Node-RED (a real Node-RED in a child
  * process with the signing example deployed as a user deploys it), n8n (one n8n 2.41 process with the package
- * installed as n8n installs community packages and the sample signing workflow). Each adapter knows only its front end's
+ * installed as n8n installs community packages and the sample signing workflow; queue mode: ./n8n-queue-front-end.ts).
+ * Each adapter knows only its front end's
  * documented surface: how to start it, its webhook and key-set URLs, how a user starts a session (upload a PDF), and
  * where the session's status can be read.
  */
@@ -36,17 +37,20 @@ export interface FrontEnd {
   outcome(signRef: string): Promise<Outcome | undefined>;
   /** The signed PDF once the front end is done with it (every step its flow runs after the session completed). */
   signedPdf(signRef: string): Promise<Buffer>;
-  /** SIGKILL the front end's process (nothing flushed); `restart` starts it again on the same files and port. */
+  /**
+   * SIGKILL the front end's process, or all of them (n8n queue mode), nothing flushed; `restart` starts it again on
+   * the same files, databases and ports.
+   */
   kill(): Promise<void>;
   restart(): Promise<void>;
   /** False once killed or stopped, until `restart`. */
   running(): boolean;
   /**
-   * Take the session store away (a folder replaced by a regular file: unusable whoever runs the test, root too) and
-   * bring it back as it was (`storeUp` does nothing when it is not down).
+   * Take the session store away and bring it back as it was (`storeUp` does nothing when it is not down): a folder
+   * store is replaced by a regular file (unusable whoever runs the test, root too); a PostgreSQL store's server stops.
    */
-  storeDown(): void;
-  storeUp(): void;
+  storeDown(): void | Promise<void>;
+  storeUp(): void | Promise<void>;
   /** Recent log lines, for failure messages. */
   log(): string;
   stop(): Promise<void>;
@@ -61,7 +65,7 @@ export interface Outcome {
 }
 
 /** Poll `probe` until it gives a value (a probe that throws is asked again), or fail naming `what`. */
-async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms: number): Promise<T> {
+export async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms: number): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await Promise.resolve().then(probe).catch(() => undefined);
@@ -87,11 +91,16 @@ function folderOutage(dir: string): { down(): void; up(): void } {
   };
 }
 
+/** What a stored session record says about the session's end (its status is `state.status`). */
+export function recordOutcome(record: unknown): Outcome {
+  const r = record as Outcome & { state?: { status?: string } };
+  return { ...r, status: r.state?.status };
+}
+
 /** A session record as a folder store keeps it (`<folder>/<sign_ref>.json`). */
 function storedOutcome(file: string): Outcome | undefined {
   try {
-    const r = JSON.parse(fs.readFileSync(file, 'utf8')) as Outcome & { state?: { status?: string } };
-    return { ...r, status: r.state?.status };
+    return recordOutcome(JSON.parse(fs.readFileSync(file, 'utf8')));
   } catch {
     return undefined; // not there, or read while being replaced: asked again by the caller's poll
   }
@@ -100,14 +109,15 @@ function storedOutcome(file: string): Outcome | undefined {
 /** Start a front end against `sb`, its files under `dir` (made fresh by the caller). */
 export type StartFrontEnd = (sb: Sandbox, dir: string) => Promise<FrontEnd>;
 
-const SECRET = 'conformance-suite-notification-secret-0123456789';
+export const SECRET = 'conformance-suite-notification-secret-0123456789';
 /** The n8n sample's upload key (a Header Auth credential on its upload form). */
 const UPLOAD_KEY_HEADER = 'x-upload-key';
 const UPLOAD_KEY = 'conformance-upload-key-0123456789abcdef';
-const RESUME_INTERVAL_S = 2;
+/** n8n's resume schedule every 2 s (not 30), a step left alone 5 s (not 45): faults resolve within a test. */
+export const RESUME_INTERVAL_S = 2;
+export const RESUME_IDLE_S = 5;
 /** What the applications of the `serve` front end present to its /sessions routes. */
 const SERVE_APPLICATION_KEY = 'conformance-application-key-0123456789abcdef';
-const RESUME_IDLE_S = 5;
 
 /** `singpass-flows serve` (dist/cli, as `npm run test:e2e` builds it) with a folder store. */
 export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
@@ -260,9 +270,8 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
 };
 
 /**
- * A real n8n 2.41 (one process, SQLite, the sample's Folder store; queue mode is too heavy for this suite on a small
- * machine: its own faults run in test/n8n/queue-mode.e2e.test.ts) with this package
- * packed and installed as n8n installs a community package, the sample workflows (flows/n8n/document-signing.json,
+ * A real n8n 2.41 (one process, SQLite, the sample's Folder store; queue mode is ./n8n-queue-front-end.ts) with this
+ * package packed and installed as n8n installs a community package, the sample workflows (flows/n8n/document-signing.json,
  * key-set-endpoint.json) imported and published with their credentials, as docs/n8n.md tells a user. Sessions are
  * started by uploading a PDF to the sample's form endpoint; their status is read from the folder of the sample's store credential.
  * Needs `bash scripts/install-n8n.sh` first.

@@ -1,7 +1,7 @@
 /**
  * The conformance scenarios, webhook edges (./scenarios.ts) and faults (./faults.ts), against a real n8n 2.41 (one
- * process, not queue mode: queue mode's faults are in test/n8n/queue-mode.e2e.test.ts) running the sample
- * signing workflow with its Folder store, against the sandbox over real HTTP. Needs `bash scripts/install-n8n.sh`
+ * process: queue mode is ./n8n-queue.e2e.test.ts) running the sample signing workflow with its Folder store, against
+ * the sandbox over real HTTP. Needs `bash scripts/install-n8n.sh`
  * first (skipped without it locally, failing in CI). The scenarios n8n does not pass yet are listed as to do, with
  * how it answers today; remove an entry when it passes. (A copy of the event an ended session applied is answered
  * 200 since the trigger answers through the core's front door; before that, 400 SIGN_REF_NOT_FOUND.)

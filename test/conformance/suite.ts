@@ -62,7 +62,7 @@ export function conformanceSuite(startFrontEnd: StartFrontEnd, frontEndName: str
     // a scenario that failed half-way must not leave its fault, or its front end down, to the next one
     afterEach(async () => {
       await clearFaults(ctx);
-      ctx.fe.storeUp();
+      await ctx.fe.storeUp();
       if (!ctx.fe.running()) await ctx.fe.restart();
     }, 300_000);
     run(FAULT_SCENARIOS);

@@ -44,6 +44,11 @@ export interface N8nQueueOptions {
   workerNice?: number;
   /** Number of `n8n webhook` processes (default 1); the first is `webhookUrl`, all are in `webhookUrls`. */
   webhookProcesses?: number;
+  /**
+   * `own`: the session store's database in a PostgreSQL server of its own (`storePostgres`), so that it can be taken
+   * down while n8n's database stays up. Default `shared`: one server for both.
+   */
+  sessionPostgres?: 'shared' | 'own';
 }
 
 export interface N8nQueue {
@@ -54,7 +59,10 @@ export interface N8nQueue {
   /** Every webhook process (`webhookProcesses`), for a caller that spreads requests over them as a load balancer would. */
   webhookUrls: string[];
   redis: Redis;
+  /** n8n's database server. */
   postgres: Postgres;
+  /** The session store's database server: `postgres` itself unless `sessionPostgres: 'own'`. */
+  storePostgres: Postgres;
   /** Connection details of the session store's database (for the PostgreSQL credential). */
   sessionDb: { host: string; port: number; database: string; user: string; password: string };
   workers: number;
@@ -72,6 +80,10 @@ export interface N8nQueue {
   /** Stop everything this helper started and delete every temporary folder. */
   stop(): Promise<void>;
   isRunning(name: ProcessName): boolean;
+  /** Every n8n process (main, webhook processes, workers). */
+  processes: ProcessName[];
+  /** SIGKILL every n8n process and its group at once (Redis and PostgreSQL stay up); `start()` brings them back. */
+  killAll(): Promise<void>;
   /** SIGKILL worker `i` (0-based) and its process group: running executions are cut off on the spot. */
   killWorker(i: number): Promise<void>;
   startWorker(i: number): Promise<void>;
@@ -90,11 +102,16 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-n8nq-'));
   let redis: Redis | undefined;
   let postgres: Postgres | undefined;
+  let storePostgres: Postgres | undefined;
   const children = new Map<ProcessName, ChildProcess>();
   const outputs = new Map<ProcessName, string>(names.map((n) => [n, '']));
   try {
-    [redis, postgres] = await Promise.all([startRedis(), startPostgres({ database: 'n8n' })]);
-    await postgres.createDatabase(SESSION_DATABASE);
+    [redis, postgres, storePostgres] = await Promise.all([startRedis(), startPostgres({ database: 'n8n' }),
+      options.sessionPostgres === 'own' ? startPostgres({ database: SESSION_DATABASE }) : undefined]);
+    if (!storePostgres) {
+      storePostgres = postgres;
+      await postgres.createDatabase(SESSION_DATABASE);
+    }
     const ports = new Map<ProcessName, { http: number; broker: number }>();
     for (const n of names) ports.set(n, { http: await freePort(), broker: await freePort() });
     const urlOf = (n: ProcessName) => `http://127.0.0.1:${ports.get(n)!.http}`;
@@ -159,7 +176,8 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
       webhookUrls: [webhookUrl, ...extraWebhooks.map(urlOf)],
       redis,
       postgres,
-      sessionDb: { host: postgres.host, port: postgres.port, database: SESSION_DATABASE, user: postgres.user, password: postgres.password },
+      storePostgres,
+      sessionDb: { host: storePostgres.host, port: storePostgres.port, database: SESSION_DATABASE, user: storePostgres.user, password: storePostgres.password },
       workers: workerCount,
       webhooks: [],
       userFolder: folder,
@@ -187,9 +205,12 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
         await end('main', 'SIGTERM');
         await redis?.stop();
         await postgres?.stop();
+        if (storePostgres !== postgres) await storePostgres?.stop();
         if (!process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
       },
       isRunning: (n) => isAlive(children.get(n)),
+      processes: names,
+      killAll: async () => { await Promise.all(names.map((n) => end(n, 'SIGKILL'))); },
       killWorker: (i) => end(workerName(i), 'SIGKILL'),
       startWorker: (i) => startProcess(workerName(i)),
       async restartProcess(n) {
@@ -253,6 +274,7 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
     for (const c of children.values()) if (isAlive(c)) signalGroup(c, 'SIGKILL');
     await redis?.stop().catch(() => undefined);
     await postgres?.stop().catch(() => undefined);
+    if (storePostgres !== postgres) await storePostgres?.stop().catch(() => undefined);
     fs.rmSync(root, { recursive: true, force: true });
     throw e;
   }

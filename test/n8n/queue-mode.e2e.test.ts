@@ -21,12 +21,12 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fixture } from '../fixtures/pdfs';
-import { createN8nQueue, installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
+import { installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
 import { hasPostgres } from '../helpers/postgres';
 import { hasRedis } from '../helpers/redis';
 import { hasSshd, startSftpServer, type SftpServer } from '../helpers/sftp';
 import { startDeliveryRelay, type DeliveryRelay } from './delivery-relay';
-import { importQueueSample, type Workflow } from './queue-workflow';
+import { startQueueSample, type Workflow } from './queue-workflow';
 import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
 
 const installDir = n8nInstallDir();
@@ -56,18 +56,19 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
   let sftp: SftpServer;
 
   beforeAll(async () => {
-    const tarball = await packTarball();
-    q = await createN8nQueue({ installDir: installDir!, tarball, workers: 2 });
-    relay = await startDeliveryRelay({ webhookUrl: () => q.webhookUrl, mainUrl: () => q.mainUrl });
-    signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
-    signing = await startCliSandbox(installedPackageDir(q.userFolder('main')), await freePort(), signingDir, [
-      '--client-id', 'n8n-dsap', '--jwks-url', `${q.webhookUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
-      '--webhook-retry-delay-ms', '1000', '--session-ttl', String(SESSION_TTL_S),
-    ]);
     sftp = await startSftpServer();
-    workflow = await importQueueSample(q, { signingUrl: signing.baseUrl, sftp, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S });
-    await q.start();
-    expect(q.log()).not.toMatch(/Error loading package|Unrecognized node type/);
+    ({ q, workflow } = await startQueueSample({
+      queue: { workers: 2 }, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S,
+      async services(n8n) {
+        relay = await startDeliveryRelay({ webhookUrl: () => n8n.webhookUrl, mainUrl: () => n8n.mainUrl });
+        signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
+        signing = await startCliSandbox(installedPackageDir(n8n.userFolder('main')), await freePort(), signingDir, [
+          '--client-id', 'n8n-dsap', '--jwks-url', `${n8n.webhookUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${relay.baseUrl}/hook`,
+          '--webhook-retry-delay-ms', '1000', '--session-ttl', String(SESSION_TTL_S),
+        ]);
+        return { signingUrl: signing.baseUrl, sftp };
+      },
+    }));
   }, 900_000);
 
   afterAll(async () => {

@@ -11,9 +11,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateClientKeys, type ClientKeys } from '../../src/keys';
-import type { N8nQueue } from '../helpers/n8n-queue';
+import { createN8nQueue, type N8nQueue, type N8nQueueOptions } from '../helpers/n8n-queue';
 import { REPO_ROOT } from '../helpers/repo';
-import { SESSION_STORE, sessionStoreCredential, uploadKeyCredential } from './real-n8n';
+import { SESSION_STORE, n8nInstallDir, packTarball, sessionStoreCredential, uploadKeyCredential } from './real-n8n';
 
 /** The version-1 probe's credential (the old PostgreSQL-only type), on the same database and tables. */
 export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL, version 1 nodes)' };
@@ -53,6 +53,9 @@ export interface QueueWorkflowOptions {
    * bench, which counts every delivery of a signed PDF (a second upload over SFTP would overwrite the first unseen).
    */
   signedPdfUrl?: string;
+  /** The DSAP's client id at the signing service (default `n8n-dsap`) and its notification-token secret. */
+  clientId?: string;
+  notificationSecret?: string;
 }
 
 /**
@@ -129,8 +132,8 @@ export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-import-'));
   try {
     fs.writeFileSync(path.join(dir, 'credentials.json'), JSON.stringify([
-      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: o.signingUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
-      { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
+      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: o.signingUrl, clientId: o.clientId ?? 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
+      { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: o.notificationSecret ?? 'e2e-notification-secret-0123456789abcdef' } },
       sessionStoreCredential({ kind: 'postgres', ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds }),
       { ...PG_CREDENTIAL, type: 'singpassSessionStorePostgresApi', data: { ...q.sessionDb, ssl: false, tablePrefix: 'singpass_sign_', idleSeconds: o.idleSeconds } },
       ...(o.sftp ? [{ ...SFTP_CREDENTIAL, type: 'sftp', data: { host: o.sftp.host, port: o.sftp.port, username: o.sftp.username, password: '', privateKey: o.sftp.privateKey, passphrase: '' } }] : []),
@@ -155,5 +158,36 @@ export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & {
     return signing;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface QueueSampleOptions extends Omit<QueueWorkflowOptions, 'signedPdfUrl'> {
+  /** The queue-mode deployment (workers, a store PostgreSQL of its own…); n8n and the packed package are found here. */
+  queue?: Omit<N8nQueueOptions, 'installDir' | 'tarball'>;
+  /**
+   * What the sample talks to, started by the caller once the deployment's URLs and folders exist (a service that
+   * calls the webhook process): the signing service's URL, and where signed PDFs go (an SFTP account or a URL).
+   * The caller stops them.
+   */
+  services(q: N8nQueue): Promise<{ signingUrl: string; sftp?: SftpAccount; signedPdfUrl?: string }>;
+}
+
+/**
+ * The queue-mode sample deployed and running, as every queue-mode test needs it: this package packed, a queue-mode
+ * n8n created with it installed in every process, the sample imported (importQueueSample) and every process started,
+ * n8n having loaded the package's nodes. On a failure everything started here is stopped; on success `q.stop()` does.
+ */
+export async function startQueueSample(o: QueueSampleOptions): Promise<{ q: N8nQueue; workflow: Workflow }> {
+  const installDir = n8nInstallDir();
+  if (!installDir) throw new Error('n8n is not installed: run scripts/install-n8n.sh first');
+  const q = await createN8nQueue({ installDir, tarball: await packTarball(), ...o.queue });
+  try {
+    const workflow = await importQueueSample(q, { ...o, ...(await o.services(q)) });
+    await q.start();
+    if (/Error loading package|Unrecognized node type/.test(q.log())) throw new Error(`n8n did not load the package's nodes:\n${q.log()}`);
+    return { q, workflow };
+  } catch (e) {
+    await q.stop();
+    throw e;
   }
 }

@@ -13,11 +13,11 @@ import type { Browser } from 'playwright-core';
 import { SIGNER_PAGE_HEADERS } from '../../src/session';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM, launchChromium } from '../helpers/chromium';
-import { createN8nQueue, installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
+import { installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
 import { hasPostgres } from '../helpers/postgres';
 import { hasRedis } from '../helpers/redis';
 import { startDeliveryRelay, type DeliveryRelay } from './delivery-relay';
-import { importQueueSample } from './queue-workflow';
+import { startQueueSample } from './queue-workflow';
 import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
 
 const installDir = n8nInstallDir();
@@ -33,15 +33,17 @@ describeQueue('the signer\'s page in n8n queue mode (webhook process + 2 workers
   let browser: Browser;
 
   beforeAll(async () => {
-    const tarball = await packTarball();
-    q = await createN8nQueue({ installDir: installDir!, tarball, workers: 2 });
-    relay = await startDeliveryRelay({ webhookUrl: () => q.webhookUrl, mainUrl: () => q.mainUrl });
-    signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
-    signing = await startCliSandbox(installedPackageDir(q.userFolder('main')), await freePort(), signingDir, [
-      '--client-id', 'n8n-dsap', '--jwks-url', `${q.webhookUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${relay.baseUrl}/hook`, '--webhook-retry-delay-ms', '1000',
-    ]);
-    await importQueueSample(q, { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed`, resumeEverySeconds: 5, idleSeconds: 10 });
-    await q.start();
+    ({ q } = await startQueueSample({
+      queue: { workers: 2 }, resumeEverySeconds: 5, idleSeconds: 10,
+      async services(n8n) {
+        relay = await startDeliveryRelay({ webhookUrl: () => n8n.webhookUrl, mainUrl: () => n8n.mainUrl });
+        signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
+        signing = await startCliSandbox(installedPackageDir(n8n.userFolder('main')), await freePort(), signingDir, [
+          '--client-id', 'n8n-dsap', '--jwks-url', `${n8n.webhookUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${relay.baseUrl}/hook`, '--webhook-retry-delay-ms', '1000',
+        ]);
+        return { signingUrl: signing.baseUrl, signedPdfUrl: `${relay.baseUrl}/signed` };
+      },
+    }));
     browser = await launchChromium();
   }, 900_000);
 
