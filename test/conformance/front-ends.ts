@@ -14,7 +14,7 @@ import type { Sandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
 import { fixture } from '../fixtures/pdfs';
 import { REPO_ROOT, deploy, freePort, startNodeRedProcess, type NodeRedProcess } from '../node-red/embedded';
-import { createN8n, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential } from '../n8n/real-n8n';
+import { createN8n, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, uploadHeaders, uploadKeyCredential } from '../n8n/real-n8n';
 
 export interface FrontEnd {
   name: string;
@@ -111,13 +111,20 @@ export type StartFrontEnd = (sb: Sandbox, dir: string) => Promise<FrontEnd>;
 
 export const SECRET = 'conformance-suite-notification-secret-0123456789';
 /** The n8n sample's upload key (a Header Auth credential on its upload form). */
-const UPLOAD_KEY_HEADER = 'x-upload-key';
-const UPLOAD_KEY = 'conformance-upload-key-0123456789abcdef';
 /** n8n's resume schedule every 2 s (not 30), a step left alone 5 s (not 45): faults resolve within a test. */
 export const RESUME_INTERVAL_S = 2;
 export const RESUME_IDLE_S = 5;
 /** What the applications of the `serve` front end present to its /sessions routes. */
 const SERVE_APPLICATION_KEY = 'conformance-application-key-0123456789abcdef';
+
+/** Uploads `pdf` to the n8n signing sample's form (with its upload key); its sign_ref from the 303 to the signer's page. */
+export async function uploadToSample(documentUrl: string, name: string, pdf: Buffer): Promise<string> {
+  const res = await fetch(documentUrl, { method: 'POST', headers: uploadHeaders(name), body: new Uint8Array(pdf), redirect: 'manual' });
+  const text = await res.text();
+  const signRef = res.headers.get('x-sign-ref');
+  if (res.status !== 303 || !signRef) throw new Error(`upload: HTTP ${res.status} ${text.slice(0, 500)}`);
+  return signRef;
+}
 
 /** `singpass-flows serve` (dist/cli, as `npm run test:e2e` builds it) with a folder store. */
 export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
@@ -293,7 +300,7 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId, signingKey: JSON.stringify((await generateClientKeys()).signing), tenantId: 'conformance', domainName: 'conformance.example.sg', tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: SECRET } },
       // the upload form's key (Header Auth), where the sample asks for one
-      { id: 'spflUploadKey001', name: 'Upload key (Singpass signing sample)', type: 'httpHeaderAuth', data: { name: UPLOAD_KEY_HEADER, value: UPLOAD_KEY } },
+      uploadKeyCredential(),
       // the sample's one session store: its folder (the status below reads the records there); a step left alone 5 s
       // (not 45), so faults resolve within a test
       sessionStoreCredential({ idleSeconds: RESUME_IDLE_S }),
@@ -311,16 +318,7 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       notificationSecret: SECRET,
       webhookUrl: `${n8n.baseUrl}/webhook/singpass-sign/webhook`,
       jwksUrl: `${n8n.baseUrl}/webhook/singpass-sign/jwks`,
-      async startSession(name) {
-        const res = await fetch(`${n8n.baseUrl}/webhook/singpass-sign/document`, {
-          method: 'POST', headers: { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${name}"`, [UPLOAD_KEY_HEADER]: UPLOAD_KEY }, body: new Uint8Array(pdf), redirect: 'manual',
-        });
-        const text = await res.text();
-        const signRef = res.headers.get('x-sign-ref');
-        // 303 to the signer's page
-        if (res.status !== 303 || !signRef) throw new Error(`upload: HTTP ${res.status} ${text.slice(0, 500)}`);
-        return signRef;
-      },
+      startSession: (name) => uploadToSample(`${n8n.baseUrl}/webhook/singpass-sign/document`, name, pdf),
       status: async (signRef) => (await outcome(signRef))?.status,
       outcome,
       // Run Due Step stores the finalized PDF; the document steps after it write it over at B-LTA (with its document

@@ -16,8 +16,8 @@ import { listen, readBody, type RunningServer } from '../../sandbox/http';
 import { fixture } from '../fixtures/pdfs';
 import type { N8nQueue } from '../helpers/n8n-queue';
 import { startQueueSample } from '../n8n/queue-workflow';
-import { packTarball, uploadHeaders } from '../n8n/real-n8n';
-import { RESUME_IDLE_S, RESUME_INTERVAL_S, SECRET, poll, recordOutcome, type FrontEnd, type Outcome, type StartFrontEnd } from './front-ends';
+import { packTarball } from '../n8n/real-n8n';
+import { RESUME_IDLE_S, RESUME_INTERVAL_S, SECRET, poll, recordOutcome, uploadToSample, type FrontEnd, type Outcome, type StartFrontEnd } from './front-ends';
 
 /** The sample's table prefix (test/n8n/queue-workflow.ts's store credential). */
 const TABLES = 'singpass_sign_';
@@ -70,14 +70,7 @@ export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
       notificationSecret: SECRET,
       webhookUrl: `${webhooks}/webhook`,
       jwksUrl: `${webhooks}/jwks`,
-      async startSession(name) {
-        const res = await fetch(`${webhooks}/document`, { method: 'POST', headers: uploadHeaders(name), body: new Uint8Array(pdf), redirect: 'manual' });
-        const text = await res.text();
-        const signRef = res.headers.get('x-sign-ref');
-        // 303 to the signer's page
-        if (res.status !== 303 || !signRef) throw new Error(`upload: HTTP ${res.status} ${text.slice(0, 500)}`);
-        return signRef;
-      },
+      startSession: (name) => uploadToSample(`${webhooks}/document`, name, pdf),
       status: async (signRef) => (await outcome(signRef))?.status,
       outcome,
       // the upload after the document steps (B-LTA); short of that level (result.missing) those steps meet the same
