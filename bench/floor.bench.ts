@@ -18,6 +18,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
+import * as diagnosticsChannel from 'node:diagnostics_channel';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -134,12 +135,10 @@ async function sessionPart(pdf: Buffer): Promise<SessionFigures> {
   // The phone scans by itself and the sandbox reports nothing back: no message between the bench and the sandbox
   // per session, so the DSAP's CPU counted is its own (a real phone is not driven by the DSAP).
   const sandbox = await startSandboxProcess({ sandbox: { sessionTtlSeconds: 900 }, approveDelayMs: 20, scanAfterCreateMs: 50, reportHashes: false });
+  // Outgoing calls counted at undici's request channel, which every transport here (request, fetch) publishes to.
   let fetches = 0;
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = ((...a: Parameters<typeof fetch>) => {
-    fetches++;
-    return realFetch(...a);
-  }) as typeof fetch;
+  const countCall = (): void => void fetches++;
+  diagnosticsChannel.subscribe('undici:request:create', countCall);
   const key = await loadSigningKey({ key: (await generateClientKeys()).signing });
   const engine = createSigningEngine({
     client: new SigningApiClient({ baseUrl: sandbox.urls.signApi, clientId: 'floor-dsap', signingKey: key }),
@@ -236,7 +235,7 @@ async function sessionPart(pdf: Buffer): Promise<SessionFigures> {
     await realBlock();
     floorMs = Math.min(floorMs, await bestCpuPerCall(block, 1, floor));
   }
-  globalThis.fetch = realFetch;
+  diagnosticsChannel.unsubscribe('undici:request:create', countCall);
   agent.destroy();
   await runner.close();
   await sandbox.close();

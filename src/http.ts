@@ -1,9 +1,11 @@
 import { SingpassFlowsError, invalidInput } from './errors';
+import { canSendDirectly, directExchange } from './http-direct';
 import { proxyRouteFor, type ProxyRoute } from './http-proxy';
 
 /**
- * The HTTP seam of the core. Anything fetch-compatible works: Node's global fetch (default; through the proxy the
- * environment names, see http-proxy.ts), n8n's `helpers.httpRequest` wrapped as fetch, or a test double.
+ * The HTTP seam of the core. Anything fetch-compatible works: n8n's `helpers.httpRequest` wrapped as fetch, or a
+ * test double. Without one, calls go out directly (http-direct.ts) or through the proxy the environment names
+ * (http-proxy.ts).
  */
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
@@ -37,8 +39,8 @@ export const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
 export async function httpRequest(url: string, init: RequestInit = {}, options: HttpOptions = {}): Promise<HttpResponse> {
   // A caller's own fetch is used as given (it has its own transport); only the default one goes through a proxy.
   const route = options.fetch ? undefined : proxyRouteForUrl(url);
-  const doFetch = options.fetch ?? route?.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const target = safeUrl(url);
   const via = route ? ` through the proxy ${route.display} (${route.variable})` : '';
   const details = { url: target, ...(route && { proxy: route.display }) };
@@ -50,26 +52,42 @@ export async function httpRequest(url: string, init: RequestInit = {}, options: 
     if (route) return proxyFailure(err, route, target, details);
     return new SingpassFlowsError('HTTP_NETWORK', `Cannot reach ${target}: ${describeNetworkError(err)}`, { ...details, retryable: true }, { cause: e });
   };
+  const redirectRefused = (status: number): SingpassFlowsError =>
+    new SingpassFlowsError('HTTP_REDIRECT_REFUSED', `${target} answered with a redirect (${status}); redirects are not followed on back-channel calls`, { url: target, status, retryable: false });
+  // the timeout covers the body too: a server that sends headers and then trickles is cut off like a silent one
+  const signal = AbortSignal.timeout(timeoutMs);
+  if (!options.fetch && !route && canSendDirectly(init)) {
+    let answer: HttpResponse;
+    try {
+      answer = await directExchange(url, init, signal, maxBytes, (status) => tooLargeError(target, status, maxBytes));
+    } catch (e) {
+      throw e instanceof SingpassFlowsError ? e : transportError(e);
+    }
+    if (answer.status >= 300 && answer.status < 400) throw redirectRefused(answer.status);
+    return answer;
+  }
+  const doFetch = options.fetch ?? route?.fetch ?? globalThis.fetch;
   let response: Response;
   try {
-    response = await doFetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    response = await doFetch(url, { ...init, redirect: 'manual', signal });
   } catch (e) {
     throw transportError(e);
   }
-  if (response.status >= 300 && response.status < 400) {
-    throw new SingpassFlowsError('HTTP_REDIRECT_REFUSED', `${target} answered with a redirect (${response.status}); redirects are not followed on back-channel calls`, { url: target, status: response.status, retryable: false });
-  }
+  if (response.status >= 300 && response.status < 400) throw redirectRefused(response.status);
   try {
-    // the timeout covers the body too: a server that sends headers and then trickles is cut off like a silent one
-    const body = await readCapped(response, options.maxBytes ?? DEFAULT_MAX_BYTES, target);
+    const body = await readCapped(response, maxBytes, target);
     return { status: response.status, headers: response.headers, body };
   } catch (e) {
     throw e instanceof SingpassFlowsError ? e : transportError(e);
   }
 }
 
+function tooLargeError(target: string, status: number, maxBytes: number): SingpassFlowsError {
+  return new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', `${target} sent more than ${maxBytes} bytes; the answer was refused`, { url: target, status, maxBytes, retryable: false });
+}
+
 async function readCapped(response: Response, maxBytes: number, target: string): Promise<Buffer> {
-  const tooLarge = (): SingpassFlowsError => new SingpassFlowsError('HTTP_UNEXPECTED_RESPONSE', `${target} sent more than ${maxBytes} bytes; the answer was refused`, { url: target, status: response.status, maxBytes, retryable: false });
+  const tooLarge = (): SingpassFlowsError => tooLargeError(target, response.status, maxBytes);
   if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
     await response.body?.cancel().catch(() => undefined);
     throw tooLarge();
@@ -111,8 +129,10 @@ export function safeUrl(url: string): string {
 }
 
 function describeNetworkError(err: Error): string {
+  // fetch wraps the socket's error as `cause`; undici's request throws it as is
   const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-  return cause?.code ?? cause?.message ?? err?.message ?? 'network error';
+  const code = (err as { code?: unknown })?.code;
+  return cause?.code ?? cause?.message ?? (typeof code === 'string' && code.startsWith('E') ? code : undefined) ?? err?.message ?? 'network error';
 }
 
 function proxyRouteForUrl(url: string): ProxyRoute | undefined {

@@ -82,3 +82,66 @@ describe('httpRequest: answers are capped in size and in time, body included', (
     await expect(httpRequest(`${base}/trickle`, {}, { timeoutMs: 700 })).rejects.toMatchObject({ code: 'HTTP_TIMEOUT' });
   });
 });
+
+describe('httpRequest without a fetch of the caller: the direct transport', () => {
+  let server: Server;
+  let base: string;
+  let connections = 0;
+  const seen: { method?: string; type?: string; agent?: string; body: string }[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push({ method: req.method, type: req.headers['content-type'], agent: req.headers['user-agent'], body: Buffer.concat(chunks).toString('latin1') });
+        if (req.url === '/moved') return void res.writeHead(302, { location: 'https://elsewhere.example/' }).end();
+        if (req.url === '/big') return void res.writeHead(200, { 'content-length': '5000' }).end(Buffer.alloc(5000));
+        res.writeHead(201, [['content-type', 'application/json'], ['set-cookie', 'a=1'], ['set-cookie', 'b=2']]).end('{"ok":true}');
+      });
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  test('bytes and form parameters arrive as sent, with a User-Agent; status, headers and body come back', async () => {
+    seen.length = 0;
+    const bytes = new Uint8Array([0x30, 0x03, 0x02, 0x01, 0xff]);
+    const r = await httpRequest(`${base}/x`, { method: 'POST', headers: { 'content-type': 'application/ocsp-request' }, body: bytes });
+    expect(r.status).toBe(201);
+    expect(r.headers.get('content-type')).toBe('application/json');
+    expect(r.headers.get('set-cookie')).toBe('a=1, b=2');
+    expect(r.body.toString()).toBe('{"ok":true}');
+    await httpRequest(`${base}/x`, { method: 'POST', headers: { 'user-agent': 'mine' }, body: new URLSearchParams({ grant_type: 'authorization_code', code: 'a b' }) });
+    expect(seen).toEqual([
+      { method: 'POST', type: 'application/ocsp-request', agent: 'singpass-flows', body: Buffer.from(bytes).toString('latin1') },
+      { method: 'POST', type: 'application/x-www-form-urlencoded;charset=UTF-8', agent: 'mine', body: 'grant_type=authorization_code&code=a+b' },
+    ]);
+  });
+
+  test('calls one after another reuse one connection', async () => {
+    await httpRequest(`${base}/x`);
+    const before = connections;
+    for (let i = 0; i < 5; i++) await httpRequest(`${base}/x`, { method: 'POST', body: 'x' });
+    expect(connections).toBe(before);
+  });
+
+  test('a redirect is refused, an announced oversize answer is refused unread', async () => {
+    await expect(httpRequest(`${base}/moved`)).rejects.toMatchObject({ code: 'HTTP_REDIRECT_REFUSED', details: expect.objectContaining({ status: 302 }) });
+    await expect(httpRequest(`${base}/big`, {}, { maxBytes: 4000 })).rejects.toMatchObject({ code: 'HTTP_UNEXPECTED_RESPONSE', details: expect.objectContaining({ status: 200, maxBytes: 4000 }) });
+  });
+
+  test('nobody listening: HTTP_NETWORK naming the socket error, retryable', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    await expect(httpRequest(`http://127.0.0.1:${port}/x`)).rejects.toMatchObject({
+      code: 'HTTP_NETWORK', message: expect.stringContaining('ECONNREFUSED'), details: expect.objectContaining({ retryable: true }),
+    });
+  });
+});

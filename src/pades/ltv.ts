@@ -9,6 +9,7 @@
  * earlier ones get what can be obtained, and the summary says what could not and why.
  */
 import { createHash } from 'node:crypto';
+import type * as pkijs from 'pkijs';
 import type { Clock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import type { Fetch } from '../http';
@@ -16,7 +17,7 @@ import { buildChainPartial, checkTimestampToken, fetchCrlStatus, fetchOcspRespon
 import { certificateView } from '../pki/certificate-view';
 import { attributeValue, findSignerCertificate, parseSignedData } from '../pki/cms';
 import { readSignedData } from '../pki/signed-data';
-import { OID, certDer, crlUrlOf, ocspUrlOf, parseCertificate, revokedSince, subjectString } from '../pki/x509';
+import { OID, certDer, crlUrlOf, parseCertificate, revokedSince, subjectString } from '../pki/x509';
 import { appendDss, readDss } from './dss';
 import { listSignatures, newestSignatureIndex, type PdfSignatureInfo } from './list';
 
@@ -397,8 +398,10 @@ function plainSignerOf(contents: Buffer): { signer: Buffer; certificates: Buffer
  * certificate naming both falls back to the CRL when the OCSP responder fails; a revoked or unknown answer stands.
  */
 async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] }, options: AddValidationDataOptions): Promise<NonNullable<Need['outcome']>> {
-  const cert = parseCertificate(need.cert);
-  const issuer = parseCertificate(need.issuer);
+  // Read natively for the OCSP path; the schema parse is made only when a CRL is looked at.
+  const cert = certificateView(need.cert);
+  const issuer = certificateView(need.issuer);
+  const parsed = (): { cert: pkijs.Certificate; issuer: pkijs.Certificate } => ({ cert: parseCertificate(need.cert), issuer: parseCertificate(need.issuer) });
   // Times are compared in whole seconds: OCSP, CRL and TSA times usually carry no fraction.
   const notBefore = need.notBefore ? Math.floor(need.notBefore.getTime() / 1000) * 1000 : -Infinity;
   const reusable = matchingOcspResponses(dss.ocsps, cert, issuer, { clock: options.clock })
@@ -406,13 +409,14 @@ async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] 
   if (reusable) return { result: reusable, reused: true };
   const http = { fetch: options.fetch, timeoutMs: options.timeoutMs, clock: options.clock };
   const fromCrl = async (): Promise<{ crl: CrlResult; reused: boolean }> => {
-    const stored = matchingCrls(dss.crls, cert, issuer, { clock: options.clock })
+    const p = parsed();
+    const stored = matchingCrls(dss.crls, p.cert, p.issuer, { clock: options.clock })
       .find((r) => r.status === 'good' && r.thisUpdate.getTime() >= notBefore);
-    return stored ? { crl: stored, reused: true } : { crl: await fetchCrlStatus(cert, issuer, http), reused: false };
+    return stored ? { crl: stored, reused: true } : { crl: await fetchCrlStatus(p.cert, p.issuer, http), reused: false };
   };
-  const hasOcsp = ocspUrlOf(cert) !== undefined;
-  const hasCrl = crlUrlOf(cert) !== undefined;
-  if (!hasOcsp && hasCrl) {
+  const hasOcsp = cert.ocspUrl !== undefined;
+  const hasCrl = (): boolean => crlUrlOf(parsed().cert) !== undefined;
+  if (!hasOcsp && hasCrl()) {
     try {
       return await fromCrl();
     } catch (e) {
@@ -425,7 +429,7 @@ async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] 
   } catch (e) {
     if (!(e instanceof SingpassFlowsError)) throw e;
     if (!hasOcsp) return { code: 'OCSP_NO_RESPONDER', error: e };
-    if (!hasCrl) return { code: 'OCSP_FAILED', error: e };
+    if (!hasCrl()) return { code: 'OCSP_FAILED', error: e };
     // The responder is down or its answer cannot be trusted; the CA's CRL, when it names one, vouches as well (RFC 5280).
     try {
       return await fromCrl();

@@ -209,8 +209,9 @@ export async function verifyPdfSignaturesIn(pdf: Buffer, options: VerifyPdfOptio
   const now = new Date((options.clock ?? systemClock)());
   const sigs = listSignatures(pdf);
   const dss = readDss(pdf);
-  const dssCerts = readableCertificates(dss.certs);
-  const ctx: Ctx = { pdf, roots, now, dssCerts, scope: work.scope ?? new CertificateScope(), known: work.known };
+  const scope = work.scope ?? new CertificateScope();
+  const dssCerts = readableCertificates(dss.certs, scope);
+  const ctx: Ctx = { pdf, roots, now, dssCerts, scope, known: work.known };
 
   const results: SignatureVerification[] = [];
   const chainsBySig: Buffer[][][] = [];
@@ -266,10 +267,10 @@ export async function verifyPdfSignaturesIn(pdf: Buffer, options: VerifyPdfOptio
 }
 
 /** The certificates that parse: one unreadable item in a file's DSS must not stop the report on every signature. */
-function readableCertificates(ders: Buffer[]): Buffer[] {
+function readableCertificates(ders: Buffer[], scope: CertificateScope): Buffer[] {
   return ders.filter((der) => {
     try {
-      parseCertificate(der);
+      certificateView(der, scope);
       return true;
     } catch {
       return false;
@@ -509,10 +510,12 @@ function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buff
   if (dss.ocsps.length === 0 && dss.crls.length === 0) return { complete: !chains.some((c) => c.length > 1), revoked, revokedLater };
   for (const chain of chains) {
     for (let i = 0; i + 1 < chain.length; i++) {
-      const cert = parseCertificate(chain[i]);
-      const issuer = parseCertificate(chain[i + 1]);
+      const cert = certificateView(chain[i], ctx.scope);
+      const issuer = certificateView(chain[i + 1], ctx.scope);
       const opts = { clock: () => ctx.now.getTime(), checkFreshness: false };
-      const results: { status: string; revokedAt?: Date; invalidSince?: Date }[] = [...matchingOcspResponses(dss.ocsps, cert, issuer, opts), ...matchingCrls(dss.crls, cert, issuer, opts)];
+      // CRLs are read with the schema parse of both certificates, made only when the PDF carries CRLs
+      const crls = dss.crls.length > 0 ? matchingCrls(dss.crls, parseCertificate(cert.der), parseCertificate(issuer.der), opts) : [];
+      const results: { status: string; revokedAt?: Date; invalidSince?: Date }[] = [...matchingOcspResponses(dss.ocsps, cert, issuer, opts), ...crls];
       // Revoked only after `at` (revocation and invalidity dates both later): the CA says it was good until then.
       const later = (r: (typeof results)[number]) => r.status === 'revoked' && (revokedSince(r)?.getTime() ?? -Infinity) > at.getTime();
       const before = results.some((r) => r.status === 'revoked' && !later(r));

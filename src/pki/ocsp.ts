@@ -314,11 +314,11 @@ function splitCertificates(basicAsn: asn1js.AsnType): { rest: asn1js.Sequence; c
  */
 export function matchingOcspResponses(
   ocsps: Buffer[],
-  cert: pkijs.Certificate,
-  issuer: pkijs.Certificate,
+  cert: pkijs.Certificate | CertificateView,
+  issuer: pkijs.Certificate | CertificateView,
   opts: { clock?: Clock; checkFreshness?: boolean } = {},
 ): OcspResult[] {
-  const serial = Buffer.from(cert.serialNumber.valueBlock.valueHexView);
+  const serial = cert instanceof pkijs.Certificate ? Buffer.from(cert.serialNumber.valueBlock.valueHexView) : cert.serial;
   const out: OcspResult[] = [];
   let views: [CertificateView, CertificateView] | undefined;
   for (const der of ocsps) {

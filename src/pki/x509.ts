@@ -179,14 +179,39 @@ export function verifySignature(algorithmOid: string, data: Uint8Array, signatur
   if (!alg) return false;
   const hash = alg.hash ?? (digestOid ? hashNameOf(digestOid) : undefined);
   if (!hash) return false;
+  const memoKey = verifiedKey(hash, data, signature, signerSpki);
+  if (VERIFIED.has(memoKey)) return true;
   try {
     const key = publicKeyOf(signerSpki);
     if (alg.kind === 'ec' && key.asymmetricKeyType !== 'ec') return false;
     if (alg.kind === 'rsa' && key.asymmetricKeyType !== 'rsa') return false;
-    return cryptoVerify(hash, data, alg.kind === 'ec' ? { key, dsaEncoding: 'der' } : key, signature);
+    const ok = cryptoVerify(hash, data, alg.kind === 'ec' ? { key, dsaEncoding: 'der' } : key, signature);
+    if (ok) remember(memoKey);
+    return ok;
   } catch {
     return false;
   }
+}
+
+/**
+ * Signatures already verified in this process, by a SHA-256 over everything the verification depends on (algorithm
+ * kind and hash, key, signature, signed bytes): the same OCSP answers, CA certificates and timestamp tokens are
+ * checked again by each step of a session (validation data, document timestamp, verification) and each signature
+ * relying on them, and a P-384 verification costs far more than this hash. Only successes are kept (a failure is
+ * recomputed); statuses, dates and freshness are never cached here, only the arithmetic. Bounded, oldest out first.
+ */
+const VERIFIED = new Set<string>();
+const VERIFIED_MAX = 4096;
+
+function verifiedKey(hash: string, data: Uint8Array, signature: Uint8Array, spki: Buffer): string {
+  const h = createHash('sha256').update(hash).update('\0');
+  for (const part of [spki, signature, data]) h.update(Buffer.from(String(part.byteLength) + ':')).update(part);
+  return h.digest('base64');
+}
+
+function remember(key: string): void {
+  if (VERIFIED.size >= VERIFIED_MAX) VERIFIED.delete(VERIFIED.values().next().value!);
+  VERIFIED.add(key);
 }
 
 export function isSupportedSignatureAlgorithm(oid: string): boolean {

@@ -8,7 +8,7 @@ import * as pkijs from 'pkijs';
 import * as asn1js from 'asn1js';
 import { createTestPki, OcspResponder, type TestPki } from '../../sandbox/pki';
 import { fetchOcspResponse } from '../../src/pki';
-import { checkOcspResponse, checkOcspResponseWithSchema } from '../../src/pki/ocsp';
+import { checkOcspResponse, checkOcspResponseWithSchema, matchingOcspResponses } from '../../src/pki/ocsp';
 import { readOcspAnswer } from '../../src/pki/ocsp-answer';
 import { certificateView } from '../../src/pki/certificate-view';
 import { parseCertificate } from '../../src/pki/x509';
@@ -113,6 +113,21 @@ describe('the native OCSP check gives the schema-driven check\'s verdict', () =>
     for (const why of ['different certificate', 'signature does not verify', 'not authorised for OCSP signing', 'was not issued by the certificate\'s CA', 'stale', 'in the future', 'not valid DER', 'could not be parsed']) {
       expect({ why, reached: [...verdicts].some((v) => v.includes(why)) }).toEqual({ why, reached: true });
     }
+  });
+
+  it('matchingOcspResponses finds the same answers for a certificate read natively as for one parsed by pkijs', async () => {
+    const { answers, pairs } = await corpus();
+    const all = answers.map((a) => a.der);
+    let found = 0;
+    for (const p of pairs) {
+      for (const checkFreshness of [true, false]) {
+        const byView = matchingOcspResponses(all, certificateView(p.cert), certificateView(p.issuer), { checkFreshness });
+        const bySchema = matchingOcspResponses(all, parseCertificate(p.cert), parseCertificate(p.issuer), { checkFreshness });
+        expect({ about: p.name, results: byView }).toEqual({ about: p.name, results: bySchema });
+        found += byView.length;
+      }
+    }
+    expect(found).toBeGreaterThan(pairs.length); // most pairs have an answer in the corpus, some several
   });
 
   it('reads the revocation time and the invalidity date as the schema reading does', async () => {
