@@ -11,8 +11,8 @@
  * The page, the status words, the links and the role rule are the core's (src/session, src/login); this file routes.
  */
 import { officerDecision } from '../src/login';
-import { checkSignerLink, renderNoticePage, renderSignerPage, signerAnswer, signerLinkRefusalStatus, signerStatus, SIGNER_PAGE_HEADERS, type SignerLinkPurpose } from '../src/session';
-import { asError, onInput } from './lib/run';
+import { answerSignerRequest, renderNoticePage, SIGNER_PAGE_HEADERS, type SignerHttpAnswer } from '../src/session';
+import { onInput } from './lib/run';
 import { recordForMessage, short } from './lib/session-steps';
 import { signClientOf, signerLinkKeyOf } from './lib/sign-client';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
@@ -23,12 +23,13 @@ const ANSWERS: Answer[] = ['page', 'status', 'download', 'document'];
 type PageDef = NodeDef & { client?: string; answer?: string; title?: string };
 type OfficerDef = NodeDef & { roles?: string; eserviceId?: string };
 
-/**
- * Headers of every answer: never cached or framed, and no Referer from the page — its address carries the link.
- */
-const PRIVATE = SIGNER_PAGE_HEADERS;
-const HTML = { ...PRIVATE, 'content-type': 'text/html; charset=utf-8' };
-const JSON_TYPE = { ...PRIVATE, 'content-type': 'application/json; charset=utf-8' };
+const HTML = { ...SIGNER_PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8' };
+
+/** The core's answer as the message an "http response" node sends (JSON answers as objects, as Node-RED sends them). */
+function httpAnswer(msg: NodeMessage, a: SignerHttpAnswer): NodeMessage {
+  const json = a.headers['content-type']?.startsWith('application/json') && typeof a.body === 'string';
+  return { ...msg, statusCode: a.statusCode, headers: a.headers, payload: json ? JSON.parse(a.body as string) as unknown : a.body };
+}
 
 export = function register(RED: NodeAPI): void {
   function SignerPage(this: Node, def: PageDef) {
@@ -41,40 +42,20 @@ export = function register(RED: NodeAPI): void {
       const req = (msg.req ?? {}) as { params?: Record<string, unknown>; query?: Record<string, unknown> };
       const signRef = typeof msg.signRef === 'string' && msg.signRef ? msg.signRef : String(req.params?.signRef ?? '');
       const link = typeof req.query?.link === 'string' ? req.query.link : msg.link;
-      const key = signerLinkKeyOf(RED, client);
-      const refuse = (status: number, code: string, message: string): NodeMessage | (NodeMessage | null)[] => {
-        node.status({ fill: 'yellow', shape: 'ring', text: `refused: ${code}` });
-        const out: NodeMessage = { ...msg, statusCode: status, headers: answer === 'status' ? JSON_TYPE : HTML,
-          payload: answer === 'status' ? { code, message } : renderNoticePage(status === 404 ? 'Signing session not found' : 'This link does not open anything', message) };
-        // `document` hands the PDF to the flow; a refusal is still the caller's answer, on the second output
-        return answer === 'document' ? [null, out] : out;
-      };
-      const purpose: SignerLinkPurpose = answer === 'download' || answer === 'document' ? 'download' : 'page';
-      try {
-        checkSignerLink({ ...key, signRef, purpose, token: link });
-      } catch (e) {
-        const err = asError(e);
-        if (err.code !== 'LINK_INVALID' && err.code !== 'LINK_EXPIRED') throw err;
-        return refuse(signerLinkRefusalStatus(err.code), err.code, err.message);
-      }
-      const record = await client.store.get(signRef);
-      if (!record) return refuse(404, 'SIGN_REF_NOT_FOUND', 'This signing session is no longer kept here. Start again for a new one.');
       const ref = encodeURIComponent(signRef);
-      const downloadUrl = (token: string) => `${ref}/signed.pdf?link=${encodeURIComponent(token)}`;
-      if (answer === 'page' || answer === 'status') {
-        const status = signerAnswer(record, { ...key, downloadUrl });
-        node.status({ fill: status.done ? (status.stage === 'signed' ? 'green' : 'red') : 'blue', shape: 'dot', text: `${short(signRef)} ${status.stage}` });
-        if (answer === 'status') return { ...msg, statusCode: 200, headers: JSON_TYPE, payload: status };
-        const html = await renderSignerPage({ status, statusUrl: `${ref}/status?link=${encodeURIComponent(String(link))}`, ...(status.downloadUrl ? { downloadUrl: status.downloadUrl } : {}), ...(title ? { title } : {}) });
-        return { ...msg, statusCode: 200, headers: HTML, payload: html };
-      }
-      const pdf = record.state.status === 'completed' ? await client.store.getSignedDocument(signRef) : undefined;
-      if (!pdf) return refuse(404, 'STATE_INVALID', signerStatus(record).stage === 'signed' ? 'The signed PDF is no longer kept here.' : 'This session has no signed PDF (yet).');
-      node.status({ fill: 'green', shape: 'dot', text: `${short(signRef)} signed PDF` });
-      if (answer === 'document') return [{ ...msg, signRef, payload: pdf, session: recordForMessage(record) }, null];
-      // a plain file name: the document's own name (a company suffix keeps its words, its dash becomes "_")
-      const name = record.request.documentName.replace(/\.pdf/gi, '').replace(/[^A-Za-z0-9 ._-]/g, '_').slice(0, 100) || 'document';
-      return { ...msg, statusCode: 200, headers: { ...PRIVATE, 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${name}-signed.pdf"` }, payload: pdf };
+      const a = await answerSignerRequest({ signRef, token: link, view: answer === 'page' || answer === 'status' ? answer : 'download' }, {
+        ...signerLinkKeyOf(RED, client),
+        store: client.store,
+        statusUrl: (token) => `${ref}/status?link=${encodeURIComponent(token)}`,
+        downloadUrl: (token) => `${ref}/signed.pdf?link=${encodeURIComponent(token)}`,
+        ...(title ? { title } : {}),
+      });
+      if (a.kind === 'refusal') node.status({ fill: 'yellow', shape: 'ring', text: `refused: ${a.code}` });
+      else if (a.status) node.status({ fill: a.status.done ? (a.status.stage === 'signed' ? 'green' : 'red') : 'blue', shape: 'dot', text: `${short(signRef)} ${a.status.stage}` });
+      else node.status({ fill: 'green', shape: 'dot', text: `${short(signRef)} signed PDF` });
+      // `document` hands the PDF to the flow; a refusal is still the caller's answer, on the second output
+      if (answer === 'document') return a.kind === 'download' ? [{ ...msg, signRef, payload: a.body, session: recordForMessage(a.record!) }, null] : [null, httpAnswer(msg, a)];
+      return httpAnswer(msg, a);
     }, 'reading the session');
   }
   RED.nodes.registerType('singpass-signer-page', SignerPage as never);

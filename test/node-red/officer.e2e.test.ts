@@ -106,7 +106,7 @@ describe.each(['fapi', 'legacy'] as const)('Corppass %s', (profile) => {
     }, 60_000);
     expect(status.onBehalfOf).toEqual({ uen: '201500001A', role: 'CPF2FAR1', eserviceId: 'SD-CPF2FA' });
     const download = await fetch(new URL(status.downloadUrl!, pageUrl));
-    expect(download.headers.get('content-disposition')).toBe('attachment; filename="consent-form _ for 201500001A as CPF2FAR1-signed.pdf"');
+    expect(download.headers.get('content-disposition')).toBe('attachment; filename="consent-form-signed.pdf"');
     const pdf = Buffer.from(await download.arrayBuffer());
     const report = await verifyPdfSignatures(pdf, { trustedRoots: [sb.pki.root.certDer] });
     expect(report.valid).toBe(true);

@@ -78,7 +78,7 @@ test('status: the stored session in plain words, nothing secret; the document an
   expect(JSON.stringify(ok.payload)).not.toContain('sfn1_secret');
   const bad = await answer('out', request(REF, 'garbage'));
   expect(bad.statusCode).toBe(403);
-  expect(bad.payload).toMatchObject({ code: 'LINK_INVALID' });
+  expect(bad.payload).toMatchObject({ error: { code: 'LINK_INVALID', message: expect.any(String) } });
   await helper.unload();
 
   await load('document');

@@ -131,7 +131,7 @@ describe('Singpass Sign node: Signer Page', () => {
     expect((await page({ ref: 'no-such-session-0001', key: gone })).json).toMatchObject({ answer: 'notice', statusCode: 404 });
     // not completed yet: nothing to download
     const dl = issueSignerLink({ secret: secret(), signRef, purpose: 'download' }).token;
-    expect((await page({ ref: signRef, key: dl, view: 'download' })).json).toMatchObject({ answer: 'notice', statusCode: 404, code: 'NOT_SIGNED_YET' });
+    expect((await page({ ref: signRef, key: dl, view: 'download' })).json).toMatchObject({ answer: 'notice', statusCode: 404, code: 'STATE_INVALID' });
     // a credential whose secret is no secret is the workflow's fault, not the caller's: an error, not a 403
     const weak = { ...env.credentials, singpassNotificationTokenApi: { secret: 'short' } };
     await expect(new SingpassSign().execute.call(executeContext({ params: { resource: 'sessionRecord', operation: 'signerPage', store: 'folder', folder: dir, signRef, linkKey: key, view: '' }, credentials: weak })))

@@ -1,6 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { isSingpassFlowsError } from '../../../../src/errors';
-import { checkSignerLink, renderNoticePage, renderSignerPage, signerAnswer, signerLinkRefusalStatus, signerStatus, SIGNER_PAGE_HEADERS } from '../../../../src/session';
+import { answerSignerRequest, type SignerView } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { toNodeError } from '../../../shared/errors';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
@@ -46,39 +45,15 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'sig
   },
 ]);
 
-/** Headers of an answer shown in place (page, status, notice): the core's, and never a download. */
-const IN_PLACE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ ...SIGNER_PAGE_HEADERS, 'content-disposition': 'inline' });
-
-const HTML = 'text/html; charset=utf-8';
-const JSON_TYPE = 'application/json; charset=utf-8';
-
-type View = 'page' | 'status' | 'download';
-
-/** A text answer (page, status JSON or notice) as the item one Respond to Webhook node sends: the same as a download. */
-async function textAnswer(ctx: IExecuteFunctions, i: number, json: IDataObject & { contentType: string; body: string }, fileName: string): Promise<INodeExecutionData> {
-  const output = String(ctx.getNodeParameter('outputBinaryPropertyName', i, 'data'));
-  return {
-    // `body` too: a workflow built before answers with it in a text Respond to Webhook node
-    json: { ...json, headers: IN_PLACE_HEADERS },
-    binary: { [output]: await ctx.helpers.prepareBinaryData(Buffer.from(json.body, 'utf8'), fileName, json.contentType) },
-  };
-}
-
-/** An answer that is not the page: a notice page (or, for the page's poll, JSON) with the HTTP status. */
-function refusal(ctx: IExecuteFunctions, i: number, view: View, statusCode: number, code: string, title: string, message: string, extra: IDataObject = {}): Promise<INodeExecutionData> {
-  if (view === 'status') {
-    return textAnswer(ctx, i, { ...extra, answer: 'status', statusCode, contentType: JSON_TYPE, body: JSON.stringify({ error: { code, message } }), code }, 'status.json');
-  }
-  return textAnswer(ctx, i, { ...extra, answer: 'notice', statusCode, contentType: HTML, body: renderNoticePage(title, message), code }, 'notice.html');
-}
+type View = SignerView;
 
 /**
  * The signer's page behind a Webhook node (GET, query `ref`, `key`, `view`) and ONE Respond to Webhook node: the
- * link is checked first (nothing is read for a caller without one), then the page (QR code and challenge code,
- * progress), the status JSON it polls every 2 s, or the signed PDF — all read from the session store, so any n8n
- * process (queue mode: any worker) answers. Every answer is the same shape: the binary (with its content type) and
- * `statusCode` and `headers` (the core's private headers, and Content-Disposition: inline, or attachment for the
- * download), plus `answer` (page / status / notice / download) to route on and, for text, `contentType` and `body`.
+ * core's answer (`answerSignerRequest`, the same in Node-RED) — the link checked first, then the page (QR code and
+ * challenge code, progress), the status JSON it polls every 2 s, or the signed PDF, all read from the session store,
+ * so any n8n process (queue mode: any worker) answers. Every answer is the same shape: the binary (with its content
+ * type) and `statusCode` and `headers`, plus `answer` (page / status / notice / download) to route on and, for text,
+ * `contentType` and `body`.
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const signRef = String(this.getNodeParameter('signRef', i, '') ?? '').trim();
@@ -86,36 +61,33 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const asked = String(this.getNodeParameter('view', i, '') ?? '').trim();
   const view: View = asked === 'status' || asked === 'download' ? asked : 'page';
   const keys = await signerLinkKeys(this, i);
+  let a;
   try {
-    checkSignerLink({ ...keys, signRef, token: key, purpose: view === 'download' ? 'download' : 'page' });
+    a = await answerSignerRequest({ signRef, token: key, view }, {
+      ...keys,
+      store: await sessionRecordStore(this, i),
+      statusUrl: (token) => `?${signerQuery(signRef, token, 'status')}`,
+      downloadUrl: (token) => `?${signerQuery(signRef, token, 'download')}`,
+      title: String(this.getNodeParameter('title', i, 'Sign with Singpass') || 'Sign with Singpass'),
+    });
   } catch (e) {
-    if (isSingpassFlowsError(e, 'LINK_EXPIRED')) return refusal(this, i, view, signerLinkRefusalStatus('LINK_EXPIRED'), e.code, 'Link expired', e.message, { signRef });
-    if (isSingpassFlowsError(e, 'LINK_INVALID')) return refusal(this, i, view, signerLinkRefusalStatus('LINK_INVALID'), 'LINK_INVALID', 'Link not valid', 'This link is not valid for a signing session. Use the link you were given when the session started.');
-    // anything else (a secret too short to be one): the credential's fault, shown as the node's error
+    // not the caller's: the credential's secret, or the store
     throw toNodeError(this.getNode(), e, i);
   }
-  const store = await sessionRecordStore(this, i);
-  const record = await store.get(signRef);
-  if (!record) return refusal(this, i, view, 404, 'SESSION_NOT_FOUND', 'Session not found', 'This signing session is no longer kept here. Start again, or quote the reference on your link when asking for help.', { signRef });
-  if (view === 'download') {
-    const pdf = record.state.status === 'completed' && store.getSignedDocument ? await store.getSignedDocument(signRef) : undefined;
-    if (!pdf) return refusal(this, i, view, 404, 'NOT_SIGNED_YET', 'Not ready', 'The signed document is not ready yet. Go back to the signing page; it shows the download once it is.', { signRef });
-    // the document's own name: without the " — for <company> as <role>" the app was shown (documentNameFor)
-    const own = record.request.onBehalfOf ? record.request.documentName.split(' — for ')[0] : record.request.documentName;
-    const fileName = `${own.replace(/\.pdf$/i, '').replace(/[^\w.\- ]+/g, '_') || 'document'}-signed.pdf`;
-    const output = String(this.getNodeParameter('outputBinaryPropertyName', i, 'data'));
-    return {
-      json: { signRef, answer: 'download', statusCode: 200, contentType: 'application/pdf', fileName, headers: { ...SIGNER_PAGE_HEADERS, 'content-disposition': `attachment; filename="${fileName}"` } },
-      binary: { [output]: await pdfBinary(this, pdf, fileName) },
-    };
-  }
-  const downloadUrl = (token: string) => `?${signerQuery(signRef, token, 'download')}`;
-  const answer = signerAnswer(record, { ...keys, downloadUrl });
-  const common = { signRef, stage: answer.stage, done: answer.done, statusCode: 200 };
-  if (view === 'status') return textAnswer(this, i, { ...common, answer: 'status', contentType: JSON_TYPE, body: JSON.stringify(answer) }, 'status.json');
-  const html = await renderSignerPage({
-    status: signerStatus(record), statusUrl: `?${signerQuery(signRef, key, 'status')}`, downloadUrl: answer.downloadUrl,
-    title: String(this.getNodeParameter('title', i, 'Sign with Singpass') || 'Sign with Singpass'),
-  });
-  return textAnswer(this, i, { ...common, answer: 'page', contentType: HTML, body: html }, 'signer-page.html');
+  const output = String(this.getNodeParameter('outputBinaryPropertyName', i, 'data'));
+  const contentType = a.headers['content-type'];
+  const headers = Object.fromEntries(Object.entries(a.headers).filter(([name]) => name !== 'content-type'));
+  const json: IDataObject = {
+    // a link that is not ours vouches for no sign_ref: none is echoed
+    ...(a.code === 'LINK_INVALID' ? {} : { signRef }),
+    answer: a.kind === 'refusal' ? (view === 'status' ? 'status' : 'notice') : a.kind,
+    statusCode: a.statusCode, contentType, headers,
+    ...(a.code ? { code: a.code } : {}),
+    ...(a.status ? { stage: a.status.stage, done: a.status.done } : {}),
+    // `body` too: a workflow built before answers with it in a text Respond to Webhook node
+    ...(Buffer.isBuffer(a.body) ? { fileName: a.fileName } : { body: a.body }),
+  };
+  const bytes = Buffer.isBuffer(a.body) ? a.body : Buffer.from(a.body, 'utf8');
+  const binary = a.kind === 'download' ? await pdfBinary(this, bytes, a.fileName) : await this.helpers.prepareBinaryData(bytes, a.fileName, contentType);
+  return { json, binary: { [output]: binary } };
 }

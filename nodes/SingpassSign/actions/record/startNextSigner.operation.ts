@@ -72,7 +72,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     throw toNodeError(this.getNode(), e, i);
   }
   const store = await sessionRecordStore(this, i);
-  if (!(await store.get(previousSignRef))) return { json: notice(404, 'SESSION_NOT_FOUND', 'Session not found', 'This signing is no longer kept here. Ask the sender to start again.') };
+  if (!(await store.get(previousSignRef))) return { json: notice(404, 'SIGN_REF_NOT_FOUND', 'Session not found', 'This signing is no longer kept here. Ask the sender to start again.') };
   const { engine } = await signingEngine(this);
   const level = String(this.getNodeParameter('level', i, 'auto'));
   const label = String(this.getNodeParameter('label', i, '') ?? '').trim();
