@@ -6,7 +6,7 @@ import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../sr
 import { loadSigningKey, publicKeySet } from '../../src/keys';
 import type { PadesLevel } from '../../src/pades';
 import {
-  MemorySessionStore, createSessionRunner, createSigningEngine, type SessionRunner, type SessionStore,
+  MemorySessionStore, SESSION_POLICY, createSessionRunner, createSigningEngine, type SessionRunner, type SessionStore,
 } from '../../src/session';
 import { constantTimeEqual } from '../../src/secrets';
 import { SigningApiClient, createNotificationTokens, readBearer } from '../../src/sign';
@@ -16,6 +16,7 @@ import { openStore } from '../store';
 
 const HELP = `Usage: singpass-flows serve --config <file.json> [--port 8080] [--host 127.0.0.1]
                             [--store <folder> | --store postgres://user@host/db] [--sweep-ms 5000] [--take-over-ms 45000]
+                            [--keep-ended-days 7]
 
 Runs a signing service for your applications (you are the DSAP): one process, or several behind one URL over a
 shared store. Each signing session is kept in the store at every step (the claimed certificate, the hash before it
@@ -44,6 +45,9 @@ Options:
   --sweep-ms <n>    how often to look for sessions another process left (default 5000 with a shared store; 0: off)
   --take-over-ms <n>  how long a session in the middle of a step is left to the process working on it before
                     another takes it over (default 45000, the session policy)
+  --keep-ended-days <n>  how long an ended session (completed, failed, expired) and its PDFs stay in the store;
+                    checked at start and hourly (default 7, the session policy; the folder store keeps the signed
+                    PDFs, <signRef>-signed.pdf, for you to move or delete)
   -h, --help        show this help`;
 
 export interface ServeOptions {
@@ -55,6 +59,10 @@ export interface ServeOptions {
   sweepMs?: number;
   /** How long a session in the middle of a step is left to the process working on it (runner takeOverAfterMs). */
   takeOverMs?: number;
+  /** How long ended sessions stay in the store (runner retentionMs); default the session policy's. */
+  keepEndedMs?: number;
+  /** How often the store is cleaned of them (default hourly). */
+  cleanUpIntervalMs?: number;
   log: (line: string) => void;
 }
 
@@ -65,6 +73,11 @@ export interface RunningServer {
 }
 
 const MAX_PDF = 50 * 1024 * 1024;
+const CLEAN_UP_EVERY_MS = 3600_000;
+const DAY_MS = 86_400_000;
+
+/** A retention for the log: days, else hours, else seconds. */
+const formatKept = (ms: number): string => (ms >= DAY_MS ? `${+(ms / DAY_MS).toFixed(2)} d` : ms >= 3600_000 ? `${+(ms / 3600_000).toFixed(2)} h` : `${Math.round(ms / 1000)} s`);
 
 /** Start the server (exported for tests and benches: they run it in-process or as a child process). */
 export async function startServe(o: ServeOptions): Promise<RunningServer> {
@@ -105,6 +118,10 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
     },
     onRefused: (r) => { if (r.status !== 200) o.log(`webhook refused (${r.status}): ${r.code}`); },
     onSweepFailed: (f) => o.log(`sweep could not read the store (${f.code}): ${f.message}; trying again in ${sweepMs} ms`),
+    cleanUpIntervalMs: o.cleanUpIntervalMs ?? CLEAN_UP_EVERY_MS,
+    ...(o.keepEndedMs !== undefined ? { retentionMs: o.keepEndedMs } : {}),
+    onCleanedUp: (c) => o.log(`clean-up: ${c.deleted} ended session(s) deleted (ended more than ${formatKept(o.keepEndedMs ?? SESSION_POLICY.retentionMs)} ago)`),
+    onCleanUpFailed: (f) => o.log(`clean-up could not reach the store (${f.code}): ${f.message}; trying again in an hour`),
   });
   const jwks = JSON.stringify(publicKeySet([signingKey]));
   const fromApplication = (headers: http.IncomingHttpHeaders): boolean => {
@@ -223,7 +240,7 @@ export const serveCommand: CliCommand = {
     try {
       ({ values } = parseArgs({
         args: argv, strict: true, allowPositionals: false,
-        options: { config: { type: 'string' }, store: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'sweep-ms': { type: 'string' }, 'take-over-ms': { type: 'string' } },
+        options: { config: { type: 'string' }, store: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'sweep-ms': { type: 'string' }, 'take-over-ms': { type: 'string' }, 'keep-ended-days': { type: 'string' } },
       }) as { values: Record<string, string | undefined> });
       if (!values.config) throw invalidInput('--config', 'is required');
       const port = Number(values.port ?? 8080);
@@ -232,9 +249,12 @@ export const serveCommand: CliCommand = {
       if (sweepMs !== undefined && (!Number.isInteger(sweepMs) || (sweepMs !== 0 && sweepMs < 100))) throw invalidInput('--sweep-ms', 'must be 0 (off) or at least 100');
       const takeOverMs = values['take-over-ms'] === undefined ? undefined : Number(values['take-over-ms']);
       if (takeOverMs !== undefined && (!Number.isInteger(takeOverMs) || takeOverMs < 0)) throw invalidInput('--take-over-ms', 'must be a whole number of milliseconds');
+      const keepDays = values['keep-ended-days'] === undefined ? undefined : Number(values['keep-ended-days']);
+      if (keepDays !== undefined && !(Number.isFinite(keepDays) && keepDays > 0 && keepDays <= 3650)) throw invalidInput('--keep-ended-days', 'must be a number of days above 0 (at most 3650)');
       const path = resolve(values.config);
       const running = await startServe({
         configText: readUserFile(path, '--config').toString('utf8'), baseDir: dirname(path), store: values.store, port, host: values.host ?? '127.0.0.1', sweepMs, takeOverMs,
+        ...(keepDays !== undefined ? { keepEndedMs: keepDays * DAY_MS } : {}),
         log: (line) => console.log(line),
       });
       console.log(`serving on ${running.url} (webhook ${running.url}/webhook, key set ${running.url}/jwks)`);

@@ -14,6 +14,7 @@ import { receiveDelivery } from './front-door';
 import { createCertificateGate } from './runner-parts/certificate-gate';
 import { createSessionQueues } from './runner-parts/session-queues';
 import { LOOP_DELAY_LIMIT_DEFAULTS, createLoopDelayLimit } from './runner-parts/loop-delay-limit';
+import { startRetention } from './runner-parts/retention';
 
 /** How a session run by the runner ended. */
 export interface SessionOutcome {
@@ -59,6 +60,17 @@ export interface SessionRunnerOptions {
    * user at the phone does not give up.
    */
   takeOverAfterMs?: number;
+  /**
+   * Long-running runners (`serve`): every `cleanUpIntervalMs`, and once at start, the store deletes the sessions that
+   * ended `retentionMs` ago or more, with their PDFs (its `cleanUp`; stores without one are left alone). Default: off.
+   */
+  cleanUpIntervalMs?: number;
+  /** How long an ended session is kept. Default `SESSION_POLICY.retentionMs` (7 days, the same in every front end). */
+  retentionMs?: number;
+  /** The clean-up deleted ended sessions. */
+  onCleanedUp?: (info: { deleted: number }) => void;
+  /** The clean-up could not reach the store (tried again at the next interval). */
+  onCleanUpFailed?: (info: { code: string; message: string }) => void;
 }
 
 /**
@@ -376,6 +388,13 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     }).finally(() => { sweeping = false; });
   }, options.sweepIntervalMs) : undefined;
   sweeper?.unref?.();
+  const retention = options.cleanUpIntervalMs !== undefined
+    ? startRetention(store, {
+      intervalMs: options.cleanUpIntervalMs, retentionMs: options.retentionMs ?? SESSION_POLICY.retentionMs,
+      ...(options.onCleanedUp ? { onCleaned: options.onCleanedUp } : {}),
+      ...(options.onCleanUpFailed ? { onFailed: options.onCleanUpFailed } : {}),
+    })
+    : undefined;
 
   return {
     sweep,
@@ -444,6 +463,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     async close() {
       closed = true;
       if (sweeper) clearInterval(sweeper);
+      retention?.stop();
       adaptive?.stop();
       for (const t of [...timers.values(), ...retries.values()]) clearTimeout(t);
       timers.clear();

@@ -1,4 +1,4 @@
-import type { SessionAction } from './next-step';
+import { isSessionEnded, nextStep, type SessionAction } from './next-step';
 import type { SessionRecord } from './types';
 
 /**
@@ -34,6 +34,11 @@ export interface SessionStore {
   claimDue?(options: { owner: string; limit?: number }): Promise<{ due: { signRef: string }[] }>;
   /** Give back `owner`'s lease on a session it claimed and does not take up (with {@link claimDue}). */
   releaseClaim?(signRef: string, owner: string): Promise<boolean>;
+  /**
+   * Delete the sessions that ended (completed, failed, expired) `retentionSeconds` or more ago, with their PDFs: the
+   * `forget` step of `nextStep`. Optional: a runner with `cleanUpIntervalMs` calls it (see runner-parts/retention.ts).
+   */
+  cleanUp?(options: { retentionSeconds: number }): Promise<{ deleted: string[] }> | { deleted: string[] };
 }
 
 /**
@@ -112,5 +117,22 @@ export class MemorySessionStore implements SessionStore {
 
   getSignedDocument(signRef: string): Buffer | undefined {
     return this.signed.get(signRef);
+  }
+
+  cleanUp(options: { retentionSeconds: number }): { deleted: string[] } {
+    const retentionMs = options.retentionSeconds * 1000;
+    const now = Date.now();
+    const deleted: string[] = [];
+    for (const signRef of this.records.keys()) {
+      const record = this.get(signRef)!;
+      if (!isSessionEnded(record)) continue;
+      const next = nextStep(record, { retentionMs });
+      if (next?.action !== 'forget' || next.at > now) continue;
+      this.records.delete(signRef);
+      this.documents.delete(signRef);
+      this.signed.delete(signRef);
+      deleted.push(signRef);
+    }
+    return { deleted };
   }
 }
