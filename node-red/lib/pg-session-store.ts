@@ -31,7 +31,7 @@ export interface PgStoreSettings {
   where: string;
 }
 
-/** Every action the sweep handles, `forget` included (ended records leave after a day, as with the folder store). */
+/** Every action the sweep handles, `forget` included (ended records leave after the session policy's retention, as with the folder store). */
 const SWEEP_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire', 'forget'];
 /** At most this many sessions per sweep and instance; the rest wait for the next sweep (or another instance). */
 const SWEEP_LIMIT = 100;
