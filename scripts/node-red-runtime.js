@@ -11,6 +11,7 @@
 // Prints one JSON line {"ready":true,"url":"http://127.0.0.1:<port>","version":"4.1.15"} once the flows started, then
 // runs until SIGTERM/SIGINT (stops Node-RED cleanly). As a module: `startNodeRed(options)`.
 'use strict';
+const diagnostics = require('node:diagnostics_channel');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
@@ -102,12 +103,10 @@ function parse(argv) {
  * answer, so before it can write the session record: the crash window the engine's save point covers.
  */
 function killAfterHashSubmission(gate) {
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = async (url, init) => {
-    const res = await realFetch(url, init);
-    if (String(url).endsWith('/hash') && res.ok && armed(gate)) process.kill(process.pid, 'SIGKILL');
-    return res;
-  };
+  // undici's channels see every outgoing call, whichever transport made it (its request API or fetch)
+  diagnostics.subscribe('undici:request:headers', ({ request, response }) => {
+    if (request.path.split('?')[0].endsWith('/hash') && response.statusCode >= 200 && response.statusCode < 300 && armed(gate)) process.kill(process.pid, 'SIGKILL');
+  });
 }
 
 /**
@@ -117,11 +116,10 @@ function killAfterHashSubmission(gate) {
  * of the finish was.
  */
 function killAtRequest(pathSuffix, gate) {
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = async (url, init) => {
-    if (new URL(String(url)).pathname.endsWith(pathSuffix) && armed(gate)) process.kill(process.pid, 'SIGKILL');
-    return realFetch(url, init);
-  };
+  // published as the request is created, before anything is written to a socket
+  diagnostics.subscribe('undici:request:create', ({ request }) => {
+    if (request.path.split('?')[0].endsWith(pathSuffix) && armed(gate)) process.kill(process.pid, 'SIGKILL');
+  });
 }
 
 /**

@@ -104,7 +104,7 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
       expect(res.status).toBe(403);
       // the one Respond to Webhook node: the core's headers, the binary's content type, shown in place
       expect(privateHeaders(res)).toEqual({ ...SIGNER_PAGE_HEADERS, 'content-disposition': 'inline', 'content-type': 'text/html; charset=utf-8' });
-      expect(await res.text()).toContain('This link is not valid for a signing session');
+      expect(await res.text()).toContain('This link is not valid for this signing session');
     }
   }, 120_000);
 
