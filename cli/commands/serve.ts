@@ -102,6 +102,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
   const store: SessionStore & { close?(): Promise<void> } = o.store ? await openStore(o.store, { takeOverMs: o.takeOverMs }) : new MemorySessionStore();
   const shared = o.store !== undefined && !(store instanceof MemorySessionStore);
   const sweepMs = o.sweepMs ?? (shared ? 5000 : 0);
+  const keepEndedMs = o.keepEndedMs ?? SESSION_POLICY.retentionMs;
   const runner = createSessionRunner({
     engine, store,
     ...(sweepMs > 0 ? { sweepIntervalMs: sweepMs } : {}),
@@ -119,8 +120,8 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
     onRefused: (r) => { if (r.status !== 200) o.log(`webhook refused (${r.status}): ${r.code}`); },
     onSweepFailed: (f) => o.log(`sweep could not read the store (${f.code}): ${f.message}; trying again in ${sweepMs} ms`),
     cleanUpIntervalMs: o.cleanUpIntervalMs ?? CLEAN_UP_EVERY_MS,
-    ...(o.keepEndedMs !== undefined ? { retentionMs: o.keepEndedMs } : {}),
-    onCleanedUp: (c) => o.log(`clean-up: ${c.deleted} ended session(s) deleted (ended more than ${formatKept(o.keepEndedMs ?? SESSION_POLICY.retentionMs)} ago)`),
+    retentionMs: keepEndedMs,
+    onCleanedUp: (c) => o.log(`clean-up: ${c.deleted} ended session(s) deleted (ended more than ${formatKept(keepEndedMs)} ago)`),
     onCleanUpFailed: (f) => o.log(`clean-up could not reach the store (${f.code}): ${f.message}; trying again in an hour`),
   });
   const jwks = JSON.stringify(publicKeySet([signingKey]));

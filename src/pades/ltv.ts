@@ -401,7 +401,8 @@ async function resolveStatus(need: Need, dss: { ocsps: Buffer[]; crls: Buffer[] 
   // Read natively for the OCSP path; the schema parse is made only when a CRL is looked at.
   const cert = certificateView(need.cert);
   const issuer = certificateView(need.issuer);
-  const parsed = (): { cert: pkijs.Certificate; issuer: pkijs.Certificate } => ({ cert: parseCertificate(need.cert), issuer: parseCertificate(need.issuer) });
+  let pair: { cert: pkijs.Certificate; issuer: pkijs.Certificate } | undefined;
+  const parsed = (): { cert: pkijs.Certificate; issuer: pkijs.Certificate } => (pair ??= { cert: parseCertificate(need.cert), issuer: parseCertificate(need.issuer) });
   // Times are compared in whole seconds: OCSP, CRL and TSA times usually carry no fraction.
   const notBefore = need.notBefore ? Math.floor(need.notBefore.getTime() / 1000) * 1000 : -Infinity;
   const reusable = matchingOcspResponses(dss.ocsps, cert, issuer, { clock: options.clock })

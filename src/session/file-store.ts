@@ -6,7 +6,7 @@ import type { SigningEvent } from '../sign';
 import { checkSignRef } from '../sign/validate';
 import { REDACTED_CERTIFICATE_JSON, replaysStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
-import { DEFAULT_SCAN_EXTENSION_SECONDS, isSessionEnded, nextStep } from './next-step';
+import { DEFAULT_SCAN_EXTENSION_SECONDS, isForgetDue, isSessionEnded, nextStep } from './next-step';
 import type { DueSession, SessionStore } from './store';
 import type { SessionRecord, VerifiedDelivery } from './types';
 import { withPhase } from './transitions';
@@ -552,12 +552,6 @@ function refused(reason: 'conflict' | 'exists', signRef: string, expectedRevisio
 
 function busy(signRef: string, why: string): SingpassFlowsError {
   return new SingpassFlowsError('STORE_BUSY', `Session record ${signRef} could not be saved: ${why}; nothing was written, retry`, { retryable: true });
-}
-
-/** The one rule (nextStep): an ended record's `forget` step is due once the retention passed since its last change. */
-function isForgetDue(record: SessionRecord, retentionMs: number, nowMs: number): boolean {
-  const next = nextStep(record, { retentionMs });
-  return next.action === 'forget' && next.at <= nowMs;
 }
 
 function retentionMsOf(retentionSeconds: unknown): number {

@@ -100,6 +100,12 @@ export function nextStep(record: SessionRecord, policy: NextStepPolicy = {}): Ne
   }
 }
 
+/** True when `record` ended and its `forget` step is due at `nowMs` (the retention passed since its last change). */
+export function isForgetDue(record: SessionRecord, retentionMs: number, nowMs: number): boolean {
+  const next = nextStep(record, { retentionMs });
+  return next.action === 'forget' && next.at <= nowMs;
+}
+
 /** True when {@link nextStep}'s action is due at `now` (UNIX ms). */
 export function isDue(record: SessionRecord, now: number, policy: NextStepPolicy = {}): boolean {
   return nextStep(record, policy).at <= now;

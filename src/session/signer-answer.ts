@@ -77,7 +77,7 @@ export async function answerSignerRequest(request: SignerRequest, options: Signe
     const fileName = signedFileName(record);
     return { kind: 'download', statusCode: 200, headers: { ...SIGNER_PAGE_HEADERS, 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${fileName}"` }, body: pdf, fileName, record };
   }
-  const status = signerAnswer(record, { ...options, downloadUrl: options.downloadUrl });
+  const status = signerAnswer(record, options);
   if (view === 'status') return { kind: 'status', statusCode: 200, headers: inPlace(JSON_TYPE), body: JSON.stringify(status), fileName: 'status.json', record, status };
   const html = await renderSignerPage({ status, statusUrl: options.statusUrl(String(request.token)), ...(status.downloadUrl ? { downloadUrl: status.downloadUrl } : {}), ...(options.title ? { title: options.title } : {}) });
   return { kind: 'page', statusCode: 200, headers: inPlace(HTML), body: html, fileName: 'signer-page.html', record, status };

@@ -1,4 +1,4 @@
-import { isSessionEnded, nextStep, type SessionAction } from './next-step';
+import { isForgetDue, type SessionAction } from './next-step';
 import type { SessionRecord } from './types';
 
 /**
@@ -124,10 +124,7 @@ export class MemorySessionStore implements SessionStore {
     const now = Date.now();
     const deleted: string[] = [];
     for (const signRef of this.records.keys()) {
-      const record = this.get(signRef)!;
-      if (!isSessionEnded(record)) continue;
-      const next = nextStep(record, { retentionMs });
-      if (next?.action !== 'forget' || next.at > now) continue;
+      if (!isForgetDue(this.get(signRef)!, retentionMs, now)) continue;
       this.records.delete(signRef);
       this.documents.delete(signRef);
       this.signed.delete(signRef);

@@ -45,8 +45,6 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'sig
   },
 ]);
 
-type View = SignerView;
-
 /**
  * The signer's page behind a Webhook node (GET, query `ref`, `key`, `view`) and ONE Respond to Webhook node: the
  * core's answer (`answerSignerRequest`, the same in Node-RED) — the link checked first, then the page (QR code and
@@ -59,7 +57,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const signRef = String(this.getNodeParameter('signRef', i, '') ?? '').trim();
   const key = String(this.getNodeParameter('linkKey', i, '') ?? '').trim();
   const asked = String(this.getNodeParameter('view', i, '') ?? '').trim();
-  const view: View = asked === 'status' || asked === 'download' ? asked : 'page';
+  const view: SignerView = asked === 'status' || asked === 'download' ? asked : 'page';
   const keys = await signerLinkKeys(this, i);
   let a;
   try {
