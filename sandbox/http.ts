@@ -59,7 +59,9 @@ export async function listen(handler: Handler, port = 0, host = '127.0.0.1'): Pr
         else res.destroy();
       });
   });
-  server.keepAliveTimeout = 1000;
+  // Idle connections kept as a service's front end keeps them: with a shorter hint a client (undici keeps a
+  // connection for the hint less 2 s) opens a TCP connection per call, which no live service makes it do.
+  server.keepAliveTimeout = 5000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Client } from 'undici';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { parseSandboxArgs, runSandboxCommand } from '../../cli/commands/sandbox';
 import { startTestDsap, type TestDsap } from './sign/test-dsap';
@@ -59,6 +60,24 @@ describe('startSandbox', () => {
     expect(hash.status).toBe(200);
     const [, signed] = await dsap.waitFor(2, ref);
     expect(crypto.verify('sha256', data, { key: userCert.publicKey, dsaEncoding: 'der' }, Buffer.from(signed.claims.doc_hash_signature as string, 'hex'))).toBe(true);
+  });
+
+  it('keeps an idle connection open for seconds, as a service front end does: calls a few seconds apart share it', async () => {
+    // undici keeps a connection for the server's keep-alive hint less 2 s: a 1 s hint would mean one TCP connect per call
+    const client = new Client(sb.baseUrl);
+    const connects: unknown[] = [];
+    client.on('connect', (origin) => connects.push(origin));
+    try {
+      const first = await client.request({ path: '/sign/static/.well-known/keys.json', method: 'GET' });
+      expect(first.headers['keep-alive']).toMatch(/timeout=(\d+)/);
+      expect(Number(/timeout=(\d+)/.exec(String(first.headers['keep-alive']))![1])).toBeGreaterThanOrEqual(5);
+      await first.body.dump();
+      await new Promise((r) => setTimeout(r, 1200));
+      await (await client.request({ path: '/ca/root.crt', method: 'GET' })).body.dump();
+      expect(connects).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
   });
 
   it('mounts the Corppass (legacy and FAPI 2.0) and Singpass login providers at their issuers', async () => {
