@@ -21,7 +21,7 @@ const SIGNED_DIR = '/signed';
 
 /** Notes that describe the folder store, in the words of the PostgreSQL one. */
 const NOTES = {
-  'Save Record and PDF (created)': 'The record and the PDF in the PostgreSQL session store, a new record only',
+  'Create Session': 'B-T here (signature timestamp); Add Validation Data and Add Document Timestamp below take the signed PDF to B-LTA. The record and the PDF saved in the PostgreSQL session store (a new record only) before the answer',
   'Singpass Sign Trigger': "Register <WEBHOOK_URL>/webhook/singpass-sign/webhook as the notification URL of your DSAP client. Its session store is the Singpass Session Store credential of every Session Record node, created with Kind PostgreSQL: each genuine delivery is kept there before the answer; one with another session's token, or for an unknown or ended session, is answered 400 and starts nothing",
   'List Due Sessions': "Sessions whose next step is due (the engine's one rule; a step in progress is left alone for the store credential's idle time, 45 s by default), and webhook events the trigger kept that no run applied, each leased to this run. Delete Ended Sessions: ended sessions past the credential's Keep Ended Sessions (Days), 7 by default, go with their PDF and the store's B-T copy of the signed PDF (one indexed DELETE); the B-LTA PDFs on the SFTP server are yours to keep",
 };

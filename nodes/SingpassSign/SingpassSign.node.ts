@@ -10,7 +10,7 @@ const RECORD_ONLY_OPERATIONS = ['saveRecord', 'loadRecord', 'listDue', 'cleanUp'
  * Operations that build the signing engine (it needs the notification token secret too), and the Signer Page, whose
  * links are keyed with that secret.
  */
-const ENGINE_OPERATIONS = [...Object.keys(operations.session), 'runDueStep', 'startNextSigner', 'checkCertificateStatus', 'signerPage'];
+const ENGINE_OPERATIONS = [...Object.keys(operations.session), 'createStoredSession', 'prepareStoredSignature', 'submitStoredHash', 'runDueStep', 'startNextSigner', 'checkCertificateStatus', 'signerPage'];
 
 /**
  * Singpass document signing for a DSAP: sessions (QR code, webhook events, the signed PDF) and PAdES document
@@ -112,13 +112,16 @@ export class SingpassSign implements INodeType {
         displayOptions: { show: { resource: ['sessionRecord'] } },
         options: [
           { name: 'Clean Up Ended Sessions', value: 'cleanUp', action: 'Clean up ended sessions', description: 'For a daily schedule: delete completed, failed and expired sessions (record and saved PDF) past the retention (List Due Sessions can do it instead, with Delete Ended Sessions)' },
+          { name: 'Create Session', value: 'createStoredSession', action: 'Create a session and save its record', description: 'Open a session for a PDF (as Signing Session ▸ Create Session) and save its record and PDF in the session store as a new record, for the steps that take the session from the store' },
           { name: 'List Due Sessions', value: 'listDue', action: 'List sessions due for a step', description: 'For a schedule: sessions that need a step now, each with its action: resubmit the hash, finish the signature, or expire; also webhook events kept by the trigger that no run applied, to replay; optionally deletes ended sessions past the store\'s retention' },
           { name: 'Load Session Record', value: 'loadRecord', action: 'Load a session record', description: 'Read the record stored under the signRef (and the saved PDF): the record and its revision; a missing record is "found: false"' },
+          { name: 'Prepare PDF Signature', value: 'prepareStoredSignature', action: 'Prepare the stored session s PDF signature', description: 'Certificate event, on the session in the store: check the certificate (OCSP), prepare the PDF and save the save point (compare-and-set); nothing is sent yet. Then Submit Document Hash (Session Record).' },
           { name: 'Run Due Step', value: 'runDueStep', action: 'Run a session s due step', description: 'For the resume schedule, after List Due Sessions: run the step the session needs (continue the certificate, resubmit the hash, finish the signature, expire; a kept event applied first) and save it; a completed session\'s signed PDF as binary' },
           { name: 'Save Session Record', value: 'saveRecord', action: 'Save a session record', description: 'Store the record under its signRef atomically, only if the stored revision is still the one loaded (compare-and-set): never a partial record, never over another execution\'s change' },
           { name: 'Save Signed PDF', value: 'saveSignedPdf', action: 'Save a signed PDF', description: 'Store the signed PDF of a completed session where the Signer Page hands it out (over the copy Run Due Step stored), e.g. after Add Document Timestamp' },
           { name: 'Signer Page', value: 'signerPage', action: 'Answer the signer s page', description: 'Behind a Webhook node (GET ?ref&key&view): check the link, then the page with the QR code and live progress, its status JSON, or the signed PDF — read from the store, so any n8n process answers; every answer as binary for one Respond to Webhook node' },
           { name: 'Start Next Signer', value: 'startNextSigner', action: 'Start the next signer s session', description: 'Several signers in order, behind a Webhook node (GET ?ref&key): once the previous signer completed, start the next signer\'s session on their signed PDF — once, whoever asks first — and output its page link' },
+          { name: 'Submit Document Hash', value: 'submitStoredHash', action: 'Submit the stored session s document hash', description: 'After Prepare PDF Signature (Session Record): send the hash saved in the store (never a new one; of two runs only one sends) and save the result' },
         ],
         default: 'loadRecord',
       },

@@ -1,7 +1,8 @@
 import { SingpassFlowsError } from '../errors';
 import type { SigningEngine } from './engine';
-import { nextStep, type NextStep, type SessionAction } from './next-step';
+import { isAtSavePoint, nextStep, type NextStep, type SessionAction } from './next-step';
 import { stepSaver, type SessionStore } from './store';
+import { sessionPhase } from './transitions';
 import type { FinishResult, SessionRecord, StepOptions, VerifiedDelivery } from './types';
 
 /** What a driver needs of a store: the record with compare-and-set, the PDF, and where a signed PDF goes. */
@@ -74,11 +75,7 @@ async function drive(engine: SigningEngine, store: DriverStore, signRef: string,
   if (due.action === 'forget' || !ready(due, now) || (options.only && !options.only.includes(due.action) && !options.only.includes(next.action))) return { action: 'none', record };
   const saver = stepSaver(store, record);
   const stepOptions = { ...options.stepOptions, save: saver.save };
-  const kept = async (next: SessionRecord, extra: Omit<DueStepResult, 'action' | 'record'> = {}): Promise<DueStepResult> => {
-    // A step that saved its own save points compares against the last of them (stepSaver tracks it).
-    if (next.revision === saver.expected) return { action: due.action, record: next, ...extra };
-    return (await saver.save(next)) ? { action: due.action, record: next, ...extra } : { action: due.action, record: (await store.get(signRef)) ?? next, lost: true };
-  };
+  const kept = keeper(store, saver, signRef, due.action);
   switch (due.action) {
     case 'expire': {
       const r = engine.expire(record);
@@ -104,6 +101,62 @@ async function drive(engine: SigningEngine, store: DriverStore, signRef: string,
       return kept(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
     }
   }
+}
+
+/**
+ * Saves a step's result with compare-and-set against the last revision the step saved (stepSaver tracks it); lost
+ * to another writer: the stored record, `lost`.
+ */
+function keeper(store: DriverStore, saver: ReturnType<typeof stepSaver>, signRef: string, action: SessionAction) {
+  return async (next: SessionRecord, extra: Omit<DueStepResult, 'action' | 'record'> = {}): Promise<DueStepResult> => {
+    if (next.revision === saver.expected) return { action, record: next, ...extra };
+    return (await saver.save(next)) ? { action, record: next, ...extra } : { action, record: (await store.get(signRef)) ?? next, lost: true };
+  };
+}
+
+/** What {@link prepareStored} did: {@link DueStepResult}, and whether THIS run saved the save point. */
+export interface PreparedStored extends DueStepResult {
+  /** This run checked the certificate, prepared the PDF and saved the save point: the hash is its to send. */
+  prepared: boolean;
+}
+
+/**
+ * A live certificate event's first half on a stored session, for a front end that shows the step as its own node
+ * (n8n's Prepare PDF Signature on the session store): the record and PDF loaded, the event claimed (or the claim the
+ * webhook saved continued), chain + OCSP, prepare, and the save point saved with compare-and-set — nothing sent. A
+ * refused certificate ends the session here (saved). An event already past its claim (a redelivery) changes nothing.
+ * Send the hash next with {@link submitStoredHash}.
+ */
+export async function prepareStored(engine: SigningEngine, store: DriverStore, delivery: VerifiedDelivery): Promise<PreparedStored> {
+  const signRef = delivery.event.signRef;
+  const record = await store.get(signRef);
+  if (!record) return { action: 'none', prepared: false };
+  // at the save point or past it (a redelivery, another run was first), or ended: nothing of this event is left to do
+  const phase = sessionPhase(record);
+  if (phase !== 'waitingForScan' && phase !== 'certificateClaimed') return { action: 'none', record, prepared: false };
+  const pdf = await store.getDocument(signRef);
+  if (!pdf) return { action: 'continueCertificate', record, documentMissing: true, prepared: false };
+  const saver = stepSaver(store, record);
+  const r = await engine.prepareCertificate(record, delivery, pdf, { claim: saver.save, save: saver.save });
+  if (r.duplicate) return { action: 'continueCertificate', record: (await store.get(signRef)) ?? record, lost: true, prepared: false };
+  const out = await keeper(store, saver, signRef, 'continueCertificate')(r.record);
+  return { ...out, prepared: !out.lost && isAtSavePoint(out.record!) };
+}
+
+/**
+ * The hash of a stored session at its save point, sent (the step after {@link prepareStored}): the call counted and
+ * saved with compare-and-set before it leaves, so of two runs only one sends, and a run that finds an earlier call
+ * counted treats "already submitted" as that call having got through. The result saved. A session not at its save
+ * point (sent already, ended) is left as it is (`action: 'none'`).
+ */
+export async function submitStoredHash(engine: SigningEngine, store: DriverStore, signRef: string): Promise<DueStepResult> {
+  const record = await store.get(signRef);
+  if (!record) return { action: 'none' };
+  if (!isAtSavePoint(record)) return { action: 'none', record };
+  const saver = stepSaver(store, record);
+  const r = await engine.resumeSubmission(record, { save: saver.save });
+  if (r.duplicate) return { action: 'submitHash', record: (await store.get(signRef)) ?? record, lost: true };
+  return keeper(store, saver, signRef, 'submitHash')(r.record);
 }
 
 /** What {@link recordEvent} did with a webhook event. */

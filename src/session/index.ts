@@ -9,7 +9,7 @@ export * from './pg-store';
 export * from './next-step';
 export { receiveDelivery, type DeliveryReceipt, type DeliveryVerdict, type FrontDoorStore, type ReceiveDeliveryOptions } from './front-door';
 export { eventStanding, type EventStanding } from './event-standing';
-export { recordEvent, runDueStep, runStepNow, type DriverStore, type RecordedEvent, type DueStepResult, type RunDueStepOptions } from './driver';
+export { prepareStored, recordEvent, runDueStep, runStepNow, submitStoredHash, type DriverStore, type PreparedStored, type RecordedEvent, type DueStepResult, type RunDueStepOptions } from './driver';
 export { SESSION_POLICY } from './policy';
 export { TRANSITIONS, observeTransitions, phaseFromFields, transitionKey, withPhase, type SessionTrigger, type SessionVerb, type Transition } from './transitions';
 export { deliveryToJson, deliveryFromJson } from './delivery-codec';

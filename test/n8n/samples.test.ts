@@ -76,7 +76,7 @@ describe('flows/n8n sample workflows', () => {
     const ours = wf.nodes.filter((n) => ourNodeTypes.includes(n.type));
     // every store node on the one Singpass Session Store credential (Kind PostgreSQL in queue mode), no folder of its own
     const storeNodes = ours.filter((x) => x.parameters.resource === 'sessionRecord' || x.type.endsWith('singpassSignTrigger'));
-    expect(storeNodes.length).toBeGreaterThanOrEqual(8);
+    expect(storeNodes.length).toBeGreaterThanOrEqual(7);
     for (const n of storeNodes) {
       expect([n.name, n.typeVersion, n.parameters.store, n.parameters.folder, n.parameters.recordFolder]).toEqual([n.name, 2, undefined, undefined, undefined]);
       expect([n.name, n.credentials?.singpassSessionStoreApi?.id]).toEqual([n.name, 'spflStore0000001']);
@@ -137,12 +137,11 @@ describe('flows/n8n sample workflows', () => {
 
   it('document-signing.json is small (at most 24 nodes) and shows the chain a builder expects: upload → session; certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
     const wf = signing();
-    expect(wf.nodes.length).toBeLessThanOrEqual(24);
-    expect(path1(wf, 'Upload PDF', 'Answer with Signer Page Link').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:createSession', 'singpassSign:saveRecord', 'respondToWebhook:']);
-    const live = path1(wf, 'Singpass Sign Trigger', 'Save Record (submitted)');
+    expect(wf.nodes.length).toBeLessThanOrEqual(19);
+    expect(path1(wf, 'Upload PDF', 'Answer with Signer Page Link').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:createStoredSession', 'respondToWebhook:']);
+    const live = path1(wf, 'Singpass Sign Trigger', 'Submit Document Hash');
     expect(live.map((n) => op(wf, n))).toEqual([
-      'singpassSignTrigger:', 'singpassSign:checkCertificateStatus', 'singpassSign:loadRecord', 'singpassSign:preparePdfSignature', 'singpassSign:saveRecord', 'if:',
-      'singpassSign:submitDocumentHash', 'singpassSign:saveRecord',
+      'singpassSignTrigger:', 'singpassSign:checkCertificateStatus', 'singpassSign:prepareStoredSignature', 'singpassSign:submitStoredHash',
     ]);
     // the signature (and error) output: the driver saves the signature, then finalizes; the completed PDF goes on to B-LTA
     const [, signature, error] = wf.connections['Singpass Sign Trigger'].main.map((out) => out.map((c) => c.node));
@@ -157,7 +156,16 @@ describe('flows/n8n sample workflows', () => {
     expect(b.get('Verify Signed PDF')!.parameters.failIfInvalid).toBe(true);
     for (const name of ['Add Validation Data', 'Add Document Timestamp']) expect(b.get(name)).toMatchObject({ retryOnFail: true, maxTries: 5 });
     // Check Certificate Status informs; Prepare decides (an OCSP hiccup at the first check holds nothing up)
-    expect(b.get('Check Certificate Status')).toMatchObject({ onError: 'continueRegularOutput', parameters: { certificate: '={{ $json.delivery.event.certificate.base64 }}' } });
+    expect(b.get('Check Certificate Status')).toMatchObject({ onError: 'continueRegularOutput', parameters: { certificateFrom: 'delivery' } });
+  });
+
+  it('document-signing.json takes the session from the items, not from expressions: none but the Outcome rules, the file name and the upload\'s answer', () => {
+    const wf = signing();
+    const expressions = (name: string) => (JSON.stringify(byName(wf).get(name)!.parameters).match(/\{\{/g) ?? []).length;
+    const perSession = [...branch(wf, 'Upload PDF').names, ...branch(wf, 'Singpass Sign Trigger').names, ...branch(wf, 'Every 30 s: Resume Stuck Sessions').names];
+    expect(Object.fromEntries(perSession.filter((n) => expressions(n) > 0).map((n) => [n, expressions(n)]))).toEqual({ Outcome: 2, 'Store Signed PDF': 1, 'Answer with Signer Page Link': 4 });
+    // the answer reads Create Session's output as its own input, not through a node lookup
+    expect(JSON.stringify(byName(wf).get('Answer with Signer Page Link')!.parameters)).not.toContain("$('");
   });
 
   it('document-signing.json routes on the outcome only: completed (the signed PDF) or failed / expired, for a session the run ended', () => {
@@ -165,37 +173,27 @@ describe('flows/n8n sample workflows', () => {
     const outcome = byName(wf).get('Outcome')!;
     const rules = (outcome.parameters.rules as { values: Array<{ outputKey: string; conditions: { conditions: Array<{ leftValue: string; rightValue: string; operator: { operation: string } }> } }> }).values;
     expect(rules.map((r) => [r.outputKey, r.conditions.conditions.map((c) => [c.leftValue, c.operator.operation, c.rightValue])])).toEqual([
-      ['Completed', [['={{ $json.ended }}', 'true', ''], ['={{ $json.status }}', 'equals', 'completed']]],
-      ['Failed or Expired', [['={{ $json.ended }}', 'true', ''], ['={{ $json.status }}', 'notEquals', 'completed']]],
+      ['Completed', [["={{ $json.ended === true && $json.status === 'completed' }}", 'true', '']]],
+      ['Failed or Expired', [["={{ $json.ended === true && $json.status !== 'completed' }}", 'true', '']]],
     ]);
     expect(wf.connections.Outcome.main.map((out) => out.map((c) => c.node))).toEqual([['Add Validation Data'], ['Session Failed or Expired']]);
     // nothing routes on List Due's action any more: the driver knows what each session needs
     expect(JSON.stringify(wf.nodes)).not.toContain('$json.action');
-    expect(wf.nodes.filter((n) => ['expireSession', 'applyEvent', 'finalizeSignature'].includes(String(n.parameters.operation)))).toEqual([]);
+    expect(wf.nodes.filter((n) => ['expireSession', 'applyEvent', 'finalizeSignature', 'preparePdfSignature', 'submitDocumentHash'].includes(String(n.parameters.operation)))).toEqual([]);
   });
 
-  it('document-signing.json keeps session records with the Session Record operations only, each save after a load a compare-and-set, and writes only the signed PDF as a file', () => {
+  it('document-signing.json keeps session records with the Session Record operations only (each saving its own step, with compare-and-set after the first), and writes only the signed PDF as a file', () => {
     const wf = signing();
     const b = byName(wf);
     const files = wf.nodes.filter((n) => /readWriteFile|convertToFile|extractFromFile/.test(n.type));
     expect(files.map((n) => [n.name, n.parameters.operation, n.parameters.fileName])).toEqual([
       ['Store Signed PDF', 'write', '=/home/node/.n8n-files/singpass/{{ $json.signRef }}-signed.pdf'],
     ]);
-    const saves = wf.nodes.filter((n) => n.parameters.operation === 'saveRecord');
-    expect(saves.map((n) => [n.name, n.parameters.saveAs]).sort()).toEqual([
-      ['Save Record (prepared)', 'update'], ['Save Record (submitted)', 'update'], ['Save Record and PDF (created)', 'new'],
-    ]);
-    expect(b.get('Save Record (prepared)')!.parameters.expectedRevision).toBe("={{ $('Load Record and PDF').item.json.revision }}");
-    expect(b.get('Save Record (submitted)')!.parameters.expectedRevision).toBe("={{ $('Save Record (prepared)').item.json.revision }}");
-    expect(b.get('Save Record and PDF (created)')!.parameters.pdfBinaryField).toBe('data');
-    // nothing is submitted unless the save point was saved and the certificate was this run's to apply
-    const ready = JSON.stringify(b.get('Ready to Submit?')!.parameters);
-    expect(ready).toContain("$('Save Record (prepared)').item.json.saved");
-    expect(ready).toContain("$('Prepare PDF Signature').item.json.readyToSubmit");
-    // the live Submit makes the first call (a refusal is the service's verdict); resends are the driver's
-    expect(b.get('Submit Document Hash')!.parameters.afterInterruption).toBeUndefined();
-    // Run Due Step takes an event from the trigger's item or List Due's
-    expect(b.get('Run Due Step')!.parameters).toMatchObject({ signRef: '={{ $json.signRef }}', delivery: '={{ $json.delivery ?? "" }}', outputBinaryPropertyName: 'data' });
+    // Create Session saves the new record and its PDF itself; every later step loads and saves with compare-and-set
+    expect(b.get('Create Session')!.parameters).toMatchObject({ resource: 'sessionRecord', operation: 'createStoredSession', binaryPropertyName: 'data' });
+    expect(wf.nodes.filter((n) => ['saveRecord', 'loadRecord'].includes(String(n.parameters.operation)) || n.type.endsWith('.if'))).toEqual([]);
+    // Run Due Step takes the session (and an event) from the trigger's item or List Due's
+    expect(b.get('Run Due Step')!.parameters).toMatchObject({ sessionFrom: 'item', outputBinaryPropertyName: 'data' });
   });
 
   it('document-signing.json chooses the session store once: every Session Record node and the trigger are version 2 with the same Singpass Session Store credential, and no node names a store of its own', () => {
@@ -235,7 +233,7 @@ describe('flows/n8n sample workflows', () => {
     // the upload answers with the page link (303), not a page holding the QR code under a bare sign_ref
     const answer = byName(wf).get('Answer with Signer Page Link')!.parameters as { options: { responseCode: number; responseHeaders: { entries: Array<{ name: string; value: string }> } } };
     expect(answer.options.responseCode).toBe(303);
-    expect(answer.options.responseHeaders.entries).toContainEqual({ name: 'location', value: "=page?{{ $('Create Session').item.json.signerLink.query }}" });
+    expect(answer.options.responseHeaders.entries).toContainEqual({ name: 'location', value: '=page?{{ $json.signerLink.query }}' });
     // the trigger verifies the service's signature and binds the Bearer to its stored session before anything runs
     expect(wf.nodes.filter((n) => n.type.endsWith('.singpassSignTrigger')).map((n) => n.parameters.path)).toEqual(['singpass-sign/webhook']);
   });

@@ -3,9 +3,9 @@
  * compare-and-set — over a MemorySessionStore and the engine's fakes (engine-fakes.ts: scripted signing client, test
  * PKI in process, a clock the test moves).
  */
-import { MemorySessionStore, recordEvent, runDueStep, runStepNow, type SessionRecord } from '../../src/session';
+import { MemorySessionStore, prepareStored, recordEvent, runDueStep, runStepNow, submitStoredHash, type SessionRecord } from '../../src/session';
 import {
-  atSavePoint, certificateDelivery, expectStop, loadFakes, pdf, SESSION_SECONDS, setup, signatureDelivery, signaturesIn, started, hashSubmitted, type Setup,
+  atSavePoint, certificateDelivery, expectStop, loadFakes, pdf, pki, refuse, SESSION_SECONDS, setup, signatureDelivery, signaturesIn, started, hashSubmitted, type Setup,
 } from './engine-fakes';
 
 beforeAll(loadFakes);
@@ -165,5 +165,97 @@ describe('recordEvent', () => {
     expectStop(ended.record!, 'expired');
     const late = await recordEvent(t.engine, store, certificateDelivery(s, undefined, t));
     expect(late).toMatchObject({ moved: false, record: ended.record, refused: { code: 'STATE_INVALID' } });
+  });
+});
+
+describe('prepareStored and submitStoredHash (a front end that shows Prepare and Submit as steps of their own)', () => {
+  it('prepare: claimed, checked, prepared and the save point saved, nothing sent; submit: the call counted in the store before it leaves, then hash_submitted saved', async () => {
+    const t = setup();
+    const s = await started(t);
+    const store = await stored(s);
+    const delivery = certificateDelivery(s, undefined, t);
+    const p = await prepareStored(t.engine, store, delivery);
+    expect(p).toMatchObject({ action: 'continueCertificate', prepared: true });
+    expect(p.lost).toBeUndefined();
+    expectStop(p.record!, 'atSavePoint');
+    expect(store.get(s.state.signRef)).toEqual(p.record);
+    expect(t.client.hashCalls).toEqual([]);
+    const countedAtCall: (number | undefined)[] = [];
+    const submit = t.client.submitDocumentHash.bind(t.client);
+    t.client.submitDocumentHash = async (...args) => {
+      countedAtCall.push(store.get(s.state.signRef)!.submitting?.attempts);
+      return submit(...args);
+    };
+    const h = await submitStoredHash(t.engine, store, s.state.signRef);
+    expect(h.action).toBe('submitHash');
+    expectStop(h.record!, 'hashSubmitted');
+    expect(store.get(s.state.signRef)).toEqual(h.record);
+    // the first call: not a resubmission (a refusal would be the service's verdict), counted before it left
+    expect(t.client.hashCalls.map((c) => [c.input.documentHash, c.resubmission])).toEqual([[p.record!.submitting!.documentHash, false]]);
+    expect(countedAtCall).toEqual([1]);
+    // again (a second run, the same item): nothing left to send
+    expect(await submitStoredHash(t.engine, store, s.state.signRef)).toEqual({ action: 'none', record: h.record });
+    expect(t.client.hashCalls).toHaveLength(1);
+  });
+
+  it('a claim the webhook saved is continued; the same event again (a redelivery) changes nothing: prepared false, the stored record', async () => {
+    const t = setup();
+    const c = await claimed(t);
+    const store = await stored(c);
+    const delivery = { event: { ...certificateDelivery(c, undefined, t).event, nonce: c.state.nonce! }, notificationToken: c.state.clientNotificationToken };
+    const p = await prepareStored(t.engine, store, delivery);
+    expect(p.prepared).toBe(true);
+    expectStop(p.record!, 'atSavePoint');
+    const again = await prepareStored(t.engine, store, delivery);
+    expect(again).toEqual({ action: 'none', record: p.record, prepared: false });
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('a revoked certificate ends the session, saved, with no hash; submit then sends nothing', async () => {
+    const t = setup();
+    const s = await started(t);
+    const store = await stored(s);
+    const p = await prepareStored(t.engine, store, certificateDelivery(s, pki.users.revoked, t));
+    expect(p.prepared).toBe(false);
+    expectStop(p.record!, 'failed');
+    expect(p.record!.error!.code).toBe('OCSP_REVOKED');
+    expect(store.get(s.state.signRef)).toEqual(p.record);
+    expect(await submitStoredHash(t.engine, store, s.state.signRef)).toEqual({ action: 'none', record: p.record });
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('a first call the service refuses ends the session with its reason; one it cannot take now keeps the save point with retryAt', async () => {
+    const t = setup();
+    t.client.answer(refuse.rejected('hash refused'), refuse.unavailable());
+    for (const phase of ['failed', 'atSavePoint'] as const) {
+      const s = await started(t);
+      const store = await stored(s);
+      await prepareStored(t.engine, store, certificateDelivery(s, undefined, t));
+      const h = await submitStoredHash(t.engine, store, s.state.signRef);
+      expectStop(h.record!, phase);
+      expect(store.get(s.state.signRef)).toEqual(h.record);
+      if (phase === 'atSavePoint') expect(h.record!.lastSubmitFailure).toMatchObject({ attempts: 1, retryAt: expect.any(Number) });
+    }
+  });
+
+  it('two runs submitting at once: the first to count its call sends, the other is lost and sends nothing', async () => {
+    const t = setup();
+    const s = await atSavePoint(t);
+    const store = await stored(s);
+    const [a, b] = await Promise.all([submitStoredHash(t.engine, store, s.state.signRef), submitStoredHash(t.engine, store, s.state.signRef)]);
+    expect([a.lost === true, b.lost === true].sort()).toEqual([false, true]);
+    expect(t.client.hashCalls).toHaveLength(1);
+    expectStop(store.get(s.state.signRef)!, 'hashSubmitted');
+  });
+
+  it('no such session → none; no PDF in the store → documentMissing, nothing done', async () => {
+    const t = setup();
+    const s = await started(t);
+    const store = new MemorySessionStore();
+    expect(await prepareStored(t.engine, store, certificateDelivery(s, undefined, t))).toEqual({ action: 'none', prepared: false });
+    expect(await submitStoredHash(t.engine, store, s.state.signRef)).toEqual({ action: 'none' });
+    store.put(s, undefined);
+    expect(await prepareStored(t.engine, store, certificateDelivery(s, undefined, t))).toEqual({ action: 'continueCertificate', record: s, documentMissing: true, prepared: false });
+    expect(store.get(s.state.signRef)).toEqual(s);
   });
 });

@@ -11,11 +11,22 @@ import { pdfOutput } from '../fields';
 export const description: INodeProperties[] = forOperation('sessionRecord', 'runDueStep', [
   ...storeInputs,
   {
+    displayName: 'Session From',
+    name: 'sessionFrom',
+    type: 'options',
+    options: [
+      { name: 'Fields', value: 'fields', description: 'The Sign Ref and Webhook Event given below' },
+      { name: 'The Incoming Item', value: 'item', description: 'The item of the Singpass Sign Trigger (signature, error) or of List Due Sessions: its "signRef" and, when it has one, its "delivery"; no expression to write' },
+    ],
+    default: 'fields',
+  },
+  {
     displayName: 'Sign Ref',
     name: 'signRef',
     type: 'string',
     default: '={{ $json.signRef }}',
     required: true,
+    displayOptions: { show: { sessionFrom: ['fields'] } },
     description: 'The session to move on (List Due Sessions\' "signRef")',
   },
   {
@@ -23,6 +34,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
     name: 'delivery',
     type: 'json',
     default: '={{ $json.delivery ?? "" }}',
+    displayOptions: { show: { sessionFrom: ['fields'] } },
     description: 'A webhook event to apply first, then the step it leads to: the Singpass Sign Trigger\'s "delivery" (signature, error), or List Due Sessions\' for a kept event no run applied (replayCertificate, replaySignature, replayError). Empty: the session\'s due step only.',
   },
   { ...idleSecondsInput, description: `${idleSecondsInput.description} For an item of List Due Sessions, the time it listed the session by is used instead.` },
@@ -40,14 +52,15 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
  * record.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
-  const signRef = String(this.getNodeParameter('signRef', i) ?? '').trim();
-  if (!signRef) throw invalidInput('Sign Ref', 'is empty; pass List Due Sessions\' "signRef"');
+  const fromItem = this.getNodeParameter('sessionFrom', i, 'fields') === 'item';
+  const signRef = String((fromItem ? item.json.signRef : this.getNodeParameter('signRef', i)) ?? '').trim();
+  if (!signRef) throw invalidInput(fromItem ? 'Session From' : 'Sign Ref', fromItem ? 'the item has no "signRef": connect this node to the Singpass Sign Trigger or List Due Sessions' : 'is empty; pass List Due Sessions\' "signRef"');
   const store = await sessionRecordStore(this, i);
   // the store credential's; a version-1 folder: the one List Due Sessions listed the item by (set in one node), else this node's
   const listed = item.json.idleSeconds;
   const idleMs = store.idleMs ?? (typeof listed === 'number' && listed >= 0 ? listed : idleSecondsOf(this, i)) * 1000;
   const { engine } = await signingEngine(this);
-  const given = givenDelivery(this.getNodeParameter('delivery', i, ''), signRef);
+  const given = givenDelivery(fromItem ? item.json.delivery : this.getNodeParameter('delivery', i, ''), signRef);
   let r: DueStepResult;
   let eventOutcome: IDataObject = {};
   let eventMoved = false;

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
 import type { PadesLevel } from '../../../../src/pades';
-import { documentNameFor, issueSignerLink, type StartSessionInput } from '../../../../src/session';
+import { documentNameFor, issueSignerLink, type SessionRecord, type StartSessionInput } from '../../../../src/session';
 import { renderQr } from '../../../../src/sign';
 import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
@@ -17,7 +17,8 @@ export const LEVEL_OPTIONS = [
   { name: 'B-LTA (With Document Timestamp)', value: 'B-LTA' },
 ];
 
-export const description: INodeProperties[] = forOperation('session', 'createSession', [
+/** The session's parameters, shared with Session Record ▸ Create Session (which also saves the record). */
+export const createSessionFields: INodeProperties[] = [
   pdfInput,
   {
     displayName: 'Document Name',
@@ -69,32 +70,39 @@ export const description: INodeProperties[] = forOperation('session', 'createSes
       },
     ],
   },
-]);
+];
+
+export const description: INodeProperties[] = forOperation('session', 'createSession', createSessionFields);
 
 /**
  * Checks the PDF can be signed, then opens a signing session. Outputs what the user's page shows (QR payload, and
  * unless turned off the QR code as PNG and SVG; challenge code, expiry) and the session record to store under signRef, with the PDF kept as binary.
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
-  const property = this.getNodeParameter('binaryPropertyName', i);
-  const { pdf, meta } = await readPdf(this, i, property);
-  const o = this.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrImages?: boolean; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown };
+  return (await createSessionItem(this, i, item)).output;
+}
+
+/** Create Session for item `i`: the output item, and the record and PDF for a caller that saves them. */
+export async function createSessionItem(ctx: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<{ output: INodeExecutionData; record: SessionRecord; pdf: Buffer }> {
+  const property = ctx.getNodeParameter('binaryPropertyName', i);
+  const { pdf, meta } = await readPdf(ctx, i, property);
+  const o = ctx.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrImages?: boolean; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown };
   const onBehalfOf = givenJson('On Behalf Of', o.onBehalfOf) as StartSessionInput['onBehalfOf'];
   const signer = givenJson('Signer', o.signer) as StartSessionInput['signer'];
   // the entity and role go into the name the user sees in the app, so they know in what capacity they sign
-  const documentName = documentNameFor((this.getNodeParameter('documentName', i) as string).trim() || meta.fileName || 'document.pdf', onBehalfOf);
-  const { engine } = await signingEngine(this);
+  const documentName = documentNameFor((ctx.getNodeParameter('documentName', i) as string).trim() || meta.fileName || 'document.pdf', onBehalfOf);
+  const { engine } = await signingEngine(ctx);
   const s = await engine.start(pdf, {
-    documentName, level: this.getNodeParameter('level', i) as PadesLevel, reason: o.reason || undefined, location: o.location || undefined,
+    documentName, level: ctx.getNodeParameter('level', i) as PadesLevel, reason: o.reason || undefined, location: o.location || undefined,
     ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}),
   });
   // the signer's page link: keyed with the notification token secret, checked by Signer Page on any process
-  const linkKeys = await signerLinkKeys(this, i);
+  const linkKeys = await signerLinkKeys(ctx, i);
   const link = issueSignerLink({ ...linkKeys, signRef: s.signRef, purpose: 'page' });
   // rendering and keeping the images is most of this node's work: skipped when the page draws the QR itself
   const images = o.qrImages !== false;
   const width = o.qrWidth || 320;
-  return {
+  const output: INodeExecutionData = {
     json: {
       ...recordSummary(s.record),
       qrPayload: s.qrPayload,
@@ -110,9 +118,10 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
       ...(signer ? { signer } : {}),
     },
     binary: images
-      ? { ...(item.binary ?? {}), [o.qrProperty || 'qr']: await this.helpers.prepareBinaryData(await renderQr(s.qrPayload, { format: 'png', width }), `singpass-qr-${s.signRef}.png`, 'image/png') }
+      ? { ...(item.binary ?? {}), [o.qrProperty || 'qr']: await ctx.helpers.prepareBinaryData(await renderQr(s.qrPayload, { format: 'png', width }), `singpass-qr-${s.signRef}.png`, 'image/png') }
       : item.binary,
   };
+  return { output, record: s.record, pdf };
 }
 
 /** An optional JSON option: absent when empty (the core checks the shape). */
