@@ -28,6 +28,8 @@ export interface OcspAnswer {
   signature: Buffer;
   /** The BasicOCSPResponse's `certs`, each certificate's DER. */
   certificates: Buffer[];
+  /** Who says they signed it (RFC 6960 ResponderID): the Name's DER, or the SHA-1 hash of the key's bits. */
+  responderId: { byName: Buffer } | { byKey: Buffer };
   producedAt: Date;
   responses: OcspSingleAnswer[];
   /** The nonce extension's value (the OCTET STRING's content), when present. */
@@ -140,6 +142,9 @@ export function readOcspAnswer(der: Buffer): OcspAnswer | undefined {
     let i = f[0]?.tag === 0xa0 ? 1 : 0;
     const responder = f[i++];
     if (responder?.tag !== 0xa1 && responder?.tag !== 0xa2) return undefined;
+    const [named, ...namedMore] = children(basicDer, responder);
+    if (namedMore.length) return undefined;
+    const responderId = responder.tag === 0xa1 ? { byName: basicDer.subarray(expect(named, 0x30).start, named!.end) } : { byKey: content(basicDer, expect(named, 0x04)) };
     const producedAt = time(basicDer, f[i++]);
     const responses = children(basicDer, expect(f[i++], 0x30)).map((s) => single(basicDer, s));
     let nonce: Buffer | undefined;
@@ -149,7 +154,7 @@ export function readOcspAnswer(der: Buffer): OcspAnswer | undefined {
       tbs: basicDer.subarray(tbsT.start, tbsT.end),
       signatureAlgorithm: decodeOid(content(basicDer, expect(algOid, 0x06))),
       signature: basicDer.subarray(sigT.contentStart + 1, sigT.end),
-      certificates, producedAt, responses, nonce,
+      certificates, responderId, producedAt, responses, nonce,
     };
   } catch {
     return undefined; // truncated, not DER, or not the plain shape: the schema reading says why

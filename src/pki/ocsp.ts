@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import type { Clock } from '../clock';
@@ -135,10 +135,16 @@ function checkOcspAnswer(der: Buffer, cert: CertificateView, issuer: Certificate
 
   const { tbs, signature: sig, signatureAlgorithm: algo } = answer;
   let responder: CertificateView | undefined;
-  if (verifySignature(algo, tbs, sig, issuer.spki)) {
+  // The key the ResponderID names is tried first: a delegated responder's answer would otherwise cost a verification
+  // with the CA's key that fails, every time (failures are not remembered). Any other key is still tried after it.
+  const named = (c: CertificateView): boolean => 'byName' in answer.responderId
+    ? c.subjectName.equals(answer.responderId.byName)
+    : createHash('sha1').update(c.publicKeyBits).digest().equals(answer.responderId.byKey);
+  const delegated = !named(issuer) && embedded.some(named) ? embedded.find((c) => named(c) && verifySignature(algo, tbs, sig, c.spki)) : undefined;
+  if (delegated?.spki.equals(issuer.spki) || (!delegated && verifySignature(algo, tbs, sig, issuer.spki))) {
     responder = issuer;
   } else {
-    for (const c of embedded) {
+    for (const c of delegated ? [delegated] : embedded) {
       if (!verifySignature(algo, tbs, sig, c.spki)) continue;
       if (!viewIssuedBy(c, issuer)) throw fail(`the responder certificate "${subjectString(c.der)}" was not issued by the certificate's CA`);
       if (!(c.x509.keyUsage ?? []).includes(OID.kpOcspSigning)) throw fail(`the responder certificate "${subjectString(c.der)}" is not authorised for OCSP signing`);

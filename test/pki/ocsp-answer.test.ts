@@ -130,6 +130,36 @@ describe('the native OCSP check gives the schema-driven check\'s verdict', () =>
     expect(found).toBeGreaterThan(pairs.length); // most pairs have an answer in the corpus, some several
   });
 
+  it('checks a delegated responder\'s answer with the key its ResponderID names: no verification with the CA\'s key that fails, by name or by key hash', async () => {
+    // delegated responders and CAs answering themselves, named by name (both responders' default) and by key hash
+    const cases = [
+      { name: 'sandbox p256', der: await answerFor(pki.users.p256.certDer, pki.intermediate.certDer, { via: (req) => new OcspResponder(pki).respond(req) }), cert: pki.users.p256.certDer, issuer: pki.intermediate.certDer },
+      { name: 'sandbox intermediate', der: await answerFor(pki.intermediate.certDer, pki.root.certDer, { via: (req) => new OcspResponder(pki).respond(req) }), cert: pki.intermediate.certDer, issuer: pki.root.certDer },
+      { name: 'openssl good', der: await answerFor(ca.users.good.der, ca.intermediate.der), cert: ca.users.good.der, issuer: ca.intermediate.der },
+      { name: 'openssl CA-signed', der: await answerFor(ca.intermediate.der, ca.root.der), cert: ca.intermediate.der, issuer: ca.root.der },
+    ];
+    ca.faults.ocspResponderId = 'key';
+    try {
+      cases.push({ name: 'openssl good, by key', der: await answerFor(ca.users.good.der, ca.intermediate.der), cert: ca.users.good.der, issuer: ca.intermediate.der });
+      cases.push({ name: 'openssl CA-signed, by key', der: await answerFor(ca.intermediate.der, ca.root.der), cert: ca.intermediate.der, issuer: ca.root.der });
+    } finally {
+      ca.faults.ocspResponderId = 'name';
+    }
+    expect(cases.map((c) => Object.keys(readOcspAnswer(c.der)!.responderId)[0])).toEqual(['byName', 'byName', 'byName', 'byName', 'byKey', 'byKey']);
+    const crypto = require('node:crypto') as typeof import('node:crypto');
+    const verify = jest.spyOn(crypto, 'verify');
+    try {
+      for (const c of cases) {
+        verify.mockClear();
+        const r = checkOcspResponse(c.der, certificateView(c.cert), certificateView(c.issuer));
+        expect({ about: c.name, status: r.result.status }).toEqual({ about: c.name, status: 'good' });
+        expect({ about: c.name, failed: verify.mock.results.filter((x) => x.value === false).length }).toEqual({ about: c.name, failed: 0 });
+      }
+    } finally {
+      verify.mockRestore();
+    }
+  });
+
   it('reads the revocation time and the invalidity date as the schema reading does', async () => {
     const der = await answerFor(ca.users.compromised.der, ca.intermediate.der);
     const { result } = checkOcspResponse(der, parseCertificate(ca.users.compromised.der), parseCertificate(ca.intermediate.der));

@@ -34,7 +34,7 @@ export interface OpensslCa {
    * the CA but not for OCSP signing), or a look-alike responder the CA never issued. */
   /** `crl`: what `/int.crl` serves — the intermediate's CRL (default), one signed by a look-alike CA (same name,
    * another key), the root's CRL (another issuer), garbage, or HTTP 404; valid one day. `crlPem`: served as PEM. */
-  faults: { ocspDown: boolean; tsaDown: boolean; ocspGarbage: boolean; ocspSigner: 'responder' | 'tsa' | 'look-alike'; crl: 'ok' | 'look-alike' | 'root' | 'garbage' | '404'; crlPem: boolean };
+  faults: { ocspDown: boolean; tsaDown: boolean; ocspGarbage: boolean; ocspSigner: 'responder' | 'tsa' | 'look-alike'; ocspResponderId: 'name' | 'key'; crl: 'ok' | 'look-alike' | 'root' | 'garbage' | '404'; crlPem: boolean };
   requests: { ocsp: number; tsa: number; certs: number; crl: number };
   /**
    * Mark a user revoked (keyCompromise) as of `at` in the CA's index: its OCSP answers and CRLs say so from now on.
@@ -60,7 +60,7 @@ async function body(req: IncomingMessage): Promise<Buffer> {
 
 export async function startOpensslCa(): Promise<OpensslCa> {
   const dir = mkdtempSync(join(tmpdir(), 'ltv-ossl-'));
-  const faults: OpensslCa['faults'] = { ocspDown: false, tsaDown: false, ocspGarbage: false, ocspSigner: 'responder', crl: 'ok', crlPem: false };
+  const faults: OpensslCa['faults'] = { ocspDown: false, tsaDown: false, ocspGarbage: false, ocspSigner: 'responder', ocspResponderId: 'name', crl: 'ok', crlPem: false };
   const requests = { ocsp: 0, tsa: 0, certs: 0, crl: 0 };
   let seq = 0;
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -83,7 +83,8 @@ export async function startOpensslCa(): Promise<OpensslCa> {
         writeFileSync(join(dir, `req${n}.der`), data);
         const rsigner = { responder: 'ocsp', tsa: 'tsa', 'look-alike': 'lookalike' }[faults.ocspSigner];
         const signer = url === '/ocsp' ? ['-CA', 'int.crt', '-index', 'index-int.txt', '-rsigner', `${rsigner}.crt`, '-rkey', `${rsigner}.key`] : ['-CA', 'root.crt', '-index', 'index-root.txt', '-rsigner', 'root.crt', '-rkey', 'root.key'];
-        await run('openssl', ['ocsp', ...signer, '-reqin', `req${n}.der`, '-respout', `resp${n}.der`, '-nmin', '60', '-rother', 'int.crt'], { cwd: dir });
+        const byKey = faults.ocspResponderId === 'key' ? ['-resp_key_id'] : [];
+        await run('openssl', ['ocsp', ...signer, ...byKey, '-reqin', `req${n}.der`, '-respout', `resp${n}.der`, '-nmin', '60', '-rother', 'int.crt'], { cwd: dir });
         return reply(200, 'application/ocsp-response', readFileSync(join(dir, `resp${n}.der`)));
       }
       if (req.method === 'GET' && url === '/int.crl') {
