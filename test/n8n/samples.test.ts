@@ -38,6 +38,8 @@ describe('flows/n8n sample workflows', () => {
     expect(b.get('Upload PDF')!.parameters.authentication).toBe('headerAuth');
     expect(JSON.parse(String((b.get('Create Session (First Signer)')!.parameters.options as { signer: string }).signer))).toMatchObject({ position: 1, of: 2 });
     expect(b.get('Create Session (First Signer)')!.parameters.level).toBe('B-T');
+    // the session's record and PDF saved by Create Session itself, before the answer that holds the links
+    expect(path1(wf, 'Upload PDF', 'Answer with Both Links').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:createStoredSession', 'respondToWebhook:']);
     expect(path1(wf, 'Next Signer Request', "Open Second Signer's Page").map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:startNextSigner', 'if:', 'respondToWebhook:']);
     expect(b.get('Start Next Signer')!.parameters).toMatchObject({ previousSignRef: '={{ $json.query.ref }}', linkKey: '={{ $json.query.key }}', level: 'auto' });
     // no document is served here: the signed PDFs only through the signer's page (document-signing.json)
@@ -48,7 +50,7 @@ describe('flows/n8n sample workflows', () => {
     const wf = samples.find((x) => x.file === 'company-signing.json')!.wf;
     const b = byName(wf);
     expect(path1(wf, 'Corppass Callback', 'Open Signer Page').map((n) => op(wf, n))).toEqual([
-      'webhook:', 'corppass:completeLogin', 'if:', 'readWriteFile:read', 'singpassSign:createSession', 'singpassSign:saveRecord', 'respondToWebhook:',
+      'webhook:', 'corppass:completeLogin', 'if:', 'readWriteFile:read', 'singpassSign:createStoredSession', 'respondToWebhook:',
     ]);
     expect(path1(wf, 'Corppass Callback', 'Refuse: Role Required', { 'Role Held?': 1 }).map((n) => op(wf, n))).toEqual(['webhook:', 'corppass:completeLogin', 'if:', 'respondToWebhook:']);
     expect(b.get('Complete Login and Check Role')!.parameters).toMatchObject({ requireRole: true, roles: expect.stringMatching(/\S/), includeAccessToken: false });
