@@ -144,7 +144,7 @@ export function readOcspAnswer(der: Buffer): OcspAnswer | undefined {
     if (responder?.tag !== 0xa1 && responder?.tag !== 0xa2) return undefined;
     const [named, ...namedMore] = children(basicDer, responder);
     if (namedMore.length) return undefined;
-    const responderId = responder.tag === 0xa1 ? { byName: basicDer.subarray(expect(named, 0x30).start, named!.end) } : { byKey: content(basicDer, expect(named, 0x04)) };
+    const responderId = responder.tag === 0xa1 ? { byName: basicDer.subarray(expect(named, 0x30).start, named.end) } : { byKey: content(basicDer, expect(named, 0x04)) };
     const producedAt = time(basicDer, f[i++]);
     const responses = children(basicDer, expect(f[i++], 0x30)).map((s) => single(basicDer, s));
     let nonce: Buffer | undefined;
