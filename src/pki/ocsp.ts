@@ -140,7 +140,7 @@ function checkOcspAnswer(der: Buffer, cert: CertificateView, issuer: Certificate
   const named = (c: CertificateView): boolean => 'byName' in answer.responderId
     ? c.subjectName.equals(answer.responderId.byName)
     : createHash('sha1').update(c.publicKeyBits).digest().equals(answer.responderId.byKey);
-  const delegated = !named(issuer) && embedded.some(named) ? embedded.find((c) => named(c) && verifySignature(algo, tbs, sig, c.spki)) : undefined;
+  const delegated = named(issuer) ? undefined : embedded.find((c) => named(c) && verifySignature(algo, tbs, sig, c.spki));
   if (delegated?.spki.equals(issuer.spki) || (!delegated && verifySignature(algo, tbs, sig, issuer.spki))) {
     responder = issuer;
   } else {

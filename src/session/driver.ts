@@ -3,7 +3,7 @@ import type { SigningEngine } from './engine';
 import { isAtSavePoint, nextStep, type NextStep, type SessionAction } from './next-step';
 import { stepSaver, type SessionStore } from './store';
 import { sessionPhase } from './transitions';
-import type { FinishResult, SessionRecord, StepOptions, VerifiedDelivery } from './types';
+import type { FinishResult, SessionRecord, StepOptions, StepResult, VerifiedDelivery } from './types';
 
 /** What a driver needs of a store: the record with compare-and-set, the PDF, and where a signed PDF goes. */
 export type DriverStore = Pick<SessionStore, 'get' | 'put' | 'getDocument'> & Partial<Pick<SessionStore, 'putSignedDocument'>>;
@@ -75,7 +75,7 @@ async function drive(engine: SigningEngine, store: DriverStore, signRef: string,
   if (due.action === 'forget' || !ready(due, now) || (options.only && !options.only.includes(due.action) && !options.only.includes(next.action))) return { action: 'none', record };
   const saver = stepSaver(store, record);
   const stepOptions = { ...options.stepOptions, save: saver.save };
-  const kept = keeper(store, saver, signRef, due.action);
+  const { kept, settle } = keeper(store, saver, signRef, due.action, record);
   switch (due.action) {
     case 'expire': {
       const r = engine.expire(record);
@@ -84,13 +84,11 @@ async function drive(engine: SigningEngine, store: DriverStore, signRef: string,
     case 'continueCertificate': {
       const pdf = await store.getDocument(signRef);
       if (!pdf) return { action: due.action, record, documentMissing: true };
-      const r = await engine.continueCertificate(record, pdf, stepOptions);
-      return r.duplicate ? { action: due.action, record: (await store.get(signRef)) ?? record, lost: true } : kept(r.record);
+      return settle(await engine.continueCertificate(record, pdf, stepOptions));
     }
     case 'submitHash': {
       // Found at the save point by a scheduler: a call may have been made that the record does not count.
-      const r = await engine.resubmitHash(record, stepOptions);
-      return r.duplicate ? { action: due.action, record: (await store.get(signRef)) ?? record, lost: true } : kept(r.record);
+      return settle(await engine.resubmitHash(record, stepOptions));
     }
     case 'finish': {
       const pdf = await store.getDocument(signRef);
@@ -104,14 +102,17 @@ async function drive(engine: SigningEngine, store: DriverStore, signRef: string,
 }
 
 /**
- * Saves a step's result with compare-and-set against the last revision the step saved (stepSaver tracks it); lost
- * to another writer: the stored record, `lost`.
+ * How a step on `loaded` ends: `kept` saves its result with compare-and-set against the last revision the step saved
+ * (stepSaver tracks it); `settle` does so for an engine step's result, whose `duplicate` says a save point inside the
+ * step was lost already. Lost to another writer: the stored record, `lost`.
  */
-function keeper(store: DriverStore, saver: ReturnType<typeof stepSaver>, signRef: string, action: SessionAction) {
-  return async (next: SessionRecord, extra: Omit<DueStepResult, 'action' | 'record'> = {}): Promise<DueStepResult> => {
+function keeper(store: DriverStore, saver: ReturnType<typeof stepSaver>, signRef: string, action: SessionAction, loaded: SessionRecord) {
+  const lost = async (fallback: SessionRecord): Promise<DueStepResult> => ({ action, record: (await store.get(signRef)) ?? fallback, lost: true });
+  const kept = async (next: SessionRecord, extra: Omit<DueStepResult, 'action' | 'record'> = {}): Promise<DueStepResult> => {
     if (next.revision === saver.expected) return { action, record: next, ...extra };
-    return (await saver.save(next)) ? { action, record: next, ...extra } : { action, record: (await store.get(signRef)) ?? next, lost: true };
+    return (await saver.save(next)) ? { action, record: next, ...extra } : lost(next);
   };
+  return { kept, settle: (r: StepResult): Promise<DueStepResult> => (r.duplicate ? lost(loaded) : kept(r.record)) };
 }
 
 /** What {@link prepareStored} did: {@link DueStepResult}, and whether THIS run saved the save point. */
@@ -137,9 +138,8 @@ export async function prepareStored(engine: SigningEngine, store: DriverStore, d
   const pdf = await store.getDocument(signRef);
   if (!pdf) return { action: 'continueCertificate', record, documentMissing: true, prepared: false };
   const saver = stepSaver(store, record);
-  const r = await engine.prepareCertificate(record, delivery, pdf, { claim: saver.save, save: saver.save });
-  if (r.duplicate) return { action: 'continueCertificate', record: (await store.get(signRef)) ?? record, lost: true, prepared: false };
-  const out = await keeper(store, saver, signRef, 'continueCertificate')(r.record);
+  const prepared = await engine.prepareCertificate(record, delivery, pdf, { claim: saver.save, save: saver.save });
+  const out = await keeper(store, saver, signRef, 'continueCertificate', record).settle(prepared);
   return { ...out, prepared: !out.lost && isAtSavePoint(out.record!) };
 }
 
@@ -154,9 +154,7 @@ export async function submitStoredHash(engine: SigningEngine, store: DriverStore
   if (!record) return { action: 'none' };
   if (!isAtSavePoint(record)) return { action: 'none', record };
   const saver = stepSaver(store, record);
-  const r = await engine.resumeSubmission(record, { save: saver.save });
-  if (r.duplicate) return { action: 'submitHash', record: (await store.get(signRef)) ?? record, lost: true };
-  return keeper(store, saver, signRef, 'submitHash')(r.record);
+  return keeper(store, saver, signRef, 'submitHash', record).settle(await engine.resumeSubmission(record, { save: saver.save }));
 }
 
 /** What {@link recordEvent} did with a webhook event. */
