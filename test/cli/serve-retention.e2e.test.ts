@@ -10,19 +10,10 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { startServe, type RunningServer } from '../../cli/commands/serve';
 import { generateClientKeys } from '../../src/keys';
 import { samplePdf } from '../pades/ltv-helpers';
+import { until } from '../helpers/poll';
 
 const APPLICATION_KEY = 'the-applications-key-to-sessions-0123456789';
 const APP = { authorization: `Bearer ${APPLICATION_KEY}` };
-
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe.each(['memory', 'a folder'] as const)('serve: ended sessions leave the store after the retention (%s)', (kind) => {
   let sandbox: Sandbox;

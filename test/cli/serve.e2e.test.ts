@@ -20,6 +20,7 @@ import { makeNssDb } from '../helpers/pki-tools';
 import { pdfsigSections } from '../pades/foreign-signer';
 import { startNginx, type RunningNginx } from '../helpers/nginx';
 import { startPostgres, type Postgres } from '../helpers/postgres';
+import { until } from '../helpers/poll';
 
 const ROOT = join(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'index.js');
@@ -54,16 +55,6 @@ function startServe(args: string[], env: Record<string, string> = {}): Promise<S
     child.stderr!.on('data', (d: Buffer) => log.push(`stderr: ${d.toString()}`));
     child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${log.join('\n')}`)));
   });
-}
-
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe.each(['a folder', 'PostgreSQL'] as const)('serve: two processes over one store (%s) behind nginx', (kind) => {
