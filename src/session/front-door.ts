@@ -45,12 +45,13 @@ export interface DeliveryReceipt {
 export interface ReceiveDeliveryOptions {
   /**
    * Waits (ms) before re-reading a record not found: a front end that saves the session after showing the QR code
-   * (an n8n workflow's Save Record) can be beaten by the scan by a moment. Default 100, 200, 400.
+   * (an n8n workflow's Save Record) can be beaten by the scan by a moment. Default 25, 25, 50, 50, 100, 150, 300.
    */
   notFoundRetriesMs?: readonly number[];
 }
 
-const NOT_FOUND_RETRIES_MS = [100, 200, 400];
+// Short first: a record saved a moment late is found within ~25 ms of its save, not ~200; still 700 ms in all.
+const NOT_FOUND_RETRIES_MS = [25, 25, 50, 50, 100, 150, 300];
 
 /**
  * THE webhook front door, for every front end (the runner behind `serve` and the CLI, the Node-RED webhook node, the

@@ -120,6 +120,25 @@ describe('receiveDelivery', () => {
     expect((await receiveDelivery(t.engine, late, await certificateRequest(s), { notFoundRetriesMs: [5, 5] })).verdict).toBe('handOver');
   });
 
+  it('by default a missing record is read again seven times, the first after 25 ms (a late save is found soon after it)', async () => {
+    const t = engineSetup();
+    const s = await started(t);
+    const empty = mapStore([]);
+    const waits: number[] = [];
+    const realSetTimeout = global.setTimeout;
+    const spy = jest.spyOn(global, 'setTimeout').mockImplementation(((fn: () => void, ms?: number) => {
+      waits.push(ms ?? 0);
+      return realSetTimeout(fn, 0);
+    }) as typeof setTimeout);
+    try {
+      expect((await receiveDelivery(t.engine, empty, await certificateRequest(s))).verdict).toBe('notFound');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(empty.reads).toBe(8);
+    expect(waits).toEqual([25, 25, 50, 50, 100, 150, 300]);
+  });
+
   it('the store failing to read or to keep → 503 storeDown with the store\'s code', async () => {
     const t = engineSetup();
     const s = await started(t);
