@@ -27,6 +27,11 @@ export interface AutoOptions {
   user?: string;
   /** Delay before scanning a new session and before approving a submitted hash (default 50 ms). */
   delayMs?: number;
+  /**
+   * false: scan no new session by itself, only approve the hashes of the sessions scanned otherwise (`scan`, `POST
+   * /phone/scan`), as when a test decides when users scan. Default true. `POST /phone/auto {scan: "on"|"off"}` sets it.
+   */
+  scan?: boolean;
 }
 
 /** The simulated Singpass app. Every action goes to the signing service in-process, like the real app's backend. */
@@ -52,7 +57,8 @@ export interface Phone extends SandboxService {
 /**
  * Phone simulator with HTTP routes (prefix `/phone`): `GET /phone` (HTML page listing sessions with buttons; it
  * refreshes itself from `GET /phone/sessions`, the same list as JSON),
- * `POST /phone/scan {sign_ref | qr, user?}`, `POST /phone/approve {sign_ref, encoding?: 'raw'}`, `POST /phone/reject {sign_ref}`
+ * `POST /phone/scan {sign_ref | qr, user?}`, `POST /phone/approve {sign_ref, encoding?: 'raw'}`, `POST /phone/reject {sign_ref}`,
+ * `POST /phone/auto {scan: 'on' | 'off'}` (automatic mode: whether it scans new sessions by itself)
  * (JSON or HTML form bodies; JSON answers `{result}`).
  */
 export function createPhone(opts: PhoneOptions): Phone {
@@ -63,7 +69,7 @@ export function createPhone(opts: PhoneOptions): Phone {
   const scannedBy = new Map<string, string>();
   const timers = new Set<NodeJS.Timeout>();
   const errors: string[] = [];
-  let autoState: { user: string; delayMs: number } | undefined;
+  let autoState: { user: string; delayMs: number; scan: boolean } | undefined;
 
   const userKey = (name: string): PhoneUserKey => {
     const u = opts.users[name];
@@ -79,7 +85,7 @@ export function createPhone(opts: PhoneOptions): Phone {
     timers.add(t);
   };
   const onCreated = (s: SessionView): void => {
-    if (autoState) later(() => phone.scan(s.signRef, { user: autoState?.user }));
+    if (autoState?.scan) later(() => phone.scan(s.signRef, { user: autoState?.user }));
   };
   const onHash = (s: SessionView): void => {
     if (autoState && scannedBy.has(s.signRef)) later(() => phone.approve(s.signRef));
@@ -106,7 +112,7 @@ export function createPhone(opts: PhoneOptions): Phone {
     reject: (signRef) => sign.userFailed(signRef, NOTIFICATION_ERRORS.userCancelled, 'the user declined to sign'),
     error: (signRef, code, description = 'simulated app error') => sign.userFailed(signRef, code, description),
     auto(o) {
-      autoState = o === false ? undefined : { user: o.user ?? defaultUser, delayMs: o.delayMs ?? 50 };
+      autoState = o === false ? undefined : { user: o.user ?? defaultUser, delayMs: o.delayMs ?? 50, scan: o.scan ?? true };
       if (autoState) userKey(autoState.user);
     },
     autoErrors: () => [...errors],
@@ -115,10 +121,16 @@ export function createPhone(opts: PhoneOptions): Phone {
       const sub = url.pathname.slice(prefix.length) || '/';
       if (req.method === 'GET' && sub === '/') return sendBytes(res, 200, page(sign.sessions(), userNames, prefix, url.searchParams.get('msg')), 'text/html; charset=utf-8');
       if (req.method === 'GET' && sub === '/sessions') return sendJson(res, 200, sessionCards(sign.sessions()));
-      const action = /^\/(scan|approve|reject)$/.exec(sub)?.[1];
+      const action = /^\/(scan|approve|reject|auto)$/.exec(sub)?.[1];
       if (req.method !== 'POST' || !action) return sendJson(res, 404, { error: 'NOT_FOUND', error_description: `no phone route ${url.pathname}` });
       const isForm = (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
       const body = await formOrJson(req);
+      if (action === 'auto') {
+        if (!autoState) return sendJson(res, 400, { error: 'PHONE_ERROR', error_description: 'automatic mode is off (start the sandbox with --auto-phone)' });
+        if (body.scan !== 'on' && body.scan !== 'off') return sendJson(res, 400, { error: 'PHONE_ERROR', error_description: 'scan: "on" or "off"' });
+        autoState.scan = body.scan === 'on';
+        return sendJson(res, 200, { result: `automatic scanning ${body.scan}` });
+      }
       const signRef = body.sign_ref || (body.qr ? signRefFromQrPayload(body.qr) : undefined);
       let outcome: string;
       let status = 200;

@@ -260,8 +260,8 @@ export async function waitFor<T>(what: string, n8n: N8n, check: () => T | undefi
 
 export interface CliSandbox {
   baseUrl: string;
-  /** POST to the phone simulator's HTTP routes (scan / approve / reject), as a tester's browser would. */
-  phone(action: 'scan' | 'approve' | 'reject', body: Record<string, string>): Promise<void>;
+  /** POST to the phone simulator's HTTP routes (scan / approve / reject; auto: `{scan: 'on' | 'off'}`), as a tester's browser would. */
+  phone(action: 'scan' | 'approve' | 'reject' | 'auto', body: Record<string, string>): Promise<void>;
   /** The signing service's webhook attempts (`GET /sign/sandbox/deliveries`). */
   deliveries(): Promise<Array<{ signRef: string; requestType: string; attempt: number; status?: number; error?: string; at: number }>>;
   /** Every hash call the signing service answered, with the answer's status (`GET /sign/sandbox/hashes`). */

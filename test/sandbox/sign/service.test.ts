@@ -571,6 +571,27 @@ describe('phone simulator', () => {
       phone.auto(false);
     }
   });
+  it('POST /phone/auto {scan: off}: new sessions wait for a scan; what is scanned is still approved by itself', async () => {
+    const auto = (body: unknown): Promise<Response> => fetch(`${server.baseUrl}/phone/auto`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await auto({ scan: 'off' })).status).toBe(400); // automatic mode is off
+    phone.auto({ delayMs: 10 });
+    try {
+      expect((await auto({ scan: 'maybe' })).status).toBe(400);
+      expect(await (await auto({ scan: 'off' })).json()).toEqual({ result: 'automatic scanning off' });
+      const ref = await newSession();
+      await new Promise((r) => setTimeout(r, 150));
+      expect(sign.session(ref)?.state).toBe('created'); // not scanned by itself
+      expect(await phone.scan(ref)).toBe('acknowledged');
+      const [cert] = await dsap.waitFor(1, ref);
+      await dsap.call(hashPath(ref), hashBody(cert.claims.nonce as string));
+      expect((await dsap.waitFor(2, ref))[1].claims.request_type).toBe('signed_doc_hash'); // approved by itself
+      await auto({ scan: 'on' });
+      const next = await newSession();
+      expect((await dsap.waitFor(1, next))[0].claims.request_type).toBe('user_cert');
+    } finally {
+      phone.auto(false);
+    }
+  });
   it('HTTP routes: POST /phone/scan (by QR payload), GET /phone lists the session, approve', async () => {
     const created = await dsap.call(SESSIONS, { client_notification_token: 'x', tenant_id: 'y' });
     const ref = created.body.sign_ref as string;
