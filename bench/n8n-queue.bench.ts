@@ -16,12 +16,15 @@
  * Run: `npm run bench:n8n-queue` (needs scripts/install-n8n.sh, postgresql, redis-server). Options:
  * `-- --sessions 200 --parallel 8 --workers 1,2 --mb 1 --concurrency 10 --worker-nice 10 --webhooks 2` (jobs per
  * worker; the workers' `nice` level; `n8n webhook` processes, called in turn). SINGPASS_FLOWS_BENCH_SESSIONS also sets the count.
+ * SINGPASS_FLOWS_N8N_CPU_PROF=<dir> profiles every n8n process and adds how much of the workers' and the webhook
+ * process's CPU was our code's (bench/profile-share.ts).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuByKind, cpuSpent } from './proc-cpu';
+import { profileShares, splitByShares } from './profile-share';
 import { generateClientKeys } from '../src/keys';
 import { installedPackageDir, type N8nQueue } from '../test/helpers/n8n-queue';
 import { startDeliveryRelay, type DeliveryRelay } from '../test/n8n/delivery-relay';
@@ -60,7 +63,15 @@ interface Figures {
   uploadsAndScansAnswerP99: number;
   /** CPU ms per signed session by part, over the main round (from /proc): which shared part saturates first. */
   cpuPerSession: Record<string, number>;
+  /** The main round on the monotonic clock (µs), for the processes' V8 profiles. */
+  round: { fromUs: number; toUs: number };
 }
+
+/** SINGPASS_FLOWS_N8N_CPU_PROF=<dir>: every n8n process writes V8 CPU profiles there (test/helpers/n8n-queue.ts). */
+const PROFILE_DIR = process.env.SINGPASS_FLOWS_N8N_CPU_PROF;
+const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
+/** Code n8n loaded from the community-package folder: this package and its dependencies (its own pg client too). */
+const isOurs = (url: string): boolean => url.includes('/.n8n/nodes/node_modules/');
 
 /** Which part of the set-up a process is, by its command line. */
 function kindOf(cmd: string): string | undefined {
@@ -115,6 +126,7 @@ async function runWith(workers: number, pdf: Buffer): Promise<Figures> {
     const uploadMs: number[] = [];
     const uploadFailures: string[] = [];
     const cpu0 = cpuByKind(kindOf);
+    const fromUs = monotonicUs();
     const started = performance.now();
     let next = 0;
     await Promise.all(Array.from({ length: PARALLEL }, async () => {
@@ -135,6 +147,7 @@ async function runWith(workers: number, pdf: Buffer): Promise<Figures> {
     const done = await waitUntil(() => refs.every((r) => relay!.signed.has(r)), TIMEOUT_MS);
     const seconds = (performance.now() - started) / 1000;
     const cpuMs = cpuSpent(cpu0, cpuByKind(kindOf));
+    const toUs = monotonicUs();
     if (!done) console.log(`  (stopped waiting after ${TIMEOUT_MS / 1000} s)`);
 
     const deliveries = await signing.deliveries();
@@ -186,6 +199,7 @@ async function runWith(workers: number, pdf: Buffer): Promise<Figures> {
       burstScanAnswerP99: percentile(scanAnswers(burst), 99),
       uploadsAndScansAnswerP99: percentile(scanAnswers(mixed), 99),
       cpuPerSession: Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, v / Math.max(1, refs.length - lost)])),
+      round: { fromUs, toUs },
     };
   } finally {
     await signing?.stop();
@@ -231,6 +245,27 @@ function show(f: Figures): void {
     + `cert→hash p50 ${ms(f.certToHash.p50)} p99 ${ms(f.certToHash.p99)} | webhook answer p99 ${ms(f.webhookAnswerP99)} | upload answer p99 ${ms(f.uploadAnswerP99)} | `
     + `lost ${f.lost} | duplicated ${f.duplicated} | uploads failed ${f.uploadsFailed} | ${BURST} scans at once: certificate delivery answer p99 ${ms(f.burstScanAnswerP99)} (${BURST} uploads at once, each scanned 50 ms after creation: ${ms(f.uploadsAndScansAnswerP99)})`);
   console.log(`  CPU ms per signed session: ${Object.entries(f.cpuPerSession).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(' | ')}`);
+  if (PROFILE_DIR) showShares(f, PROFILE_DIR);
+}
+
+/**
+ * With profiles (written when the processes stopped, after the round): how much of the workers' and the webhook
+ * process's CPU per session was our code's and how much n8n's own, over the main round. Profiling slows both sides.
+ */
+function showShares(f: Figures, dir: string): void {
+  const parts: Array<[string, string, string]> = [['n8n workers', 'worker', 'workers'], ['n8n webhook process', 'webhook', 'webhook process']];
+  let n8nOwn = 0;
+  const said = parts.map(([kind, prefix, label]) => {
+    const dirs = fs.existsSync(dir) ? fs.readdirSync(dir).filter((d) => d.startsWith(prefix)) : [];
+    const shares = dirs.map((d) => profileShares(path.join(dir, d), isOurs, f.round)).reduce((a, b) => ({
+      busyMs: a.busyMs + b.busyMs, oursMs: a.oursMs + b.oursMs, hostMs: a.hostMs + b.hostMs, sharedMs: a.sharedMs + b.sharedMs,
+    }), { busyMs: 0, oursMs: 0, hostMs: 0, sharedMs: 0 });
+    const split = splitByShares(f.cpuPerSession[kind] ?? 0, shares);
+    n8nOwn += split.host;
+    const pct = shares.oursMs + shares.hostMs > 0 ? (100 * shares.oursMs) / (shares.oursMs + shares.hostMs) : 0;
+    return `${label} ${pct.toFixed(0)} % ours (${split.ours.toFixed(0)} ms ours, ${split.host.toFixed(0)} ms n8n's)`;
+  });
+  console.log(`  V8 profiles of the round, per signed session: ${said.join(' | ')}; n8n's own in all ${n8nOwn.toFixed(0)} ms`);
 }
 
 async function main(): Promise<void> {
