@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import type { Fetch } from '../http';
 import { buildChain, certsFromPemOrDer, fetchOcspResponse, type OcspResult } from '../pki';
-import { readCertificate, viewCertificate, viewIssuedBy, type CertificateView } from '../pki/certificate-view';
+import { certificateView, readCertificate, viewCertificate, viewIssuedBy, type CertificateView } from '../pki/certificate-view';
 
 /**
  * A certificate's status as every front end's "Check Certificate Status" reports it: the same checks the certificate
@@ -79,18 +79,19 @@ export class UserCertificateChecker {
     };
     const seen: { chain?: Buffer[]; ocsp?: OcspResult } = {};
     try {
-      await this.checkWithAnswer(certificate, seen);
-      return { status: 'good', good: true, ...base, chain: subjects(seen.chain), ...(seen.ocsp ? { ocsp: ocspOf(seen.ocsp) } : {}) };
+      await this.checkWithAnswer(certificate, seen, leaf);
+      return { status: 'good', good: true, ...base, chain: subjects(seen.chain, leaf), ...(seen.ocsp ? { ocsp: ocspOf(seen.ocsp) } : {}) };
     } catch (e) {
       const status = isSingpassFlowsError(e) ? STATUS_OF[e.code] : undefined;
       if (!status || !isSingpassFlowsError(e)) throw e;
-      return { status, good: false, code: e.code, message: e.message, ...base, chain: subjects(seen.chain), ...(seen.ocsp ? { ocsp: ocspOf(seen.ocsp) } : {}) };
+      return { status, good: false, code: e.code, message: e.message, ...base, chain: subjects(seen.chain, leaf), ...(seen.ocsp ? { ocsp: ocspOf(seen.ocsp) } : {}) };
     }
   }
 
-  private async checkWithAnswer(certificate: Buffer, seen: { chain?: Buffer[]; ocsp?: OcspResult } = {}): Promise<{ chain: Buffer[] }> {
+  /** `parsed`: the caller's parse of these very bytes (read once per check). */
+  private async checkWithAnswer(certificate: Buffer, seen: { chain?: Buffer[]; ocsp?: OcspResult } = {}, parsed?: X509Certificate): Promise<{ chain: Buffer[] }> {
     const now = (this.options.clock ?? systemClock)();
-    const leaf = new X509Certificate(certificate);
+    const leaf = parsed ?? new X509Certificate(certificate);
     checkValidity(leaf, now, 'Your signing certificate');
     // read once, natively, for the chain link and the OCSP exchange (which then finds the link already verified)
     let leafView: CertificateView | undefined;
@@ -175,8 +176,17 @@ function oneLine(subject: string): string {
   return subject.replace(/\n/g, ', ');
 }
 
-function subjects(chain: Buffer[] | undefined): string[] {
-  return (chain ?? []).map((c) => oneLine(new X509Certificate(c).subject));
+/** The chain's subjects: the leaf from its parse, the CAs from the views kept for them (not parsed per report). */
+function subjects(chain: Buffer[] | undefined, leaf: X509Certificate): string[] {
+  return (chain ?? []).map((c, i) => oneLine((i === 0 && leaf.raw.equals(c) ? leaf : parsedOnce(c)).subject));
+}
+
+function parsedOnce(der: Buffer): X509Certificate {
+  try {
+    return certificateView(der).x509;
+  } catch {
+    return new X509Certificate(der); // not plain DER: no view, parsed as it is
+  }
 }
 
 function ocspOf(r: OcspResult): NonNullable<CertificateStatusReport['ocsp']> {

@@ -3,6 +3,7 @@
  * CA's path kept: the leaf's link and the OCSP answer read natively): the same verdict either way for a good, a
  * revoked, an unknown, an expired, a not-yet-valid, a self-signed and a foreign-CA certificate, and a tampered one.
  */
+import { X509Certificate } from 'node:crypto';
 import { createTestPki, OcspResponder, type TestPki } from '../../sandbox/pki';
 import type { Fetch } from '../../src/http';
 import { UserCertificateChecker } from '../../src/session/user-certificate';
@@ -47,6 +48,24 @@ describe('UserCertificateChecker', () => {
     expect(await verdict(warm, pki.users.p256.certDer)).toBe('good (3 certificates)');
     for (const [name, der, expected] of cases) {
       expect({ name, cold: await verdict(make(), der), warm: await verdict(warm, der) }).toEqual({ name, cold: expected, warm: expected });
+    }
+  });
+
+  it('reports the chain by subject, leaf to root, for good and revoked certificates, again and again', async () => {
+    const responder = new OcspResponder(pki);
+    const fetch: Fetch = async (_u, init) => new Response(new Uint8Array(await responder.respond(Buffer.from(init!.body as Uint8Array))), { status: 200 });
+    const checker = new UserCertificateChecker({ trustedRoots: [pki.root.certDer], intermediates: [pki.intermediate.certDer], fetch });
+    const revoked = await pki.issueUserCertificate({ curve: 'P-256', commonName: 'Revoked Reported' });
+    pki.revoke(revoked.serialHex, 'keyCompromise');
+    const subject = (der: Buffer) => new X509Certificate(der).subject.split('\n').join(', ');
+    const cas = [subject(pki.intermediate.certDer), subject(pki.root.certDer)];
+    for (let round = 0; round < 2; round++) {
+      const good = await checker.report(pki.users.p256.certDer);
+      expect({ status: good.status, chain: good.chain }).toEqual({ status: 'good', chain: [subject(pki.users.p256.certDer), ...cas] });
+      const p384 = await checker.report(pki.users.p384.certDer);
+      expect(p384.chain).toEqual([subject(pki.users.p384.certDer), ...cas]);
+      const bad = await checker.report(revoked.certDer);
+      expect({ status: bad.status, chain: bad.chain }).toEqual({ status: 'revoked', chain: [subject(revoked.certDer), ...cas] });
     }
   });
 });
