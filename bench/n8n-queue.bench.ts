@@ -182,7 +182,7 @@ async function runWith(workers: number, pdf: Buffer): Promise<Figures> {
 
     // the scan burst, after the run: BURST uploads answered first (a user scans the QR code of the page the upload's
     // answer leads to), then the phone scans all of them in the same instant
-    const scanAnswers = (refs: string[]): number[] => relay!.deliveries.filter((d) => d.type === 'user_cert' && d.signRef && refs.includes(d.signRef)).map((d) => d.ms);
+    const scanAnswers = (of: string[]): number[] => relay!.deliveries.filter((d) => d.type === 'user_cert' && d.signRef && of.includes(d.signRef)).map((d) => d.ms);
     await signing.phone('auto', { scan: 'off' });
     const burst = await Promise.all(Array.from({ length: BURST }, () => session(q!, pdf)));
     await signing.phone('auto', { scan: 'on' });
@@ -256,14 +256,10 @@ function showShares(f: Figures, dir: string): void {
   const parts: Array<[string, string, string]> = [['n8n workers', 'worker', 'workers'], ['n8n webhook process', 'webhook', 'webhook process']];
   let n8nOwn = 0;
   const said = parts.map(([kind, prefix, label]) => {
-    const dirs = fs.existsSync(dir) ? fs.readdirSync(dir).filter((d) => d.startsWith(prefix)) : [];
-    const shares = dirs.map((d) => profileShares(path.join(dir, d), isOurs, f.round)).reduce((a, b) => ({
-      busyMs: a.busyMs + b.busyMs, oursMs: a.oursMs + b.oursMs, hostMs: a.hostMs + b.hostMs, sharedMs: a.sharedMs + b.sharedMs,
-    }), { busyMs: 0, oursMs: 0, hostMs: 0, sharedMs: 0 });
-    const split = splitByShares(f.cpuPerSession[kind] ?? 0, shares);
+    const dirs = fs.existsSync(dir) ? fs.readdirSync(dir).filter((d) => d.startsWith(prefix)).map((d) => path.join(dir, d)) : [];
+    const split = splitByShares(f.cpuPerSession[kind] ?? 0, profileShares(dirs, isOurs, f.round));
     n8nOwn += split.host;
-    const pct = shares.oursMs + shares.hostMs > 0 ? (100 * shares.oursMs) / (shares.oursMs + shares.hostMs) : 0;
-    return `${label} ${pct.toFixed(0)} % ours (${split.ours.toFixed(0)} ms ours, ${split.host.toFixed(0)} ms n8n's)`;
+    return `${label} ${(100 * split.oursFraction).toFixed(0)} % ours (${split.ours.toFixed(0)} ms ours, ${split.host.toFixed(0)} ms n8n's)`;
   });
   console.log(`  V8 profiles of the round, per signed session: ${said.join(' | ')}; n8n's own in all ${n8nOwn.toFixed(0)} ms`);
 }

@@ -25,12 +25,12 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-/** The shares over every `.cpuprofile` under `dir` (each process or thread writes its own file). */
-export function profileShares(dir: string, isOurs: (url: string) => boolean, window: { fromUs: number; toUs: number }): ProfileShares {
+/** The shares over every `.cpuprofile` under `dirs` (each process or thread writes its own file). */
+export function profileShares(dirs: string[], isOurs: (url: string) => boolean, window: { fromUs: number; toUs: number }): ProfileShares {
   const total: ProfileShares = { busyMs: 0, oursMs: 0, hostMs: 0, sharedMs: 0 };
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.cpuprofile')) : [];
+  const files = dirs.flatMap((dir) => (fs.existsSync(dir) ? fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(dir, f)) : []));
   for (const f of files) {
-    const one = sharesOf(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as CpuProfile, isOurs, window);
+    const one = sharesOf(JSON.parse(fs.readFileSync(f, 'utf8')) as CpuProfile, isOurs, window);
     total.busyMs += one.busyMs;
     total.oursMs += one.oursMs;
     total.hostMs += one.hostMs;
@@ -40,10 +40,10 @@ export function profileShares(dir: string, isOurs: (url: string) => boolean, win
 }
 
 /** `ms` of CPU split by the shares: ours and the host's, the shared part given out in the same proportion. */
-export function splitByShares(ms: number, s: ProfileShares): { ours: number; host: number } {
+export function splitByShares(ms: number, s: ProfileShares): { ours: number; host: number; oursFraction: number } {
   const attributed = s.oursMs + s.hostMs;
   const oursFraction = attributed > 0 ? s.oursMs / attributed : 0;
-  return { ours: ms * oursFraction, host: ms * (1 - oursFraction) };
+  return { ours: ms * oursFraction, host: ms * (1 - oursFraction), oursFraction };
 }
 
 function sharesOf(p: CpuProfile, isOurs: (url: string) => boolean, window: { fromUs: number; toUs: number }): ProfileShares {

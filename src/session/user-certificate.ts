@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import type { Fetch } from '../http';
 import { buildChain, certsFromPemOrDer, fetchOcspResponse, type OcspResult } from '../pki';
-import { certificateView, readCertificate, viewCertificate, viewIssuedBy, type CertificateView } from '../pki/certificate-view';
+import { readCertificate, viewCertificate, viewIssuedBy, type CertificateView } from '../pki/certificate-view';
 
 /**
  * A certificate's status as every front end's "Check Certificate Status" reports it: the same checks the certificate
@@ -178,15 +178,7 @@ function oneLine(subject: string): string {
 
 /** The chain's subjects: the leaf from its parse, the CAs from the views kept for them (not parsed per report). */
 function subjects(chain: Buffer[] | undefined, leaf: X509Certificate): string[] {
-  return (chain ?? []).map((c, i) => oneLine((i === 0 && leaf.raw.equals(c) ? leaf : parsedOnce(c)).subject));
-}
-
-function parsedOnce(der: Buffer): X509Certificate {
-  try {
-    return certificateView(der).x509;
-  } catch {
-    return new X509Certificate(der); // not plain DER: no view, parsed as it is
-  }
+  return (chain ?? []).map((c, i) => oneLine((i === 0 && leaf.raw.equals(c) ? leaf : readCertificate(c).x509).subject));
 }
 
 function ocspOf(r: OcspResult): NonNullable<CertificateStatusReport['ocsp']> {

@@ -32,13 +32,13 @@ describe('profileShares', () => {
     fs.writeFileSync(path.join(dir, 'a.cpuprofile'), JSON.stringify(profile([3, 2, 3, 5, 4, 6, 8, 7, 7, 2])));
     fs.mkdirSync(path.join(dir, 'thread'));
     fs.writeFileSync(path.join(dir, 'thread', 'b.cpuprofile'), JSON.stringify(profile([5])));
-    const s = profileShares(dir, isOurs, { fromUs: 0, toUs: 9_000 });
+    const s = profileShares([dir], isOurs, { fromUs: 0, toUs: 9_000 });
     expect(s).toEqual({ busyMs: 8, oursMs: 3, hostMs: 3, sharedMs: 2 });
-    expect(profileShares(dir, isOurs, { fromUs: 0, toUs: 10_000 }).oursMs).toBe(4);
+    expect(profileShares([dir], isOurs, { fromUs: 0, toUs: 10_000 }).oursMs).toBe(4);
   });
 
   it('splits a CPU figure in the proportion of the attributed samples', () => {
-    expect(splitByShares(100, { busyMs: 10, oursMs: 2, hostMs: 6, sharedMs: 2 })).toEqual({ ours: 25, host: 75 });
-    expect(splitByShares(100, { busyMs: 0, oursMs: 0, hostMs: 0, sharedMs: 0 })).toEqual({ ours: 0, host: 100 });
+    expect(splitByShares(100, { busyMs: 10, oursMs: 2, hostMs: 6, sharedMs: 2 })).toEqual({ ours: 25, host: 75, oursFraction: 0.25 });
+    expect(splitByShares(100, { busyMs: 0, oursMs: 0, hostMs: 0, sharedMs: 0 })).toEqual({ ours: 0, host: 100, oursFraction: 0 });
   });
 });
