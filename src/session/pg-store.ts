@@ -5,6 +5,7 @@ import { checkSignRef } from '../sign/validate';
 import type { CleanUpResult, SaveOutcome } from './file-store';
 import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, nextStep, type NextStepPolicy, type SessionAction } from './next-step';
 import { deliveryFromJson, deliveryToJson } from './delivery-codec';
+import { DocumentCache, type DocumentCacheOptions } from './document-cache';
 import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, replaysStillNeeded, type DeliveryStore, type KeptDelivery } from './deliveries';
 import type { DueSession, SessionStore } from './store';
 import { SESSION_POLICY } from './policy';
@@ -53,6 +54,8 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
   lastPoolError: string | undefined;
   private ready: Promise<void> | undefined;
   private closed = false;
+  /** PDFs written or read here lately, by the row version they were at (a step asks for the version, not the PDF). */
+  private readonly documents: DocumentCache;
 
   /**
    * @param connection a `pg.Pool` of yours (you end it; `close()` leaves it open), or a connection string / `pg`
@@ -72,6 +75,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     }
     this.now = options.now ?? Date.now;
     this.autoMigrate = options.autoMigrate ?? true;
+    this.documents = new DocumentCache(options.documentCache === false ? { maxBytes: 0 } : options.documentCache);
     if (isPool(connection)) {
       this.pool = connection as Pool;
       this.ownsPool = false;
@@ -154,9 +158,10 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
               WHERE sign_ref IN (SELECT sign_ref FROM s) AND NOT applied AND type = ANY($10::text[]))
             SELECT sign_ref FROM s`, [...row.values, expectedRevision, deliveriesGonePast(record), JSON.stringify(REDACTED_CERTIFICATE_JSON)]);
       if (r.rowCount !== 1) return false;
-      if (options.document) await this.writeDocument(c, row.signRef, options.document);
+      if (options.document) written = await this.writeDocument(c, row.signRef, options.document);
       return true;
     };
+    let written: string | undefined;
     const saved = options.document
       ? await this.withClient('save a session record and its PDF', async (c) => {
         await c.query('BEGIN');
@@ -170,7 +175,10 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
         }
       })
       : await this.withClient('save a session record', write);
-    if (saved) return { saved: true, signRef: row.signRef, revision: record.revision, status: record.state.status };
+    if (saved) {
+      if (written !== undefined) this.documents.set(row.signRef, written, Buffer.from(options.document!)); // the caller may reuse its Buffer
+      return { saved: true, signRef: row.signRef, revision: record.revision, status: record.state.status };
+    }
     // Refused: what is stored now, for the caller's message (a report only: the decision was the statement's).
     const stored = (await this.query<{ revision: number; status: string }>('read a session record\'s revision', `SELECT revision, status FROM ${this.t.sessions} WHERE sign_ref = $1`, [row.signRef]))[0];
     if (expectedRevision !== undefined && !stored) return { saved: false, reason: 'missing', signRef: row.signRef, expectedRevision };
@@ -194,18 +202,36 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     return (await this.query<{ sign_ref: string }>('list session records', `SELECT sign_ref FROM ${this.t.sessions} ORDER BY sign_ref`)).map((r) => r.sign_ref);
   }
 
+  /**
+   * The session's PDF. One this process wrote or read lately is served from memory once the row is found still at the
+   * version it had then (a few bytes asked for instead of the PDF, which node-postgres reads as hex text).
+   */
   async getDocument(signRef: string): Promise<Buffer | undefined> {
-    const rows = await this.query<{ pdf: Buffer }>('load a session\'s PDF', `SELECT pdf FROM ${this.t.documents} WHERE sign_ref = $1`, [ref(signRef)]);
+    const r = ref(signRef);
+    if (this.documents.versionOf(r) !== undefined) {
+      const rows = await this.query<{ v: string }>('check a session\'s PDF', `SELECT ${DOCUMENT_VERSION} AS v FROM ${this.t.documents} WHERE sign_ref = $1`, [r]);
+      if (!rows[0]) {
+        this.documents.delete(r);
+        return undefined;
+      }
+      const kept = this.documents.get(r, rows[0].v);
+      if (kept) return kept;
+    }
+    const rows = await this.query<{ pdf: Buffer; v: string }>('load a session\'s PDF', `SELECT pdf, ${DOCUMENT_VERSION} AS v FROM ${this.t.documents} WHERE sign_ref = $1`, [r]);
+    if (rows[0]) this.documents.set(r, rows[0].v, rows[0].pdf);
     return rows[0]?.pdf;
   }
 
   async putDocument(signRef: string, pdf: Buffer): Promise<void> {
     const r = ref(signRef);
-    await this.withClient('save a session\'s PDF', (c) => this.writeDocument(c, r, pdf));
+    this.documents.delete(r);
+    this.documents.set(r, await this.withClient('save a session\'s PDF', (c) => this.writeDocument(c, r, pdf)), Buffer.from(pdf));
   }
 
   async deleteDocument(signRef: string): Promise<void> {
-    await this.query('delete a session\'s PDF', `DELETE FROM ${this.t.documents} WHERE sign_ref = $1`, [ref(signRef)]);
+    const r = ref(signRef);
+    this.documents.delete(r);
+    await this.query('delete a session\'s PDF', `DELETE FROM ${this.t.documents} WHERE sign_ref = $1`, [r]);
   }
 
   /** The signed PDF, stored before the record says completed (kept with the record until `cleanUp`). */
@@ -252,7 +278,9 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
       signed AS (DELETE FROM ${this.t.signedDocuments} d USING gone WHERE d.sign_ref = gone.sign_ref),
       dlv AS (DELETE FROM ${this.t.deliveries} d USING gone WHERE d.sign_ref = gone.sign_ref)
       SELECT array_agg(sign_ref ORDER BY sign_ref) AS deleted FROM gone`, [cutoffS]);
-    return rows[0]?.deleted ?? [];
+    const deleted = rows[0]?.deleted ?? [];
+    for (const signRef of deleted) this.documents.delete(signRef);
+    return deleted;
   }
 
   /**
@@ -304,6 +332,7 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
       SELECT (SELECT array_agg(sign_ref ORDER BY sign_ref) FROM gone) AS deleted, (SELECT count(*) FROM docs)::int AS documents, (SELECT count(*) FROM signed)::int AS signed,
         (SELECT count(*) FROM orphans)::int AS orphans, ((SELECT count(*) FROM ${this.t.sessions}) - (SELECT count(*) FROM gone))::int AS kept`, [cutoffS]);
     const r = rows[0];
+    for (const signRef of r.deleted ?? []) this.documents.delete(signRef);
     return { deleted: r.deleted ?? [], documents: r.documents, signedDocuments: r.signed, orphanDocuments: r.orphans, tempFiles: 0, kept: r.kept, unreadable: [] };
   }
 
@@ -400,10 +429,12 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
     return { signRef, values: [signRef, record.revision, record.state.status, next.action, dueAt, updatedAt, JSON.stringify(stored), stored.phase] };
   }
 
-  private async writeDocument(c: PoolClient, signRef: string, pdf: Buffer): Promise<void> {
+  /** Writes the session's PDF; resolves with the row's version (see DOCUMENT_VERSION). */
+  private async writeDocument(c: PoolClient, signRef: string, pdf: Buffer): Promise<string> {
     if (!Buffer.isBuffer(pdf)) throw new SingpassFlowsError('INVALID_INPUT', 'document: the PDF must be a Buffer', { field: 'document' });
-    await c.query(`INSERT INTO ${this.t.documents} (sign_ref, pdf) VALUES ($1, $2)
-      ON CONFLICT (sign_ref) DO UPDATE SET pdf = EXCLUDED.pdf, written_at = now()`, [signRef, pdf]);
+    const r = await c.query<{ v: string }>(`INSERT INTO ${this.t.documents} (sign_ref, pdf) VALUES ($1, $2)
+      ON CONFLICT (sign_ref) DO UPDATE SET pdf = EXCLUDED.pdf, written_at = now() RETURNING ${DOCUMENT_VERSION} AS v`, [signRef, pdf]);
+    return r.rows[0].v;
   }
 
   private dueQuery(options: ListDueOptions): { now: number; limit: number; actions: SessionAction[] } {
@@ -510,6 +541,11 @@ export interface PgSessionStoreOptions {
   now?: () => number;
   /** Create or upgrade the tables on first use (default true). False: call `migrate()` yourself (e.g. as a DB owner). */
   autoMigrate?: boolean;
+  /**
+   * PDFs this process wrote or read lately, kept in memory (default 64 MiB, 15 min unused) and served when the row is
+   * still at the same version; `false`: every step reads the PDF from the database.
+   */
+  documentCache?: DocumentCacheOptions | false;
 }
 
 export interface ListDueOptions {
@@ -569,6 +605,12 @@ const LONGEST_SUFFIX = 'signed_documents'.length;
  * Pools the store creates: a bounded wait for a connection and for a statement, so an unreachable or stuck server
  * fails the call (STORE_BUSY) instead of hanging a webhook; TCP keep-alive to notice dead peers.
  */
+/**
+ * A document row's version: when it was written (µs) and its size. Compared for equality only, to tell whether a PDF
+ * kept in memory is still the row's (a rewrite gets a new `written_at`).
+ */
+const DOCUMENT_VERSION = `(extract(epoch FROM written_at) * 1000000)::bigint || ':' || octet_length(pdf)`;
+
 const POOL_DEFAULTS: PoolConfig = {
   max: 10,
   connectionTimeoutMillis: 10_000,

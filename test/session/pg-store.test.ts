@@ -133,6 +133,39 @@ describe('PgSessionStore: records', () => {
     expect(await store.list()).toEqual(['ref-0']);
   });
 
+  it('a PDF this process wrote or read is served from memory while its row keeps its version; another process\'s rewrite or delete is seen', async () => {
+    const a = open('doccache_');
+    const b = open('doccache_'); // another process: its own pool and memory
+    const pdf = Buffer.concat([Buffer.from('%PDF-'), randomBytes(256 * 1024)]); // first byte not 0: the overlay below changes it
+    await a.save(record('ref-1', 1), undefined, { document: pdf });
+    // bytes changed behind the store's back, the row's version (written_at, size) kept: A serves what it wrote, B reads the row
+    await sql(`UPDATE doccache_documents SET pdf = overlay(pdf placing '\\x00'::bytea from 1) WHERE sign_ref = 'ref-1'`);
+    expect((await a.getDocument('ref-1'))!.equals(pdf)).toBe(true);
+    expect((await b.getDocument('ref-1'))![0]).toBe(0);
+    // a rewrite by B (a new version) is what A returns next, and then keeps
+    const second = Buffer.concat([pdf, Buffer.from('more')]);
+    await b.putDocument('ref-1', second);
+    expect((await a.getDocument('ref-1'))!.equals(second)).toBe(true);
+    await sql(`UPDATE doccache_documents SET pdf = overlay(pdf placing '\\x00'::bytea from 1) WHERE sign_ref = 'ref-1'`);
+    expect((await a.getDocument('ref-1'))!.equals(second)).toBe(true);
+    // deleted by B: gone for A too
+    await b.deleteDocument('ref-1');
+    expect(await a.getDocument('ref-1')).toBeUndefined();
+    // a rolled-back write is not kept: the refused save's PDF is never served
+    await a.save(record('ref-2', 1), undefined, { document: pdf });
+    expect(await a.save(record('ref-2', 1), undefined, { document: second })).toMatchObject({ saved: false, reason: 'exists' });
+    expect((await a.getDocument('ref-2'))!.equals(pdf)).toBe(true);
+    // ended sessions cleaned up go from memory with their rows
+    await a.save(record('ref-3', 1, { phase: 'completed', updatedAt: Math.floor(Date.now() / 1000) - 10 }), undefined, { document: pdf });
+    expect((await a.cleanUp({ retentionSeconds: 5 })).deleted).toEqual(['ref-3']);
+    expect(await a.getDocument('ref-3')).toBeUndefined();
+    // without the cache every read is the row's
+    const c = open('doccache_', { documentCache: false });
+    await c.putDocument('ref-4', pdf);
+    await sql(`UPDATE doccache_documents SET pdf = overlay(pdf placing '\\x00'::bytea from 1) WHERE sign_ref = 'ref-4'`);
+    expect((await c.getDocument('ref-4'))![0]).toBe(0);
+  });
+
   it('compare-and-set: exists / conflict / missing are outcomes that keep the stored record; a refused save writes no PDF', async () => {
     const store = open('cas_');
     expect((await store.save(record('r', 1), undefined, { document: Buffer.from('first') })).saved).toBe(true);
