@@ -74,20 +74,21 @@ export function stepSaver(store: Pick<SessionStore, 'put'>, loaded: SessionRecor
 
 /** The default {@link SessionStore}: process memory (JSON copies, so it behaves like a persistent store). */
 export class MemorySessionStore implements SessionStore {
-  private readonly records = new Map<string, string>();
+  /** Each record as JSON, with its revision apart so that a compare-and-set need not parse the stored copy. */
+  private readonly records = new Map<string, { json: string; revision: number }>();
   private readonly documents = new Map<string, Buffer>();
   private readonly signed = new Map<string, Buffer>();
 
   get(signRef: string): SessionRecord | undefined {
-    const json = this.records.get(signRef);
-    return json === undefined ? undefined : (JSON.parse(json) as SessionRecord);
+    const stored = this.records.get(signRef);
+    return stored === undefined ? undefined : (JSON.parse(stored.json) as SessionRecord);
   }
 
   put(record: SessionRecord, expectedRevision: number | undefined): boolean {
-    const current = this.get(record.state.signRef);
+    const current = this.records.get(record.state.signRef);
     if ((current === undefined) !== (expectedRevision === undefined)) return false;
     if (current && current.revision !== expectedRevision) return false;
-    this.records.set(record.state.signRef, JSON.stringify(record));
+    this.records.set(record.state.signRef, { json: JSON.stringify(record), revision: record.revision });
     return true;
   }
 
