@@ -38,13 +38,11 @@ export class DocumentCache {
     this.dropIdle();
     const e = this.entries.get(key);
     if (!e) return undefined;
-    this.entries.delete(key);
-    if (e.version !== version) {
-      this.bytes -= e.pdf.length;
-      return undefined;
-    }
+    this.drop(key, e);
+    if (e.version !== version) return undefined;
     e.usedAt = this.now();
     this.entries.set(key, e); // most recently used last
+    this.bytes += e.pdf.length;
     return e.pdf;
   }
 
@@ -61,16 +59,13 @@ export class DocumentCache {
     this.bytes += pdf.length;
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
-      this.entries.delete(k);
-      this.bytes -= e.pdf.length;
+      this.drop(k, e);
     }
   }
 
   delete(key: string): void {
     const e = this.entries.get(key);
-    if (!e) return;
-    this.entries.delete(key);
-    this.bytes -= e.pdf.length;
+    if (e) this.drop(key, e);
   }
 
   /** Bytes held now (tests, diagnostics). */
@@ -82,8 +77,12 @@ export class DocumentCache {
     const cutoff = this.now() - this.maxIdleMs;
     for (const [k, e] of this.entries) {
       if (e.usedAt > cutoff) break; // in order of last use
-      this.entries.delete(k);
-      this.bytes -= e.pdf.length;
+      this.drop(k, e);
     }
+  }
+
+  private drop(key: string, e: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= e.pdf.length;
   }
 }

@@ -224,7 +224,6 @@ export class PgSessionStore implements SessionStore, DeliveryStore {
 
   async putDocument(signRef: string, pdf: Buffer): Promise<void> {
     const r = ref(signRef);
-    this.documents.delete(r);
     this.documents.set(r, await this.withClient('save a session\'s PDF', (c) => this.writeDocument(c, r, pdf)), Buffer.from(pdf));
   }
 
@@ -602,15 +601,15 @@ const DUE_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'fini
 const LONGEST_SUFFIX = 'signed_documents'.length;
 
 /**
- * Pools the store creates: a bounded wait for a connection and for a statement, so an unreachable or stuck server
- * fails the call (STORE_BUSY) instead of hanging a webhook; TCP keep-alive to notice dead peers.
- */
-/**
  * A document row's version: when it was written (µs) and its size. Compared for equality only, to tell whether a PDF
  * kept in memory is still the row's (a rewrite gets a new `written_at`).
  */
 const DOCUMENT_VERSION = `(extract(epoch FROM written_at) * 1000000)::bigint || ':' || octet_length(pdf)`;
 
+/**
+ * Pools the store creates: a bounded wait for a connection and for a statement, so an unreachable or stuck server
+ * fails the call (STORE_BUSY) instead of hanging a webhook; TCP keep-alive to notice dead peers.
+ */
 const POOL_DEFAULTS: PoolConfig = {
   max: 10,
   connectionTimeoutMillis: 10_000,

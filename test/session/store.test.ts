@@ -1,4 +1,4 @@
-/** The default in-memory store (src/session/store.ts): compare-and-set by revision, copies out, documents apart. */
+/** The default in-memory store (src/session/store.ts): compare-and-set by revision, copies in and out. */
 import { MemorySessionStore, type SessionRecord } from '../../src/session';
 
 const record = (signRef: string, revision: number, name = 'a.pdf'): SessionRecord => ({
