@@ -15,7 +15,7 @@ import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM } from '../helpers/chromium';
 import { canvasNodes, openEditor, searchNodePanel, showWorkflow } from './editor';
 import {
-  createN8n, freePort, importWorkflow, startCliSandbox, type CliSandbox, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, signedAtBlta, uploadHeaders, uploadKeyCredential, waitFor, type N8n,
+  createN8n, freePort, importWorkflow, startCliSandbox, type CliSandbox, importSamples, installCommunityPackage, n8nInstallDir, releasePackage, sessionStoreCredential, signedAtBlta, uploadHeaders, uploadKeyCredential, waitFor, type N8n,
 } from './real-n8n';
 
 const installDir = n8nInstallDir();
@@ -76,12 +76,12 @@ describeN8n('sample workflows in a real n8n', () => {
   let signingDir: string;
 
   beforeAll(async () => {
-    const [tarball, port] = await Promise.all([packTarball(), freePort()]);
+    const port = await freePort();
     signingPort = await freePort();
     signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
     sb = await startSandbox();
     n8n = await createN8n(installDir!, port);
-    installed = await installCommunityPackage(n8n, tarball);
+    installed = await installCommunityPackage(n8n);
     signingArgs = ['--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`,
       '--webhook-retry-delay-ms', '1000'];
     // the automatic phone scans each new session at once and approves each submitted hash
@@ -138,7 +138,7 @@ describeN8n('sample workflows in a real n8n', () => {
     await signing?.stop();
     await sb?.close();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
-    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    releasePackage();
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
 

@@ -17,7 +17,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM, launchChromium } from '../helpers/chromium';
 import {
-  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
+  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, releasePackage, sessionStoreCredential, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
   type CliSandbox, type N8n,
 } from './real-n8n';
 
@@ -35,10 +35,10 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
   const downloads = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-downloads-'));
 
   beforeAll(async () => {
-    const [tarball, port, signingPort] = await Promise.all([packTarball(), freePort(), freePort()]);
+    const [port, signingPort] = await Promise.all([freePort(), freePort()]);
     signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
     n8n = await createN8n(installDir!, port);
-    const installed = await installCommunityPackage(n8n, tarball);
+    const installed = await installCommunityPackage(n8n);
     signing = await startCliSandbox(installed, signingPort, signingDir, ['--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`,
       '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`, '--webhook-retry-delay-ms', '1000']);
     const dsap = await generateClientKeys();
@@ -80,7 +80,7 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
     await sb?.close();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
     fs.rmSync(downloads, { recursive: true, force: true });
-    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    releasePackage();
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
 
