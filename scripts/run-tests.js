@@ -11,12 +11,13 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
-const { MARKER, leftovers, killAll } = require('./test-run/leftovers');
+const { MARKER, REGISTRY, leftovers, killAll } = require('./test-run/leftovers');
 
 const ROOT = path.resolve(__dirname, '..');
 const JEST = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
 const TIMES = path.join(ROOT, 'artifacts', 'test-times.json');
-const LANES = 2;
+// two lanes keep the 2-core machine busy; SINGPASS_FLOWS_TEST_LANES for another machine
+const LANES = Number(process.env.SINGPASS_FLOWS_TEST_LANES) || 2;
 
 /**
  * The jobs, longest first (by the last run's times where there are some): the unit files and the other end-to-end
@@ -47,6 +48,9 @@ function jobs() {
 const marker = randomBytes(8).toString('hex');
 process.env[MARKER] = marker;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-run-'));
+const registry = path.join(work, 'servers');
+fs.mkdirSync(registry);
+process.env[REGISTRY] = registry;
 
 /** The shared set-up; PostgreSQL only where it is installed (the files that need it say so). */
 async function setUp() {
@@ -66,7 +70,6 @@ async function setUp() {
   console.log(`set-up: package packed and installed once${pg ? ', one PostgreSQL cluster' : ''} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   return async () => {
     await pg?.stop();
-    fs.rmSync(work, { recursive: true, force: true });
   };
 }
 
@@ -131,7 +134,7 @@ function summarize(outcomes, left, wallSeconds, whole) {
     for (const t of r.testResults) {
       const file = path.relative(ROOT, t.name);
       files.push({ job: o.job.name, file, seconds: (t.endTime - t.startTime) / 1000 });
-      for (const a of t.assertionResults) names.push(`${a.status}\t${file}\t${a.fullName}\t${((a.duration ?? 0) / 1000).toFixed(1)} s`);
+      for (const a of t.assertionResults) names.push(`${a.status}\t${file}\t${a.fullName.replace(/\s+/g, ' ')}\t${((a.duration ?? 0) / 1000).toFixed(1)} s`);
     }
   }
   // the leftover check is a test of the run itself
@@ -161,7 +164,7 @@ async function main() {
   const started = Date.now();
   const passthrough = process.argv.slice(2);
   const list = passthrough.length ? [{ name: 'jest', args: passthrough }] : jobs();
-  let tearDown = async () => fs.rmSync(work, { recursive: true, force: true });
+  let tearDown = async () => undefined;
   let outcomes = [];
   try {
     tearDown = await setUp();
@@ -169,8 +172,9 @@ async function main() {
   } finally {
     await tearDown().catch((e) => console.log(`tear-down: ${e.message}`));
   }
-  const left = leftovers(marker, [process.pid]);
+  const left = leftovers(marker, [process.pid], registry);
   killAll(left);
+  fs.rmSync(work, { recursive: true, force: true });
   const { passed, failed, skipped } = summarize(outcomes, left, (Date.now() - started) / 1000, !passthrough.length);
   const jestFailed = outcomes.some((o) => o.code !== 0);
   process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);

@@ -1,8 +1,32 @@
 // What a test run left running: every process that carries the run's marker in its environment (children inherit
-// it, also those that detach into a session of their own), with the TCP ports it listens on. Linux /proc only.
+// it, also those that detach into a session of their own), and every server a test registered (Redis, PostgreSQL,
+// nginx and sshd write their process title over their environment, marker and all), with the TCP ports it listens
+// on. Linux /proc only.
 const fs = require('node:fs');
+const path = require('node:path');
 
 const MARKER = 'SINGPASS_FLOWS_TEST_RUN';
+/** The folder where tests register their servers' pids (set by the runner). */
+const REGISTRY = 'SINGPASS_FLOWS_TEST_PIDS';
+
+/** When a process started (clock ticks after boot): a pid reused by a later process has another. */
+function startTime(pid) {
+  const stat = read(`/proc/${pid}/stat`)?.toString();
+  return stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] : undefined;
+}
+
+/** Note a server for the run's leftover check; nothing outside a run (no registry in the environment). */
+function register(pid) {
+  const dir = process.env[REGISTRY];
+  const started = pid && startTime(pid);
+  if (dir && started) fs.writeFileSync(path.join(dir, String(pid)), started);
+}
+
+/** The registered servers still running (same pid, same start time). */
+function registeredAlive(dir) {
+  if (!dir || !fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).map(Number).filter((pid) => startTime(pid) === fs.readFileSync(path.join(dir, String(pid)), 'utf8'));
+}
 
 /** Inodes of listening TCP sockets (IPv4 and IPv6) → local port. */
 function listeningSockets() {
@@ -32,11 +56,13 @@ function read(file) {
 }
 
 /**
- * Processes whose environment holds `MARKER=<marker>`, but for the pids in `except`.
+ * Processes whose environment holds `MARKER=<marker>`, and the servers registered in `registry`, but for the pids in
+ * `except`.
  * @returns {Array<{pid: number, command: string, ports: number[]}>}
  */
-function leftovers(marker, except = [process.pid]) {
+function leftovers(marker, except = [process.pid], registry = undefined) {
   const wanted = Buffer.from(`${MARKER}=${marker}\0`);
+  const registered = registeredAlive(registry);
   const sockets = listeningSockets();
   const found = [];
   for (const entry of fs.readdirSync('/proc')) {
@@ -44,7 +70,7 @@ function leftovers(marker, except = [process.pid]) {
     const pid = Number(entry);
     if (except.includes(pid)) continue;
     const env = read(`/proc/${pid}/environ`);
-    if (!env || !Buffer.concat([env, Buffer.from('\0')]).includes(wanted)) continue;
+    if (!registered.includes(pid) && (!env || !Buffer.concat([env, Buffer.from('\0')]).includes(wanted))) continue;
     const stat = read(`/proc/${pid}/stat`)?.toString() ?? '';
     if (/\) Z /.test(stat)) continue; // a zombie holds nothing; its parent reaps it
     const command = (read(`/proc/${pid}/cmdline`)?.toString() ?? '').split('\0').filter(Boolean).join(' ');
@@ -81,4 +107,4 @@ function killAll(found) {
   }
 }
 
-module.exports = { MARKER, leftovers, killAll };
+module.exports = { MARKER, REGISTRY, leftovers, killAll, register };

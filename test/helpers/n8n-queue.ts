@@ -256,6 +256,7 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
       clearTimeout(timer);
       // the task runner and anything else left in the group
       signalGroup(c!, 'SIGKILL');
+      if (signal === 'SIGKILL') forgetCrash(folder(n));
     }
 
     // A CORS preflight on a production webhook path answers 204 only once that path is registered, and runs nothing.
@@ -279,6 +280,14 @@ export async function createN8nQueue(options: N8nQueueOptions): Promise<N8nQueue
     fs.rmSync(root, { recursive: true, force: true });
     throw e;
   }
+}
+
+/**
+ * After a crash n8n waits 10 s at its next start (its crash journal, against crash loops). A test kills n8n on
+ * purpose and starts it again at once: the journal goes, the pause with it; recovery is n8n's and ours as ever.
+ */
+export function forgetCrash(userFolder: string): void {
+  fs.rmSync(path.join(userFolder, '.n8n', 'crash.journal'), { force: true });
 }
 
 /** Where the package landed in a process's user folder. */

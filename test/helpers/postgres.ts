@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
+import { registerServer } from './servers';
 
 const run = promisify(execFile);
 
@@ -91,6 +92,7 @@ export async function startPostgres(options: { database?: string; maxConnections
     child = spawn(path.join(PG_BIN, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1',
       '-c', `max_connections=${options.maxConnections ?? 200}`, '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
     { ...asServer, env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    registerServer(child.pid);
     child.stdout!.on('data', (d) => { output += d; });
     child.stderr!.on('data', (d) => { output += d; });
     const deadline = Date.now() + 60_000;

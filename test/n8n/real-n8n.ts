@@ -11,6 +11,7 @@ import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { forgetCrash } from '../helpers/n8n-queue';
 import { installIntoN8nUserFolder, packageTarball, releasePackage } from '../helpers/package';
 import { freePort } from '../helpers/ports';
 import { REPO_ROOT } from '../helpers/repo';
@@ -163,6 +164,7 @@ export async function createN8n(installDir: string, port: number, extraEnv: Node
     const timer = setTimeout(() => c.kill('SIGKILL'), 30_000);
     await exited;
     clearTimeout(timer);
+    if (signal === 'SIGKILL') forgetCrash(userFolder);
   }
   async function answers(urlPath: string, method: string, headers?: Record<string, string>): Promise<boolean> {
     try {

@@ -1,12 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { MARKER, leftovers, killAll } = require('../../scripts/test-run/leftovers.js') as {
+const { MARKER, REGISTRY, leftovers, killAll, register } = require('../../scripts/test-run/leftovers.js') as {
   MARKER: string;
-  leftovers(marker: string, except?: number[]): Array<{ pid: number; command: string; ports: number[] }>;
+  REGISTRY: string;
+  leftovers(marker: string, except?: number[], registry?: string): Array<{ pid: number; command: string; ports: number[] }>;
   killAll(found: Array<{ pid: number }>): void;
+  register(pid: number | undefined): void;
 };
 
 /** A detached server on 127.0.0.1 (its own session, as the tests' servers are) that prints its port. */
@@ -42,6 +47,28 @@ describe('the run\'s leftover check', () => {
     } finally {
       other.child.kill('SIGKILL');
       spared.child.kill('SIGKILL');
+    }
+  });
+
+  it('finds a registered server that kept no marker (as Redis or PostgreSQL, whose title overwrites their environment), until it ends', async () => {
+    const marker = randomBytes(8).toString('hex');
+    const registry = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-registry-'));
+    const env = { ...process.env };
+    delete env[MARKER];
+    const { child, port } = await server(env);
+    const saved = process.env[REGISTRY];
+    try {
+      process.env[REGISTRY] = registry;
+      register(child.pid);
+      expect(leftovers(marker)).toEqual([]);
+      expect(leftovers(marker, [process.pid], registry)).toEqual([expect.objectContaining({ pid: child.pid, ports: [port] })]);
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      expect(leftovers(marker, [process.pid], registry)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env[REGISTRY]; else process.env[REGISTRY] = saved;
+      child.kill('SIGKILL');
+      fs.rmSync(registry, { recursive: true, force: true });
     }
   });
 });
