@@ -161,7 +161,7 @@ function login(provider) {
     ? { id: `${p}-client`, type: 'corppass-client', name: 'Corppass (sandbox)', profile: 'legacy', environment: 'sandbox' }
     : { id: `${p}-client`, type: 'singpass-login-client', name: 'Singpass login (sandbox)', environment: 'sandbox' };
   Object.assign(client, { sandboxUrl: 'http://127.0.0.1:5156', issuer: '', clientId: 'node-red-rp', redirectUri: `http://127.0.0.1:1880${base}/callback` });
-  const start = n({ id: `${p}-start`, type: nodeType, name: '', client: client.id, action: 'start', scope: cp ? 'openid' : 'openid user.identity name',
+  const start = n({ id: `${p}-start`, type: nodeType, name: '', client: client.id, action: 'start', scope: cp ? 'openid authinfo' : 'openid user.identity name',
     fetchRoles: true, includeAccessToken: false, acrValues: '', requiredAcr: '', authenticationContextType: cp ? '' : 'APP_AUTHENTICATION_DEFAULT',
     authenticationContextMessage: '', x: 360, y: 100, wires: [[`${p}-redirect`]] });
   const complete = n({ id: `${p}-complete`, type: nodeType, name: '', client: client.id, action: 'complete', scope: '', fetchRoles: true, includeAccessToken: false,
@@ -195,7 +195,7 @@ function login(provider) {
 }
 
 /**
- * An officer signs for the company: Corppass login (FAPI 2.0; legacy works the same with scope openid), then only a
+ * An officer signs for the company: Corppass login (FAPI 2.0; legacy works the same), then only a
  * user holding one of the configured roles for the entity they logged in for may start the signing (officer check);
  * the entity and the role go into the session record and into the document name the user sees in the app.
  */
