@@ -38,6 +38,7 @@ export async function submitHash(ctx: StepContext, record: SessionRecord, call: 
   try {
     await ctx.config.client.submitDocumentHash(record.state.signRef, {
       documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: record.state.nonce!, domainName: ctx.config.domainName,
+      ...(record.request.appLink ? { appLink: record.request.appLink } : {}),
     }, { resubmission });
   } catch (e) {
     // An attempt that got no answer (timeout, dropped connection, a process that died) and a later one the service
