@@ -56,7 +56,7 @@ export function readDelivery(value: unknown): VerifiedDelivery {
 export function submissionSummary(record: SessionRecord): IDataObject {
   const retryLater = isSubmitDeferred(record);
   const failure = record.lastSubmitFailure;
-  return { readyToSubmit: retryLater, retryLater, ...(failure ? { error: { code: failure.code, message: failure.message } } : {}) };
+  return { readyToSubmit: retryLater, retryLater, ...(failure ? { error: { code: failure.code, message: failure.message, ...(failure.serviceCode ? { serviceCode: failure.serviceCode } : {}) } } : {}) };
 }
 
 /** What every session step outputs: the record to store (under signRef) and where the session stands. */

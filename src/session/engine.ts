@@ -239,7 +239,10 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   async function failByService(record: SessionRecord, event: SigningErrorEvent, stepOptions: StepOptions | undefined): Promise<StepResult> {
     if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
     const state = applySigningEvent(record.state, event, clock);
-    const error = { code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${event.errorCode}${event.message ? ` ${event.message}` : ''}` };
+    const error = {
+      code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${event.errorCode}${event.message ? ` ${event.message}` : ''}`,
+      ...(event.errorCode ? { serviceCode: event.errorCode } : {}),
+    };
     const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error }, clock);
     await say(stepOptions, { step: 'ended', status: state.status, error });
     return { record: out };

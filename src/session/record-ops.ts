@@ -54,8 +54,8 @@ export function errorOf(e: unknown): { code: ErrorCode | string; message: string
 
 /**
  * Why a session failed, in one shape for every output: our stable code and message, and the service's own code beside
- * it when the service said one — from a refused call (`record.error.serviceCode`) or from its error event (the
- * session's state: e.g. `user_cancelled`, reported as ours `SIGN_REQUEST_REJECTED`).
+ * it when the service said one — a refused call or its error event (`record.error.serviceCode`; a record written
+ * before that was kept holds the event's code only in its state, e.g. `user_cancelled`).
  */
 export function sessionFailure(record: SessionRecord): { code: ErrorCode | string; message: string; serviceCode?: string } | undefined {
   const own = record.error;

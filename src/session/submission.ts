@@ -65,7 +65,8 @@ async function submitDeferred(ctx: StepContext, record: SessionRecord, e: Singpa
   const attempts = (record.lastSubmitFailure?.attempts ?? 0) + 1;
   const retryAt = Math.min(at + submitRetryDelayMs(attempts), ctx.deadline(record));
   const lastSubmitFailure: SubmitFailure = {
-    code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt,
+    code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}),
+    ...(typeof e.details.serviceCode === 'string' ? { serviceCode: e.details.serviceCode } : {}), at, attempts, retryAt,
   };
   await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
   return { record: advance(record, 'deferHash', { ...record, lastSubmitFailure }, ctx.clock) };

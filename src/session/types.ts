@@ -96,6 +96,8 @@ export interface SubmitFailure {
   message: string;
   /** HTTP status of the service's answer, when there was one. */
   status?: number;
+  /** The service's own error code, when its answer named one (e.g. `TOO_MANY_REQUESTS`). */
+  serviceCode?: string;
   /** UNIX ms of this failure. */
   at: number;
   /** Hash calls that failed temporarily in a row (each after the HTTP client's own retries). */
