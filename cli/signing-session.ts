@@ -62,6 +62,8 @@ export interface SessionOptions {
   level: PadesLevel;
   reason: string;
   location?: string;
+  /** The DSAP's own app link the Singpass app returns the user to (sent with the hash). */
+  appLink?: string;
   onStep(step: SessionStep): void | Promise<void>;
 }
 
@@ -141,7 +143,7 @@ export async function runSigningSession(env: SessionEnvironment, o: SessionOptio
   });
   try {
     await o.onStep({ step: 'listening', baseUrl: dsap.baseUrl, keySetUrl: engine.verifier.keySet.url });
-    const started = await runner.start(o.input, { documentName: o.documentName, level: o.level, reason: o.reason, location: o.location });
+    const started = await runner.start(o.input, { documentName: o.documentName, level: o.level, reason: o.reason, location: o.location, ...(o.appLink ? { appLink: o.appLink } : {}) });
     const { record, pdf, report } = await Promise.race([runner.outcome(started.signRef), phoneFailure]);
     if (record.error || !pdf || !record.result) {
       throw new SingpassFlowsError((record.error?.code ?? 'STATE_INVALID') as never, record.error?.message ?? `The session ended ${record.state.status}`);

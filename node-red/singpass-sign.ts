@@ -24,7 +24,7 @@ import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 const EVENT_TYPES: SigningEvent['type'][] = ['certificate', 'signature', 'error'];
 
-type Def = NodeDef & { client?: string; documentName?: string; level?: string; reason?: string; location?: string; failInvalid?: boolean };
+type Def = NodeDef & { client?: string; documentName?: string; level?: string; reason?: string; location?: string; appLink?: string; failInvalid?: boolean };
 
 export = function register(RED: NodeAPI): void {
   /**
@@ -50,6 +50,7 @@ export = function register(RED: NodeAPI): void {
         ...(onBehalfOf !== undefined ? { onBehalfOf } : {}),
         ...(msg.signer !== undefined ? { signer: msg.signer as never } : {}),
         reason: pickText(msg.reason) ?? pickText(def.reason), location: pickText(msg.location) ?? pickText(def.location),
+        appLink: pickText(msg.appLink) ?? pickText(def.appLink),
       });
       // The PDF first: the certificate webhook may arrive as soon as the record exists.
       await client.store.putDocument(started.signRef, pdf);

@@ -89,7 +89,7 @@ function signing() {
     n({ id: 'sf-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'sf-sign-client', x: 430, y: 530, wires: [['sf-error-line']] }),
     n({ id: 'sf-catch', type: 'catch', name: 'signing errors', scope: ['sf-on-cert', 'sf-on-sig', 'sf-finish', 'sf-write', 'sf-webhook'], uncaught: false, x: 420, y: 580, wires: [['sf-error-line']] }),
     n({ id: 'sf-error-line', type: 'change', name: 'error line', rules: [
-      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.state.error.code, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.error ? session.error.serviceCode : session.state.error.code, "at": $now()})', tot: 'jsonata' },
       { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/errors.jsonl"', tot: 'jsonata' }], x: 640, y: 550, wires: [['sf-error-record']] }),
     n({ id: 'sf-error-record', type: 'file', name: 'record error', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 830, y: 550, wires: [[]] }),
 
@@ -161,7 +161,7 @@ function login(provider) {
     ? { id: `${p}-client`, type: 'corppass-client', name: 'Corppass (sandbox)', profile: 'legacy', environment: 'sandbox' }
     : { id: `${p}-client`, type: 'singpass-login-client', name: 'Singpass login (sandbox)', environment: 'sandbox' };
   Object.assign(client, { sandboxUrl: 'http://127.0.0.1:5156', issuer: '', clientId: 'node-red-rp', redirectUri: `http://127.0.0.1:1880${base}/callback` });
-  const start = n({ id: `${p}-start`, type: nodeType, name: '', client: client.id, action: 'start', scope: cp ? 'openid' : 'openid user.identity name',
+  const start = n({ id: `${p}-start`, type: nodeType, name: '', client: client.id, action: 'start', scope: cp ? 'openid authinfo' : 'openid user.identity name',
     fetchRoles: true, includeAccessToken: false, acrValues: '', requiredAcr: '', authenticationContextType: cp ? '' : 'APP_AUTHENTICATION_DEFAULT',
     authenticationContextMessage: '', x: 360, y: 100, wires: [[`${p}-redirect`]] });
   const complete = n({ id: `${p}-complete`, type: nodeType, name: '', client: client.id, action: 'complete', scope: '', fetchRoles: true, includeAccessToken: false,
@@ -195,7 +195,7 @@ function login(provider) {
 }
 
 /**
- * An officer signs for the company: Corppass login (FAPI 2.0; legacy works the same with scope openid), then only a
+ * An officer signs for the company: Corppass login (FAPI 2.0; legacy works the same), then only a
  * user holding one of the configured roles for the entity they logged in for may start the signing (officer check);
  * the entity and the role go into the session record and into the document name the user sees in the app.
  */
@@ -321,7 +321,7 @@ function severalSigners() {
     n({ id: 'ms-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'ms-sign-client', x: 430, y: 700, wires: [['ms-error-line']] }),
     n({ id: 'ms-catch', type: 'catch', name: 'signing errors', scope: ['ms-on-cert', 'ms-on-sig', 'ms-finish', 'ms-start-next', 'ms-webhook'], uncaught: false, x: 420, y: 750, wires: [['ms-error-line']] }),
     n({ id: 'ms-error-line', type: 'change', name: 'error line', rules: [
-      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "signer": session.request.signer, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.state.error.code, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "signer": session.request.signer, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.error ? session.error.serviceCode : session.state.error.code, "at": $now()})', tot: 'jsonata' },
       { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/errors.jsonl"', tot: 'jsonata' }], x: 640, y: 720, wires: [['ms-error-record']] }),
     n({ id: 'ms-error-record', type: 'file', name: 'record error', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 830, y: 720, wires: [[]] }),
     n({ id: 'ms-keyset', type: 'singpass-keyset', name: '', url: '/signers/jwks', signClient: 'ms-sign-client', corppassClient: '', singpassClient: '', x: 160, y: 800, wires: [] }),

@@ -6,7 +6,7 @@ import { checkWritableFile, readUserFile, wantsHelp, type CliCommand } from '../
 import { invalidInput, isSingpassFlowsError } from '../../src/errors';
 import { requireHttpsUrl } from '../../src/http';
 import { loadSigningKey, publicKeySet } from '../../src/keys';
-import { SigningApiClient } from '../../src/sign';
+import { SigningApiClient, checkAppLink } from '../../src/sign';
 import type { PadesLevel } from '../../src/pades';
 import type { FinishShortfall } from '../../src/session';
 import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, shortfallLine, stepLogger, type SessionOptions } from '../signing-session';
@@ -16,7 +16,7 @@ import { listen } from '../../sandbox/http';
 
 const HELP = `Usage: singpass-flows sign --in <file.pdf> --out <signed.pdf> [--level B-B|B-T|B-LT|B-LTA]
                            [--sandbox [--user p256|p384|revoked] [--root-out <root.pem>] | --config <file.json>]
-                           [--doc-name <name>] [--reason <text>] [--location <text>]
+                           [--doc-name <name>] [--reason <text>] [--location <text>] [--app-link <url>]
 
 Signs YOUR PDF through a complete Singpass document signing session and prints each step: create session,
 QR scan, certificate webhook, prepare the PDF, submit the hash, approval, signature webhook, embed (PAdES),
@@ -52,6 +52,8 @@ Options:
   --doc-name <name>  document name shown in the Singpass app (default: the file name)
   --reason <text>    /Reason in the signature (default "Signed with Singpass")
   --location <text>  /Location in the signature
+  --app-link <url>   your own app's registered app-claimed https link (at most 255 characters): the Singpass
+                     app sends the user back there after approving (sent with the hash as app_launch_url)
   --root-out <file>  sandbox mode: also write the sandbox root CA (PEM), to check the result later with
                      singpass-flows verify <signed.pdf> --root <file>
   -h, --help         show this help
@@ -66,6 +68,7 @@ export interface SignCommandOptions {
   user: string;
   reason?: string;
   location?: string;
+  appLink?: string;
   log: (line: string) => void;
 }
 
@@ -121,6 +124,7 @@ function signNarrator(o: SignCommandOptions, mode: 'sandbox' | 'config'): Sessio
 function sessionOptions(o: SignCommandOptions, mode: 'sandbox' | 'config'): SessionOptions {
   return {
     input: o.input, documentName: o.documentName, level: o.level, reason: o.reason ?? 'Signed with Singpass', location: o.location,
+    ...(o.appLink ? { appLink: o.appLink } : {}),
     onStep: signNarrator(o, mode),
   };
 }
@@ -227,6 +231,7 @@ export const signCommand: CliCommand = {
         options: {
           in: { type: 'string' }, out: { type: 'string' }, level: { type: 'string' }, user: { type: 'string' }, 'doc-name': { type: 'string' },
           reason: { type: 'string' }, location: { type: 'string' }, 'root-out': { type: 'string' }, sandbox: { type: 'boolean' }, config: { type: 'string' },
+          'app-link': { type: 'string' },
         },
       }));
     } catch (e) {
@@ -248,6 +253,12 @@ export const signCommand: CliCommand = {
       console.error(`--user must be one of ${SANDBOX_USERS.join(', ')}`);
       return 2;
     }
+    try {
+      checkAppLink(str('app-link'));
+    } catch (e) {
+      console.error(`--app-link ${(e as Error).message.replace(/^appLink: /, '')}`);
+      return 2;
+    }
     let input: Buffer;
     try {
       input = readFileSync(str('in')!);
@@ -261,6 +272,7 @@ export const signCommand: CliCommand = {
       if (str('root-out')) checkWritableFile(str('root-out')!, '--root-out');
       const common = {
         input, level, user, documentName: str('doc-name') ?? basename(str('in')!), reason: str('reason'), location: str('location'),
+        ...(str('app-link') ? { appLink: str('app-link') } : {}),
         log: (l: string) => console.log(l),
       };
       const configFile = str('config');

@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { invalidInput } from '../../../../src/errors';
 import type { PadesLevel } from '../../../../src/pades';
 import { documentNameFor, issueSignerLink, type SessionRecord, type StartSessionInput } from '../../../../src/session';
-import { renderQr } from '../../../../src/sign';
+import { checkAppLink, renderQr } from '../../../../src/sign';
 import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
@@ -43,6 +43,14 @@ export const createSessionFields: INodeProperties[] = [
     placeholder: 'Add Option',
     default: {},
     options: [
+      {
+        displayName: 'App Link',
+        name: 'appLink',
+        type: 'string',
+        default: '',
+        placeholder: 'https://app.example.sg/signed',
+        description: 'Your own app\'s registered app-claimed https link (at most 255 characters): the Singpass app sends the user back there after approving. Leave empty when people sign from the signer\'s page in a browser; they switch back by hand and the page catches up.',
+      },
       { displayName: 'Location', name: 'location', type: 'string', default: '', description: 'Location recorded in the signature' },
       {
         displayName: 'On Behalf Of',
@@ -86,7 +94,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
 export async function createSessionItem(ctx: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<{ output: INodeExecutionData; record: SessionRecord; pdf: Buffer }> {
   const property = ctx.getNodeParameter('binaryPropertyName', i);
   const { pdf, meta } = await readPdf(ctx, i, property);
-  const o = ctx.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrImages?: boolean; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown };
+  const o = ctx.getNodeParameter('options', i, {}) as { appLink?: string; reason?: string; location?: string; qrImages?: boolean; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown };
   const onBehalfOf = givenJson('On Behalf Of', o.onBehalfOf) as StartSessionInput['onBehalfOf'];
   const signer = givenJson('Signer', o.signer) as StartSessionInput['signer'];
   // the entity and role go into the name the user sees in the app, so they know in what capacity they sign
@@ -94,7 +102,7 @@ export async function createSessionItem(ctx: IExecuteFunctions, i: number, item:
   const { engine } = await signingEngine(ctx);
   const s = await engine.start(pdf, {
     documentName, level: ctx.getNodeParameter('level', i) as PadesLevel, reason: o.reason || undefined, location: o.location || undefined,
-    ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}),
+    ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}), ...(o.appLink?.trim() ? { appLink: appLinkOption(o.appLink.trim()) } : {}),
   });
   // the signer's page link: keyed with the notification token secret, checked by Signer Page on any process
   const linkKeys = await signerLinkKeys(ctx, i);
@@ -122,6 +130,15 @@ export async function createSessionItem(ctx: IExecuteFunctions, i: number, item:
       : item.binary,
   };
   return { output, record: s.record, pdf };
+}
+
+/** The App Link option, checked here so the message names the option as the editor shows it. */
+function appLinkOption(v: string): string {
+  try {
+    return checkAppLink(v)!;
+  } catch (e) {
+    throw invalidInput('App Link', (e as Error).message.replace(/^appLink: /, ''));
+  }
 }
 
 /** An optional JSON option: absent when empty (the core checks the shape). */
