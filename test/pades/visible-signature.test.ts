@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { PDFDocument, PDFName, PDFDict, PDFString, rgb } from 'pdf-lib';
+import { PDFArray, PDFDocument, PDFName, PDFDict, PDFString, rgb } from 'pdf-lib';
 import { listSignatures, type PrepareSignatureOptions } from '../../src/pades';
 import { fixture } from '../fixtures/pdfs';
 import { selfSignedSigner, signWithPdfsig, pdfsigSections } from './foreign-signer';
@@ -183,6 +183,26 @@ describe('forms and several signers', () => {
     expect(fields.sort()).toEqual(['Sign here', 'Witness']);
   });
 
+  test('a form with appearances of its own: the "Sign here" drawing gives way to the box, the filled text field stays as it was', async () => {
+    const doc = await PDFDocument.load(await fixture('classic'));
+    const page = doc.getPage(0);
+    const form = doc.getForm();
+    const name = form.createTextField('Tenant name');
+    name.setText('Tan Ah Kow');
+    name.addToPage(page, { x: 50, y: 300, width: 200, height: 24 });
+    const ctx = doc.context;
+    // a "Sign here" placeholder: the field's own appearance, a grey box with a cross
+    const ap = ctx.register(ctx.stream('0.8 g 0 0 220 70 re f 0 G 2 w 10 10 m 210 60 l S', { Type: 'XObject', Subtype: 'Form', BBox: [0, 0, 220, 70] }));
+    const sig = ctx.register(ctx.obj({ Type: 'Annot', Subtype: 'Widget', FT: 'Sig', T: PDFString.of('Sign here'), Rect: [330, 60, 550, 130], F: 4, P: page.ref, AP: { N: ap } }));
+    page.node.lookup(PDFName.of('Annots'), PDFArray).push(sig);
+    form.acroForm.addField(sig);
+    const original = Buffer.from(await doc.save({ useObjectStreams: false }));
+    const { diff, signed, text } = await signedVisibly(original, { appearance: { field: 'Sign here' } }, 1);
+    inside(diff.box!, pixelBox([330, 60, 550, 130], 842));
+    expect(text).toContain('Tan Ah Kow'); // the text field's own appearance, unchanged
+    expect(listSignatures(signed).map((x) => [x.fieldName, x.visible])).toEqual([['Sign here', true]]);
+  });
+
   test('a field name the form does not have → INVALID_INPUT naming appearance.field', async () => {
     const pki = await testPki();
     await expect(signPdf(await fixture('emptySignatureFields'), pki.users.p256, { appearance: { field: 'Nope' } })).rejects.toMatchObject({
@@ -254,6 +274,12 @@ describe('documents others made', () => {
     expect(sections[0]).toContain('Signature Validation: Signature is Valid.');
     expect(sections[1]).toContain('Signature Validation: Signature is Valid.');
   });
+});
+
+describe('names outside Latin-1', () => {
+  // The simple WinAnsi font cannot show Han or Tamil characters: that needs a Type0/CIDFontType2 font with /ToUnicode
+  // and a per-document CJK subset (docs/signature-box.md, "Left out").
+  it.todo('a name in Chinese characters is drawn with an embedded CJK subset');
 });
 
 describe('a picture in the box', () => {
