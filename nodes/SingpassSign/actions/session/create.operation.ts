@@ -43,8 +43,8 @@ export const createSessionFields: INodeProperties[] = [
     type: 'options',
     options: [
       { name: 'In a Corner of a Page', value: 'corner', description: 'The signer\'s name, "Signed with Singpass", the time and the reason, drawn on the page' },
-      { name: 'In a Rectangle', value: 'rect', description: 'Where you say, in PDF points' },
       { name: 'In a Form Signature Field', value: 'field', description: 'The form\'s own empty "Sign here" field, by name' },
+      { name: 'In a Rectangle', value: 'rect', description: 'Where you say, in PDF points' },
       { name: 'In the Next Empty Form Field', value: 'nextEmptyField', description: 'For several signers: each fills the next one (a corner when none is left)' },
       { name: 'Invisible', value: 'invisible', description: 'Shown only in a signature panel such as Adobe Reader\'s' },
     ],
@@ -57,7 +57,7 @@ export const createSessionFields: INodeProperties[] = [
     type: 'string',
     default: 'last',
     placeholder: 'last',
-    description: '"first", "last" or a page number',
+    description: 'The page of the box: "first", "last" or a page number',
     displayOptions: { show: { signatureBox: ['corner', 'rect', 'nextEmptyField'] } },
   },
   {
@@ -80,7 +80,7 @@ export const createSessionFields: INodeProperties[] = [
     type: 'string',
     default: '',
     placeholder: '350, 60, 560, 132',
-    description: 'x1, y1, x2, y2 in PDF points from the bottom-left of the page (an A4 page is 595 × 842)',
+    description: 'The box as x1, y1, x2, y2 in PDF points from the bottom-left of the page (an A4 page is 595 × 842)',
     displayOptions: { show: { signatureBox: ['rect'] } },
   },
   {
