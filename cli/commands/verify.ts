@@ -31,6 +31,7 @@ export function formatReport(r: PdfVerificationReport): string {
   if (r.signatures.length === 0) return 'No signatures found.';
   for (const [i, s] of r.signatures.entries()) {
     lines.push(`#${i + 1} ${s.type === 'docTimestamp' ? 'Document timestamp' : 'Signature'} "${s.fieldName}"${s.level ? ` — level ${s.level}` : ''}`);
+    lines.push(`   ${placeLine(s)}`);
     if (s.signer) lines.push(`   ${s.type === 'docTimestamp' ? 'TSA' : 'Signer'}: ${s.signer.subject} (serial ${s.signer.serialNumber})`);
     if (s.timestampTime) lines.push(`   Timestamp: ${s.timestampTime}${s.timestamp?.valid === false ? ' (INVALID)' : ''}`);
     else if (s.claimedSigningTime) lines.push(`   Claimed signing time (not proven): ${s.claimedSigningTime}`);
@@ -50,6 +51,13 @@ export function formatReport(r: PdfVerificationReport): string {
   lines.push(`DSS: ${r.dss.certs} certificates, ${r.dss.ocsps} OCSP responses, ${r.dss.crls} CRLs`);
   lines.push(r.valid ? `Result: VALID${r.level ? ` (${r.level})` : ''}` : 'Result: NOT VALID');
   return lines.join('\n');
+}
+
+/** Where the field is and whether a viewer shows it. */
+function placeLine(s: PdfVerificationReport['signatures'][number]): string {
+  const where = s.page !== undefined ? `page ${s.page}` : 'no page';
+  if (!s.visible) return `Appearance: invisible (${where})`;
+  return `Appearance: visible on ${where} at [${(s.rect ?? []).map((n) => Math.round(n * 100) / 100).join(', ')}]`;
 }
 
 /** How far the signature reaches: the whole file, or what was appended after it and whether that changed the document. */

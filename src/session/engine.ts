@@ -3,7 +3,7 @@ import { systemClock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { checkSignablePdf } from '../pades';
 import { checkSignatureText } from '../pades/signature';
-import { checkOnBehalfOf, checkSignerPlace } from './request-context';
+import { checkOnBehalfOf, checkSessionAppearance, checkSignerPlace } from './request-context';
 import type { PadesLevel } from '../pades/verify';
 import { constantTimeEqual } from '../secrets';
 import {
@@ -333,6 +333,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const onBehalfOf = checkOnBehalfOf(input.onBehalfOf);
       const signer = checkSignerPlace(input.signer);
       const appLink = checkAppLink(input.appLink);
+      const appearance = checkSessionAppearance(input.appearance);
       const level = input.level ?? 'B-LTA';
       if (!PADES_LEVELS.includes(level)) throw invalidInput('level', `must be one of ${PADES_LEVELS.join(', ')}`);
       if (level !== 'B-B' && !config.tsaUrl) throw invalidInput('tsaUrl', `is required for level ${level} (a signature timestamp); set the TSA URL or choose B-B`);
@@ -344,7 +345,10 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const record = created({
         format: 'singpass-flows/signing-session@1',
         state: newSigningSessionState(session, { challengeCode, clientNotificationToken }, clock),
-        request: { documentName, level, ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(input.location !== undefined ? { location: input.location } : {}), ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}), ...(appLink ? { appLink } : {}) },
+        request: {
+          documentName, level, ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(input.location !== undefined ? { location: input.location } : {}),
+          ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}), ...(appLink ? { appLink } : {}), ...(appearance ? { appearance } : {}),
+        },
         document: { length: pdf.length, sha256: sha256(pdf) },
       });
       const started: SessionStarted = {

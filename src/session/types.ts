@@ -3,7 +3,7 @@ import type { SessionPhase } from './transitions';
 import type { ErrorCode } from '../errors';
 import type { OnBehalfOf } from '../login/officer';
 import type { Fetch } from '../http';
-import type { PreparedSignature } from '../pades';
+import type { PreparedSignature, SignaturePlacement } from '../pades';
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PadesLevel, PdfVerificationReport } from '../pades/verify';
 import type {
@@ -39,6 +39,8 @@ export interface SessionRecord {
     signer?: SignerPlace;
     /** The DSAP's own app link the Singpass app returns the user to (sent with the hash). */
     appLink?: string;
+    /** The visible signature box; absent: an invisible signature. */
+    appearance?: SessionAppearance;
   };
   /** The PDF being signed: size and SHA-256 (hex), so a step given other bytes refuses them. */
   document: { length: number; sha256: string };
@@ -186,7 +188,12 @@ export interface StartSessionInput {
    * to after approving; sent with the hash. Without it the user switches back by hand.
    */
   appLink?: string;
+  /** A visible signature box and where it goes (omitted: invisible). `{}`: bottom-right of the last page. */
+  appearance?: SessionAppearance;
 }
+
+/** A visible signature box in a session: its place, and an optional PNG or JPEG as base64 (the record is JSON). */
+export type SessionAppearance = SignaturePlacement & { image?: string };
 
 /** A signer's place among several who sign one document in turn (each on the previous one's signed PDF). */
 export interface SignerPlace {

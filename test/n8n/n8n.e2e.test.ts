@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateClientKeys } from '../../src/keys';
+import { listSignatures } from '../../src/pades';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM } from '../helpers/chromium';
@@ -179,6 +180,8 @@ describeN8n('sample workflows in a real n8n', () => {
     expect(userSignature).toMatch(/Signature Validation: Signature is Valid/);
     expect(userSignature).toMatch(/Signer full Distinguished Name: serialNumber=S1234567D,/);
     expect(documentTimestamp).toMatch(/Signer Certificate Common Name: .*Time Stamping Authority/);
+    // the sample's Create Session draws the signature box: bottom-right corner of the last page
+    expect(listSignatures(fs.readFileSync(file)).filter((x) => x.type === 'signature').map((x) => [x.visible, x.page])).toEqual([[true, 2]]);
     // B-LT and B-LTA as qpdf sees the file (poppler 22 does not name RFC 3161 timestamps): a DSS with OCSP responses
     // in the catalog, and a /DocTimeStamp signature
     const qdf = execFileSync('qpdf', ['--qdf', '--object-streams=disable', file, '-'], { maxBuffer: 64 * 1024 * 1024 }).toString('latin1');
