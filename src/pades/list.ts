@@ -53,6 +53,14 @@ function pageIndex(reader: PdfReader): PageIndex {
   return { byPage, byAnnot };
 }
 
+function safePageIndex(reader: PdfReader): PageIndex {
+  try {
+    return pageIndex(reader);
+  } catch {
+    return { byPage: new Map(), byAnnot: new Map() };
+  }
+}
+
 /** Where the field's widget is and whether it shows (a field may be its own widget, or have one kid widget). */
 function widgetPlace(reader: PdfReader, field: { ref?: PdfRef; dict: PdfDict }, pages: () => PageIndex): Pick<PdfSignatureInfo, 'page' | 'rect' | 'visible'> {
   const kids = reader.resolveArray(field.dict.get('Kids'));
@@ -81,7 +89,8 @@ export function listSignatures(pdf: Buffer): PdfSignatureInfo[] {
   const reader = PdfReader.open(pdf);
   const out: PdfSignatureInfo[] = [];
   let pages: PageIndex | undefined;
-  const pageMap = () => (pages ??= pageIndex(reader));
+  // a damaged page tree (a tampered file) leaves pages unknown: the signatures are still reported and judged
+  const pageMap = () => (pages ??= safePageIndex(reader));
   for (const f of walkFields(reader)) {
     if (f.type !== 'Sig') continue;
     const v = reader.resolveDict(f.dict.get('V'));

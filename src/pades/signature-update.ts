@@ -121,9 +121,9 @@ export function buildUpdateBytes(reader: PdfReader, input: SignatureUpdateInput)
     const [x1, y1, x2, y2] = empty.rect;
     const visible = x2 - x1 >= 10 && y2 - y1 >= 10;
     const apRef = visible ? drawBox(empty.rect, pageRotation(reader, empty.page.dict)) : update.add(emptyAppearance());
+    // Only /V, /AP and /F change: what a later signature may do to a field an earlier one left empty (a /P or /AS
+    // touched here would read as a change of the form to the earlier signature). /N is a stream, so /AS is unused.
     const widget = empty.widget.dict.clone().set('AP', dict({ N: apRef }));
-    widget.delete('AS');
-    if (!widget.has('P')) widget.set('P', empty.page.ref);
     const flags = reader.resolve(widget.get('F'));
     // Print + Locked, and never Hidden or NoView on a box meant to be seen.
     widget.set('F', ((typeof flags === 'number' ? flags : 0) | 132) & ~(2 | 32));
