@@ -29,7 +29,7 @@ import { generateClientKeys } from '../src/keys';
 import { installedPackageDir, type N8nQueue } from '../test/helpers/n8n-queue';
 import { startDeliveryRelay, type DeliveryRelay } from '../test/n8n/delivery-relay';
 import { startQueueSample } from '../test/n8n/queue-workflow';
-import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from '../test/n8n/real-n8n';
+import { freePort, n8nInstallDir, releasePackage, startCliSandbox, uploadHeaders, type CliSandbox } from '../test/n8n/real-n8n';
 import { writePdf } from './pdf-file';
 
 const { values } = parseArgs({ options: { sessions: { type: 'string' }, parallel: { type: 'string' }, mb: { type: 'string' }, workers: { type: 'string' }, concurrency: { type: 'string' }, 'worker-nice': { type: 'string' }, webhooks: { type: 'string' } } });
@@ -273,7 +273,6 @@ async function main(): Promise<void> {
     const pdf = fs.readFileSync(file);
     console.log(`n8n 2.41.1 queue mode (main + webhook process + N workers, Redis, PostgreSQL), sample workflow with the PostgreSQL store, `
       + `${SESSIONS} sessions of a ${(pdf.length / 1048576).toFixed(2)} MB PDF at B-T, ${PARALLEL} uploads at a time, worker concurrency ${CONCURRENCY}${WEBHOOK_PROCESSES > 1 ? `, ${WEBHOOK_PROCESSES} webhook processes` : ''}${WORKER_NICE ? `, workers at nice ${WORKER_NICE}` : ''}, ${os.availableParallelism()} CPUs`);
-    const tarball = await packTarball();
     const runs: Figures[] = [];
     for (const workers of WORKER_COUNTS) {
       runs.push(await runWith(workers, pdf));
@@ -281,7 +280,7 @@ async function main(): Promise<void> {
     }
     const [one, two] = [runs.find((r) => r.workers === 1), runs.find((r) => r.workers === 2)];
     if (one && two) console.log(`scaling 2 workers / 1 worker: ${(two.perSecond / one.perSecond).toFixed(2)}×`);
-    fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+    releasePackage();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

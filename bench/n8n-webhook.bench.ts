@@ -21,7 +21,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateClientKeys } from '../src/keys';
 import { fixture } from '../test/fixtures/pdfs';
-import { createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, startCliSandbox, startRelay, uploadHeaders, uploadKeyCredential, type CliSandbox, type N8n, type Relay } from '../test/n8n/real-n8n';
+import { createN8n, releasePackage, freePort, importSamples, installCommunityPackage, n8nInstallDir, sessionStoreCredential, startCliSandbox, startRelay, uploadHeaders, uploadKeyCredential, type CliSandbox, type N8n, type Relay } from '../test/n8n/real-n8n';
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -56,13 +56,13 @@ interface Scenario { name: string; target: string; kind: 'scan' | 'approve' }
 async function main(): Promise<void> {
   const installDir = n8nInstallDir();
   if (!installDir) throw new Error('n8n is not installed: run bash scripts/install-n8n.sh first');
-  const [tarball, port, signingPort] = await Promise.all([packTarball(), freePort(), freePort()]);
+  const [port, signingPort] = await Promise.all([freePort(), freePort()]);
   const signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-bench-sandbox-'));
   const n8n: N8n = await createN8n(installDir, port, { N8N_LOG_LEVEL: 'warn' });
   let signing: CliSandbox | undefined;
   let relay: Relay | undefined;
   try {
-    const installed = await installCommunityPackage(n8n, tarball);
+    const installed = await installCommunityPackage(n8n);
     relay = await startRelay(`${n8n.baseUrl}/webhook/${SAMPLE_PATH}`);
     signing = await startCliSandbox(installed, signingPort, signingDir, ['--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`, '--webhook-url', relay.url]);
     const dsap = await generateClientKeys();
@@ -164,7 +164,7 @@ async function main(): Promise<void> {
     await signing?.stop();
     await relay?.close();
     fs.rmSync(signingDir, { recursive: true, force: true });
-    fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+    releasePackage();
     if (!process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }
 }

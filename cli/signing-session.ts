@@ -4,7 +4,7 @@ import { generateClientKeys, loadSigningKey, publicKeySet } from '../src/keys';
 import { SigningApiClient, createNotificationTokens, type SignatureEvent } from '../src/sign';
 import { randomToken } from '../src/secrets';
 import type { PadesLevel, PdfVerificationReport } from '../src/pades';
-import { PADES_LEVELS, createSessionRunner, createSigningEngine, type FinishShortfall, type SessionStep as EngineStep } from '../src/session';
+import { PADES_LEVELS, createSessionRunner, createSigningEngine, type FinishShortfall, type SessionAppearance, type SessionStep as EngineStep } from '../src/session';
 // The CLI (not the core) may start the sandbox: `sign` and `demo` run the whole session against a local stand-in.
 import type { Sandbox } from '../sandbox';
 import { listen, readBody, type RunningServer } from '../sandbox/http';
@@ -62,6 +62,10 @@ export interface SessionOptions {
   level: PadesLevel;
   reason: string;
   location?: string;
+  /** The DSAP's own app link the Singpass app returns the user to (sent with the hash). */
+  appLink?: string;
+  /** The visible signature box (omitted: invisible). */
+  appearance?: SessionAppearance;
   onStep(step: SessionStep): void | Promise<void>;
 }
 
@@ -141,7 +145,9 @@ export async function runSigningSession(env: SessionEnvironment, o: SessionOptio
   });
   try {
     await o.onStep({ step: 'listening', baseUrl: dsap.baseUrl, keySetUrl: engine.verifier.keySet.url });
-    const started = await runner.start(o.input, { documentName: o.documentName, level: o.level, reason: o.reason, location: o.location });
+    const started = await runner.start(o.input, {
+      documentName: o.documentName, level: o.level, reason: o.reason, location: o.location, ...(o.appLink ? { appLink: o.appLink } : {}), ...(o.appearance ? { appearance: o.appearance } : {}),
+    });
     const { record, pdf, report } = await Promise.race([runner.outcome(started.signRef), phoneFailure]);
     if (record.error || !pdf || !record.result) {
       throw new SingpassFlowsError((record.error?.code ?? 'STATE_INVALID') as never, record.error?.message ?? `The session ended ${record.state.status}`);

@@ -56,6 +56,14 @@ export class SingpassSignApi implements ICredentialType {
       description: 'Host name of the page that shows the QR code; the Singpass app shows it to the user',
     },
     {
+      displayName: 'Assertion Audience',
+      name: 'audience',
+      type: 'string',
+      default: '',
+      placeholder: 'https://staging.sign.singpass.gov.sg',
+      description: 'The "aud" of the X-Dss-Assertion sent with every call. Leave empty for the default (the API\'s origin); set it only when the signing service gave you another value (it then refuses every call with 401 until it matches).',
+    },
+    {
       displayName: 'Timestamp Authority URL',
       name: 'tsaUrl',
       type: 'string',

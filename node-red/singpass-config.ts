@@ -27,7 +27,7 @@ export = function register(RED: NodeAPI): void {
     this.settings = {
       environment: text(def.environment) || 'staging', sandboxUrl: text(def.sandboxUrl), baseUrl: text(def.baseUrl), keySetUrl: text(def.keySetUrl),
       tsaUrl: text(def.tsaUrl), clientId: text(def.clientId), trustedRoots: typeof def.trustedRoots === 'string' ? def.trustedRoots : '',
-      domainName: text(def.domainName), tenantId: text(def.tenantId), sessionDir: text(def.sessionDir),
+      domainName: text(def.domainName), tenantId: text(def.tenantId), audience: text(def.audience), sessionDir: text(def.sessionDir),
       contextStore: text(def.contextStore), documentDir: text(def.documentDir),
       notificationSecret: text(def.notificationSecret),
       sessionStore: sessionStoreKind(def.sessionStore), pgHost: text(def.pgHost), pgPort: text(String(def.pgPort ?? '')), pgDatabase: text(def.pgDatabase),

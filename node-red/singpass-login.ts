@@ -10,7 +10,7 @@
  * The login rules (PKCE, state/nonce, DPoP, token and claim checks, roles) are the core's (src/login).
  */
 import { SingpassFlowsError } from '../src/errors';
-import { activeRoles, createSingpassClient } from '../src/login';
+import { activeRoles, createSingpassClient, requireRolesScope } from '../src/login';
 import {
   LOGIN_COOKIE, corppassFapiOutput, corppassLoginClient, fapiRolesRefusal, readCallback, readTransaction, startCorppassLogin, startLoginOutput,
   type LoginProvider, type LoginStart,
@@ -42,7 +42,7 @@ export = function register(RED: NodeAPI): void {
         const { transactionSecret, ...options } = await config.options();
         let out: NodeMessage;
         if (action === 'start') {
-          const scope = text(msg.scope) ?? text(def.scope) ?? (provider === 'corppass' ? 'openid' : 'openid user.identity name');
+          const scope = text(msg.scope) ?? text(def.scope) ?? (provider === 'corppass' ? 'openid authinfo' : 'openid user.identity name');
           const context = { authenticationContextType: text(def.authenticationContextType), authenticationContextMessage: text(def.authenticationContextMessage) };
           const start = provider === 'corppass'
             ? await startCorppassLogin(corppassLoginClient(options, config.corppassProfile, config.labels), { scope, ...context })
@@ -62,6 +62,7 @@ export = function register(RED: NodeAPI): void {
             const login = await client.completeLogin({ transaction, callback });
             const payload: Record<string, unknown> = { subject: login.subject, userInfo: login.userInfo, entityInfo: login.entityInfo, idTokenClaims: login.idTokenClaims, scope: login.scope };
             if (def.fetchRoles !== false) {
+              requireRolesScope(login.scope, { what: 'Fetching the roles', thirdPartyToo: true, orElse: 'turn "fetch the roles" off' });
               const info = await client.getAuthorizationInfo({ accessToken: login.accessToken, expectedSub: login.subject.raw });
               payload.authorizationInfo = info;
               payload.activeRoles = activeRoles(info);

@@ -13,7 +13,8 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { checkOnBehalfOf, documentNameFor, isAtSavePoint, isSessionEnded, isSubmitDeferred, issueSignerLink, type KeptDelivery } from '../src/session';
+import { checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSubmitDeferred, issueSignerLink, type KeptDelivery, type SessionAppearance } from '../src/session';
+import { appearanceFromSettings, inSetting } from '../src/setup';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
 import { finishSigned } from './lib/finishing';
@@ -24,7 +25,28 @@ import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 const LEVELS: PadesLevel[] = ['B-B', 'B-T', 'B-LT', 'B-LTA'];
 const EVENT_TYPES: SigningEvent['type'][] = ['certificate', 'signature', 'error'];
 
-type Def = NodeDef & { client?: string; documentName?: string; level?: string; reason?: string; location?: string; failInvalid?: boolean };
+type Def = NodeDef & {
+  client?: string; documentName?: string; level?: string; reason?: string; location?: string; appLink?: string; failInvalid?: boolean;
+  box?: string; boxPage?: string; boxCorner?: string; boxRect?: string; boxField?: string; boxSize?: string;
+};
+
+const BOX_LABELS = {
+  where: 'start signing',
+  fields: { appearance: 'Signature box', 'appearance.placement': 'Signature box', 'appearance.page': 'Page', 'appearance.corner': 'Corner', 'appearance.rect': 'Rectangle', 'appearance.field': 'Form field', 'appearance.size': 'Size', 'appearance.image': 'msg.signatureImage' },
+};
+
+/**
+ * The signature box: `msg.appearance` (an object as the core takes it, or `false` for invisible) over the node's
+ * settings; `msg.signatureImage` (PNG or JPEG Buffer) drawn in it.
+ */
+function boxAppearance(def: Def, msg: NodeMessage): SessionAppearance | undefined {
+  const image = Buffer.isBuffer(msg.signatureImage) ? msg.signatureImage.toString('base64') : typeof msg.signatureImage === 'string' ? msg.signatureImage : undefined;
+  if (msg.appearance === false) return undefined;
+  if (msg.appearance !== undefined) return inSetting(BOX_LABELS, 'appearance', () => checkSessionAppearance({ ...(msg.appearance as object), ...(image ? { image } : {}) }));
+  return appearanceFromSettings({ placement: def.box, page: def.boxPage, corner: def.boxCorner, rect: def.boxRect, field: def.boxField, size: def.boxSize, image }, BOX_LABELS);
+}
+
+const withAppearance = (a: SessionAppearance | undefined) => (a ? { appearance: a } : {});
 
 export = function register(RED: NodeAPI): void {
   /**
@@ -50,6 +72,8 @@ export = function register(RED: NodeAPI): void {
         ...(onBehalfOf !== undefined ? { onBehalfOf } : {}),
         ...(msg.signer !== undefined ? { signer: msg.signer as never } : {}),
         reason: pickText(msg.reason) ?? pickText(def.reason), location: pickText(msg.location) ?? pickText(def.location),
+        appLink: pickText(msg.appLink) ?? pickText(def.appLink),
+        ...withAppearance(boxAppearance(def, msg)),
       });
       // The PDF first: the certificate webhook may arrive as soon as the record exists.
       await client.store.putDocument(started.signRef, pdf);

@@ -69,7 +69,7 @@ export = function register(RED: NodeAPI): void {
     onInput(node, async (msg) => {
       const login = (msg.payload ?? {}) as Record<string, unknown>;
       // the Corppass login node's result: FAPI 2.0 gives `roles` and `entity`; legacy `activeRoles` and `entityInfo`
-      const result = { roles: login.roles ?? login.activeRoles ?? [], entityInfo: login.entityInfo, entity: login.entity } as unknown as Parameters<typeof officerDecision>[0];
+      const result = { roles: login.roles ?? login.activeRoles ?? [], entityInfo: login.entityInfo, entity: login.entity, scope: login.scope } as unknown as Parameters<typeof officerDecision>[0];
       const decision = officerDecision(result, { roles, ...(eserviceId ? { eserviceId } : {}) });
       if (decision.allowed) {
         node.status({ fill: 'green', shape: 'dot', text: `${decision.onBehalfOf.uen} as ${decision.onBehalfOf.role}` });

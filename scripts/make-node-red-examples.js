@@ -63,7 +63,7 @@ function signing() {
     n({ id: 'sf-start-in', type: 'http in', name: '', url: '/sign/start', method: 'post', upload: false, swaggerDoc: '', x: 150, y: 140, wires: [['sf-start-auth']] }),
     n({ id: 'sf-start-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 320, y: 140, wires: [['sf-name'], ['sf-refused']] }),
     n({ id: 'sf-name', type: 'change', name: 'document name', rules: [{ t: 'set', p: 'documentName', pt: 'msg', to: 'req.query.name', tot: 'msg' }], x: 490, y: 140, wires: [['sf-start']] }),
-    n({ id: 'sf-start', type: 'singpass-sign-start', name: 'start signing', client: 'sf-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', x: 660, y: 140, wires: [['sf-started']] }),
+    n({ id: 'sf-start', type: 'singpass-sign-start', name: 'start signing', client: 'sf-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', box: 'corner', boxPage: 'last', boxCorner: 'bottom-right', boxRect: '', boxField: '', boxSize: '', x: 660, y: 140, wires: [['sf-started']] }),
     n({ id: 'sf-started', type: 'change', name: 'session + signer page link', rules: [{ t: 'set', p: 'payload', pt: 'msg',
       to: '{"signRef": signRef, "challengeCode": challengeCode, "expiresAt": expiresAt, "qr": qr.dataUrl, "page": "sign/s/" & $encodeUrlComponent(signRef) & "?link=" & $encodeUrlComponent(signerLink.token)}', tot: 'jsonata' }], x: 870, y: 140, wires: [['sf-start-out']] }),
     n({ id: 'sf-start-out', type: 'http response', name: '', statusCode: '', headers: { 'cache-control': 'no-store' }, x: 1060, y: 140, wires: [] }),
@@ -89,7 +89,7 @@ function signing() {
     n({ id: 'sf-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'sf-sign-client', x: 430, y: 530, wires: [['sf-error-line']] }),
     n({ id: 'sf-catch', type: 'catch', name: 'signing errors', scope: ['sf-on-cert', 'sf-on-sig', 'sf-finish', 'sf-write', 'sf-webhook'], uncaught: false, x: 420, y: 580, wires: [['sf-error-line']] }),
     n({ id: 'sf-error-line', type: 'change', name: 'error line', rules: [
-      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.state.error.code, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.error ? session.error.serviceCode : session.state.error.code, "at": $now()})', tot: 'jsonata' },
       { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/errors.jsonl"', tot: 'jsonata' }], x: 640, y: 550, wires: [['sf-error-record']] }),
     n({ id: 'sf-error-record', type: 'file', name: 'record error', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 830, y: 550, wires: [[]] }),
 
@@ -161,7 +161,7 @@ function login(provider) {
     ? { id: `${p}-client`, type: 'corppass-client', name: 'Corppass (sandbox)', profile: 'legacy', environment: 'sandbox' }
     : { id: `${p}-client`, type: 'singpass-login-client', name: 'Singpass login (sandbox)', environment: 'sandbox' };
   Object.assign(client, { sandboxUrl: 'http://127.0.0.1:5156', issuer: '', clientId: 'node-red-rp', redirectUri: `http://127.0.0.1:1880${base}/callback` });
-  const start = n({ id: `${p}-start`, type: nodeType, name: '', client: client.id, action: 'start', scope: cp ? 'openid' : 'openid user.identity name',
+  const start = n({ id: `${p}-start`, type: nodeType, name: '', client: client.id, action: 'start', scope: cp ? 'openid authinfo' : 'openid user.identity name',
     fetchRoles: true, includeAccessToken: false, acrValues: '', requiredAcr: '', authenticationContextType: cp ? '' : 'APP_AUTHENTICATION_DEFAULT',
     authenticationContextMessage: '', x: 360, y: 100, wires: [[`${p}-redirect`]] });
   const complete = n({ id: `${p}-complete`, type: nodeType, name: '', client: client.id, action: 'complete', scope: '', fetchRoles: true, includeAccessToken: false,
@@ -195,7 +195,7 @@ function login(provider) {
 }
 
 /**
- * An officer signs for the company: Corppass login (FAPI 2.0; legacy works the same with scope openid), then only a
+ * An officer signs for the company: Corppass login (FAPI 2.0; legacy works the same), then only a
  * user holding one of the configured roles for the entity they logged in for may start the signing (officer check);
  * the entity and the role go into the session record and into the document name the user sees in the app.
  */
@@ -230,7 +230,7 @@ function officer() {
     n({ id: 'of-officer', type: 'singpass-officer-check', name: '', roles: 'CPF2FAR1', eserviceId: 'SD-CPF2FA', x: 540, y: 170, wires: [['of-document'], ['of-page-out']] }),
     n({ id: 'of-document', type: 'function', name: 'document to sign', func: fn('officer-document.js'), outputs: 2, x: 730, y: 170, wires: [['of-read'], ['of-page-out']] }),
     n({ id: 'of-read', type: 'file in', name: 'read PDF', filename: 'filename', filenameType: 'msg', format: '', chunk: false, sendError: false, encoding: 'none', allProps: false, x: 900, y: 170, wires: [['of-start']] }),
-    n({ id: 'of-start', type: 'singpass-sign-start', name: 'start signing (for the company)', client: 'of-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed for the company with Singpass', location: '', x: 1110, y: 170, wires: [['of-to-page']] }),
+    n({ id: 'of-start', type: 'singpass-sign-start', name: 'start signing (for the company)', client: 'of-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed for the company with Singpass', location: '', box: 'corner', boxPage: 'last', boxCorner: 'bottom-right', boxRect: '', boxField: '', boxSize: '', x: 1110, y: 170, wires: [['of-to-page']] }),
     n({ id: 'of-to-page', type: 'change', name: 'to the signer page', rules: [
       { t: 'set', p: 'statusCode', pt: 'msg', to: '303', tot: 'num' },
       { t: 'set', p: 'headers', pt: 'msg', to: '{"location": "s/" & $encodeUrlComponent(signRef) & "?link=" & $encodeUrlComponent(signerLink.token), "cache-control": "no-store"}', tot: 'jsonata' },
@@ -286,7 +286,7 @@ function severalSigners() {
     n({ id: 'ms-start-in', type: 'http in', name: '', url: '/signers/start', method: 'post', upload: false, swaggerDoc: '', x: 150, y: 80, wires: [['ms-auth']] }),
     n({ id: 'ms-auth', type: 'function', name: 'sign-in check', func: fn('sign-in-check.js'), outputs: 2, x: 330, y: 80, wires: [['ms-first'], ['ms-out']] }),
     n({ id: 'ms-first', type: 'function', name: 'signer 1 of 2', func: SIGNERS_JS + fn('first-signer.js'), outputs: 1, x: 500, y: 80, wires: [['ms-start']] }),
-    n({ id: 'ms-start', type: 'singpass-sign-start', name: 'start signing', client: 'ms-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', x: 670, y: 80, wires: [['ms-started']] }),
+    n({ id: 'ms-start', type: 'singpass-sign-start', name: 'start signing', client: 'ms-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', box: 'corner', boxPage: 'last', boxCorner: 'bottom-right', boxRect: '', boxField: '', boxSize: '', x: 670, y: 80, wires: [['ms-started']] }),
     n({ id: 'ms-started', type: 'change', name: 'signer 1\'s page link', rules: [{ t: 'set', p: 'payload', pt: 'msg',
       to: '{"signRef": signRef, "signer": session.request.signer, "page": "signers/s/" & $encodeUrlComponent(signRef) & "?link=" & $encodeUrlComponent(signerLink.token)}', tot: 'jsonata' },
       { t: 'set', p: 'headers', pt: 'msg', to: '{"cache-control": "no-store"}', tot: 'json' }], x: 860, y: 80, wires: [['ms-out']] }),
@@ -313,7 +313,7 @@ function severalSigners() {
       to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x: 240, y: 540, wires: [['ms-write']] }),
     n({ id: 'ms-write', type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 450, y: 540, wires: [[]] }),
     n({ id: 'ms-next', type: 'function', name: 'next signer?', func: SIGNERS_JS + fn('next-signer.js'), outputs: 2, x: 450, y: 600, wires: [['ms-start-next'], []] }),
-    n({ id: 'ms-start-next', type: 'singpass-sign-start', name: 'start signing (next signer)', client: 'ms-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', x: 670, y: 600, wires: [['ms-hand-over']] }),
+    n({ id: 'ms-start-next', type: 'singpass-sign-start', name: 'start signing (next signer)', client: 'ms-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', box: 'corner', boxPage: 'last', boxCorner: 'bottom-right', boxRect: '', boxField: '', boxSize: '', x: 670, y: 600, wires: [['ms-hand-over']] }),
     n({ id: 'ms-hand-over', type: 'function', name: 'hand the page link over', func: fn('hand-over.js'), outputs: 1, x: 890, y: 600, wires: [['ms-handovers']] }),
     n({ id: 'ms-handovers', type: 'file', name: 'handovers.jsonl', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 1080, y: 600, wires: [[]] }),
 
@@ -321,7 +321,7 @@ function severalSigners() {
     n({ id: 'ms-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'ms-sign-client', x: 430, y: 700, wires: [['ms-error-line']] }),
     n({ id: 'ms-catch', type: 'catch', name: 'signing errors', scope: ['ms-on-cert', 'ms-on-sig', 'ms-finish', 'ms-start-next', 'ms-webhook'], uncaught: false, x: 420, y: 750, wires: [['ms-error-line']] }),
     n({ id: 'ms-error-line', type: 'change', name: 'error line', rules: [
-      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "signer": session.request.signer, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.state.error.code, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "signer": session.request.signer, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.error ? session.error.serviceCode : session.state.error.code, "at": $now()})', tot: 'jsonata' },
       { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/errors.jsonl"', tot: 'jsonata' }], x: 640, y: 720, wires: [['ms-error-record']] }),
     n({ id: 'ms-error-record', type: 'file', name: 'record error', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 830, y: 720, wires: [[]] }),
     n({ id: 'ms-keyset', type: 'singpass-keyset', name: '', url: '/signers/jwks', signClient: 'ms-sign-client', corppassClient: '', singpassClient: '', x: 160, y: 800, wires: [] }),

@@ -39,7 +39,7 @@ async function make(sample) {
   const bold = await doc.embedFont(StandardFonts.HelveticaBold);
   page.drawText(sample.title, { x: 72, y: 760, size: 20, font: bold });
   sample.lines.forEach((l, i) => page.drawText(l, { x: 72, y: 720 - i * 20, size: 11, font }));
-  page.drawText('Signature: see the digital signature panel of your PDF reader', { x: 72, y: 200, size: 11, font, color: rgb(0.3, 0.3, 0.3) });
+  page.drawText('Signature (added below when signed with Singpass):', { x: 72, y: 200, size: 11, font, color: rgb(0.3, 0.3, 0.3) });
   return Buffer.from(await doc.save({ useObjectStreams: false }));
 }
 

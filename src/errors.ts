@@ -64,6 +64,8 @@ export type ErrorCode =
   | 'ASSURANCE_INSUFFICIENT'
   // a Corppass user without a role the flow requires (e.g. to sign for the company)
   | 'ROLE_REQUIRED'
+  // a login granted without the scope a step needs (the Corppass roles need `authinfo`)
+  | 'SCOPE_REQUIRED'
   // a signer's page or signed-document link: past its expiry, or not one this flow issued for that session
   | 'LINK_EXPIRED'
   | 'LINK_INVALID'

@@ -125,7 +125,9 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
       }
     };
     const r = await runSigningSession(env, {
-      input: samplePdf(), documentName: 'Demo agreement.pdf', level: options.level, reason: 'Singpass flows demo', location: 'Singapore', onStep: narrate,
+      input: samplePdf(), documentName: 'Demo agreement.pdf', level: options.level, reason: 'Singpass flows demo', location: 'Singapore',
+      // visible, as a signer expects to see it: bottom-right of the last page
+      appearance: {}, onStep: narrate,
     });
     if (options.out) {
       writeFileSync(resolve(options.out), r.pdf);

@@ -20,6 +20,8 @@ Options:
   --client-id <id>           Register a DSAP at start (with --jwks-url and --webhook-url)
   --jwks-url <url>           The DSAP's public key set URL (verifies its X-Dss-Assertion)
   --webhook-url <url>        The DSAP's webhook (receives the signed notifications)
+  --audience <aud>           The one assertion "aud" this DSAP's calls must carry, as when the service gives a DSAP
+                             its own value (default: the API base URL or its origin, both accepted)
   --session-ttl <seconds>    Signing session lifetime (default 120)
   --webhook-retry-delay-ms <n>  Delay between webhook attempts (default 2000)
   --login-client-id <id>     Register a login client (relying party) with Corppass, Corppass FAPI 2.0 and Singpass
@@ -49,6 +51,7 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
       'client-id': { type: 'string' },
       'jwks-url': { type: 'string' },
       'webhook-url': { type: 'string' },
+      audience: { type: 'string' },
       'session-ttl': { type: 'string' },
       'webhook-retry-delay-ms': { type: 'string' },
       'login-client-id': { type: 'string' },
@@ -87,7 +90,7 @@ export function parseSandboxArgs(argv: string[]): SandboxOptions {
   const webhookUrl = url('webhook-url', values['webhook-url']);
   if (clientId || jwksUrl || webhookUrl) {
     if (!clientId || !webhookUrl) throw invalidInput('client-id', 'registering a DSAP needs --client-id and --webhook-url (and --jwks-url for assertions)');
-    opts.signClients = [{ clientId, jwksUrl, notificationUrl: webhookUrl }];
+    opts.signClients = [{ clientId, jwksUrl, notificationUrl: webhookUrl, ...(values.audience ? { audience: values.audience } : {}) }];
   }
   const loginClientId = values['login-client-id'];
   const loginJwksUrl = url('login-jwks-url', values['login-jwks-url']);

@@ -25,6 +25,7 @@ process that dies loses nothing: the others take it over (--sweep-ms), or it res
 
 Routes:
   POST /sessions?name=<document name>&level=B-LTA   body: the PDF   → {signRef, qrPayload, challengeCode, expiresAt}
+       (optional &appLink=<https URL>: your app's registered link the Singpass app returns the user to)
   GET  /sessions/<signRef>                           → the session's status, error, result
   GET  /sessions/<signRef>/signed.pdf                → the signed PDF once completed (404 before)
        (the /sessions routes answer only your applications: "Authorization: Bearer <applicationKey>", else 401)
@@ -153,7 +154,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
         const level = (url.searchParams.get('level') ?? 'B-LTA') as PadesLevel;
         if (!LEVELS.includes(level)) throw invalidInput('level', `must be one of ${LEVELS.join(', ')}`);
         const pdf = await readBody(req, MAX_PDF);
-        const s = await runner.start(pdf, { documentName: url.searchParams.get('name') ?? 'Document.pdf', level });
+        const s = await runner.start(pdf, { documentName: url.searchParams.get('name') ?? 'Document.pdf', level, ...(url.searchParams.get('appLink') ? { appLink: url.searchParams.get('appLink')! } : {}) });
         return json(res, 201, { signRef: s.signRef, qrPayload: s.qrPayload, challengeCode: s.challengeCode, expiresAt: s.expiresAt });
       } catch (e) {
         return json(res, isSingpassFlowsError(e) && e.code === 'INVALID_INPUT' ? 400 : 502, errorJson(e));

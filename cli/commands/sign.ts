@@ -6,9 +6,10 @@ import { checkWritableFile, readUserFile, wantsHelp, type CliCommand } from '../
 import { invalidInput, isSingpassFlowsError } from '../../src/errors';
 import { requireHttpsUrl } from '../../src/http';
 import { loadSigningKey, publicKeySet } from '../../src/keys';
-import { SigningApiClient } from '../../src/sign';
+import { SigningApiClient, checkAppLink } from '../../src/sign';
 import type { PadesLevel } from '../../src/pades';
-import type { FinishShortfall } from '../../src/session';
+import type { FinishShortfall, SessionAppearance } from '../../src/session';
+import { appearanceFromSettings } from '../../src/setup';
 import { LEVELS, SANDBOX_USERS, runSigningSession, sandboxEnvironment, shortfallLine, stepLogger, type SessionOptions } from '../signing-session';
 // The CLI (not the core) may start the sandbox: `sign` runs the whole session against a local stand-in.
 import { startSandbox, type Sandbox } from '../../sandbox';
@@ -16,7 +17,9 @@ import { listen } from '../../sandbox/http';
 
 const HELP = `Usage: singpass-flows sign --in <file.pdf> --out <signed.pdf> [--level B-B|B-T|B-LT|B-LTA]
                            [--sandbox [--user p256|p384|revoked] [--root-out <root.pem>] | --config <file.json>]
-                           [--doc-name <name>] [--reason <text>] [--location <text>]
+                           [--doc-name <name>] [--reason <text>] [--location <text>] [--app-link <url>]
+                           [--page first|last|<n>] [--corner <corner> [--size <w,h>] | --rect <x1,y1,x2,y2>
+                            | --field <name> | --next-empty-field | --invisible] [--image <file.png|jpg>]
 
 Signs YOUR PDF through a complete Singpass document signing session and prints each step: create session,
 QR scan, certificate webhook, prepare the PDF, submit the hash, approval, signature webhook, embed (PAdES),
@@ -52,6 +55,20 @@ Options:
   --doc-name <name>  document name shown in the Singpass app (default: the file name)
   --reason <text>    /Reason in the signature (default "Signed with Singpass")
   --location <text>  /Location in the signature
+  --app-link <url>   your own app's registered app-claimed https link (at most 255 characters): the Singpass
+                     app sends the user back there after approving (sent with the hash as app_launch_url)
+
+Signature box (visible by default: the signer's name, "Signed with Singpass", the time in Singapore time and the
+reason, in the bottom-right corner of the last page):
+  --page <p>         first, last (default) or a page number
+  --corner <c>       bottom-right (default), bottom-left, top-right or top-left of the page as shown
+  --size <w,h>       the box's size in points (default 210,72)
+  --rect <x1,y1,x2,y2>  the box in PDF points (origin at the page's bottom-left), instead of a corner
+  --field <name>     fill the form's empty signature field of that name
+  --next-empty-field fill the form's next empty signature field (a corner when there is none)
+  --image <file>     a PNG or JPEG drawn on the box's left (a logo or a handwritten mark; at most 512 KB)
+  --invisible        no box: the signature shows only in a signature panel (Adobe Reader)
+
   --root-out <file>  sandbox mode: also write the sandbox root CA (PEM), to check the result later with
                      singpass-flows verify <signed.pdf> --root <file>
   -h, --help         show this help
@@ -66,6 +83,9 @@ export interface SignCommandOptions {
   user: string;
   reason?: string;
   location?: string;
+  appLink?: string;
+  /** The visible signature box; omitted: invisible. */
+  appearance?: SessionAppearance;
   log: (line: string) => void;
 }
 
@@ -77,6 +97,20 @@ export interface SignCommandResult {
   signRef: string;
   /** Finishing failed for good after the user signed: the PDF is at `level`, short of the one asked for. */
   missing?: FinishShortfall;
+}
+
+const BOX_FLAGS = ['rect', 'field', 'next-empty-field', 'invisible'] as const;
+
+/** The box flags → the session's appearance (visible in the bottom-right corner of the last page by default). */
+function appearanceFromFlags(str: (k: string) => string | undefined, values: Record<string, string | boolean | undefined>): SessionAppearance | undefined {
+  const chosen = BOX_FLAGS.filter((f) => values[f] !== undefined && values[f] !== false);
+  if (chosen.length > 1) throw new Error(`Give one of ${BOX_FLAGS.map((f) => `--${f}`).join(', ')}, not ${chosen.map((f) => `--${f}`).join(' and ')}.`);
+  const placement = { rect: 'rect', field: 'field', 'next-empty-field': 'nextEmptyField', invisible: 'invisible' }[chosen[0] ?? ''] ?? 'corner';
+  const image = str('image');
+  return appearanceFromSettings({
+    placement, page: str('page'), corner: str('corner'), size: str('size'), rect: str('rect'), field: str('field'),
+    image: image !== undefined ? readUserFile(image, '--image') : undefined,
+  }, { where: 'singpass-flows sign', fields: { 'appearance.page': '--page', 'appearance.corner': '--corner', 'appearance.size': '--size', 'appearance.rect': '--rect', 'appearance.field': '--field', 'appearance.image': '--image', appearance: '--corner' } });
 }
 
 /** How `sign` words the session steps (the demo words them its own way). */
@@ -121,6 +155,8 @@ function signNarrator(o: SignCommandOptions, mode: 'sandbox' | 'config'): Sessio
 function sessionOptions(o: SignCommandOptions, mode: 'sandbox' | 'config'): SessionOptions {
   return {
     input: o.input, documentName: o.documentName, level: o.level, reason: o.reason ?? 'Signed with Singpass', location: o.location,
+    ...(o.appLink ? { appLink: o.appLink } : {}),
+    ...(o.appearance ? { appearance: o.appearance } : {}),
     onStep: signNarrator(o, mode),
   };
 }
@@ -227,6 +263,9 @@ export const signCommand: CliCommand = {
         options: {
           in: { type: 'string' }, out: { type: 'string' }, level: { type: 'string' }, user: { type: 'string' }, 'doc-name': { type: 'string' },
           reason: { type: 'string' }, location: { type: 'string' }, 'root-out': { type: 'string' }, sandbox: { type: 'boolean' }, config: { type: 'string' },
+          'app-link': { type: 'string' },
+          page: { type: 'string' }, corner: { type: 'string' }, size: { type: 'string' }, rect: { type: 'string' }, field: { type: 'string' },
+          'next-empty-field': { type: 'boolean' }, image: { type: 'string' }, invisible: { type: 'boolean' },
         },
       }));
     } catch (e) {
@@ -248,11 +287,24 @@ export const signCommand: CliCommand = {
       console.error(`--user must be one of ${SANDBOX_USERS.join(', ')}`);
       return 2;
     }
+    try {
+      checkAppLink(str('app-link'));
+    } catch (e) {
+      console.error(`--app-link ${(e as Error).message.replace(/^appLink: /, '')}`);
+      return 2;
+    }
     let input: Buffer;
     try {
       input = readFileSync(str('in')!);
     } catch (e) {
       console.error(`Cannot read ${str('in')}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      return 2;
+    }
+    let appearance: SessionAppearance | undefined;
+    try {
+      appearance = appearanceFromFlags(str, values);
+    } catch (e) {
+      console.error(`${(e as Error).message}\n\n${HELP}`);
       return 2;
     }
     try {
@@ -261,6 +313,8 @@ export const signCommand: CliCommand = {
       if (str('root-out')) checkWritableFile(str('root-out')!, '--root-out');
       const common = {
         input, level, user, documentName: str('doc-name') ?? basename(str('in')!), reason: str('reason'), location: str('location'),
+        ...(str('app-link') ? { appLink: str('app-link') } : {}),
+        ...(appearance ? { appearance } : {}),
         log: (l: string) => console.log(l),
       };
       const configFile = str('config');

@@ -31,6 +31,7 @@ export function formatReport(r: PdfVerificationReport): string {
   if (r.signatures.length === 0) return 'No signatures found.';
   for (const [i, s] of r.signatures.entries()) {
     lines.push(`#${i + 1} ${s.type === 'docTimestamp' ? 'Document timestamp' : 'Signature'} "${s.fieldName}"${s.level ? ` — level ${s.level}` : ''}`);
+    lines.push(`   ${placeLine(s)}`);
     if (s.signer) lines.push(`   ${s.type === 'docTimestamp' ? 'TSA' : 'Signer'}: ${s.signer.subject} (serial ${s.signer.serialNumber})`);
     if (s.timestampTime) lines.push(`   Timestamp: ${s.timestampTime}${s.timestamp?.valid === false ? ' (INVALID)' : ''}`);
     else if (s.claimedSigningTime) lines.push(`   Claimed signing time (not proven): ${s.claimedSigningTime}`);
@@ -57,6 +58,13 @@ export function formatReport(r: PdfVerificationReport): string {
 function signedAnswer(info: NonNullable<PdfVerificationReport['signatures'][number]['signedRevocationInfo']>): string {
   const count = `${info.ocsps} OCSP response${info.ocsps === 1 ? '' : 's'}${info.crls ? `, ${info.crls} CRL${info.crls === 1 ? '' : 's'}` : ''}`;
   return info.signer ? `certificate ${info.signer.status} (OCSP produced ${info.signer.producedAt}; ${count})` : `${count}, none about the signer's certificate`;
+}
+
+/** Where the field is and whether a viewer shows it. */
+function placeLine(s: PdfVerificationReport['signatures'][number]): string {
+  const where = s.page !== undefined ? `page ${s.page}` : 'no page';
+  if (!s.visible) return `Appearance: invisible (${where})`;
+  return `Appearance: visible on ${where} at [${(s.rect ?? []).map((n) => Math.round(n * 100) / 100).join(', ')}]`;
 }
 
 /** How far the signature reaches: the whole file, or what was appended after it and whether that changed the document. */

@@ -85,7 +85,8 @@ export async function runStep<R extends StepResult>(client: SignClientNode, sign
 /** A session that ended with an error, as an Error a Catch node can route by `msg.error.code`. */
 export function sessionError(record: SessionRecord): SingpassFlowsError | undefined {
   if (!record.error) return undefined;
-  return new SingpassFlowsError(record.error.code as ErrorCode, record.error.message, { signRef: record.state.signRef });
+  const { serviceCode } = record.error;
+  return new SingpassFlowsError(record.error.code as ErrorCode, record.error.message, { signRef: record.state.signRef, ...(serviceCode ? { serviceCode } : {}) });
 }
 
 /**

@@ -27,6 +27,8 @@ export interface SignClientSettings {
   trustedRoots?: string;
   domainName: string;
   tenantId: string;
+  /** The assertion's `aud` when the service asked for another than the API's origin (empty: the default). */
+  audience?: string;
   /** Folder of the session store: records, PDFs being signed, kept deliveries (empty: `<userDir>/singpass-sessions`). */
   sessionDir?: string;
   /** What older versions kept sessions in (context store name, PDF folder): read once to import those sessions. */

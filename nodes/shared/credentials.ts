@@ -29,6 +29,7 @@ const FIELD_LABELS: Record<string, string> = {
   environment: 'Environment', sandboxUrl: 'Sandbox URL', baseUrl: 'API Base URL', keySetUrl: 'Service Key Set URL', tsaUrl: 'TSA URL',
   clientId: 'Client ID', signingKey: 'Signing Key', encryptionKey: 'Encryption Key', trustedRoots: 'Trusted Root Certificates',
   transactionSecret: 'Transaction Secret', issuer: 'Issuer', redirectUri: 'Redirect URI', profile: 'Profile', appType: 'App Type', secret: 'Secret',
+  audience: 'Assertion Audience',
 };
 
 /** How the core names a credential's fields in its messages: `Credential "<title>", field "<label>"`. */

@@ -32,6 +32,7 @@ export function toNodeError(node: INode, e: unknown, itemIndex?: number): NodeOp
     out.message = err.message;
   }
   out.context.code = err.code;
+  if (typeof err.details.serviceCode === 'string') out.context.serviceCode = err.details.serviceCode;
   if (err.details.field) out.context.field = err.details.field;
   return out;
 }
@@ -51,5 +52,7 @@ export function errorItem(node: INode, e: unknown, itemIndex: number): INodeExec
   const err = toNodeError(node, e, itemIndex);
   const code = (err.context.code as string | undefined) ?? 'UNKNOWN';
   const details = isSingpassFlowsError(e) ? e.details : {};
-  return { json: { error: err.message, code, details: details }, pairedItem: { item: itemIndex } };
+  // the service's own code (e.g. INVALID_REQUEST) beside ours, where a workflow branches or a support request quotes it
+  const serviceCode = typeof details.serviceCode === 'string' ? { serviceCode: details.serviceCode } : {};
+  return { json: { error: err.message, code, ...serviceCode, details: details }, pairedItem: { item: itemIndex } };
 }

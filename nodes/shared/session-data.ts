@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
-import { deliveryFromJson, deliveryToJson as coreDeliveryToJson, isSubmitDeferred, REDACTED_CERTIFICATE_JSON, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { deliveryFromJson, deliveryToJson as coreDeliveryToJson, isSubmitDeferred, REDACTED_CERTIFICATE_JSON, sessionFailure, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 
 /**
  * The session record and verified deliveries as they travel through n8n: plain JSON in items, in a Data Table or a
@@ -109,7 +109,7 @@ export function readDelivery(value: unknown): VerifiedDelivery {
 export function submissionSummary(record: SessionRecord): IDataObject {
   const retryLater = isSubmitDeferred(record);
   const failure = record.lastSubmitFailure;
-  return { readyToSubmit: retryLater, retryLater, ...(failure ? { error: { code: failure.code, message: failure.message } } : {}) };
+  return { readyToSubmit: retryLater, retryLater, ...(failure ? { error: { code: failure.code, message: failure.message, ...(failure.serviceCode ? { serviceCode: failure.serviceCode } : {}) } } : {}) };
 }
 
 /** What every session step outputs: the record to store (under signRef) and where the session stands. */
@@ -117,7 +117,8 @@ export function recordSummary(record: SessionRecord): IDataObject {
   return {
     signRef: record.state.signRef,
     status: record.state.status,
-    ...(record.error ? { error: record.error } : {}),
+    // ours and, when the service said one, its own code beside it (`serviceCode`)
+    ...(sessionFailure(record) ? { error: sessionFailure(record) } : {}),
     ...(record.result ? { result: record.result } : {}),
     record: JSON.parse(JSON.stringify(record)) as IDataObject,
   };

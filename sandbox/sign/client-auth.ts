@@ -12,6 +12,11 @@ export interface DsapClient {
   notificationUrl: string;
   /** Deprecated Basic authentication secret; Basic is refused when not set. */
   basicSecret?: string;
+  /**
+   * The one assertion `aud` this DSAP's calls must carry, as when the service gives a DSAP its own value at
+   * onboarding; default: the service's base URL or its origin.
+   */
+  audience?: string;
 }
 
 /** An API error the service answers with `{id, error, error_description, trace_id}`. */
@@ -107,7 +112,7 @@ export class ClientAuthenticator {
         typ: ASSERTION_TYP,
         issuer: client.clientId,
         subject: client.clientId,
-        audience: this.opts.audiences(),
+        audience: client.audience ?? this.opts.audiences(),
         currentDate: new Date(now),
         requiredClaims: ['iss', 'sub', 'aud', 'iat', 'exp', 'jti'],
       });

@@ -96,7 +96,7 @@ export function parseAuthorizationInfo(
     const p = `${authName}.ESrvc_Result[${i}]`;
     const rows = arr((e.Auth_Result_Set as Record<string, unknown> | undefined)?.Row, `${p}.Row`).map((r, j) => ({
       CPEntID_SUB: subEntity(r.CPEntID_SUB),
-      CPRole: str(r.CPRole, `${p}.Row[${j}].CPRole`, false),
+      CPRole: str(r.CPRole, `${p}.Row[${j}].CPRole`), // typed a string, empty allowed: a row, not a failed login
       StartDate: date(r.StartDate, `${p}.Row[${j}].StartDate`),
       EndDate: date(r.EndDate, `${p}.Row[${j}].EndDate`),
       Parameter: params(r.Parameter, `${p}.Row[${j}].Parameter`),
@@ -113,7 +113,7 @@ export function parseAuthorizationInfo(
       const q = `${p}.TP_Auth[${k}]`;
       const rows = arr((c.Auth_Result_Set as Record<string, unknown> | undefined)?.Row, `${q}.Row`).map((r, j) => ({
         CP_ClntEnt_SUB: subEntity(r.CP_ClntEnt_SUB),
-        CPRole: str(r.CPRole, `${q}.Row[${j}].CPRole`, false),
+        CPRole: str(r.CPRole, `${q}.Row[${j}].CPRole`),
         StartDate: date(r.StartDate, `${q}.Row[${j}].StartDate`),
         EndDate: date(r.EndDate, `${q}.Row[${j}].EndDate`),
         Parameter: params(r.Parameter, `${q}.Row[${j}].Parameter`),

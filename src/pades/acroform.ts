@@ -265,3 +265,20 @@ export function pageMediaBox(reader: PdfReader, page: PdfDict): [number, number,
   }
   return undefined;
 }
+
+/** Every page object in page order, in one walk of the page tree. */
+export function pageRefs(reader: PdfReader): PdfRef[] {
+  const out: PdfRef[] = [];
+  const seen = new Set<number>();
+  const walk = (node: PdfObject, depth: number) => {
+    if (depth > 64 || !(node instanceof PdfRef) || seen.has(node.num)) return;
+    seen.add(node.num);
+    const d = reader.resolveDict(node);
+    if (!d) return;
+    if (d.has('Kids') || isName(reader.resolve(d.get('Type')), 'Pages')) {
+      for (const kid of reader.resolveArray(d.get('Kids')) ?? []) walk(kid, depth + 1);
+    } else out.push(node);
+  };
+  walk(reader.catalog().get('Pages') ?? null, 0);
+  return out;
+}

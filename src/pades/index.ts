@@ -5,7 +5,9 @@
  */
 export { prepareSignature, finalizeSignature, finalizeSignatureChunks, prepareSignatureFile, finalizeSignatureFile } from './signature';
 export { checkSignablePdf } from './acroform';
-export type { PrepareSignatureOptions, PreparedSignature, PreparedSignatureResult, FinalizeSignatureOptions } from './signature';
+export type { PrepareSignatureOptions, PreparedSignature, PreparedSignatureResult, FinalizeSignatureOptions, SignatureAppearance } from './signature';
+export { checkPlacement, CORNERS } from './placement';
+export type { SignaturePlacement, Corner } from './placement';
 export { prepareDocumentTimestamp, finalizeDocumentTimestamp } from './timestamp-field';
 export type { PreparedDocumentTimestamp } from './timestamp-field';
 export { appendDss, readDss } from './dss';

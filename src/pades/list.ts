@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import { invalidInput } from '../errors';
 import { readTlv } from './der';
-import { walkFields } from './acroform';
-import { PdfString, isName } from './pdf/objects';
+import { pageRefs, walkFields } from './acroform';
+import { PdfDict, PdfRef, PdfString, isName } from './pdf/objects';
 import { PdfReader } from './pdf/reader';
 import { decodeTextString } from './pdf/text';
 
@@ -28,6 +28,47 @@ export interface PdfSignatureInfo {
   reason?: string;
   location?: string;
   name?: string;
+  /** 1-based page of the field's widget (when it is on a page). */
+  page?: number;
+  /** The widget's /Rect in default user space ([0, 0, 0, 0] for an invisible signature). */
+  rect?: [number, number, number, number];
+  /** Whether a viewer draws it: a widget on a page with an area, an appearance, and neither Hidden nor NoView. */
+  visible: boolean;
+}
+
+interface PageIndex {
+  /** Page object number → 1-based page number. */
+  byPage: Map<number, number>;
+  /** Annotation object number → the page number listing it in /Annots. */
+  byAnnot: Map<number, number>;
+}
+
+function pageIndex(reader: PdfReader): PageIndex {
+  const byPage = new Map<number, number>();
+  const byAnnot = new Map<number, number>();
+  pageRefs(reader).forEach((ref, i) => {
+    byPage.set(ref.num, i + 1);
+    for (const a of reader.resolveArray(reader.resolveDict(ref)?.get('Annots')) ?? []) if (a instanceof PdfRef) byAnnot.set(a.num, i + 1);
+  });
+  return { byPage, byAnnot };
+}
+
+/** Where the field's widget is and whether it shows (a field may be its own widget, or have one kid widget). */
+function widgetPlace(reader: PdfReader, field: { ref?: PdfRef; dict: PdfDict }, pages: () => PageIndex): Pick<PdfSignatureInfo, 'page' | 'rect' | 'visible'> {
+  const kids = reader.resolveArray(field.dict.get('Kids'));
+  const ref = kids ? (kids.length === 1 ? kids[0] : undefined) : field.ref;
+  const widget = kids ? reader.resolveDict(ref) : field.dict;
+  if (!widget) return { visible: false };
+  const r = (reader.resolveArray(widget.get('Rect')) ?? []).map((v) => reader.resolve(v));
+  const rect = r.length === 4 && r.every((v) => typeof v === 'number') ? (r as [number, number, number, number]) : undefined;
+  // Its /P, or the page whose /Annots lists it (some forms leave /P out).
+  const p = widget.get('P');
+  const page = (p instanceof PdfRef ? pages().byPage.get(p.num) : undefined) ?? (ref instanceof PdfRef ? pages().byAnnot.get(ref.num) : undefined);
+  const flags = reader.resolve(widget.get('F'));
+  const f = typeof flags === 'number' ? flags : 0;
+  const hasAppearance = reader.resolveDict(widget.get('AP'))?.get('N') !== undefined;
+  const visible = !!rect && Math.abs(rect[2] - rect[0]) > 0 && Math.abs(rect[3] - rect[1]) > 0 && page !== undefined && hasAppearance && (f & (2 | 32)) === 0;
+  return { ...(page !== undefined ? { page } : {}), ...(rect ? { rect } : {}), visible };
 }
 
 /**
@@ -39,6 +80,8 @@ export interface PdfSignatureInfo {
 export function listSignatures(pdf: Buffer): PdfSignatureInfo[] {
   const reader = PdfReader.open(pdf);
   const out: PdfSignatureInfo[] = [];
+  let pages: PageIndex | undefined;
+  const pageMap = () => (pages ??= pageIndex(reader));
   for (const f of walkFields(reader)) {
     if (f.type !== 'Sig') continue;
     const v = reader.resolveDict(f.dict.get('V'));
@@ -77,6 +120,7 @@ export function listSignatures(pdf: Buffer): PdfSignatureInfo[] {
       reason: str('Reason'),
       location: str('Location'),
       name: str('Name'),
+      ...widgetPlace(reader, f, pageMap),
     });
   }
   return out.sort((a, b) => a.byteRange[1] - b.byteRange[1]);

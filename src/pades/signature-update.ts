@@ -6,8 +6,11 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { SingpassFlowsError, invalidInput } from '../errors';
-import { attachField, assertSignable, chooseField, findPage, pageMediaBox, pageRotation, updateAcroForm } from './acroform';
+import { attachField, assertSignable, chooseField, findPage, pageRotation, updateAcroForm } from './acroform';
 import { Rect, appearanceStream, emptyAppearance } from './appearance';
+import { SignaturePlacement, nextEmptySignatureField, placeBox } from './placement';
+import { signatureFont } from './signature-font';
+import type { SignatureImage } from './signature-image';
 import { PdfObject, PdfRaw, dict, name } from './pdf/objects';
 import { PdfReader } from './pdf/reader';
 import { textString } from './pdf/text';
@@ -51,10 +54,13 @@ export interface SignatureUpdateInput {
   fieldName?: string;
   fieldPrefix: string;
   placeholderBytes: number;
-  /** Visible box for a new field; omitted → invisible. */
-  appearance?: { page: number; rect: Rect; lines: string[] };
-  /** Text drawn when filling an existing visible empty signature field. */
-  fillLines?: string[];
+  /**
+   * Where the visible box goes; omitted → invisible, except that naming a form's visible empty signature field
+   * (`fieldName`) fills it with `box`.
+   */
+  placement?: SignaturePlacement;
+  /** What a visible box shows. */
+  box?: { lines: string[]; image?: SignatureImage };
 }
 
 /**
@@ -82,7 +88,14 @@ export interface UpdateBytes {
 /** The update's bytes for the PDF `reader` reads (only its structure is read, never the whole file). */
 export function buildUpdateBytes(reader: PdfReader, input: SignatureUpdateInput): UpdateBytes {
   assertSignable(reader);
-  const { fieldName, empty } = chooseField(reader, input.fieldName, input.fieldPrefix);
+  const placement = input.placement;
+  let wanted = input.fieldName;
+  if (placement?.field !== undefined) wanted = placement.field;
+  else if (placement?.nextEmptyField) wanted = nextEmptySignatureField(reader) ?? wanted;
+  const { fieldName, empty } = chooseField(reader, wanted, input.fieldPrefix);
+  if (placement?.field !== undefined && !empty) {
+    throw invalidInput('appearance.field', `the PDF has no empty signature field named "${placement.field}"`);
+  }
   const update = new IncrementalUpdate(reader);
 
   const zeros = '0'.repeat(BYTE_RANGE_WIDTH);
@@ -93,16 +106,27 @@ export function buildUpdateBytes(reader: PdfReader, input: SignatureUpdateInput)
     Contents: new PdfRaw(placeholder(input.placeholderBytes), 'contents'),
   });
   const sigRef = update.add(sigDict);
+  // The box is drawn in this update, so the signature covers it.
+  const drawBox = (rect: Rect, rotation: number) => {
+    const font = signatureFont();
+    const fontRef = font.addTo(update);
+    const image = input.box?.image;
+    const imageRef = image && { ref: image.addTo(update), width: image.width, height: image.height };
+    return update.add(appearanceStream(rect, { lines: input.box?.lines ?? [], image: imageRef }, { ref: fontRef, metrics: font }, rotation));
+  };
 
   if (empty) {
-    // Fill the form's own signature field: keep its widget and rectangle, draw our text in it when visible.
+    // Fill the form's own signature field: keep its widget and rectangle, draw our box in it when visible (in place
+    // of whatever "Sign here" appearance the form gave it).
     const [x1, y1, x2, y2] = empty.rect;
     const visible = x2 - x1 >= 10 && y2 - y1 >= 10;
-    const lines = input.appearance?.lines ?? input.fillLines ?? [];
-    const apRef = update.add(visible ? appearanceStream(empty.rect, lines, pageRotation(reader, empty.page.dict)) : emptyAppearance());
+    const apRef = visible ? drawBox(empty.rect, pageRotation(reader, empty.page.dict)) : update.add(emptyAppearance());
     const widget = empty.widget.dict.clone().set('AP', dict({ N: apRef }));
+    widget.delete('AS');
+    if (!widget.has('P')) widget.set('P', empty.page.ref);
     const flags = reader.resolve(widget.get('F'));
-    widget.set('F', (typeof flags === 'number' ? flags : 0) | 132);
+    // Print + Locked, and never Hidden or NoView on a box meant to be seen.
+    widget.set('F', ((typeof flags === 'number' ? flags : 0) | 132) & ~(2 | 32));
     if (empty.widget.ref.num === empty.field.ref.num) {
       update.replace(empty.field.ref, widget.set('V', sigRef));
     } else {
@@ -113,18 +137,9 @@ export function buildUpdateBytes(reader: PdfReader, input: SignatureUpdateInput)
     }
     updateAcroForm(reader, update);
   } else {
-    const page = findPage(reader, input.appearance?.page ?? 1);
-    const box = input.appearance && pageMediaBox(reader, page.dict);
-    if (input.appearance && box) {
-      const [x1, y1, x2, y2] = input.appearance.rect;
-      if (x1 >= box[2] || x2 <= box[0] || y1 >= box[3] || y2 <= box[1]) {
-        throw invalidInput('appearance.rect', `is outside page ${input.appearance.page} (its box is [${box.join(', ')}] in points)`);
-      }
-    }
-    const ap = input.appearance
-      ? appearanceStream(input.appearance.rect, input.appearance.lines, pageRotation(reader, page.dict))
-      : emptyAppearance();
-    const apRef = update.add(ap);
+    const placed = placement ? placeBox(reader, placement) : undefined;
+    const page = placed?.page ?? findPage(reader, 1) // an invisible widget goes on page 1;
+    const apRef = placed ? drawBox(placed.rect, pageRotation(reader, page.dict)) : update.add(emptyAppearance());
     const widgetRef = update.add(
       dict({
         Type: name('Annot'),
@@ -134,7 +149,7 @@ export function buildUpdateBytes(reader: PdfReader, input: SignatureUpdateInput)
         V: sigRef,
         F: 132, // Print + Locked
         P: page.ref,
-        Rect: input.appearance ? input.appearance.rect : [0, 0, 0, 0],
+        Rect: placed ? placed.rect : [0, 0, 0, 0],
         AP: dict({ N: apRef }),
       }),
     );

@@ -5,7 +5,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Clock, systemClock } from '../clock';
 import { invalidInput } from '../errors';
-import { normaliseRect } from './appearance';
+import { checkPlacement, type SignaturePlacement } from './placement';
+import { readSignatureImage } from './signature-image';
 import { buildSignedAttributes, buildSignedData, checkSignature, messageDigestOf, readCertificateFields, revocationArchiveOf, signatureBytes } from './cms';
 import { encodeRevocationArchive } from '../pki/revocation-archival';
 import { name } from './pdf/objects';
@@ -44,7 +45,7 @@ export interface PrepareSignatureOptions {
   ocspResponses?: Buffer[];
   /**
    * Signature field name; default "Signature<n>". Naming an existing *unsigned signature field* fills that field
-   * (its own rectangle, with the default text or `appearance.lines`); any other existing name → `PDF_FIELD_EXISTS`.
+   * (its own rectangle, with the default box or `appearance.lines`); any other existing name → `PDF_FIELD_EXISTS`.
    */
   fieldName?: string;
   reason?: string;
@@ -52,12 +53,35 @@ export interface PrepareSignatureOptions {
   contactInfo?: string;
   /** Signer name shown by readers (/Name); defaults to none (readers show the certificate's name). */
   name?: string;
-  /** Visible signature box for a new field (PDF points, 1-based page); omitted → invisible signature. */
-  appearance?: { page?: number; rect: [number, number, number, number]; lines?: string[] };
+  /**
+   * A visible signature box and where it goes (see {@link SignatureAppearance}); omitted → invisible signature.
+   * `{}` puts the default box in the bottom-right corner of the last page.
+   */
+  appearance?: SignatureAppearance;
+  /** An officer signing for a company: the entity and role, shown in the box. */
+  signingFor?: { entity: string; role?: string };
   /** Bytes reserved for the CMS (default 32768: room for a chain and a timestamp). */
   placeholderBytes?: number;
   /** Time source for /M and the default appearance text. */
   clock?: Clock;
+}
+
+/**
+ * The visible signature box: its place (a page and a rectangle or corner, or a form's empty signature field) and
+ * what it shows. By default the signer's name from the certificate, "Signed with Singpass", the entity and role of
+ * an officer signing for a company, the signing time in Singapore time and the reason.
+ *
+ * @example
+ * { corner: 'bottom-right', page: 'last' }            // default size 210 × 72 points, 36 from the edges
+ * { page: 2, rect: [350, 60, 560, 132] }               // default user space, PDF points
+ * { field: 'Tenant signature' }                        // the form's own "Sign here" field
+ * { nextEmptyField: true, image: pngBytes }            // several signers: each takes the next empty field
+ */
+export interface SignatureAppearance extends SignaturePlacement {
+  /** Lines drawn instead of the default text (at most 20 of 200 characters). */
+  lines?: string[];
+  /** A PNG or JPEG (bytes or base64, at most 512 KB) drawn on the box's left. */
+  image?: Buffer | string;
 }
 
 /** Everything finalize needs, JSON-serialisable and small (the PDF itself is not in it). */
@@ -86,8 +110,48 @@ export function checkSignatureText(field: string, v: unknown): string | undefine
   return v;
 }
 
-function commonName(subject: string): string | undefined {
-  return /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
+/**
+ * The signer's name for the box: the certificate's common name, with anything shaped like an NRIC/FIN taken out
+ * (a Singpass certificate keeps it in serialNumber, but the box must never show it whatever a CA does).
+ */
+function subjectName(subject: () => string): string | undefined {
+  let cn: string | undefined;
+  try {
+    cn = /(?:^|\n)CN=([^\n]+)/.exec(subject())?.[1];
+  } catch {
+    return undefined;
+  }
+  const clean = cn?.replace(/\b[STFGM]\d{7}[A-Z]\b/gi, '').replace(/\s+/g, ' ').trim();
+  return clean || undefined;
+}
+
+function checkSigningFor(v: unknown): { entity: string; role?: string } | undefined {
+  if (v === undefined) return undefined;
+  const o = v as { entity?: unknown; role?: unknown };
+  if (!o || typeof o !== 'object' || typeof o.entity !== 'string' || o.entity.length === 0 || o.entity.length > 300 || (o.role !== undefined && (typeof o.role !== 'string' || o.role.length > 100))) {
+    throw invalidInput('signingFor', 'expected { entity (1–300 characters), role? (at most 100) }');
+  }
+  return { entity: o.entity, ...(o.role ? { role: o.role } : {}) };
+}
+
+/** Singapore time (UTC+8 all year: no daylight saving since 1982), e.g. "29 Nov 2026, 15:04:05 SGT". */
+export function singaporeTime(ms: number): string {
+  const d = new Date(ms + 8 * 3600_000);
+  const p = (n: number) => String(n).padStart(2, '0');
+  const month = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][d.getUTCMonth()];
+  return `${d.getUTCDate()} ${month} ${d.getUTCFullYear()}, ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} SGT`;
+}
+
+/** The default text of the box, the signer's name first. */
+export function boxLines(o: { name?: string; time: number; reason?: string; location?: string; signingFor?: { entity: string; role?: string } }): string[] {
+  return [
+    o.name ?? 'Signer',
+    'Signed with Singpass',
+    ...(o.signingFor ? [`For ${o.signingFor.entity}${o.signingFor.role ? ` as ${o.signingFor.role}` : ''}`] : []),
+    singaporeTime(o.time),
+    ...(o.reason ? [`Reason: ${o.reason}`] : []),
+    ...(o.location ? [`Location: ${o.location}`] : []),
+  ];
 }
 
 /**
@@ -174,41 +238,33 @@ async function prepareWith(options: PrepareSignatureOptions, build: (input: Sign
   const signerName = checkSignatureText('name', options.name);
   const now = clock();
 
-  // Lazily: the subject is only parsed when some text is drawn.
-  const subjectName = () => {
-    try {
-      return commonName(cert.subject());
-    } catch {
-      return undefined;
-    }
-  };
-  const defaultLines = () => [
-    `Digitally signed by ${signerName ?? subjectName() ?? 'signer'}`,
-    `Date: ${new Date(now).toISOString().replace('T', ' ').slice(0, 19)} UTC`,
-    ...(reason ? [`Reason: ${reason}`] : []),
-    ...(location ? [`Location: ${location}`] : []),
-  ];
   const checkLines = (lines: unknown): string[] => {
     if (!Array.isArray(lines) || lines.length > 20 || lines.some((l) => typeof l !== 'string' || l.length > 200)) {
       throw invalidInput('appearance.lines', 'must be at most 20 strings of at most 200 characters');
     }
     return lines as string[];
   };
-  let appearance: { page: number; rect: [number, number, number, number]; lines: string[] } | undefined;
+  const signingFor = checkSigningFor(options.signingFor);
+  let placement: SignaturePlacement | undefined;
+  let custom: string[] | undefined;
+  let image;
   if (options.appearance !== undefined) {
-    const a = options.appearance;
-    if (!a || typeof a !== 'object') throw invalidInput('appearance', 'expected { page?, rect, lines? }');
-    const rect = normaliseRect(a.rect);
-    appearance = { page: a.page ?? 1, rect, lines: a.lines !== undefined ? checkLines(a.lines) : defaultLines() };
+    placement = checkPlacement(options.appearance);
+    if (options.appearance.lines !== undefined) custom = checkLines(options.appearance.lines);
+    if (options.appearance.image !== undefined) image = readSignatureImage(options.appearance.image);
   }
+  // Lazily: the subject is only parsed when a box is drawn.
+  const lines = () =>
+    custom ??
+    boxLines({ name: signerName ?? subjectName(() => cert.subject()), time: now, reason, location, signingFor });
 
   const { prepared, digest } = await build({
     kind: 'Sig',
     fieldPrefix: 'Signature',
     fieldName: options.fieldName,
     placeholderBytes: checkPlaceholderBytes(options.placeholderBytes),
-    appearance,
-    fillLines: options.fieldName !== undefined && appearance === undefined ? defaultLines() : undefined,
+    placement,
+    box: placement !== undefined || options.fieldName !== undefined ? { lines: lines(), image } : undefined,
     entries: {
       Filter: name('Adobe.PPKLite'),
       SubFilter: name('ETSI.CAdES.detached'),

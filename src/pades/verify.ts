@@ -84,6 +84,10 @@ export interface ProblemDetail {
 
 export interface SignatureVerification {
   fieldName: string;
+  /** Where the signature shows: the widget's page (1-based), its /Rect, and whether a viewer draws it. */
+  page?: number;
+  rect?: [number, number, number, number];
+  visible: boolean;
   type: 'signature' | 'docTimestamp';
   subFilter?: string;
   /**
@@ -358,6 +362,9 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
   const end = (sig.byteRange[2] ?? 0) + (sig.byteRange[3] ?? 0);
   const report: SignatureVerification = {
     fieldName: sig.fieldName,
+    ...(sig.page !== undefined ? { page: sig.page } : {}),
+    ...(sig.rect ? { rect: sig.rect } : {}),
+    visible: sig.visible,
     type: sig.type,
     subFilter: sig.subFilter,
     claimedSigningTime: sig.signingTime,

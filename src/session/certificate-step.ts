@@ -1,5 +1,6 @@
 import type { Hash } from 'node:crypto';
 import { prepareSignatureHashed } from '../pades/signature';
+import { signingForOf } from './request-context';
 import type { CertificateEvent } from '../sign';
 import { endedRecord, say, type StepContext } from './record-ops';
 import { advance, sessionPhase } from './transitions';
@@ -46,6 +47,7 @@ async function toSavePoint(ctx: StepContext, claimed: SessionRecord, event: Cert
   try {
     const prepared = await prepareSignatureHashed(pdf, {
       certificate: event.certificate.der, chain: chain.slice(1, -1), ocspResponses: [ocsp], reason: claimed.request.reason, location: claimed.request.location, clock: ctx.clock,
+      ...(claimed.request.appearance ? { appearance: claimed.request.appearance, signingFor: signingForOf(claimed.request.onBehalfOf) } : {}),
     }, pdfHash);
     // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
     current = advance(current, 'prepare', { ...current, prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts } }, ctx.clock);

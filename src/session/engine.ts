@@ -3,7 +3,7 @@ import { systemClock } from '../clock';
 import { SingpassFlowsError, invalidInput } from '../errors';
 import { checkSignablePdf } from '../pades';
 import { checkSignatureText } from '../pades/signature';
-import { checkOnBehalfOf, checkSignerPlace } from './request-context';
+import { checkOnBehalfOf, checkSessionAppearance, checkSignerPlace } from './request-context';
 import type { PadesLevel } from '../pades/verify';
 import { constantTimeEqual } from '../secrets';
 import {
@@ -11,7 +11,7 @@ import {
   readBearer, signingSessionDeadline, type CertificateEvent, type SignatureEvent, type SigningErrorEvent, type WebhookRequest, type WebhookResponse, type WebhookVerifier,
 } from '../sign';
 import { readUserCertificate } from '../sign/user-certificate';
-import { checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
+import { checkAppLink, checkDocumentName, checkDomainName, checkSessionField } from '../sign/validate';
 import { certificateStep, prepareStep } from './certificate-step';
 import { eventStanding } from './event-standing';
 import { finishSession } from './finishing';
@@ -239,7 +239,10 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   async function failByService(record: SessionRecord, event: SigningErrorEvent, stepOptions: StepOptions | undefined): Promise<StepResult> {
     if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
     const state = applySigningEvent(record.state, event, clock);
-    const error = { code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${event.errorCode}${event.message ? ` ${event.message}` : ''}` };
+    const error = {
+      code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${event.errorCode}${event.message ? ` ${event.message}` : ''}`,
+      ...(event.errorCode ? { serviceCode: event.errorCode } : {}),
+    };
     const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error }, clock);
     await say(stepOptions, { step: 'ended', status: state.status, error });
     return { record: out };
@@ -329,6 +332,8 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       checkSignatureText('location', input.location);
       const onBehalfOf = checkOnBehalfOf(input.onBehalfOf);
       const signer = checkSignerPlace(input.signer);
+      const appLink = checkAppLink(input.appLink);
+      const appearance = checkSessionAppearance(input.appearance);
       const level = input.level ?? 'B-LTA';
       if (!PADES_LEVELS.includes(level)) throw invalidInput('level', `must be one of ${PADES_LEVELS.join(', ')}`);
       if (level !== 'B-B' && !config.tsaUrl) throw invalidInput('tsaUrl', `is required for level ${level} (a signature timestamp); set the TSA URL or choose B-B`);
@@ -340,7 +345,10 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const record = created({
         format: 'singpass-flows/signing-session@1',
         state: newSigningSessionState(session, { challengeCode, clientNotificationToken }, clock),
-        request: { documentName, level, ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(input.location !== undefined ? { location: input.location } : {}), ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}) },
+        request: {
+          documentName, level, ...(input.reason !== undefined ? { reason: input.reason } : {}), ...(input.location !== undefined ? { location: input.location } : {}),
+          ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}), ...(appLink ? { appLink } : {}), ...(appearance ? { appearance } : {}),
+        },
         document: { length: pdf.length, sha256: sha256(pdf) },
       });
       const started: SessionStarted = {

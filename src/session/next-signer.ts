@@ -5,7 +5,8 @@ import type { SigningEngine } from './engine';
 import { isSessionEnded } from './next-step';
 import type { SessionStore } from './store';
 import { advance } from './transitions';
-import type { SessionRecord, SessionStarted } from './types';
+import type { SessionAppearance, SessionRecord, SessionStarted } from './types';
+import { nextSignerAppearance } from './request-context';
 
 /**
  * Several signers in order: the next signer signs the previous signer's signed PDF, in a session of their own that
@@ -36,9 +37,13 @@ export interface NextSignerInput {
   documentName?: string;
   reason?: string;
   location?: string;
+  /** Default: where the previous signer's box went, or the next empty form field when that was their own place. */
+  appearance?: SessionAppearance;
   /** The engine's clock, for the record's `updatedAt` (default: the system's). */
   clock?: Clock;
 }
+
+const withAppearance = (a: SessionAppearance | undefined) => (a ? { appearance: a } : {});
 
 const UNSIGNED = (r: SessionRecord) => isSessionEnded(r) && r.state.status !== 'completed';
 
@@ -62,6 +67,7 @@ export async function startNextSigner(engine: SigningEngine, store: NextSignerSt
       ...(input.reason !== undefined ? { reason: input.reason } : {}),
       ...(input.location !== undefined ? { location: input.location } : {}),
       ...(previous.request.onBehalfOf ? { onBehalfOf: previous.request.onBehalfOf } : {}),
+      ...withAppearance(input.appearance ?? nextSignerAppearance(previous.request.appearance)),
       signer: { position, of: place.of, ...(input.label ? { label: input.label } : {}), previousSignRef: previous.state.signRef },
     });
     // the new session first (with its PDF): a marker never names a session the store does not have

@@ -52,6 +52,20 @@ export function errorOf(e: unknown): { code: ErrorCode | string; message: string
   return { code: 'STATE_INVALID', message: `Unexpected failure: ${(e as Error)?.message ?? String(e)}` };
 }
 
+/**
+ * Why a session failed, in one shape for every output: our stable code and message, and the service's own code beside
+ * it when the service said one — a refused call or its error event (`record.error.serviceCode`; a record written
+ * before that was kept holds the event's code only in its state, e.g. `user_cancelled`).
+ */
+export function sessionFailure(record: SessionRecord): { code: ErrorCode | string; message: string; serviceCode?: string } | undefined {
+  const own = record.error;
+  const service = record.state.error;
+  if (!own && !service) return undefined;
+  // a failure of ours is also written to the state with our code: only a different code there is the service's
+  const serviceCode = own?.serviceCode ?? (service?.code && service.code !== own?.code ? service.code : undefined);
+  return { code: own?.code ?? 'SIGN_REQUEST_REJECTED', message: own?.message ?? service!.message, ...(serviceCode ? { serviceCode } : {}) };
+}
+
 export function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }

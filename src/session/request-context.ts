@@ -1,7 +1,9 @@
 import { invalidInput } from '../errors';
 import type { OnBehalfOf } from '../login/officer';
 import { DECEPTIVE_CHARS, checkDocumentName, checkSignRef } from '../sign/validate';
-import type { SignerPlace } from './types';
+import { checkPlacement } from '../pades/placement';
+import { readSignatureImage } from '../pades/signature-image';
+import type { SessionAppearance, SignerPlace } from './types';
 
 /**
  * Who a session signs for and where it stands among several signers: checked at start, kept in the record, shown on
@@ -47,6 +49,34 @@ export function checkSignerPlace(v: unknown): SignerPlace | undefined {
     ...(o.label !== undefined ? { label: text('signer.label', o.label, 60) } : {}),
     ...(o.previousSignRef !== undefined ? { previousSignRef: checkSignRef(o.previousSignRef) } : {}),
   };
+}
+
+/**
+ * The visible signature box a session draws when the certificate arrives: its placement, and the picture as base64
+ * (the record is JSON). Checked whole at start, so a bad picture is refused before the user scans.
+ */
+export function checkSessionAppearance(v: unknown): SessionAppearance | undefined {
+  if (v === undefined) return undefined;
+  const placement = checkPlacement(v, 'appearance');
+  const image = (v as { image?: unknown }).image;
+  if (image !== undefined) {
+    if (typeof image !== 'string') throw invalidInput('appearance.image', 'must be a PNG or JPEG as base64');
+    readSignatureImage(image);
+  }
+  return { ...placement, ...(image !== undefined ? { image } : {}) };
+}
+
+/** The next signer's box: where the previous one's went, except that a place that was theirs alone (a named field,
+ *  a rectangle) becomes the next empty field, or a free corner. */
+export function nextSignerAppearance(previous: SessionAppearance | undefined): SessionAppearance | undefined {
+  if (!previous) return undefined;
+  const { field: _field, rect: _rect, nextEmptyField, ...rest } = previous;
+  return previous.field !== undefined || previous.rect ? { ...rest, nextEmptyField: true } : { ...rest, ...(nextEmptyField ? { nextEmptyField } : {}) };
+}
+
+/** What the box says for an officer signing for a company. */
+export function signingForOf(o: OnBehalfOf | undefined): { entity: string; role?: string } | undefined {
+  return o ? { entity: o.entityName ? `${o.entityName} (${o.uen})` : o.uen, role: o.role } : undefined;
 }
 
 /**

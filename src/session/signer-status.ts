@@ -1,5 +1,6 @@
 import type { OnBehalfOf } from '../login/officer';
 import type { PadesLevel } from '../pades/verify';
+import { sessionFailure } from './record-ops';
 import { sessionPhase } from './transitions';
 import type { SessionRecord, SignerPlace } from './types';
 
@@ -61,7 +62,7 @@ export function signerStatus(record: SessionRecord): SignerStatus {
   const waiting = { challengeCode: record.state.challengeCode, expiresAt: new Date(record.state.expiresAt * 1000).toISOString() };
   switch (phase) {
     case 'waitingForScan':
-      return { ...base, ...waiting, ...(record.state.qrPayload ? { qrPayload: record.state.qrPayload } : {}), stage: 'waitingForScan', done: false, headline: 'Scan the QR code with the Singpass app', detail: `Check that the app shows the code ${record.state.challengeCode}.` };
+      return { ...base, ...waiting, ...(record.state.qrPayload ? { qrPayload: record.state.qrPayload } : {}), stage: 'waitingForScan', done: false, headline: 'Scan the QR code with the Singpass app, or tap "Open in Singpass" on your phone', detail: `Check that the app shows the code ${record.state.challengeCode}.` };
     case 'certificateClaimed':
     case 'atSavePoint':
     case 'hashSubmitted':
@@ -80,8 +81,9 @@ export function signerStatus(record: SessionRecord): SignerStatus {
       return { ...base, stage: 'expired', done: true, headline: 'The signing session expired', detail: FAILURE_REASONS.SESSION_EXPIRED, error: { code: record.error?.code ?? 'SESSION_EXPIRED' } };
     case 'failed':
     default: {
-      const serviceCode = record.error?.serviceCode ?? record.state.error?.code;
-      const code = record.error?.code ?? 'SIGN_REQUEST_REJECTED';
+      const failure = sessionFailure(record);
+      const serviceCode = failure?.serviceCode;
+      const code = failure?.code ?? 'SIGN_REQUEST_REJECTED';
       const reason = (serviceCode && FAILURE_REASONS[serviceCode]) ?? FAILURE_REASONS[code] ?? `Signing did not complete (${code}). Nothing was signed; start again, or quote reference ${record.state.signRef} when asking for help.`;
       return { ...base, stage: 'failed', done: ended(record), headline: 'Not signed', detail: reason, error: { code, ...(serviceCode ? { serviceCode } : {}) } };
     }

@@ -38,6 +38,7 @@ export async function submitHash(ctx: StepContext, record: SessionRecord, call: 
   try {
     await ctx.config.client.submitDocumentHash(record.state.signRef, {
       documentName: record.request.documentName, documentHash, challengeCode: record.state.challengeCode, nonce: record.state.nonce!, domainName: ctx.config.domainName,
+      ...(record.request.appLink ? { appLink: record.request.appLink } : {}),
     }, { resubmission });
   } catch (e) {
     // An attempt that got no answer (timeout, dropped connection, a process that died) and a later one the service
@@ -64,7 +65,8 @@ async function submitDeferred(ctx: StepContext, record: SessionRecord, e: Singpa
   const attempts = (record.lastSubmitFailure?.attempts ?? 0) + 1;
   const retryAt = Math.min(at + submitRetryDelayMs(attempts), ctx.deadline(record));
   const lastSubmitFailure: SubmitFailure = {
-    code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt,
+    code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}),
+    ...(typeof e.details.serviceCode === 'string' ? { serviceCode: e.details.serviceCode } : {}), at, attempts, retryAt,
   };
   await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
   return { record: advance(record, 'deferHash', { ...record, lastSubmitFailure }, ctx.clock) };

@@ -3,7 +3,7 @@ import type { SessionPhase } from './transitions';
 import type { ErrorCode } from '../errors';
 import type { OnBehalfOf } from '../login/officer';
 import type { Fetch } from '../http';
-import type { PreparedSignature } from '../pades';
+import type { PreparedSignature, SignaturePlacement } from '../pades';
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PadesLevel, PdfVerificationReport } from '../pades/verify';
 import type {
@@ -37,6 +37,10 @@ export interface SessionRecord {
     onBehalfOf?: OnBehalfOf;
     /** One of several signers of one document, in order: this session's place, and the session before it. */
     signer?: SignerPlace;
+    /** The DSAP's own app link the Singpass app returns the user to (sent with the hash). */
+    appLink?: string;
+    /** The visible signature box; absent: an invisible signature. */
+    appearance?: SessionAppearance;
   };
   /** The PDF being signed: size and SHA-256 (hex), so a step given other bytes refuses them. */
   document: { length: number; sha256: string };
@@ -94,6 +98,8 @@ export interface SubmitFailure {
   message: string;
   /** HTTP status of the service's answer, when there was one. */
   status?: number;
+  /** The service's own error code, when its answer named one (e.g. `TOO_MANY_REQUESTS`). */
+  serviceCode?: string;
   /** UNIX ms of this failure. */
   at: number;
   /** Hash calls that failed temporarily in a row (each after the HTTP client's own retries). */
@@ -177,7 +183,17 @@ export interface StartSessionInput {
   onBehalfOf?: OnBehalfOf;
   /** Kept in the record: this signer's place among several signing one document in order. */
   signer?: SignerPlace;
+  /**
+   * Optional: your own app's registered app-claimed https link (≤ 255 characters) the Singpass app sends the user back
+   * to after approving; sent with the hash. Without it the user switches back by hand.
+   */
+  appLink?: string;
+  /** A visible signature box and where it goes (omitted: invisible). `{}`: bottom-right of the last page. */
+  appearance?: SessionAppearance;
 }
+
+/** A visible signature box in a session: its place, and an optional PNG or JPEG as base64 (the record is JSON). */
+export type SessionAppearance = SignaturePlacement & { image?: string };
 
 /** A signer's place among several who sign one document in turn (each on the previous one's signed PDF). */
 export interface SignerPlace {

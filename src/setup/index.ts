@@ -7,3 +7,4 @@ export * from './environments';
 export * from './sign-setup';
 export * from './login-setup';
 export * from './login-io';
+export * from './appearance-setup';

@@ -1,5 +1,5 @@
 import { SingpassFlowsError } from '../errors';
-import { httpRequest } from '../http';
+import { httpRequest, requireHttpsUrl } from '../http';
 import { loadSigningKey, type EcSigningAlg, type LoadedKey } from '../keys';
 import { certsFromPemOrDer } from '../pki';
 import { SigningApiClient } from '../sign/client';
@@ -9,7 +9,7 @@ import { inSetting, type SettingLabels } from './labels';
 /**
  * The settings a signing front end collects (n8n: the "Singpass Sign API" credential; Node-RED: the client config
  * node and its credentials), by key. Each front end labels them (`SettingLabels.fields`): `environment`,
- * `sandboxUrl`, `baseUrl`, `keySetUrl`, `tsaUrl`, `clientId`, `signingKey`, `trustedRoots`.
+ * `sandboxUrl`, `baseUrl`, `keySetUrl`, `tsaUrl`, `clientId`, `signingKey`, `trustedRoots`, `audience`.
  */
 export type SignSettings = Readonly<Record<string, unknown>>;
 
@@ -27,7 +27,10 @@ const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 export async function signSetup(settings: SignSettings, labels: SettingLabels): Promise<SignSetup> {
   const endpoints = inSetting(labels, 'environment', () => signEndpoints(settings));
   const signingKey = await inSetting(labels, 'signingKey', () => loadSigningKey({ key: text(settings.signingKey) }));
-  const client = inSetting(labels, 'clientId', () => new SigningApiClient({ baseUrl: endpoints.baseUrl, clientId: text(settings.clientId), signingKey }));
+  // empty: the default (the API's origin); a service told another value at onboarding refuses every call with 401
+  const audience = text(settings.audience).trim();
+  if (audience) inSetting(labels, 'audience', () => requireHttpsUrl('audience', audience, { allowLoopbackHttp: true }));
+  const client = inSetting(labels, 'clientId', () => new SigningApiClient({ baseUrl: endpoints.baseUrl, clientId: text(settings.clientId), signingKey, ...(audience ? { audience } : {}) }));
   return { endpoints, signingKey, client, trustedRoots: () => trustedRoots(settings, endpoints, labels) };
 }
 

@@ -272,7 +272,7 @@ function serviceError(res: HttpResponse, what: string): SingpassFlowsError {
     message = `The signing session is unknown or has expired; start a new session${suffix}`;
   } else if (res.status === 401 || res.status === 403) {
     code = 'SIGN_AUTH_REJECTED';
-    message = `The signing service refused our credentials when trying to ${what} (HTTP ${res.status}); check the client ID, that the signing key's kid is in the registered key set, and the clock${suffix}`;
+    message = `The signing service refused our credentials when trying to ${what} (HTTP ${res.status}); check the client ID, that the signing key's kid is in the registered key set, the clock, and the assertion audience if the service gave you one${suffix}`;
   } else if (res.status === 429) {
     code = 'SIGN_RATE_LIMITED';
     message = `The signing service is rate-limiting us; try again later${suffix}`;

@@ -9,3 +9,4 @@ export * from './delivery-log';
 export * from './session';
 export * from './environments';
 export * as signWire from './wire';
+export { checkAppLink } from './validate';

@@ -58,6 +58,16 @@ it('signs a PDF at B-LTA through the whole sandbox session; verify confirms it w
   expect(report.level).toBe('B-LTA');
 });
 
+it('--app-link is sent with the hash; one that is not an https link is a usage error before any session', async () => {
+  const pdfOut = join(dir, 'app-link.pdf');
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'B-B', '--app-link', 'https://app.example.sg/signed'])).toBe(0);
+  expect(out.join('\n')).toContain('8/8 verified: valid, level B-B');
+  out = []; err = [];
+  expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', join(dir, 'y.pdf'), '--app-link', 'myapp://signed'])).toBe(2);
+  expect(err.join('\n')).toBe('--app-link must use https://');
+  expect(out).toEqual([]); // no sandbox, no session
+});
+
 it('B-B level works too', async () => {
   const pdfOut = join(dir, 'bb.pdf');
   expect(await main(['sign', '--in', join(dir, 'in.pdf'), '--out', pdfOut, '--level', 'b-b', '--user', 'p384'])).toBe(0);

@@ -105,7 +105,10 @@ export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
       c.sb.sign.faults.refuseHash(1, 'certificate not delivered yet');
       await c.sb.phone.scan(ref, { user: 'p256' });
       expect(await ended(c, ref)).toBe('failed');
-      expect((await c.fe.outcome(ref))?.error).toMatchObject({ code: 'SIGN_REQUEST_REJECTED', message: expect.stringContaining('certificate not delivered yet') });
+      const failed = await c.fe.outcome(ref);
+      expect(failed?.error).toMatchObject({ code: 'SIGN_REQUEST_REJECTED', message: expect.stringContaining('certificate not delivered yet') });
+      // an ended session keeps neither the prepared document, the hash it was to send, nor the user's certificate
+      expect(JSON.stringify(failed)).not.toMatch(/"prepared"|"submitting"|"certificate"/);
       await pause(8000); // rounds of every scheduler (n8n's resume schedule: 2 s, idle 5 s): an ended session is left alone
       expect(hashCalls(c, ref).map((h) => h.status)).toEqual([400]);
       expect(await c.fe.status(ref)).toBe('failed');

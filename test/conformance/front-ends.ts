@@ -14,7 +14,7 @@ import type { Sandbox } from '../../sandbox';
 import { generateClientKeys } from '../../src/keys';
 import { fixture } from '../fixtures/pdfs';
 import { REPO_ROOT, deploy, freePort, startNodeRedProcess, type NodeRedProcess } from '../node-red/embedded';
-import { createN8n, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, uploadHeaders, uploadKeyCredential } from '../n8n/real-n8n';
+import { createN8n, importSamples, installCommunityPackage, n8nInstallDir, releasePackage, sessionStoreCredential, uploadHeaders, uploadKeyCredential } from '../n8n/real-n8n';
 
 export interface FrontEnd {
   name: string;
@@ -53,6 +53,11 @@ export interface FrontEnd {
   storeUp(): void | Promise<void>;
   /** Recent log lines, for failure messages. */
   log(): string;
+  /**
+   * Runs started through the flow's webhooks so far, where the engine records them (n8n's webhook executions): a
+   * refused delivery must start none. Undefined where the engine keeps no such count.
+   */
+  webhookRuns?(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -283,18 +288,20 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
  * started by uploading a PDF to the sample's form endpoint; their status is read from the folder of the sample's store credential.
  * Needs `bash scripts/install-n8n.sh` first.
  */
+const SIGNING_WORKFLOW_ID = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'flows', 'n8n', 'document-signing.json'), 'utf8')) as { id: string }).id;
+
 export const n8nFrontEnd: StartFrontEnd = async (sb) => {
   const installDir = n8nInstallDir();
   if (!installDir) throw new Error('n8n is not installed: run scripts/install-n8n.sh first');
-  const [tarball, port] = await Promise.all([packTarball(), freePort()]);
+  const port = await freePort();
   const n8n = await createN8n(installDir, port);
   const stop = async () => {
     await n8n.stop();
     fs.rmSync(n8n.userFolder, { recursive: true, force: true });
-    fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+    releasePackage();
   };
   try {
-    await installCommunityPackage(n8n, tarball);
+    await installCommunityPackage(n8n);
     const clientId = 'conformance-n8n';
     await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json'], [
       { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: sb.baseUrl, clientId, signingKey: JSON.stringify((await generateClientKeys()).signing), tenantId: 'conformance', domainName: 'conformance.example.sg', tsaUrl: '', trustedRoots: '' } },
@@ -305,8 +312,9 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       // (not 45), so faults resolve within a test
       sessionStoreCredential({ idleSeconds: RESUME_IDLE_S }),
     ], {
-      // the resume schedule every 2 s (not 30)
-      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`]],
+      // the resume schedule every 2 s (not 30); every run kept, so that a test can tell whether a delivery started one
+      'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`],
+        ['"saveDataSuccessExecution": "none"', '"saveDataSuccessExecution": "all"']],
     });
     await n8n.start();
     const outage = folderOutage(n8n.filesDir);
@@ -338,6 +346,10 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       storeDown: outage.down,
       storeUp: outage.up,
       log: () => n8n.log().slice(-4000),
+      async webhookRuns() {
+        // those still starting count too: a run is recorded as it starts
+        return (await n8n.executions(SIGNING_WORKFLOW_ID)).filter((e) => e.mode === 'webhook').length;
+      },
       stop,
     };
   } catch (e) {

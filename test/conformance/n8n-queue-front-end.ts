@@ -16,7 +16,7 @@ import { listen, readBody, type RunningServer } from '../../sandbox/http';
 import { fixture } from '../fixtures/pdfs';
 import type { N8nQueue } from '../helpers/n8n-queue';
 import { startQueueSample } from '../n8n/queue-workflow';
-import { packTarball } from '../n8n/real-n8n';
+import { releasePackage } from '../helpers/package';
 import { RESUME_IDLE_S, RESUME_INTERVAL_S, SECRET, poll, recordOutcome, uploadToSample, type FrontEnd, type Outcome, type StartFrontEnd } from './front-ends';
 
 /** The sample's table prefix (test/n8n/queue-workflow.ts's store credential). */
@@ -36,7 +36,7 @@ export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
     await pool?.end().catch(() => undefined);
     await q?.stop();
     await receiver.close();
-    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    releasePackage();
   };
   try {
     const clientId = 'conformance-n8n-queue';

@@ -151,11 +151,14 @@ export const SCENARIOS: Scenario[] = [
       await hashSubmitted(c, b);
       const [beforeA, beforeB] = [await settledStatus(c, a), await settledStatus(c, b)];
       expect(da.bearer).not.toBe(db.bearer);
+      const runsBefore = await c.fe.webhookRuns?.();
 
       const forged = await c.relay.replay(da, { bearer: db.bearer });
       expect(forged.status).toBe(400);
       expectErrorBody(forged, 'INVALID_CLIENT_NOTIFICATION_TOKEN');
       await pause();
+      // refused at the door: no run started (where the engine records runs)
+      if (runsBefore !== undefined) expect(await c.fe.webhookRuns!()).toBe(runsBefore);
       expect(hashCalls(c, a)).toHaveLength(0);
       expect(accepted(c, b)).toBe(1);
       expect(await c.fe.status(a)).toBe(beforeA);

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './ports';
+import { registerServer } from './servers';
 
 export interface RunningNginx {
   /** http://127.0.0.1:<port> */
@@ -45,6 +46,7 @@ http {
   writeFileSync(join(dir, 'nginx.conf'), conf);
   const bin = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
   const child: ChildProcess = spawn(bin, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  registerServer(child.pid);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
   const url = `http://127.0.0.1:${port}`;

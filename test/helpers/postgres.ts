@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
+import { registerServer } from './servers';
 
 const run = promisify(execFile);
 
@@ -22,6 +23,8 @@ export interface Postgres {
   user: string;
   password: string;
   database: string;
+  /** The folder of the server's Unix socket (psql -h). */
+  socketDir: string;
   /** Run SQL through psql (as the superuser, over the Unix socket); returns psql's unaligned, tuples-only output. */
   sql(query: string, database?: string): Promise<string>;
   /** Create another database (e.g. one for n8n, one for the session store). */
@@ -72,7 +75,7 @@ export async function startPostgres(options: { database?: string; maxConnections
     for (const f of [dir, path.join(dir, 'pw')]) fs.chownSync(f, owner.uid, owner.gid);
   }
   const asServer = owner ? { uid: owner.uid, gid: owner.gid } : {};
-  const env = { PATH: process.env.PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
+  const env = serverEnv();
   await run(path.join(PG_BIN, 'initdb'), ['-D', data, '-U', user, `--pwfile=${path.join(dir, 'pw')}`, '--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--no-sync'],
     { ...asServer, env, cwd: dir, timeout: 120_000 });
   fs.rmSync(path.join(dir, 'pw'));
@@ -89,6 +92,7 @@ export async function startPostgres(options: { database?: string; maxConnections
     child = spawn(path.join(PG_BIN, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1',
       '-c', `max_connections=${options.maxConnections ?? 200}`, '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
     { ...asServer, env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    registerServer(child.pid);
     child.stdout!.on('data', (d) => { output += d; });
     child.stderr!.on('data', (d) => { output += d; });
     const deadline = Date.now() + 60_000;
@@ -117,7 +121,7 @@ export async function startPostgres(options: { database?: string; maxConnections
   await psql(`CREATE DATABASE ${ident(database)}`);
   return {
     url: `postgres://${user}:${password}@127.0.0.1:${port}/${database}`,
-    host: '127.0.0.1', port, user, password, database,
+    host: '127.0.0.1', port, user, password, database, socketDir: dir,
     sql: psql,
     createDatabase: async (name) => { await psql(`CREATE DATABASE ${ident(name)}`); },
     async restart({ downMs = 0 } = {}) {
@@ -133,6 +137,48 @@ export async function startPostgres(options: { database?: string; maxConnections
     },
     log: () => output,
   };
+}
+
+/** Set by the test runner (scripts/run-tests.js): the run's one cluster, as JSON {host, port, user, password, socketDir}. */
+export const RUN_POSTGRES = 'SINGPASS_FLOWS_POSTGRES';
+
+/**
+ * A database of its own in the run's one cluster, or in a cluster of its own when the file runs alone: for the tests
+ * that never stop the server (those that do use startPostgres()). stop() drops the database.
+ */
+export async function postgresDatabase(): Promise<Postgres> {
+  const shared = process.env[RUN_POSTGRES];
+  if (!shared) return startPostgres();
+  const c = JSON.parse(shared) as Pick<Postgres, 'host' | 'port' | 'user' | 'password' | 'socketDir'>;
+  const database = `t_${randomBytes(6).toString('hex')}`;
+  const psql = async (query: string, db = 'postgres') => {
+    const { stdout } = await run(path.join(PG_BIN, 'psql'), ['-h', c.socketDir, '-p', String(c.port), '-U', c.user, '-d', db, '-v', 'ON_ERROR_STOP=1', '-At', '-c', query],
+      { env: serverEnv(), timeout: 60_000 });
+    return stdout.trim();
+  };
+  const created: string[] = [database];
+  await psql(`CREATE DATABASE ${database}`);
+  const shutdown = () => Promise.reject(new Error('this database is in the run\'s shared cluster, which a test may not stop: use startPostgres() for a server of its own'));
+  return {
+    ...c,
+    url: `postgres://${c.user}:${c.password}@${c.host}:${c.port}/${database}`,
+    database,
+    sql: psql,
+    createDatabase: async (name) => { await psql(`CREATE DATABASE ${ident(name)}`); created.push(name); },
+    restart: shutdown,
+    halt: shutdown,
+    start: shutdown,
+    async stop() {
+      for (const d of created.splice(0)) await psql(`DROP DATABASE IF EXISTS ${ident(d)} WITH (FORCE)`);
+    },
+    log: () => '',
+  };
+}
+
+/** psql and the server get a plain environment; the run's marker stays, so that a server left behind is found. */
+function serverEnv(): NodeJS.ProcessEnv {
+  const marker = process.env.SINGPASS_FLOWS_TEST_RUN;
+  return { PATH: process.env.PATH, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', ...(marker ? { SINGPASS_FLOWS_TEST_RUN: marker } : {}) };
 }
 
 function ident(name: string): string {

@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
+import { registerServer } from './servers';
 
 const run = promisify(execFile);
 
@@ -35,6 +36,7 @@ export async function startRedis(): Promise<Redis> {
   const start = async () => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--protected-mode', 'yes'],
       { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    registerServer(child.pid);
     child.stdout!.on('data', (d) => { output += d; });
     child.stderr!.on('data', (d) => { output += d; });
     const deadline = Date.now() + 30_000;

@@ -19,6 +19,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './ports';
+import { registerServer } from './servers';
 
 const run = promisify(execFile);
 const SSHD = '/usr/sbin/sshd';
@@ -117,6 +118,7 @@ export async function startSftpServer(): Promise<SftpServer> {
       // -D: stay in the foreground (ours to stop), -e: log to stderr (ours to read); sshd re-executes itself, so the
       // absolute path
       child = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      registerServer(child.pid);
       child.stdout!.on('data', (d) => { output += d; });
       child.stderr!.on('data', (d) => { output += d; });
       const deadline = Date.now() + 30_000;

@@ -10,12 +10,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateClientKeys } from '../../src/keys';
+import { listSignatures } from '../../src/pades';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM } from '../helpers/chromium';
 import { canvasNodes, openEditor, searchNodePanel, showWorkflow } from './editor';
 import {
-  createN8n, freePort, importWorkflow, startCliSandbox, type CliSandbox, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, signedAtBlta, uploadHeaders, uploadKeyCredential, waitFor, type N8n,
+  createN8n, freePort, importWorkflow, startCliSandbox, type CliSandbox, importSamples, installCommunityPackage, n8nInstallDir, releasePackage, sessionStoreCredential, signedAtBlta, uploadHeaders, uploadKeyCredential, waitFor, type N8n,
 } from './real-n8n';
 
 const installDir = n8nInstallDir();
@@ -76,12 +77,12 @@ describeN8n('sample workflows in a real n8n', () => {
   let signingDir: string;
 
   beforeAll(async () => {
-    const [tarball, port] = await Promise.all([packTarball(), freePort()]);
+    const port = await freePort();
     signingPort = await freePort();
     signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
     sb = await startSandbox();
     n8n = await createN8n(installDir!, port);
-    installed = await installCommunityPackage(n8n, tarball);
+    installed = await installCommunityPackage(n8n);
     signingArgs = ['--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`,
       '--webhook-retry-delay-ms', '1000'];
     // the automatic phone scans each new session at once and approves each submitted hash
@@ -138,7 +139,7 @@ describeN8n('sample workflows in a real n8n', () => {
     await signing?.stop();
     await sb?.close();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
-    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    releasePackage();
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
 
@@ -179,6 +180,8 @@ describeN8n('sample workflows in a real n8n', () => {
     expect(userSignature).toMatch(/Signature Validation: Signature is Valid/);
     expect(userSignature).toMatch(/Signer full Distinguished Name: serialNumber=S1234567D,/);
     expect(documentTimestamp).toMatch(/Signer Certificate Common Name: .*Time Stamping Authority/);
+    // the sample's Create Session draws the signature box: bottom-right corner of the last page
+    expect(listSignatures(fs.readFileSync(file)).filter((x) => x.type === 'signature').map((x) => [x.visible, x.page])).toEqual([[true, 2]]);
     // B-LT and B-LTA as qpdf sees the file (poppler 22 does not name RFC 3161 timestamps): a DSS with OCSP responses
     // in the catalog, and a /DocTimeStamp signature
     const qdf = execFileSync('qpdf', ['--qdf', '--object-streams=disable', file, '-'], { maxBuffer: 64 * 1024 * 1024 }).toString('latin1');

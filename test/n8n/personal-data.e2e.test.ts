@@ -16,7 +16,7 @@ import { generateClientKeys } from '../../src/keys';
 import { verifyPdfSignatures } from '../../src/pades/verify';
 import { fixture } from '../fixtures/pdfs';
 import {
-  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
+  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, releasePackage, sessionStoreCredential, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
   type CliSandbox, type N8n,
 } from './real-n8n';
 
@@ -58,10 +58,10 @@ describeN8n('issue 37: no certificate and no NRIC left in a real n8n after the s
   let signingDir: string;
 
   beforeAll(async () => {
-    const [tarball, port, signingPort] = await Promise.all([packTarball(), freePort(), freePort()]);
+    const [port, signingPort] = await Promise.all([freePort(), freePort()]);
     signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
     n8n = await createN8n(installDir!, port);
-    const installed = await installCommunityPackage(n8n, tarball);
+    const installed = await installCommunityPackage(n8n);
     signing = await startCliSandbox(installed, signingPort, signingDir, [
       '--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`, '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`, '--webhook-retry-delay-ms', '1000',
     ]);
@@ -83,7 +83,7 @@ describeN8n('issue 37: no certificate and no NRIC left in a real n8n after the s
     await n8n?.stop();
     await signing?.stop();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
-    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    releasePackage();
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
 

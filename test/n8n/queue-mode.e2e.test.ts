@@ -27,7 +27,7 @@ import { hasRedis } from '../helpers/redis';
 import { hasSshd, startSftpServer, type SftpServer } from '../helpers/sftp';
 import { startDeliveryRelay, type DeliveryRelay } from './delivery-relay';
 import { startQueueSample, type Workflow } from './queue-workflow';
-import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
+import { freePort, n8nInstallDir, releasePackage, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
 
 const installDir = n8nInstallDir();
 const ready = !!installDir && hasPostgres() && hasRedis() && hasSshd();
@@ -77,7 +77,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     await q?.stop();
     await sftp?.stop();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
-    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    releasePackage();
   }, 120_000);
 
   async function startSession(): Promise<string> {

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { generateClientKeys, type ClientKeys } from '../../src/keys';
 import { createN8nQueue, type N8nQueue, type N8nQueueOptions } from '../helpers/n8n-queue';
 import { REPO_ROOT } from '../helpers/repo';
-import { SESSION_STORE, n8nInstallDir, packTarball, sessionStoreCredential, uploadKeyCredential } from './real-n8n';
+import { SESSION_STORE, n8nInstallDir, sessionStoreCredential, uploadKeyCredential } from './real-n8n';
 
 /** The version-1 probe's credential (the old PostgreSQL-only type), on the same database and tables. */
 export const PG_CREDENTIAL = { id: 'spflPgStore00001', name: 'Singpass session store (PostgreSQL, version 1 nodes)' };
@@ -163,7 +163,7 @@ export async function importQueueSample(q: N8nQueue, o: QueueWorkflowOptions & {
 
 export interface QueueSampleOptions extends Omit<QueueWorkflowOptions, 'signedPdfUrl'> {
   /** The queue-mode deployment (workers, a store PostgreSQL of its own…); n8n and the packed package are found here. */
-  queue?: Omit<N8nQueueOptions, 'installDir' | 'tarball'>;
+  queue?: Omit<N8nQueueOptions, 'installDir'>;
   /**
    * What the sample talks to, started by the caller once the deployment's URLs and folders exist (a service that
    * calls the webhook process): the signing service's URL, and where signed PDFs go (an SFTP account or a URL).
@@ -180,7 +180,7 @@ export interface QueueSampleOptions extends Omit<QueueWorkflowOptions, 'signedPd
 export async function startQueueSample(o: QueueSampleOptions): Promise<{ q: N8nQueue; workflow: Workflow }> {
   const installDir = n8nInstallDir();
   if (!installDir) throw new Error('n8n is not installed: run scripts/install-n8n.sh first');
-  const q = await createN8nQueue({ installDir, tarball: await packTarball(), ...o.queue });
+  const q = await createN8nQueue({ installDir, ...o.queue });
   try {
     const workflow = await importQueueSample(q, { ...o, ...(await o.services(q)) });
     await q.start();

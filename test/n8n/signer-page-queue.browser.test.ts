@@ -18,7 +18,7 @@ import { hasPostgres } from '../helpers/postgres';
 import { hasRedis } from '../helpers/redis';
 import { startDeliveryRelay, type DeliveryRelay } from './delivery-relay';
 import { startQueueSample } from './queue-workflow';
-import { freePort, n8nInstallDir, packTarball, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
+import { freePort, n8nInstallDir, releasePackage, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
 
 const installDir = n8nInstallDir();
 const ready = !!installDir && hasPostgres() && hasRedis() && fs.existsSync(CHROMIUM);
@@ -53,7 +53,7 @@ describeQueue('the signer\'s page in n8n queue mode (webhook process + 2 workers
     await relay?.close();
     await q?.stop();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
-    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    releasePackage();
   }, 120_000);
 
   it('upload → 303 → the page on any worker: QR and code, scanned, signed; the signed PDF downloaded from the store', async () => {

@@ -4,7 +4,9 @@
  * in its own process with the phone driven by hand over its HTTP routes. The upload (Header Auth) answers 303 to the
  * page link; the page shows the QR and challenge code, then follows the session from the store (scanned, signed)
  * and offers the signed PDF, which the browser downloads and pdfsig checks. Callers without the upload key or a
- * valid link are refused. Needs `bash scripts/install-n8n.sh` (skipped locally without it, failing in CI).
+ * valid link are refused. On a 390 × 844 touch screen the "Open in Singpass" link leads; on a desktop the QR code;
+ * back from the app the page catches up at once. Every session runs on the Sign API credential's Assertion Audience.
+ * Needs `bash scripts/install-n8n.sh` (skipped locally without it, failing in CI).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -12,12 +14,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { generateClientKeys } from '../../src/keys';
-import { SIGNER_PAGE_HEADERS } from '../../src/session';
+import { SIGNER_PAGE_HEADERS, type SessionRecord } from '../../src/session';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { fixture } from '../fixtures/pdfs';
 import { CHROMIUM, launchChromium } from '../helpers/chromium';
+import { expectCatchesUpOnReturn, expectDesktopPage, expectPhonePage } from '../session/phone-page';
 import {
-  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, packTarball, sessionStoreCredential, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
+  createN8n, freePort, importSamples, installCommunityPackage, n8nInstallDir, releasePackage, sessionStoreCredential, signedAtBlta, startCliSandbox, uploadHeaders, uploadKeyCredential, waitFor,
   type CliSandbox, type N8n,
 } from './real-n8n';
 
@@ -25,6 +28,12 @@ const installDir = n8nInstallDir();
 if (!installDir && process.env.CI) throw new Error('n8n is not installed: run scripts/install-n8n.sh before the tests');
 if (!fs.existsSync(CHROMIUM) && process.env.CI) throw new Error(`no Chromium at ${CHROMIUM}`);
 const describeN8n = installDir && fs.existsSync(CHROMIUM) ? describe : describe.skip;
+
+/**
+ * What the service told this DSAP to put in its assertions' `aud` (not the default, the API's origin): every session
+ * here runs on the Sign API credential's Assertion Audience.
+ */
+const AUDIENCE = 'https://sign-audience.example.sg';
 
 describeN8n('the signer\'s page in a real n8n and Chromium', () => {
   let signing: CliSandbox;
@@ -35,12 +44,12 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
   const downloads = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-downloads-'));
 
   beforeAll(async () => {
-    const [tarball, port, signingPort] = await Promise.all([packTarball(), freePort(), freePort()]);
+    const [port, signingPort] = await Promise.all([freePort(), freePort()]);
     signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
     n8n = await createN8n(installDir!, port);
-    const installed = await installCommunityPackage(n8n, tarball);
+    const installed = await installCommunityPackage(n8n);
     signing = await startCliSandbox(installed, signingPort, signingDir, ['--client-id', 'n8n-dsap', '--jwks-url', `${n8n.baseUrl}/webhook/singpass-sign/jwks`,
-      '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`, '--webhook-retry-delay-ms', '1000']);
+      '--webhook-url', `${n8n.baseUrl}/webhook/singpass-sign/webhook`, '--webhook-retry-delay-ms', '1000', '--audience', AUDIENCE]);
     const dsap = await generateClientKeys();
     sb = await startSandbox();
     const rp = await generateClientKeys();
@@ -58,7 +67,7 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
     });
     await importSamples(n8n, ['document-signing.json', 'key-set-endpoint.json', 'company-signing.json', fapiVariant, 'two-signers.json'], [
       corppass('spflCorppassOff1', 'company-sign', 'legacy'), corppass('spflCorppassOff2', 'company-sign-fapi', 'fapi'),
-      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', tsaUrl: '', trustedRoots: '' } },
+      { id: 'spflSignApi00001', name: 'Singpass Sign API (sandbox)', type: 'singpassSignApi', data: { environment: 'sandbox', sandboxUrl: signing.baseUrl, clientId: 'n8n-dsap', signingKey: JSON.stringify(dsap.signing), tenantId: 'acme', domainName: 'sign.example.sg', audience: AUDIENCE, tsaUrl: '', trustedRoots: '' } },
       { id: 'spflTokenSec0001', name: 'Singpass notification token secret', type: 'singpassNotificationTokenApi', data: { secret: 'e2e-notification-secret-0123456789abcdef' } },
       uploadKeyCredential(),
       // the samples' one session store (its folder: the sample's file area)
@@ -80,7 +89,7 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
     await sb?.close();
     if (signingDir) fs.rmSync(signingDir, { recursive: true, force: true });
     fs.rmSync(downloads, { recursive: true, force: true });
-    fs.rmSync(path.dirname(await packTarball()), { recursive: true, force: true });
+    releasePackage();
     if (n8n && !process.env.SINGPASS_FLOWS_KEEP_N8N) fs.rmSync(n8n.userFolder, { recursive: true, force: true });
   }, 60_000);
 
@@ -304,5 +313,45 @@ describeN8n('the signer\'s page in a real n8n and Chromium', () => {
       expect(execFileSync('pdfsig', [kept]).toString()).toMatch(/Signature is Valid/);
       expect(fs.existsSync(path.join(n8n.filesDir, `${first}-signed.pdf`))).toBe(true);
     }, 600_000);
+  });
+
+  // the same page on a phone and a desktop (test/session/phone-page.ts: the checks every engine's page passes)
+  describe('on a phone and a desktop', () => {
+    /** An upload as the sample takes it: the page link (303), the session's stored QR payload and challenge code. */
+    async function started() {
+      const res = await upload(uploadHeaders());
+      expect(res.status).toBe(303);
+      const signRef = res.headers.get('x-sign-ref')!;
+      const pageUrl = new URL(res.headers.get('location')!, `${n8n.baseUrl}/webhook/singpass-sign/document`).href;
+      const record = JSON.parse(fs.readFileSync(path.join(n8n.filesDir, `${signRef}.json`), 'utf8')) as SessionRecord;
+      return { signRef, pageUrl, statusUrl: `${pageUrl}&view=status`, qrPayload: record.state.qrPayload!, challengeCode: res.headers.get('x-challenge-code')! };
+    }
+
+    it('on a phone the "Open in Singpass" link leads, on screen, with the session\'s QR payload as its target', async () => {
+      const s = await started();
+      expect(s.qrPayload).toBe(`https://singpassmobile.sg/docsign?sign_ref=${encodeURIComponent(s.signRef)}`);
+      await expectPhonePage(browser, s.pageUrl, s);
+    }, 120_000);
+
+    it('on a desktop the QR code leads and the link is still there', async () => {
+      const s = await started();
+      await expectDesktopPage(browser, s.pageUrl, s);
+    }, 120_000);
+
+    it('back from the app the page shows where the session is at once; the session signs with the credential\'s audience', async () => {
+      const s = await started();
+      await expectCatchesUpOnReturn(browser, s.pageUrl, {
+        statusUrl: s.statusUrl,
+        scan: () => signing.phone('scan', { sign_ref: s.signRef, user: 'p256' }),
+        approve: async () => {
+          // once the hash is there, as a person approves after the challenge code appears in the app
+          const until = Date.now() + 60_000;
+          while (!(await signing.hashes(s.signRef)).some((h) => h.status < 300) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+          return signing.phone('approve', { sign_ref: s.signRef });
+        },
+      });
+      const record = JSON.parse(fs.readFileSync(path.join(n8n.filesDir, `${s.signRef}.json`), 'utf8')) as SessionRecord;
+      expect(record.state.status).toBe('completed');
+    }, 400_000);
   });
 });

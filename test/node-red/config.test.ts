@@ -59,6 +59,16 @@ describe('Singpass Sign API client config node', () => {
     expect(m.error.source.id).toBe('start');
   });
 
+  test('start signing: an app link (setting or msg.appLink) that is not https is INVALID_INPUT before any call', async () => {
+    await load(keys().jwk, { appLink: 'myapp://signed' });
+    const m = await caught('start', { payload: Buffer.from('%PDF-1.7') });
+    expect(m.error.code).toBe('INVALID_INPUT');
+    expect(m.error.message).toMatch(/appLink: must use https:\/\/$/);
+    const over = await caught('start', { payload: Buffer.from('%PDF-1.7'), appLink: 'http://app.example.sg/signed' });
+    expect(over.error.code).toBe('INVALID_INPUT');
+    expect(over.error.message).toMatch(/appLink: must use https:\/\/$/);
+  });
+
   test('a malformed PEM is KEY_INVALID naming the field', async () => {
     await load('-----BEGIN PRIVATE KEY-----\nnot base64 at all\n-----END PRIVATE KEY-----');
     const m = await caught('start', { payload: Buffer.from('%PDF-1.7') });

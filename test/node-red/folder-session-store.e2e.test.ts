@@ -102,7 +102,8 @@ test('a session an older version kept in the (cached localfilesystem) context st
 
   const running = nr = await startNodeRedProcess({ userDir, port, env: { ...env, NODE_RED_LOG_LEVEL: 'info' } });
   await waitFor('the moved session', () => storedRecord(userDir, signRef), 30_000);
-  expect(running.output()).toContain('moved 1 signing session(s) from the context store to the session folder');
+  // logged once the move is done, which may be a moment after the record is in the folder
+  await waitFor('the move logged', () => running.output().includes('moved 1 signing session(s) from the context store to the session folder') || undefined, 30_000);
   expect(fs.existsSync(path.join(sessions, `${signRef}.pdf`))).toBe(true);
   expect(fs.readdirSync(path.join(userDir, 'singpass-sign-documents'))).toEqual([]);
 

@@ -49,7 +49,7 @@ async function deployExample(profile: 'fapi' | 'legacy'): Promise<void> {
     }
     if (n.type === 'singpass-sign-client') return { ...n, sandboxUrl: sb.baseUrl, credentials: { signingKey: JSON.stringify(sign.signing) } };
     if (n.type === 'singpass-notification-secret') return { ...n, credentials: { secret: 'officer-e2e-notification-secret-0123456789' } };
-    if (n.id === 'of-start-login' && profile === 'legacy') return { ...n, scope: 'openid' };
+    if (n.id === 'of-start-login' && profile === 'legacy') return { ...n, scope: 'openid authinfo' };
     return n;
   });
   await deploy(nr.url, flow);

@@ -12,7 +12,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { freePort, startNodeRedProcess, type NodeRedProcess } from './embedded';
-import { installedPackages, node24, nodeRed5, packTarball, paletteInstall } from './packaged';
+import { packageTarball, releasePackage } from '../helpers/package';
+import { installedPackages, node24, nodeRed5, paletteInstall } from './packaged';
 import { signExampleWithRestart } from './signing-scenario';
 
 const NODE_TYPES = [
@@ -31,12 +32,13 @@ const running: NodeRedProcess[] = [];
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-packaged-'));
-  tarball = await packTarball(tmp);
+  tarball = await packageTarball();
 }, 120_000);
 
 afterAll(async () => {
   for (const nr of running) await nr.stop();
   fs.rmSync(tmp, { recursive: true, force: true });
+  releasePackage();
 });
 
 /** The node sets Node-RED loaded from our module (admin API), with any load error. */

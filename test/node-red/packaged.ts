@@ -37,14 +37,6 @@ async function npm(args: string[], cwd: string, nodeBin?: string): Promise<strin
   }
 }
 
-/** `npm pack` of this repository (built already: `npm test` builds first), into `dest`. */
-export async function packTarball(dest: string): Promise<string> {
-  if (!fs.existsSync(path.join(REPO_ROOT, 'dist', 'node-red', 'singpass-sign.js'))) throw new Error('run `npm run build` first (npm test does)');
-  const out = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dest], REPO_ROOT);
-  const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>;
-  return path.join(dest, filename);
-}
-
 /** A fresh Node-RED userDir with the tarball installed as the palette manager does; returns the package dir. */
 export async function paletteInstall(userDir: string, tarball: string, nodeBin?: string): Promise<string> {
   fs.mkdirSync(userDir, { recursive: true });

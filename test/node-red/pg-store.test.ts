@@ -6,12 +6,12 @@
  * two-instances.e2e.test.ts.
  */
 import { PgSessionStore, type SessionRecord, type VerifiedDelivery } from '../../src/session';
-import { startPostgres, type Postgres } from '../helpers/postgres';
+import { postgresDatabase, type Postgres } from '../helpers/postgres';
 import { configNodes, getNode, helper, keys, nextError, nextMessage, positioned, rootPem, webhookNodes } from './helper';
 
 let pg: Postgres;
 beforeAll(async () => {
-  pg = await startPostgres();
+  pg = await postgresDatabase();
 }, 120_000);
 afterEach(() => helper.unload());
 afterAll(async () => {

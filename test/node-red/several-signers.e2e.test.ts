@@ -117,6 +117,10 @@ test('two signers in order: the final PDF carries both signatures, valid and tru
     expect(s.chain.trusted).toBe(true);
     expect(s.revocationDataComplete).toBe(true); // LTV kept for signer 1 too, under signer 2's document timestamp
   }
+  // Each signer's own box (the example's start nodes: bottom-right corner of the last page), the second beside the first.
+  expect(signatures.map((s) => [s.visible, s.page])).toEqual([[true, 2], [true, 2]]);
+  const [a, b] = signatures.map((s) => s.rect!);
+  expect(a![2] <= b![0] || b![2] <= a![0] || a![3] <= b![1] || b![3] <= a![1]).toBe(true);
 
   // independent checks: the CLI's verify names each signer; pdfsig calls both signatures valid and trusted
   const file = path.join(tmp, 'final.pdf');

@@ -17,7 +17,7 @@ import { generateClientKeys } from '../../src/keys';
 import { PgSessionStore } from '../../src/session';
 import { fixture } from '../fixtures/pdfs';
 import { makeNssDb } from '../helpers/pki-tools';
-import { startPostgres, type Postgres } from '../helpers/postgres';
+import { postgresDatabase, type Postgres } from '../helpers/postgres';
 import { freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
 import { deploySigningExample, startSigning } from './signing-scenario';
 
@@ -63,7 +63,7 @@ beforeAll(async () => {
   port = await freePort();
   signingJwk = (await generateClientKeys()).signing;
   input = await fixture('classic');
-  pg = await startPostgres();
+  pg = await postgresDatabase();
   records = new PgSessionStore(pg.url);
   sb = await startSandbox({ port: 0, webhookRetryDelayMs: 300 });
   sb.sign.events.on('hash', (v: { signRef: string; docHash?: string }) => hashes.set(v.signRef, [...(hashes.get(v.signRef) ?? []), { at: Date.now(), hash: String(v.docHash) }]));
@@ -117,7 +117,8 @@ test('a certificate claimed by a Node-RED killed during its check is continued b
     .catch((e: Error) => { throw new Error(`${e.message}\n${nr.log()}\n${nr.output()}`); });
   // taken over only once the claim was idle for the take-over time, by the sweep (not a replay of the kept delivery)
   expect(hashes.get(signRef)![0]!.at).toBeGreaterThanOrEqual(left.state.updatedAt * 1000 + TAKE_OVER_S * 1000);
-  expect(nr.output()).toContain(`signing webhook: continueCertificate for session ${signRef} by the sweep: hash_submitted`);
+  // logged once the service's answer is saved, which may be a moment after the service saw the hash
+  await waitFor('the sweep\'s log line', () => nr.output().includes(`signing webhook: continueCertificate for session ${signRef} by the sweep: hash_submitted`) || undefined, 30_000);
   expect(nr.output()).not.toContain(`taking over the certificate event of session ${signRef}`);
   await waitFor('the submitted record', async () => (await records.get(signRef))?.state.status === 'hash_submitted' || undefined, 30_000);
 
@@ -141,7 +142,7 @@ test('a hash prepare signature saved and submit hash never sent is sent by the s
     .catch((e: Error) => { throw new Error(`${e.message}\n${nr.log()}\n${nr.output()}`); });
   expect(hashes.get(signRef)).toEqual([{ at: expect.any(Number), hash: prepared.submitting!.documentHash }]);
   expect(hashes.get(signRef)![0]!.at).toBeGreaterThanOrEqual(prepared.state.updatedAt * 1000 + TAKE_OVER_S * 1000);
-  expect(nr.output()).toContain(`signing webhook: submitHash for session ${signRef} by the sweep: hash_submitted`);
+  await waitFor('the sweep\'s log line', () => nr.output().includes(`signing webhook: submitHash for session ${signRef} by the sweep: hash_submitted`) || undefined, 30_000);
   await waitFor('the submitted record', async () => (await records.get(signRef))?.state.status === 'hash_submitted' || undefined, 30_000);
 
   await sb.phone.approve(signRef);

@@ -16,7 +16,7 @@ import { PgSessionStore } from '../../src/session';
 import { fixture } from '../fixtures/pdfs';
 import { launchChromium, requireChromium } from '../helpers/chromium';
 import { startNginx, type RunningNginx } from '../helpers/nginx';
-import { startPostgres, type Postgres } from '../helpers/postgres';
+import { postgresDatabase, type Postgres } from '../helpers/postgres';
 import { deploy, freePort, startNodeRedProcess, waitFor, type NodeRedProcess } from './embedded';
 import { exampleFlow, startSigning } from './signing-scenario';
 
@@ -32,7 +32,7 @@ beforeAll(async () => {
   requireChromium();
   if (!fs.existsSync(path.resolve(__dirname, '..', '..', 'dist', 'node-red', 'singpass-signer.js'))) throw new Error('run `npm run build` first');
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-nr-two-signer-'));
-  pg = await startPostgres();
+  pg = await postgresDatabase();
   store = new PgSessionStore(pg.url);
   sb = await startSandbox({ port: 0, webhookRetryDelayMs: 300 });
   const { signing } = await generateClientKeys();

@@ -188,7 +188,7 @@ test('a visible appearance renders on the chosen page', async () => {
   expect(await qpdfCheck(file)).toContain('No syntax or stream encoding errors found');
   const { execFileSync } = require('node:child_process');
   const text = execFileSync('pdftotext', ['-f', '2', '-l', '2', file, '-']).toString();
-  expect(text).toContain('Digitally signed by Tan Ah Kow');
+  expect(text).toContain('Tan Ah Kow\nSigned with Singpass');
   expect(text).toContain('Reason: Agreed');
 });
 
@@ -275,7 +275,7 @@ describe('filling an existing empty signature field', () => {
     expect(report).toContain('Signature is Valid.');
     expect(await qpdfCheck(file)).toContain('No syntax or stream encoding errors found');
     const { execFileSync } = require('node:child_process');
-    expect(execFileSync('pdftotext', ['-f', String(page), '-l', String(page), file, '-']).toString()).toContain('Digitally signed by Tan Ah Kow');
+    expect(execFileSync('pdftotext', ['-f', String(page), '-l', String(page), file, '-']).toString()).toContain('Tan Ah Kow\nSigned with Singpass');
     // no new field was added
     const json = JSON.parse(execFileSync('qpdf', ['--json', '--json-key=acroform', file]).toString());
     expect(json.acroform.fields.map((f: { fullname: string }) => f.fullname).sort()).toEqual(['Sign here', 'Witness']);
@@ -306,7 +306,7 @@ test.each([
   expect(await pdfsig(file)).toContain('Signature is Valid.');
   const { execFileSync } = require('node:child_process');
   const html = execFileSync('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), file, '-']).toString();
-  const m = /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">Digitally<\/word>/.exec(html);
+  const m = /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">Singpass<\/word>/.exec(html);
   expect(m).not.toBeNull();
   const [x1, y1, x2, y2] = m!.slice(1).map(Number);
   expect(x2! - x1!).toBeGreaterThan(2 * (y2! - y1!)); // horizontal in the viewer's orientation

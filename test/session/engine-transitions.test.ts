@@ -522,7 +522,7 @@ describe('webhook events', () => {
     const out = await t.engine.applyDelivery(h, d, pdf, t.opts());
     expect(t.steps).toEqual([{ step: 'ended', status: 'failed', error: out.record.error }]);
     expectStop(out.record, 'failed');
-    expect(out.record.error).toEqual({ code: 'SIGN_REQUEST_REJECTED', message: 'The signing session ended with an error from the service: USER_CANCELLED The user declined' });
+    expect(out.record.error).toEqual({ code: 'SIGN_REQUEST_REJECTED', message: 'The signing session ended with an error from the service: USER_CANCELLED The user declined', serviceCode: 'USER_CANCELLED' });
     expect(out.record.state.error).toMatchObject({ code: 'USER_CANCELLED', correlationId: (d.event as { correlationId: string }).correlationId });
     expectNoSessionData(out.record);
     expect(await t.engine.applyDelivery(out.record, d, pdf)).toEqual({ record: out.record, duplicate: true });

@@ -8,16 +8,16 @@ import { finishShortfall, isTemporaryFinishFailure, type SessionRecord } from '.
 
 describe('isTemporaryFinishFailure', () => {
   it.each([
-    ['a TSA rejection for its own passing reasons', new SingpassFlowsError('TSA_FAILED', 'm', { pkiStatus: 2, failInfo: ['addInfoNotAvailable'], retryable: true }), true],
-    ['a TSA rejection of the request', new SingpassFlowsError('TSA_FAILED', 'm', { pkiStatus: 2, failInfo: ['badRequest'], retryable: false }), false],
-    ['a TSA answering 429', new SingpassFlowsError('TSA_FAILED', 'm', { status: 429, retryable: false }), true],
-    ['an OCSP responder answering 503', new SingpassFlowsError('OCSP_FAILED', 'm', { status: 503, retryable: true }), true],
-    ['an issuing CA certificate that could not be downloaded', new SingpassFlowsError('CHAIN_INCOMPLETE', 'm', { retryable: true }), true],
-    ['a chain that does not reach a trusted root', new SingpassFlowsError('CHAIN_INCOMPLETE', 'm', {}), false],
-    ['a revoked certificate', new SingpassFlowsError('OCSP_REVOKED', 'm', { retryable: false }), false],
-    ['a signature that does not verify', new SingpassFlowsError('SIGNATURE_INVALID', 'm', { retryable: true }), false],
-    ['not ours', new Error('boom'), false],
-  ])('%s → %s', (_what, e, temporary) => {
+    ['a TSA rejection for its own passing reasons', true, new SingpassFlowsError('TSA_FAILED', 'm', { pkiStatus: 2, failInfo: ['addInfoNotAvailable'], retryable: true })],
+    ['a TSA rejection of the request', false, new SingpassFlowsError('TSA_FAILED', 'm', { pkiStatus: 2, failInfo: ['badRequest'], retryable: false })],
+    ['a TSA answering 429', true, new SingpassFlowsError('TSA_FAILED', 'm', { status: 429, retryable: false })],
+    ['an OCSP responder answering 503', true, new SingpassFlowsError('OCSP_FAILED', 'm', { status: 503, retryable: true })],
+    ['an issuing CA certificate that could not be downloaded', true, new SingpassFlowsError('CHAIN_INCOMPLETE', 'm', { retryable: true })],
+    ['a chain that does not reach a trusted root', false, new SingpassFlowsError('CHAIN_INCOMPLETE', 'm', {})],
+    ['a revoked certificate', false, new SingpassFlowsError('OCSP_REVOKED', 'm', { retryable: false })],
+    ['a signature that does not verify', false, new SingpassFlowsError('SIGNATURE_INVALID', 'm', { retryable: true })],
+    ['not ours', false, new Error('boom')],
+  ])('%s → temporary: %s', (_what, temporary, e) => {
     expect(isTemporaryFinishFailure(e)).toBe(temporary);
   });
 });

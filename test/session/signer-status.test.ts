@@ -59,6 +59,16 @@ describe('signerAnswer and the page', () => {
     expect(html).toContain('<svg');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).not.toContain('<script>alert(1)');
-    expect(html).not.toContain('https://app/qr?x"');
+    // the payload (the Singpass app link) is the target of the page's one "Open in Singpass" link, and nowhere else
+    expect(html.split('https://app/qr?x').length - 1).toBe(1);
+    expect(html).toContain('<a id="open-app-link" href="https://app/qr?x">Open in Singpass</a>');
+  });
+
+  it('never makes a payload that could run script in the page a link target', async () => {
+    for (const payload of ['javascript:alert(1)', 'data:text/html,x', 'http://plain.example/docsign', 'not a url']) {
+      const html = await renderSignerPage({ status: signerStatus(record('waiting_for_scan', {}, { qrPayload: payload })), statusUrl: '/s' });
+      expect(html).toContain('<p id="open-app" hidden>');
+      expect(html).toContain('href="#">Open in Singpass');
+    }
   });
 });

@@ -14,7 +14,7 @@ describe('Corppass node against the sandbox provider (real HTTP on 127.0.0.1)', 
     new Corppass().execute.call(executeContext({ params, items: [{ json: json as never }], credentials: sb.credentials, continueOnFail }));
 
   async function start() {
-    const [[started]] = await run({ resource: 'login', operation: 'startLogin', scope: 'openid' });
+    const [[started]] = await run({ resource: 'login', operation: 'startLogin', scope: 'openid authinfo' });
     return started;
   }
 
@@ -36,6 +36,18 @@ describe('Corppass node against the sandbox provider (real HTTP on 127.0.0.1)', 
       'AuthInfo:SD-CPF2FA:CPF2FAR1', 'AuthInfo:SD-GSTFILE:Preparer', 'AuthInfo:SD-PERMITS:Viewer',
       'TPAuthInfo:SD-GSTFILE:Preparer', 'TPAuthInfo:SD-GSTFILE:Preparer',
     ]);
+  });
+
+  it('roles asked for under a scope without authinfo fail naming the scope, instead of an empty list (issue 37)', async () => {
+    const [[started]] = await run({ resource: 'login', operation: 'startLogin', scope: 'openid' });
+    const callbackUrl = await authorizeAs(started.json.loginUrl as string, 'cp-admin');
+    await expect(run({ resource: 'login', operation: 'completeLogin', transaction: started.json.transaction, callback: callbackUrl, fetchAuthorizationInfo: true, includeAccessToken: false }))
+      .rejects.toMatchObject({ message: expect.stringContaining('Fetch Authorization Info needs the "authinfo" or "tpauthinfo" scope'), context: expect.objectContaining({ code: 'SCOPE_REQUIRED' }) });
+  });
+
+  it('Start Login asks for authinfo by default, where Complete Login uses the roles', () => {
+    const scope = new Corppass().description.properties.find((p) => p.name === 'scope');
+    expect(scope?.default).toBe('openid authinfo');
   });
 
   it('Get Authorization Info with the access token gives roles active on a chosen date', async () => {

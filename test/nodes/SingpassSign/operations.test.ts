@@ -63,6 +63,14 @@ describe('Singpass Sign node: single operations and bad input', () => {
       expect(without.json).not.toHaveProperty('qrSvg');
       expect(Object.keys(without.binary!)).toEqual(['data']);
     });
+
+    it('App Link goes into the record (sent with the hash); one that is not an https link names the option', async () => {
+      const pdf = await fixture('classic');
+      const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'X.pdf', level: 'B-B', options: { qrImages: false, appLink: ' https://app.example.sg/signed ' } }, [pdfItem(pdf)]);
+      expect((created.json.record as { request: { appLink?: string } }).request.appLink).toBe('https://app.example.sg/signed');
+      await expect(run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'X.pdf', level: 'B-B', options: { appLink: 'myapp://signed' } }, [pdfItem(pdf)]))
+        .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: 'App Link: must use https://' });
+    });
   });
 
   describe('Expire Session', () => {

@@ -13,7 +13,7 @@ import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
 import { closePgRecordStores, STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
 import { FileSessionStore, PgSessionStore, type SessionRecord } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
-import { startPostgres, type Postgres } from '../../helpers/postgres';
+import { postgresDatabase, type Postgres } from '../../helpers/postgres';
 import { binaryBuffer, executeContext, pdfItem } from '../context';
 import { startSignSandbox, type SignSandbox } from '../sign-harness';
 
@@ -152,7 +152,7 @@ describe('Singpass Sign node: Run Due Step', () => {
     let pg: Postgres;
     let store: PgSessionStore;
     beforeAll(async () => {
-      pg = await startPostgres();
+      pg = await postgresDatabase();
       // idle 0: a kept event nothing applied is due for replay at once (no waiting in the test)
       env.credentials[STORE_CREDENTIAL] = { kind: 'postgres', host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password, idleSeconds: 0 };
       env.triggerParams.sessionRecords = 'store';

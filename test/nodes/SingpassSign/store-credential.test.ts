@@ -16,7 +16,7 @@ import { testSessionStore } from '../../../nodes/shared/credential-tests';
 import { closePgRecordStores, STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
 import { SESSION_POLICY, type SessionRecord } from '../../../src/session';
 import { freePort } from '../../helpers/ports';
-import { startPostgres, type Postgres } from '../../helpers/postgres';
+import { postgresDatabase, type Postgres } from '../../helpers/postgres';
 import { binaryBuffer, executeContext, pdfItem } from '../context';
 
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -138,7 +138,7 @@ describe('Singpass Sign node version 2: Session Record on the store credential',
   describe('on a real PostgreSQL', () => {
     let pg: Postgres;
     beforeAll(async () => {
-      pg = await startPostgres();
+      pg = await postgresDatabase();
     }, 120_000);
     afterAll(async () => {
       await closePgRecordStores();

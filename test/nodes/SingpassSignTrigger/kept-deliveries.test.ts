@@ -3,7 +3,7 @@ import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
 import { closePgRecordStores, PG_STORE_CREDENTIAL, STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
 import { PgSessionStore, type SessionRecord } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
-import { startPostgres, type Postgres } from '../../helpers/postgres';
+import { postgresDatabase, type Postgres } from '../../helpers/postgres';
 import { executeContext, pdfItem } from '../context';
 import { startSignSandbox, type SignSandbox } from '../sign-harness';
 
@@ -18,7 +18,7 @@ describe('Singpass Sign Trigger on the PostgreSQL store: deliveries kept before 
   let pg: Postgres;
   let store: PgSessionStore;
   beforeAll(async () => {
-    [env, pg] = await Promise.all([startSignSandbox(), startPostgres()]);
+    [env, pg] = await Promise.all([startSignSandbox(), postgresDatabase()]);
     // the one store credential the trigger and every Session Record operation share, its Kind PostgreSQL
     env.credentials[STORE_CREDENTIAL] = { kind: 'postgres', host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: pg.password, idleSeconds: 1 };
     env.triggerParams.sessionRecords = 'store';

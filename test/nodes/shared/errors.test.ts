@@ -33,6 +33,14 @@ describe('toNodeError', () => {
     const item = errorItem(testNode, new SingpassFlowsError('OCSP_REVOKED', 'revoked', { retryable: false }), 2);
     expect(item).toEqual({ json: { error: 'revoked', code: 'OCSP_REVOKED', details: { retryable: false } }, pairedItem: { item: 2 } });
   });
+
+  it('puts the service\'s own code beside ours: in the failed item and in the stopped execution\'s error', () => {
+    const e = new SingpassFlowsError('SIGN_REQUEST_REJECTED', 'rejected', { status: 400, serviceCode: 'INVALID_REQUEST', retryable: false });
+    expect(errorItem(testNode, e, 0).json).toEqual({ error: 'rejected', code: 'SIGN_REQUEST_REJECTED', serviceCode: 'INVALID_REQUEST', details: { status: 400, serviceCode: 'INVALID_REQUEST', retryable: false } });
+    const n = toNodeError(testNode, e);
+    expect(n.context).toMatchObject({ code: 'SIGN_REQUEST_REJECTED', serviceCode: 'INVALID_REQUEST' });
+    expect(n.description).toContain('service code: INVALID_REQUEST');
+  });
 });
 
 describe('runEachItem', () => {

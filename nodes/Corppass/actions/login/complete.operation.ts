@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { activeRoles, officerDecision, type OfficerDecision } from '../../../../src/login';
+import { activeRoles, officerDecision, requireRolesScope, type OfficerDecision } from '../../../../src/login';
 import { renderNoticePage } from '../../../../src/session';
 import { invalidInput } from '../../../../src/errors';
 import { completeLoginFields, corppassFapiOutput, readCallback, readTransaction } from '../../../shared/login';
@@ -81,11 +81,13 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
     scope: login.scope,
   };
   if (rule || (this.getNodeParameter('fetchAuthorizationInfo', i) as boolean)) {
+    // roles asked for under a scope that does not release them would be an empty list: say which scope is missing
+    if (!rule) requireRolesScope(login.scope, { what: 'Fetch Authorization Info', thirdPartyToo: true, orElse: 'turn Fetch Authorization Info off' });
     const info = await client.getAuthorizationInfo({ accessToken: login.accessToken, expectedSub: login.subject.raw });
     json.authorizationInfo = info;
     const roles = activeRoles(info);
     json.activeRoles = roles;
-    if (rule) Object.assign(json, officerOutput(officerDecision({ entityInfo: login.entityInfo, roles }, rule)));
+    if (rule) Object.assign(json, officerOutput(officerDecision({ entityInfo: login.entityInfo, roles, scope: login.scope }, rule)));
   }
   if (this.getNodeParameter('includeAccessToken', i) as boolean) {
     json.accessToken = login.accessToken;

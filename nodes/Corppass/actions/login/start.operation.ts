@@ -8,8 +8,8 @@ export const description: INodeProperties[] = forOperation('login', 'startLogin'
     displayName: 'Scope',
     name: 'scope',
     type: 'string',
-    default: 'openid',
-    description: 'Space-separated scopes; "openid" is always included. FAPI 2.0: add "authinfo" (and "tpauthinfo") for the roles, "user.name entity.basic_profile.name" etc. for details',
+    default: 'openid authinfo',
+    description: 'Space-separated scopes; "openid" is always included. The user\'s roles need "authinfo" (and "tpauthinfo" for third-party roles); FAPI 2.0: "user.name entity.basic_profile.name" etc. for details',
   },
   {
     displayName: 'Authentication Context Type',

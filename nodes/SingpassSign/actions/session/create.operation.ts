@@ -1,8 +1,9 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
 import type { PadesLevel } from '../../../../src/pades';
-import { documentNameFor, issueSignerLink, type SessionRecord, type StartSessionInput } from '../../../../src/session';
-import { renderQr } from '../../../../src/sign';
+import { documentNameFor, issueSignerLink, type SessionAppearance, type SessionRecord, type StartSessionInput } from '../../../../src/session';
+import { appearanceFromSettings } from '../../../../src/setup';
+import { checkAppLink, renderQr } from '../../../../src/sign';
 import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
@@ -37,12 +38,90 @@ export const createSessionFields: INodeProperties[] = [
     description: 'The PAdES level Finalize Signature reaches. B-LT and B-LTA can also be added later with the Document operations.',
   },
   {
+    displayName: 'Signature Box',
+    name: 'signatureBox',
+    type: 'options',
+    options: [
+      { name: 'In a Corner of a Page', value: 'corner', description: 'The signer\'s name, "Signed with Singpass", the time and the reason, drawn on the page' },
+      { name: 'In a Form Signature Field', value: 'field', description: 'The form\'s own empty "Sign here" field, by name' },
+      { name: 'In a Rectangle', value: 'rect', description: 'Where you say, in PDF points' },
+      { name: 'In the Next Empty Form Field', value: 'nextEmptyField', description: 'For several signers: each fills the next one (a corner when none is left)' },
+      { name: 'Invisible', value: 'invisible', description: 'Shown only in a signature panel such as Adobe Reader\'s' },
+    ],
+    default: 'corner',
+    description: 'Where the signature shows in the PDF. Browsers\' and most phones\' PDF viewers show only a visible box.',
+  },
+  {
+    displayName: 'Box Page',
+    name: 'boxPage',
+    type: 'string',
+    default: 'last',
+    placeholder: 'last',
+    description: 'The page of the box: "first", "last" or a page number',
+    displayOptions: { show: { signatureBox: ['corner', 'rect', 'nextEmptyField'] } },
+  },
+  {
+    displayName: 'Box Corner',
+    name: 'boxCorner',
+    type: 'options',
+    options: [
+      { name: 'Bottom Left', value: 'bottom-left' },
+      { name: 'Bottom Right', value: 'bottom-right' },
+      { name: 'Top Left', value: 'top-left' },
+      { name: 'Top Right', value: 'top-right' },
+    ],
+    default: 'bottom-right',
+    description: 'Corner of the page as it is shown (rotated pages and cropped pages included). A later signer\'s box steps aside from earlier ones.',
+    displayOptions: { show: { signatureBox: ['corner', 'nextEmptyField'] } },
+  },
+  {
+    displayName: 'Box Rectangle',
+    name: 'boxRect',
+    type: 'string',
+    default: '',
+    placeholder: '350, 60, 560, 132',
+    description: 'The box as x1, y1, x2, y2 in PDF points from the bottom-left of the page (an A4 page is 595 × 842)',
+    displayOptions: { show: { signatureBox: ['rect'] } },
+  },
+  {
+    displayName: 'Form Field Name',
+    name: 'boxField',
+    type: 'string',
+    default: '',
+    placeholder: 'Sign here',
+    description: 'Full name of the form\'s empty signature field to fill',
+    displayOptions: { show: { signatureBox: ['field'] } },
+  },
+  {
     displayName: 'Options',
     name: 'options',
     type: 'collection',
     placeholder: 'Add Option',
     default: {},
     options: [
+      {
+        displayName: 'App Link',
+        name: 'appLink',
+        type: 'string',
+        default: '',
+        placeholder: 'https://app.example.sg/signed',
+        description: 'Your own app\'s registered app-claimed https link (at most 255 characters): the Singpass app sends the user back there after approving. Leave empty when people sign from the signer\'s page in a browser; they switch back by hand and the page catches up.',
+      },
+      {
+        displayName: 'Box Image Binary Field',
+        name: 'boxImageProperty',
+        type: 'string',
+        default: '',
+        placeholder: 'logo',
+        description: 'Binary property of the input item holding a PNG or JPEG (at most 512 KB) drawn on the left of the signature box: a logo or a handwritten mark',
+      },
+      {
+        displayName: 'Box Size',
+        name: 'boxSize',
+        type: 'string',
+        default: '210, 72',
+        description: 'Width, height in points of a box placed in a corner',
+      },
       { displayName: 'Location', name: 'location', type: 'string', default: '', description: 'Location recorded in the signature' },
       {
         displayName: 'On Behalf Of',
@@ -86,7 +165,11 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
 export async function createSessionItem(ctx: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<{ output: INodeExecutionData; record: SessionRecord; pdf: Buffer }> {
   const property = ctx.getNodeParameter('binaryPropertyName', i);
   const { pdf, meta } = await readPdf(ctx, i, property);
-  const o = ctx.getNodeParameter('options', i, {}) as { reason?: string; location?: string; qrImages?: boolean; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown };
+  const o = ctx.getNodeParameter('options', i, {}) as {
+    appLink?: string; reason?: string; location?: string; qrImages?: boolean; qrWidth?: number; qrProperty?: string; onBehalfOf?: unknown; signer?: unknown;
+    boxImageProperty?: string; boxSize?: string;
+  };
+  const appearance = await boxAppearance(ctx, i, item, o);
   const onBehalfOf = givenJson('On Behalf Of', o.onBehalfOf) as StartSessionInput['onBehalfOf'];
   const signer = givenJson('Signer', o.signer) as StartSessionInput['signer'];
   // the entity and role go into the name the user sees in the app, so they know in what capacity they sign
@@ -94,7 +177,8 @@ export async function createSessionItem(ctx: IExecuteFunctions, i: number, item:
   const { engine } = await signingEngine(ctx);
   const s = await engine.start(pdf, {
     documentName, level: ctx.getNodeParameter('level', i) as PadesLevel, reason: o.reason || undefined, location: o.location || undefined,
-    ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}),
+    ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}), ...(o.appLink?.trim() ? { appLink: appLinkOption(o.appLink.trim()) } : {}),
+    ...(appearance ? { appearance } : {}),
   });
   // the signer's page link: keyed with the notification token secret, checked by Signer Page on any process
   const linkKeys = await signerLinkKeys(ctx, i);
@@ -122,6 +206,44 @@ export async function createSessionItem(ctx: IExecuteFunctions, i: number, item:
       : item.binary,
   };
   return { output, record: s.record, pdf };
+}
+
+/** The App Link option, checked here so the message names the option as the editor shows it. */
+function appLinkOption(v: string): string {
+  try {
+    return checkAppLink(v)!;
+  } catch (e) {
+    throw invalidInput('App Link', (e as Error).message.replace(/^appLink: /, ''));
+  }
+}
+
+const BOX_LABELS = {
+  where: 'Create Session',
+  fields: {
+    appearance: 'Signature Box', 'appearance.placement': 'Signature Box', 'appearance.page': 'Box Page', 'appearance.corner': 'Box Corner',
+    'appearance.rect': 'Box Rectangle', 'appearance.field': 'Form Field Name', 'appearance.size': 'Box Size', 'appearance.image': 'Box Image Binary Field',
+  },
+};
+
+/** The Signature Box parameters → the session's appearance (undefined: invisible). */
+async function boxAppearance(ctx: IExecuteFunctions, i: number, item: INodeExecutionData, o: { boxImageProperty?: string; boxSize?: string }): Promise<SessionAppearance | undefined> {
+  const placement = ctx.getNodeParameter('signatureBox', i, 'corner') as string;
+  if (placement === 'invisible') return undefined;
+  const param = (name: string) => (ctx.getNodeParameter(name, i, '') as string) || undefined;
+  let image: Buffer | undefined;
+  if (o.boxImageProperty) {
+    if (!item.binary?.[o.boxImageProperty]) throw invalidInput('Box Image Binary Field', `the item has no binary property "${o.boxImageProperty}"`);
+    image = await ctx.helpers.getBinaryDataBuffer(i, o.boxImageProperty);
+  }
+  return appearanceFromSettings({
+    placement,
+    page: ['corner', 'rect', 'nextEmptyField'].includes(placement) ? param('boxPage') : undefined,
+    corner: ['corner', 'nextEmptyField'].includes(placement) ? param('boxCorner') : undefined,
+    rect: placement === 'rect' ? param('boxRect') : undefined,
+    field: placement === 'field' ? param('boxField') : undefined,
+    size: ['corner', 'nextEmptyField'].includes(placement) ? o.boxSize || undefined : undefined,
+    image,
+  }, BOX_LABELS);
 }
 
 /** An optional JSON option: absent when empty (the core checks the shape). */
