@@ -38,6 +38,7 @@ export function formatReport(r: PdfVerificationReport): string {
     lines.push(`   Integrity: ${s.integrity.digestMatches && s.integrity.signatureValid ? 'OK' : 'BROKEN'}${integrityTail(s)}`);
     lines.push(`   Chain: ${s.chain.subjects.length ? s.chain.subjects.join(' <- ') : '(none)'} — ${s.chain.trusted ? 'trusted' : 'NOT trusted'}`);
     lines.push(`   Revocation data embedded: ${s.revocationDataComplete ? 'yes' : 'no'}`);
+    if (s.signedRevocationInfo) lines.push(`   Signed with its revocation answer: ${signedAnswer(s.signedRevocationInfo)}`);
     // Codes first (stable, searchable), then the plain words, one line each.
     if (s.problems.length) {
       lines.push(`   Problems: ${s.problems.join(', ')}`);
@@ -51,6 +52,12 @@ export function formatReport(r: PdfVerificationReport): string {
   lines.push(`DSS: ${r.dss.certs} certificates, ${r.dss.ocsps} OCSP responses, ${r.dss.crls} CRLs`);
   lines.push(r.valid ? `Result: VALID${r.level ? ` (${r.level})` : ''}` : 'Result: NOT VALID');
   return lines.join('\n');
+}
+
+/** The answers signed into a signature (adbe-revocationInfoArchival), in words. */
+function signedAnswer(info: NonNullable<PdfVerificationReport['signatures'][number]['signedRevocationInfo']>): string {
+  const count = `${info.ocsps} OCSP response${info.ocsps === 1 ? '' : 's'}${info.crls ? `, ${info.crls} CRL${info.crls === 1 ? '' : 's'}` : ''}`;
+  return info.signer ? `certificate ${info.signer.status} (OCSP produced ${info.signer.producedAt}; ${count})` : `${count}, none about the signer's certificate`;
 }
 
 /** Where the field is and whether a viewer shows it. */

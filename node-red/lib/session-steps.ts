@@ -38,9 +38,21 @@ export function short(signRef: string): string {
   return signRef.length > 12 ? `${signRef.slice(0, 8)}…` : signRef;
 }
 
-/** The record as it travels on `msg.session`: everything but the webhook Bearer secret (the store keeps that). */
+/**
+ * The record as it travels on `msg.session`: everything but the webhook Bearer secret and the user's certificate
+ * (personal data: a message may be logged, debugged or stored by the flow; the store keeps both, the certificate
+ * until the session ends).
+ */
 export function recordForMessage(record: SessionRecord): SessionRecord {
-  return { ...record, state: { ...record.state, clientNotificationToken: '(kept in the session store)' } };
+  const state = { ...record.state, clientNotificationToken: '(kept in the session store)' };
+  delete state.certificate;
+  const out: SessionRecord = { ...record, state };
+  if (record.prepared) {
+    const prepared: Partial<NonNullable<SessionRecord['prepared']>> = { ...record.prepared };
+    delete prepared.certificate;
+    out.prepared = prepared as SessionRecord['prepared'];
+  }
+  return out;
 }
 
 export async function loadSession(client: SignClientNode, signRef: unknown): Promise<{ signRef: string; record: SessionRecord; pdf: Buffer | undefined }> {

@@ -10,6 +10,8 @@ const RECORD_ONLY_OPERATIONS = ['saveRecord', 'loadRecord', 'listDue', 'cleanUp'
  * Operations that build the signing engine (it needs the notification token secret too), and the Signer Page, whose
  * links are keyed with that secret.
  */
+/** Operations that use the session store credential (version 2 on). */
+const STORE_OPERATIONS = [...Object.keys(operations.sessionRecord), 'checkCertificateStatus'];
 const ENGINE_OPERATIONS = [...Object.keys(operations.session), 'createStoredSession', 'prepareStoredSignature', 'submitStoredHash', 'runDueStep', 'startNextSigner', 'checkCertificateStatus', 'signerPage'];
 
 /**
@@ -43,7 +45,8 @@ export class SingpassSign implements INodeType {
       // literal names: n8n's lint matches testedBy by them
       {
         name: 'singpassSessionStoreApi', required: true, testedBy: 'singpassSessionStoreApiTest',
-        displayOptions: { show: { resource: ['sessionRecord'], '@version': STORE_CREDENTIAL_VERSIONS } },
+        // and Check Certificate Status of the trigger's certificate event: the trigger keeps it there, the item carries none
+        displayOptions: { show: { operation: STORE_OPERATIONS, '@version': STORE_CREDENTIAL_VERSIONS }, hide: { certificateFrom: ['field'] } },
       },
       {
         name: 'singpassSessionStorePostgresApi', required: true, testedBy: 'singpassSessionStorePostgresApiTest',

@@ -179,7 +179,8 @@ export class SingpassSignTrigger implements INodeType {
     if (receipt.verdict !== 'handOver' || !receipt.delivery) return { noWebhookResponse: true };
 
     const outputs: INodeExecutionData[][] = [[], [], []];
-    outputs[OUTPUT[receipt.delivery.event.type]].push({ json: eventItem(receipt.delivery) });
+    // kept in the session store before the answer: the item carries no certificate (the steps load it by sign_ref)
+    outputs[OUTPUT[receipt.delivery.event.type]].push({ json: eventItem(receipt.delivery, { withholdCertificate: binding?.store.rememberDelivery !== undefined }) });
     return { noWebhookResponse: true, workflowData: outputs };
   }
 }

@@ -28,7 +28,7 @@ type DueList = Awaited<ReturnType<FileSessionStore['listDue']>>;
  * What the Session Record operations need of a store, whichever it is: compare-and-set saves (with the PDF), loads,
  * the due list for the resume schedule (by the engine's one rule, `nextStep`) and the clean-up.
  */
-export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'putDocument' | 'save' | 'put' | 'putSignedDocument' | 'getSignedDocument' | 'cleanUp'> {
+export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'putDocument' | 'save' | 'put' | 'putSignedDocument' | 'getSignedDocument' | 'cleanUp' | 'getDelivery'> {
   /** Where the records are, for messages ("folder /x", "PostgreSQL database d on h:p"); never a password. */
   readonly where: string;
   /** The store credential's "leave a step in progress alone" time; undefined for a version-1 node's folder (its own parameter). */
@@ -181,6 +181,7 @@ export function pgRecordStore(settings: PgStoreSettings, credential: string): Se
     getSignedDocument: named((signRef: string) => store.getSignedDocument(signRef)),
     cleanUp: named((options: Parameters<PgSessionStore['cleanUp']>[0]) => store.cleanUp(options)),
     rememberDelivery: named((delivery: VerifiedDelivery) => store.rememberDelivery(delivery)),
+    getDelivery: named((signRef: string, type: KeptDelivery['type']) => store.getDelivery(signRef, type)),
     markDeliveryApplied: named((signRef: string, type: KeptDelivery['type']) => store.markDeliveryApplied(signRef, type)),
     claimDeliveriesToReplay: named(() => store.claimDeliveriesToReplay({ owner: LEASE_OWNER })),
     // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)

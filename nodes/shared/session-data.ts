@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
-import { deliveryFromJson, deliveryToJson as coreDeliveryToJson, isSubmitDeferred, sessionFailure, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { deliveryFromJson, deliveryToJson as coreDeliveryToJson, isSubmitDeferred, REDACTED_CERTIFICATE_JSON, sessionFailure, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 
 /**
  * The session record and verified deliveries as they travel through n8n: plain JSON in items, in a Data Table or a
@@ -33,13 +33,66 @@ export function deliveryToJson(d: VerifiedDelivery): IDataObject {
 /**
  * A delivery as a workflow item — what the Singpass Sign Trigger outputs, and List Due Sessions for a kept delivery
  * to replay: `type`, `signRef`, `delivery` (for Prepare PDF Signature / Apply Webhook Event), and for an error event
- * the service's `error`.
+ * the service's `error`. `withholdCertificate`: the delivery is kept in the session store, so a certificate event's
+ * item carries no certificate (personal data: n8n keeps items in its executions); the steps that need it load it
+ * from the store by sign_ref ({@link deliveryWithCertificate}).
  */
-export function eventItem(d: VerifiedDelivery): IDataObject {
+export function eventItem(d: VerifiedDelivery, options: { withholdCertificate?: boolean } = {}): IDataObject {
   const { event } = d;
-  const json: IDataObject = { type: event.type, signRef: event.signRef, delivery: deliveryToJson(d) };
+  const delivery = deliveryToJson(d);
+  if (event.type === 'certificate' && options.withholdCertificate) {
+    (delivery.event as IDataObject).certificate = { ...REDACTED_CERTIFICATE_JSON };
+  }
+  const json: IDataObject = { type: event.type, signRef: event.signRef, delivery };
   if (event.type === 'error') json.error = { code: event.errorCode, message: event.message, correlationId: event.correlationId };
   return json;
+}
+
+/**
+ * A delivery for a step that takes the session record from the item (Signing Session resource): a certificate event
+ * the trigger kept in the session store carries no certificate, and is never applied as one.
+ */
+export function readFullDelivery(value: unknown): VerifiedDelivery {
+  const d = readDelivery(value);
+  if (isCertificateWithheld(d)) {
+    throw new SingpassFlowsError('STATE_INVALID', 'Webhook Delivery: this certificate event carries no certificate, the Singpass Sign Trigger kept it in the session store: use Prepare PDF Signature (Session Record), which loads it from there', { retryable: false, field: 'Webhook Delivery' });
+  }
+  return d;
+}
+
+/** A certificate event whose item carries no certificate (the trigger kept it in the session store). */
+export function isCertificateWithheld(d: VerifiedDelivery): boolean {
+  return d.event.type === 'certificate' && d.event.certificate.der.length === 0;
+}
+
+/**
+ * The delivery with its certificate: as given, or, when the item carries none ({@link eventItem}), from the session
+ * store by sign_ref — the delivery the trigger kept, else the certificate the session record holds while the session
+ * is active. STATE_INVALID when the store has it no more (the session ended: it is not kept past that).
+ */
+export async function deliveryWithCertificate(
+  store: { get(signRef: string): Promise<SessionRecord | undefined>; getDelivery?: (signRef: string, type: 'certificate') => Promise<KeptDelivery | undefined> },
+  d: VerifiedDelivery,
+): Promise<VerifiedDelivery> {
+  if (!isCertificateWithheld(d)) return d;
+  const { signRef } = d.event;
+  const kept = await store.getDelivery?.(signRef, 'certificate');
+  if (kept && kept.delivery.event.type === 'certificate' && kept.delivery.event.certificate.der.length > 0) return kept.delivery;
+  const certificate = (await store.get(signRef))?.state.certificate;
+  if (certificate) return deliveryFromJson({ ...deliveryToJson(d), event: { ...deliveryToJson(d).event as IDataObject, certificate: { base64: certificate } } }, 'Webhook Delivery');
+  throw new SingpassFlowsError('STATE_INVALID', `The certificate of session ${signRef} is no longer in the session store (the session ended, or the event was kept in another store): nothing to check or prepare`, { retryable: false, field: 'Input' });
+}
+
+/**
+ * A stored session's record as a workflow item carries it (the Session Record operations: the store holds the
+ * record itself): without the user's certificate, which n8n would otherwise keep in its executions.
+ */
+export function storedRecordSummary(record: SessionRecord): IDataObject {
+  const summary = recordSummary(record);
+  const copy = summary.record as IDataObject & { state: IDataObject; prepared?: IDataObject };
+  delete copy.state.certificate;
+  if (copy.prepared) delete copy.prepared.certificate;
+  return summary;
 }
 
 /** Back from JSON (text or object): the certificate's DER is rebuilt from its base64. */

@@ -85,8 +85,10 @@ function attribute(type: string, ...values: Buffer[]): Buffer {
 /**
  * DER of the SignedAttributes (outer tag 0x31, as hashed): contentType id-data, messageDigest, and
  * signingCertificateV2 binding the signer certificate. No signingTime: PAdES takes the time from /M or a timestamp.
+ * `revocationArchive`: the DER of a RevocationInfoArchival (`encodeRevocationArchive`) with the answers of the check
+ * made before signing, signed with the rest as Adobe's adbe-revocationInfoArchival attribute.
  */
-export function buildSignedAttributes(messageDigest: Buffer, cert: CertificateInfo): Buffer {
+export function buildSignedAttributes(messageDigest: Buffer, cert: CertificateInfo, revocationArchive?: Buffer): Buffer {
   // ESSCertIDv2: hashAlgorithm omitted because sha256 is its DEFAULT (DER forbids encoding defaults).
   const issuerSerial = seq(seq(tlv(0xa4, cert.issuer)), cert.serial);
   const essCertIdV2 = seq(octetString(createHash('sha256').update(cert.der).digest()), issuerSerial);
@@ -94,20 +96,33 @@ export function buildSignedAttributes(messageDigest: Buffer, cert: CertificateIn
     attribute(OID.contentType, oid(OID.data)),
     attribute(OID.messageDigest, octetString(messageDigest)),
     attribute(OID.signingCertificateV2, seq(seq(essCertIdV2))),
+    ...(revocationArchive ? [attribute(OID.adbeRevocationInfoArchival, revocationArchive)] : []),
   ]);
+}
+
+/** The first value (DER) of the attribute `type` in SignedAttributes DER. */
+function signedAttributeValue(signedAttrs: Buffer, type: string): Buffer | undefined {
+  const root = readTlv(signedAttrs);
+  for (const attr of children(signedAttrs, root)) {
+    const [t, values] = children(signedAttrs, attr);
+    if (t && values && decodeOid(contentOf(signedAttrs, t)) === type) {
+      const v = children(signedAttrs, values)[0];
+      return v ? bytesOf(signedAttrs, v) : undefined;
+    }
+  }
+  return undefined;
 }
 
 /** Reads the messageDigest value back out of SignedAttributes DER (used to cross-check a stored state). */
 export function messageDigestOf(signedAttrs: Buffer): Buffer | undefined {
-  const root = readTlv(signedAttrs);
-  for (const attr of children(signedAttrs, root)) {
-    const [type, values] = children(signedAttrs, attr);
-    if (type && values && decodeOid(contentOf(signedAttrs, type)) === OID.messageDigest) {
-      const v = children(signedAttrs, values)[0];
-      return v ? Buffer.from(contentOf(signedAttrs, v)) : undefined;
-    }
-  }
-  return undefined;
+  const v = signedAttributeValue(signedAttrs, OID.messageDigest);
+  return v ? Buffer.from(contentOf(v, readTlv(v))) : undefined;
+}
+
+/** The RevocationInfoArchival (DER) SignedAttributes DER carries, if any. */
+export function revocationArchiveOf(signedAttrs: Buffer): Buffer | undefined {
+  const v = signedAttributeValue(signedAttrs, OID.adbeRevocationInfoArchival);
+  return v ? Buffer.from(v) : undefined;
 }
 
 const RAW_ECDSA_LENGTHS: Record<string, number> = { 'P-256': 64, 'P-384': 96, 'P-521': 132 };

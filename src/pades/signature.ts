@@ -7,7 +7,8 @@ import { Clock, systemClock } from '../clock';
 import { invalidInput } from '../errors';
 import { checkPlacement, type SignaturePlacement } from './placement';
 import { readSignatureImage } from './signature-image';
-import { buildSignedAttributes, buildSignedData, checkSignature, messageDigestOf, readCertificateFields, signatureBytes } from './cms';
+import { buildSignedAttributes, buildSignedData, checkSignature, messageDigestOf, readCertificateFields, revocationArchiveOf, signatureBytes } from './cms';
+import { encodeRevocationArchive } from '../pki/revocation-archival';
 import { name } from './pdf/objects';
 import { pdfDate, textString } from './pdf/text';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -36,6 +37,12 @@ export interface PrepareSignatureOptions {
   certificate: Buffer | string;
   /** Intermediate CA certificates to embed in the CMS (optional). */
   chain?: (Buffer | string)[];
+  /**
+   * OCSP answers (OCSPResponse DER) of the check made before signing, e.g. the user certificate's: signed into the
+   * signature as Adobe's revocation-information attribute (adbe-revocationInfoArchival), so the PDF shows the
+   * certificate was good when it signed at every level, B-B included. B-LT's DSS is added as before.
+   */
+  ocspResponses?: Buffer[];
   /**
    * Signature field name; default "Signature<n>". Naming an existing *unsigned signature field* fills that field
    * (its own rectangle, with the default box or `appearance.lines`); any other existing name → `PDF_FIELD_EXISTS`.
@@ -220,6 +227,10 @@ async function prepareWith(options: PrepareSignatureOptions, build: (input: Sign
   if (!options || typeof options !== 'object') throw invalidInput('options', 'expected an options object');
   const cert = readCertificateFields(options.certificate, 'certificate');
   const chain = (options.chain ?? []).map((c, i) => readCertificateFields(c, `chain[${i}]`).der);
+  if (options.ocspResponses !== undefined && (!Array.isArray(options.ocspResponses) || !options.ocspResponses.every((o) => Buffer.isBuffer(o)))) {
+    throw invalidInput('ocspResponses', 'expected OCSP responses as DER bytes');
+  }
+  const archive = options.ocspResponses?.length ? encodeRevocationArchive({ ocsps: options.ocspResponses }) : undefined;
   const clock = options.clock ?? systemClock;
   const reason = checkSignatureText('reason', options.reason);
   const location = checkSignatureText('location', options.location);
@@ -264,7 +275,7 @@ async function prepareWith(options: PrepareSignatureOptions, build: (input: Sign
       ContactInfo: contactInfo !== undefined ? textString(contactInfo) : undefined,
     },
   });
-  const signedAttrs = buildSignedAttributes(digest, cert);
+  const signedAttrs = buildSignedAttributes(digest, cert, archive);
   const documentHash = createHash('sha256').update(signedAttrs).digest('hex');
   return {
     documentHash,
@@ -458,7 +469,7 @@ function readSigningState(state: PreparedSignature, scope?: CertificateScope): S
   if (createHash('sha256').update(signedAttrs).digest('hex') !== state.documentHash.toLowerCase()) {
     throw stateInvalid('its document hash does not match its signed attributes.');
   }
-  if (!buildSignedAttributes(messageDigest, cert).equals(signedAttrs)) {
+  if (!buildSignedAttributes(messageDigest, cert, revocationArchiveOf(signedAttrs)).equals(signedAttrs)) {
     throw stateInvalid('its signed attributes do not belong to its certificate.');
   }
   if (scope) cert = { ...cert, publicKey: scopedKey(cert, scope) };

@@ -3,6 +3,7 @@
  * reaches. Offline by design: it uses only what the file carries (CMS certificates, timestamp tokens, /DSS) and the
  * trust anchors given, so a report says what a long-term verifier could prove from the file alone.
  */
+import { X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 import { systemClock, type Clock } from '../clock';
@@ -10,9 +11,10 @@ import { invalidInput } from '../errors';
 import { checkTimestampToken, matchingCrls, matchingOcspResponses, type TimestampTokenInfo } from '../pki';
 import { attributeValue, checkSignerInfo, parseSignedData } from '../pki/cms';
 import { checkSignatureNatively } from '../pki/signed-data';
+import { readRevocationArchive, type RevocationArchive } from '../pki/revocation-archival';
 import { buildChainPartialIn } from '../pki/chain';
 import { CertificateScope, certificateView, viewValidAt, type CertificateView } from '../pki/certificate-view';
-import { OID, certDer, certsFromPemOrDer, digest, hashNameOf, isValidAt, parseCertificate, revokedSince, serialHex, subjectString, type HashName } from '../pki/x509';
+import { OID, certDer, certsFromPemOrDer, commonNameOf, digest, hashNameOf, isValidAt, parseCertificate, revokedSince, serialHex, shownSubject, subjectString, type HashName } from '../pki/x509';
 import { readDss } from './dss';
 import { byteRangeDigest, listSignatures, newestSignatureIndex, type PdfSignatureInfo } from './list';
 import { CERT_REVOKED_AFTER_SIGNING_NOTE, REVOCATION_DATA_MISSING_NOTE, laterUpdateNotes, problemText } from './report-words';
@@ -88,8 +90,11 @@ export interface SignatureVerification {
   visible: boolean;
   type: 'signature' | 'docTimestamp';
   subFilter?: string;
-  /** Signer (or TSA, for a document timestamp) certificate subject and serial number (hex). */
-  signer?: { subject: string; serialNumber: string };
+  /**
+   * Signer (or TSA, for a document timestamp) certificate: its subject without the holder's NRIC/FIN (the
+   * serialNumber attribute is left out), its common name, and the certificate's serial number (hex).
+   */
+  signer?: { subject: string; name?: string; serialNumber: string };
   /** Trusted time from the timestamp token (signature timestamp, or the document timestamp itself). */
   timestampTime?: string;
   /** /M as written in the signature dictionary (claimed by the signer, not proven). */
@@ -116,6 +121,12 @@ export interface SignatureVerification {
    * says it was good when the signature was made: good, or revoked only after the time the timestamp proves.
    */
   revocationDataComplete: boolean;
+  /**
+   * Revocation answers signed into the signature itself (Adobe's adbe-revocationInfoArchival attribute: the check
+   * made before signing), at any level. `signer`: what those answers say of the signer's certificate (a verifying
+   * answer from its issuer or its delegated responder), with the time the newest of them was produced.
+   */
+  signedRevocationInfo?: { ocsps: number; crls: number; signer?: { status: 'good' | 'revoked' | 'unknown'; producedAt: string } };
   /** The PAdES baseline level this signature reaches on its own (null for document timestamps and broken signatures). */
   level: PadesLevel | null;
   /**
@@ -373,6 +384,7 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
   }
 
   let signerDer: Buffer | undefined;
+  let signedArchive: RevocationArchive | undefined;
   let tstInfo: TimestampTokenInfo | undefined;
   let intermediates: Buffer[] = [...ctx.dssCerts];
   if (sig.type === 'docTimestamp') {
@@ -392,13 +404,13 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
   } else {
     // A plainly good signature is read and checked natively; anything else by the schema reading, which names the problem.
     const good = checkSignatureNatively(sig.contents, (h) => signedDigest(ctx, sig.byteRange, h), ctx.scope);
-    let read: { timestampToken?: Buffer; signatureValue?: () => Buffer; signingCertificate?: { hash: HashName; certHash: Buffer } };
+    let read: { timestampToken?: Buffer; signatureValue?: () => Buffer; signingCertificate?: { hash: HashName; certHash: Buffer }; revocationArchive?: Buffer };
     if (good) {
       intermediates = [...good.certificates, ...intermediates];
       report.integrity.digestMatches = true;
       report.integrity.signatureValid = true;
       signerDer = good.signerCertificate;
-      read = { timestampToken: good.timestampToken, signatureValue: () => good.signature, signingCertificate: good.signingCertificate };
+      read = { timestampToken: good.timestampToken, signatureValue: () => good.signature, signingCertificate: good.signingCertificate, revocationArchive: good.revocationArchive };
     } else {
       let parsed;
       try {
@@ -418,7 +430,9 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
       const signerInfo = parsed.signedData.signerInfos[0];
       if (check.signerCertificate) signerDer = certDer(check.signerCertificate);
       const tstAttr = attributeValue(signerInfo, OID.signatureTimeStampToken, true);
+      const archiveAttr = attributeValue(signerInfo, OID.adbeRevocationInfoArchival);
       read = {
+        revocationArchive: archiveAttr ? Buffer.from(archiveAttr.valueBeforeDecodeView) : undefined,
         signingCertificate: check.signerCertificate ? signingCertificateV2Hash(signerInfo) : undefined,
         timestampToken: tstAttr ? Buffer.from(tstAttr.valueBeforeDecodeView) : undefined,
         signatureValue: () => Buffer.from(signerInfo.signature.valueBlock.valueHexView),
@@ -429,6 +443,7 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
       if (!scv2) problems.push('SIGNING_CERT_ATTR_MISSING');
       else if (!digest(scv2.hash, signerDer).equals(scv2.certHash)) problems.push('SIGNING_CERT_ATTR_MISMATCH');
     }
+    if (read.revocationArchive) signedArchive = readRevocationArchive(read.revocationArchive) ?? { ocsps: [], crls: [] };
     if (read.timestampToken) {
       try {
         tstInfo = checkTimestampToken(read.timestampToken);
@@ -445,13 +460,15 @@ async function verifyOne(sig: PdfSignatureInfo, ctx: Ctx): Promise<{ report: Sig
 
   if (signerDer) {
     const view = readableView(signerDer, ctx.scope);
-    report.signer = { subject: view ? oneLine(view.x509.subject) : subjectString(signerDer), serialNumber: view ? view.serial.toString('hex').toUpperCase() : serialHex(parseCertificate(signerDer)) };
+    const name = nameOf(signerDer, view);
+    report.signer = { subject: view ? oneLine(view.x509.subject) : subjectString(signerDer), ...(name !== undefined ? { name } : {}), serialNumber: view ? view.serial.toString('hex').toUpperCase() : serialHex(parseCertificate(signerDer)) };
     const at = tstInfo ? tstInfo.genTime : ctx.now;
     if (!(view ? viewValidAt(view, at) : isValidAt(parseCertificate(signerDer), at))) problems.push('CERT_NOT_VALID_AT_SIGNING_TIME');
     const chain = await offlineChain(signerDer, intermediates, ctx);
     if (chain.problem) problems.push(chain.problem);
     report.chain = { subjects: chain.chain.map((c, i) => (i === 0 && view ? oneLine(view.x509.subject) : subjectOf(c))), trusted: chain.trusted };
     if (chain.chain.length) chains.push(chain.chain);
+    if (signedArchive) report.signedRevocationInfo = signedRevocationInfo(signedArchive, chain.chain, ctx);
   }
   if (sig.type === 'signature' && tstInfo?.tsaCertificate && report.timestamp?.valid) {
     const tsaChain = await offlineChain(tstInfo.tsaCertificate, [...tstInfo.certificates, ...intermediates], ctx);
@@ -478,7 +495,17 @@ function readableView(der: Buffer, scope?: CertificateScope): CertificateView | 
   }
 }
 
-const oneLine = (subject: string): string => subject.replace(/\n/g, ', ');
+/** The certificate's common name (NRIC/FIN-shaped values masked), when it has one that can be read. */
+function nameOf(der: Buffer, view: CertificateView | undefined): string | undefined {
+  try {
+    return commonNameOf((view?.x509 ?? new X509Certificate(der)).subject);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Names a certificate in the report without the holder's NRIC/FIN (see `shownSubject`). */
+const oneLine = shownSubject;
 
 /** {@link subjectString} from the kept view of a CA's or TSA's certificate (node's parse is then made once). */
 function subjectOf(der: Buffer): string {
@@ -532,6 +559,16 @@ function revocationStatus(chains: Buffer[][], dss: { ocsps: Buffer[]; crls: Buff
     }
   }
   return { complete, revoked, revokedLater };
+}
+
+/** What the answers signed into a signature say of its signer's certificate (the first link of `chain`). */
+function signedRevocationInfo(archive: RevocationArchive, chain: Buffer[], ctx: Ctx): NonNullable<SignatureVerification['signedRevocationInfo']> {
+  const out: NonNullable<SignatureVerification['signedRevocationInfo']> = { ocsps: archive.ocsps.length, crls: archive.crls.length };
+  if (chain.length < 2 || archive.ocsps.length === 0) return out;
+  const answers = matchingOcspResponses(archive.ocsps, certificateView(chain[0], ctx.scope), certificateView(chain[1], ctx.scope), { clock: () => ctx.now.getTime(), checkFreshness: false });
+  const newest = answers.sort((a, b) => b.producedAt.getTime() - a.producedAt.getTime())[0];
+  if (newest) out.signer = { status: newest.status, producedAt: newest.producedAt.toISOString() };
+  return out;
 }
 
 function byteRangeWellFormed(pdf: Buffer, br: number[]): boolean {

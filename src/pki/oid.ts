@@ -35,6 +35,8 @@ export const OID = {
   signatureTimeStampToken: '1.2.840.113549.1.9.16.2.14',
   signingCertificateV2: '1.2.840.113549.1.9.16.2.47',
   signingCertificate: '1.2.840.113549.1.9.16.2.12',
+  /** Adobe's revocation-information signed attribute (RevocationInfoArchival). */
+  adbeRevocationInfoArchival: '1.2.840.113583.1.1.8',
   ecdsaWithSha256: '1.2.840.10045.4.3.2',
   sha256WithRsa: '1.2.840.113549.1.1.11',
 } as const;

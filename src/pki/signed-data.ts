@@ -126,6 +126,8 @@ export interface GoodSignatureFacts {
   signingCertificate: { hash: HashName; certHash: Buffer };
   /** The signature-timestamp unsigned attribute's first value (a TimeStampToken's DER), when present. */
   timestampToken?: Buffer;
+  /** The adbe-revocationInfoArchival signed attribute's value (a RevocationInfoArchival's DER), when present. */
+  revocationArchive?: Buffer;
 }
 
 /**
@@ -152,6 +154,7 @@ export function checkSignatureNatively(der: Buffer, contentDigestFor: (hash: Has
     return {
       certificates: views.map((v) => Buffer.from(v.der)), signerCertificate: Buffer.from(signer.der), signature: Buffer.from(si.signature), signingCertificate,
       timestampToken: si.unsigned.has(OID.signatureTimeStampToken) ? Buffer.from(si.unsigned.get(OID.signatureTimeStampToken)!) : undefined,
+      revocationArchive: si.signed.has(OID.adbeRevocationInfoArchival) ? Buffer.from(si.signed.get(OID.adbeRevocationInfoArchival)!) : undefined,
     };
   } catch {
     return undefined;

@@ -131,13 +131,37 @@ export function nameDer(name: pkijs.RelativeDistinguishedNames): Buffer {
   return der;
 }
 
+/** A certificate's subject as shown in messages, reports and logs: see {@link shownSubject}. */
 export function subjectString(cert: pkijs.Certificate | Buffer): string {
   const der = Buffer.isBuffer(cert) ? cert : certDer(cert);
   try {
-    return new X509Certificate(der).subject.replace(/\n/g, ', ');
+    return shownSubject(new X509Certificate(der).subject);
   } catch {
     return '<unparseable subject>';
   }
+}
+
+/** NRIC/FIN-shaped values: a letter of the series, seven digits, a check letter. */
+const ID_SHAPED = /\b([STFGM])(\d{7})([A-Z])\b/g;
+
+/**
+ * A subject (node's form: one `key=value` per line) on one line for a message, a report or a log line, without
+ * personal data: the serialNumber attribute (2.5.4.5), where a Singpass certificate carries the holder's NRIC/FIN,
+ * is left out, and any other NRIC/FIN-shaped value is masked. The name (CN) stays: it tells whose certificate it is.
+ */
+export function shownSubject(subject: string): string {
+  return subject.split('\n').filter((part) => !/^serialNumber=/i.test(part)).map(maskIds).join(', ');
+}
+
+/** NRIC/FIN-shaped values masked to their last four characters (`*****567D`). */
+export function maskIds(text: string): string {
+  return text.replace(ID_SHAPED, (_m, _s: string, digits: string, check: string) => `*****${digits.slice(4)}${check}`);
+}
+
+/** The common name (CN) of a subject in node's form, NRIC/FIN-shaped values masked; undefined without one. */
+export function commonNameOf(subject: string): string | undefined {
+  const cn = /(?:^|\n)CN=([^\n]+)/.exec(subject)?.[1];
+  return cn === undefined ? undefined : maskIds(cn);
 }
 
 export function serialHex(cert: pkijs.Certificate): string {

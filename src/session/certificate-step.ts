@@ -37,15 +37,16 @@ async function toSavePoint(ctx: StepContext, claimed: SessionRecord, event: Cert
     return { record: out };
   };
   let chain: Buffer[];
+  let ocsp: Buffer;
   try {
-    chain = await ctx.certificates.check(event.certificate.der);
+    ({ chain, ocsp } = await ctx.certificates.checkForSigning(event.certificate.der));
   } catch (e) {
     return finishWith(e); // revoked, unknown, expired, untrusted…: no hash is ever submitted
   }
   await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
   try {
     const prepared = await prepareSignatureHashed(pdf, {
-      certificate: event.certificate.der, chain: chain.slice(1, -1), reason: claimed.request.reason, location: claimed.request.location, clock: ctx.clock,
+      certificate: event.certificate.der, chain: chain.slice(1, -1), ocspResponses: [ocsp], reason: claimed.request.reason, location: claimed.request.location, clock: ctx.clock,
       ...(claimed.request.appearance ? { appearance: claimed.request.appearance, signingFor: signingForOf(claimed.request.onBehalfOf) } : {}),
     }, pdfHash);
     // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.

@@ -83,6 +83,7 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
     }
     const signRef = ref(record.state.signRef);
     const lock = await this.lock(signRef); // creates the folder when missing
+    let outcome: SaveOutcome;
     try {
       const current = await this.get(signRef);
       if (expectedRevision === undefined && current) return refused('exists', signRef, expectedRevision, current);
@@ -93,10 +94,13 @@ export class FileSessionStore implements SessionStore, DeliveryStore {
       // Still ours? (a holder slower than lockStaleMs may have had its lock broken: then it must not write)
       if (!(await lock.held())) throw busy(signRef, 'the record lock was taken over while saving (a save took longer than the stale-lock timeout)');
       await this.writeAtomic(`${signRef}.json`, text);
-      return { saved: true, signRef, revision: record.revision, status: record.state.status };
+      outcome = { saved: true, signRef, revision: record.revision, status: record.state.status };
     } finally {
       await lock.release();
     }
+    // The session ended (e.g. its certificate refused): a kept certificate event keeps the certificate no longer.
+    if (isSessionEnded(record)) await this.markDeliveryApplied(signRef, 'certificate');
+    return outcome;
   }
 
   async put(record: SessionRecord, expectedRevision: number | undefined): Promise<boolean> {

@@ -4,6 +4,7 @@ import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../err
 import type { Fetch } from '../http';
 import { buildChain, certsFromPemOrDer, fetchOcspResponse, type OcspResult } from '../pki';
 import { readCertificate, viewCertificate, viewIssuedBy, type CertificateView } from '../pki/certificate-view';
+import { commonNameOf, shownSubject } from '../pki/x509';
 
 /**
  * A certificate's status as every front end's "Check Certificate Status" reports it: the same checks the certificate
@@ -15,7 +16,10 @@ export interface CertificateStatusReport {
   good: boolean;
   code?: ErrorCode;
   message?: string;
+  /** The subject without the holder's NRIC/FIN (its serialNumber attribute is left out). */
   subject: string;
+  /** The holder's name: the subject's common name. */
+  name?: string;
   issuer: string;
   serialNumber: string;
   notBefore: string;
@@ -58,7 +62,17 @@ export class UserCertificateChecker {
    * OCSP_REVOKED / OCSP_UNKNOWN / OCSP_FAILED; returns the path leaf..trusted root (DER).
    */
   async check(certificate: Buffer): Promise<Buffer[]> {
-    return (await this.checkWithAnswer(certificate)).chain;
+    return (await this.checkForSigning(certificate)).chain;
+  }
+
+  /**
+   * {@link check}, with the OCSP answer that found the certificate good (OCSPResponse DER): what the certificate
+   * step signs into the PDF (adbe-revocationInfoArchival), so every level shows the certificate was good then.
+   */
+  async checkForSigning(certificate: Buffer): Promise<{ chain: Buffer[]; ocsp: Buffer }> {
+    const seen: { chain?: Buffer[]; ocsp?: OcspResult } = {};
+    const { chain } = await this.checkWithAnswer(certificate, seen);
+    return { chain, ocsp: seen.ocsp!.der };
   }
 
   /**
@@ -74,7 +88,7 @@ export class UserCertificateChecker {
       throw new SingpassFlowsError('INVALID_INPUT', 'certificate: is not an X.509 certificate (PEM, DER or base64 DER)', { field: 'certificate', retryable: false });
     }
     const base = {
-      subject: oneLine(leaf.subject), issuer: oneLine(leaf.issuer), serialNumber: leaf.serialNumber,
+      subject: oneLine(leaf.subject), ...(commonNameOf(leaf.subject) !== undefined ? { name: commonNameOf(leaf.subject) } : {}), issuer: oneLine(leaf.issuer), serialNumber: leaf.serialNumber,
       notBefore: new Date(leaf.validFrom).toISOString(), notAfter: new Date(leaf.validTo).toISOString(),
     };
     const seen: { chain?: Buffer[]; ocsp?: OcspResult } = {};
@@ -172,9 +186,8 @@ function checkValidity(c: X509Certificate | Validity, now: number, what: string)
   }
 }
 
-function oneLine(subject: string): string {
-  return subject.replace(/\n/g, ', ');
-}
+/** Names a certificate in a report or message without the holder's NRIC/FIN (see `shownSubject`). */
+const oneLine = shownSubject;
 
 /** The chain's subjects: the leaf from its parse, the CAs from the views kept for them (not parsed per report). */
 function subjects(chain: Buffer[] | undefined, leaf: X509Certificate): string[] {

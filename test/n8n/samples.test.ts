@@ -202,6 +202,8 @@ describe('flows/n8n sample workflows', () => {
     const wf = signing();
     const records = wf.nodes.filter((n) => n.parameters.resource === 'sessionRecord');
     expect(records.length).toBeGreaterThanOrEqual(6);
+    // Check Certificate Status loads the trigger's certificate from the store (the item carries none)
+    records.push(wf.nodes.find((n) => n.name === 'Check Certificate Status')!);
     const trigger = wf.nodes.find((n) => n.type.endsWith('.singpassSignTrigger'))!;
     const stores = [...records, trigger];
     for (const n of stores) {

@@ -350,6 +350,15 @@ describe('FileSessionStore: kept webhook deliveries (DeliveryStore)', () => {
     expect(fs.readdirSync(path.join(dir, '.deliveries'))).toEqual([]);
   });
 
+  it('a session saved as ended (its certificate refused at the certificate step) keeps its kept certificate event no longer', async () => {
+    const store = new FileSessionStore(dir);
+    await store.save(record('refused', 1), undefined);
+    await store.rememberDelivery(certificateDelivery('refused'));
+    await store.save(record('refused', 2, { status: 'failed' }), 1);
+    expect(await store.getDelivery('refused', 'certificate')).toMatchObject({ applied: true });
+    expect(fs.readFileSync(path.join(dir, '.deliveries', 'refused.certificate.json'), 'utf8')).not.toMatch(/Tan Ah Kow|MIIBCgKCAQEAwP/);
+  });
+
   it('hands back for replay only a delivery kept past the idle time that its session still needs; marks the others applied', async () => {
     const store = new FileSessionStore(dir);
     await store.save(record('waits', 1), undefined); // waiting for its certificate: still needs it

@@ -66,9 +66,10 @@ describe('Singpass Sign node: Run Due Step', () => {
       await run({ resource: 'sessionRecord', operation: 'saveRecord', record: created.json.record, saveAs: 'new', pdfBinaryField: 'data' }, [pdfItem(pdf)]);
       await env.sb.phone.scan(signRef, { user: 'p256' });
       const cert = await env.next(0);
-      const [[prepared]] = await run({ resource: 'session', operation: 'preparePdfSignature', record: created.json.record, delivery: cert.json.delivery, binaryPropertyName: 'data' }, [pdfItem(pdf)]);
-      const [[saved]] = await run({ resource: 'sessionRecord', operation: 'saveRecord', record: prepared.json.record, saveAs: 'update', expectedRevision: 1, pdfBinaryField: '' });
-      expect(saved.json).toMatchObject({ saved: true });
+      // the store-bound trigger's item carries no certificate: Prepare (Session Record) loads it from the store
+      expect(JSON.stringify(cert.json)).not.toContain(env.sb.pki.users.p256.certDer.toString('base64'));
+      const [[prepared]] = await run({ resource: 'sessionRecord', operation: 'prepareStoredSignature' }, [cert]);
+      expect(prepared.json).toMatchObject({ prepared: true });
 
       // the run that would have submitted died: the schedule's item (List Due) → Run Due Step
       const [due] = await run({ resource: 'sessionRecord', operation: 'listDue' });
@@ -107,9 +108,9 @@ describe('Singpass Sign node: Run Due Step', () => {
       await store.save(created.json.record as unknown as SessionRecord, undefined, { document: pdf });
       await env.sb.phone.scan(signRef, { user: 'p256' });
       const cert = await env.next(0);
-      const [[prepared]] = await run({ resource: 'session', operation: 'preparePdfSignature', record: created.json.record, delivery: cert.json.delivery, binaryPropertyName: 'data' }, [pdfItem(pdf)]);
-      const [[submitted]] = await run({ resource: 'session', operation: 'submitDocumentHash', record: prepared.json.record });
-      expect((await store.save(submitted.json.record as unknown as SessionRecord, 1)).saved).toBe(true);
+      const [[prepared]] = await run({ resource: 'sessionRecord', operation: 'prepareStoredSignature' }, [cert]);
+      const [[submitted]] = await run({ resource: 'sessionRecord', operation: 'submitStoredHash' }, [prepared]);
+      expect(submitted.json).toMatchObject({ status: 'hash_submitted' });
       await env.sb.phone.approve(signRef);
       const sig = await env.next(1);
 

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { ICredentialDataDecryptedObject, INodeExecutionData } from 'n8n-workflow';
 import { SingpassSessionStoreApi } from '../../../credentials/SingpassSessionStoreApi.credentials';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
+import { operations } from '../../../nodes/SingpassSign/actions/router';
 import { testSessionStore } from '../../../nodes/shared/credential-tests';
 import { closePgRecordStores, STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
 import { SESSION_POLICY, type SessionRecord } from '../../../src/session';
@@ -189,11 +190,11 @@ describe('Singpass Sign node version 2: Session Record on the store credential',
     }
   });
 
-  it('the node is versioned: 2 by default, with the store credential on the Session Record resource only; version 1 keeps its Store parameter and PostgreSQL credential', () => {
+  it('the node is versioned: 2 by default, with the store credential on the Session Record resource and Check Certificate Status of the trigger\'s event only; version 1 keeps its Store parameter and PostgreSQL credential', () => {
     const d = new SingpassSign().description;
     expect(d).toMatchObject({ version: [1, 2], defaultVersion: 2 });
     const store = d.credentials!.find((c) => c.name === STORE_CREDENTIAL)!;
-    expect(store).toMatchObject({ required: true, testedBy: 'singpassSessionStoreApiTest', displayOptions: { show: { resource: ['sessionRecord'], '@version': [2] } } });
+    expect(store).toMatchObject({ required: true, testedBy: 'singpassSessionStoreApiTest', displayOptions: { show: { operation: [...Object.keys(operations.sessionRecord), 'checkCertificateStatus'], '@version': [2] }, hide: { certificateFrom: ['field'] } } });
     const pg = d.credentials!.find((c) => c.name === 'singpassSessionStorePostgresApi')!;
     expect(pg.displayOptions).toEqual({ show: { resource: ['sessionRecord'], store: ['postgres'], '@version': [1] } });
     // the credential's own defaults: the sample's folder, the engine's take-over time and retention

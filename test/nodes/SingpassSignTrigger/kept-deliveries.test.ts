@@ -1,4 +1,4 @@
-import type { INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
 import { closePgRecordStores, PG_STORE_CREDENTIAL, STORE_CREDENTIAL } from '../../../nodes/shared/record-store';
 import { PgSessionStore, type SessionRecord } from '../../../src/session';
@@ -94,14 +94,12 @@ describe('Singpass Sign Trigger on the PostgreSQL store: deliveries kept before 
     expect(replays).toEqual([{ action: 'replayCertificate', dueSince: expect.any(String), ...fired[0][0].json }]);
     expect((await listDue()).filter((i) => i.signRef === s.signRef)).toEqual([]); // leased to the first run
 
-    // the sample's certificate steps on the replayed item
-    const [[loaded]] = await run({ resource: 'sessionRecord', operation: 'loadRecord', signRef: s.signRef, pdfBinaryField: 'data', ifMissing: 'error' });
-    const [[prepared]] = await run({ resource: 'session', operation: 'preparePdfSignature', record: loaded.json.record, delivery: replays[0].delivery, binaryPropertyName: 'data' }, [pdfItem(s.pdf)]);
-    expect(prepared.json).toMatchObject({ readyToSubmit: true, duplicate: false });
-    const [[submitted]] = await run({ resource: 'session', operation: 'submitDocumentHash', record: prepared.json.record });
+    // the replayed item carries no certificate (kept in the store): the sample's certificate steps load it by sign_ref
+    expect(JSON.stringify(replays[0])).not.toContain(env.sb.pki.users.p256.certDer.toString('base64'));
+    const [[prepared]] = await run({ resource: 'sessionRecord', operation: 'prepareStoredSignature' }, [{ json: replays[0] as IDataObject }]);
+    expect(prepared.json).toMatchObject({ prepared: true });
+    const [[submitted]] = await run({ resource: 'sessionRecord', operation: 'submitStoredHash' }, [prepared]);
     expect(submitted.json).toMatchObject({ status: 'hash_submitted' });
-    const [[saved]] = await run({ resource: 'sessionRecord', operation: 'saveRecord', record: submitted.json.record, saveAs: 'update', expectedRevision: loaded.json.revision, pdfBinaryField: '' });
-    expect(saved.json).toMatchObject({ saved: true });
     expect(env.sb.sign.session(s.signRef)?.docHash).toBe((prepared.json.record as { submitting: { documentHash: string } }).submitting.documentHash);
 
     // the save past the event marked it applied (certificate dropped): never replayed, also after the lease

@@ -3,7 +3,8 @@ import { invalidInput, isSingpassFlowsError } from '../../../../src/errors';
 import { signingEngine } from '../../../shared/engine';
 import { errorItem, toNodeError } from '../../../shared/errors';
 import { forOperation } from '../../../shared/router';
-import { readDelivery } from '../../../shared/session-data';
+import { deliveryWithCertificate, isCertificateWithheld, readDelivery } from '../../../shared/session-data';
+import { sessionRecordStore, usesStoreCredential } from '../../../shared/record-store';
 
 export const description: INodeProperties[] = forOperation('certificate', 'checkCertificateStatus', [
   {
@@ -52,9 +53,14 @@ async function checkStatus(ctx: IExecuteFunctions, i: number, item: INodeExecuti
   let value: string | undefined;
   if (ctx.getNodeParameter('certificateFrom', i, 'field') === 'delivery') {
     if (item.json.delivery === undefined) throw invalidInput('Certificate From', 'the item has no "delivery": connect this node to the Singpass Sign Trigger\'s Certificate output, or choose A Field');
-    const event = readDelivery(item.json.delivery).event;
-    if (event.type !== 'certificate') throw invalidInput('Certificate From', `the item is the trigger's "${event.type}" event, not its certificate event`);
-    value = event.certificate.der.toString('base64');
+    let delivery = readDelivery(item.json.delivery);
+    if (delivery.event.type !== 'certificate') throw invalidInput('Certificate From', `the item is the trigger's "${delivery.event.type}" event, not its certificate event`);
+    if (isCertificateWithheld(delivery)) {
+      // the trigger kept it in the session store and passed no certificate on: loaded from there by sign_ref
+      if (!usesStoreCredential(ctx)) throw invalidInput('Certificate From', 'the trigger passes no certificate on (it is kept in the session store): use this node at version 2 with the Singpass Session Store credential');
+      delivery = await deliveryWithCertificate(await sessionRecordStore(ctx, i), delivery);
+    }
+    value = delivery.event.type === 'certificate' ? delivery.event.certificate.der.toString('base64') : '';
   } else {
     value = (ctx.getNodeParameter('certificate', i) as string)?.trim();
   }

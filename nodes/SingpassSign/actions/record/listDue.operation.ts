@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { idleSecondsInput, idleSecondsOf, sessionRecordStore, STORE_CREDENTIAL_VERSIONS, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
-import { eventItem, recordSummary } from '../../../shared/session-data';
+import { eventItem, storedRecordSummary } from '../../../shared/session-data';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'listDue', [
   ...storeInputs,
@@ -43,10 +43,10 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   if (deleted.length) this.logger.info(`List Due Sessions deleted ${deleted.length} ended session(s) past the retention from ${store.where}`);
   // a version-1 folder store's idle time goes with each item: Run Due Step judges "due" by the same one
   const listedIdle = store.idleMs === undefined ? { idleSeconds } : {};
-  const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.at).toISOString(), revision: d.record.revision, ...listedIdle, ...recordSummary(d.record) } }));
+  const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.at).toISOString(), revision: d.record.revision, ...listedIdle, ...storedRecordSummary(d.record) } }));
   for (const { kept } of (await store.claimDeliveriesToReplay?.()) ?? []) {
     const receivedAt = kept.receivedAt === undefined ? {} : { dueSince: new Date(kept.receivedAt).toISOString() };
-    items.push({ json: { action: REPLAY_ACTION[kept.type], ...receivedAt, ...eventItem(kept.delivery) } });
+    items.push({ json: { action: REPLAY_ACTION[kept.type], ...receivedAt, ...eventItem(kept.delivery, { withholdCertificate: true }) } });
   }
   return items;
 }

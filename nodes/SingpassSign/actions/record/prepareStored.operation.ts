@@ -4,7 +4,7 @@ import { prepareStored } from '../../../../src/session';
 import { signingEngine } from '../../../shared/engine';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
-import { readDelivery, recordSummary } from '../../../shared/session-data';
+import { deliveryWithCertificate, readDelivery, storedRecordSummary } from '../../../shared/session-data';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'prepareStoredSignature', [
   ...storeInputs,
@@ -28,11 +28,12 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   if (item.json.delivery === undefined) {
     throw invalidInput('Input', 'the item has no "delivery": connect this node after the Singpass Sign Trigger\'s Certificate output (Check Certificate Status in between passes it on)');
   }
-  const delivery = readDelivery(item.json.delivery);
-  if (delivery.event.type !== 'certificate') {
-    throw new SingpassFlowsError('STATE_INVALID', `Prepare PDF Signature takes the trigger's certificate event, got the "${delivery.event.type}" event (use Run Due Step for it)`, { retryable: false, field: 'Input' });
+  const given = readDelivery(item.json.delivery);
+  if (given.event.type !== 'certificate') {
+    throw new SingpassFlowsError('STATE_INVALID', `Prepare PDF Signature takes the trigger's certificate event, got the "${given.event.type}" event (use Run Due Step for it)`, { retryable: false, field: 'Input' });
   }
   const store = await sessionRecordStore(this, i);
+  const delivery = await deliveryWithCertificate(store, given);
   const { engine } = await signingEngine(this);
   const r = await prepareStored(engine, store, delivery);
   const signRef = delivery.event.signRef;
@@ -40,6 +41,6 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   if (r.documentMissing) {
     throw new SingpassFlowsError('STATE_INVALID', `The session record ${signRef} is in ${store.where} but its PDF is not: save it with the record after Create Session`, { retryable: false });
   }
-  const json: IDataObject = { found: true, prepared: r.prepared, lost: r.lost === true, revision: r.record.revision, ...recordSummary(r.record) };
+  const json: IDataObject = { found: true, prepared: r.prepared, lost: r.lost === true, revision: r.record.revision, ...storedRecordSummary(r.record) };
   return { json };
 }

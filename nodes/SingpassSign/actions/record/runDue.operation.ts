@@ -5,7 +5,7 @@ import { pdfBinary } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { idleSecondsInput, idleSecondsOf, sessionRecordStore, storeInputs, type SessionRecordStore } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
-import { readDelivery, recordSummary } from '../../../shared/session-data';
+import { deliveryWithCertificate, readDelivery, storedRecordSummary } from '../../../shared/session-data';
 import { pdfOutput } from '../fields';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'runDueStep', [
@@ -60,7 +60,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const listed = item.json.idleSeconds;
   const idleMs = store.idleMs ?? (typeof listed === 'number' && listed >= 0 ? listed : idleSecondsOf(this, i)) * 1000;
   const { engine } = await signingEngine(this);
-  const given = givenDelivery(fromItem ? item.json.delivery : this.getNodeParameter('delivery', i, ''), signRef);
+  const given = await withStoredCertificate(store, givenDelivery(fromItem ? item.json.delivery : this.getNodeParameter('delivery', i, ''), signRef));
   let r: DueStepResult;
   let eventOutcome: IDataObject = {};
   let eventMoved = false;
@@ -77,7 +77,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   if (!r.record) return { json: { signRef, action: r.action, found: false, ...eventOutcome }, binary: item.binary };
   // ended by this run (not found ended): what a workflow routes on to record the outcome once
   const ended = isSessionEnded(r.record) && !r.lost && (eventMoved || r.action !== 'none');
-  const json: IDataObject = { action: r.action, lost: r.lost === true, ended, ...eventOutcome, revision: r.record.revision, ...recordSummary(r.record) };
+  const json: IDataObject = { action: r.action, lost: r.lost === true, ended, ...eventOutcome, revision: r.record.revision, ...storedRecordSummary(r.record) };
   if (r.documentMissing) {
     // nothing done: the store has no PDF for this session (deleted by hand, or saved in another store)
     return { json: { ...json, documentMissing: true, error: { code: 'STATE_INVALID', message: `The session record ${signRef} is in ${store.where} but its PDF is not: the ${r.action} step needs it (save it with the record after Create Session)` } } };
@@ -86,6 +86,11 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   if (!r.pdf) return { json };
   const output = String(this.getNodeParameter('outputBinaryPropertyName', i, 'data'));
   return { json, binary: { [output]: await pdfBinary(this, r.pdf, `${signRef}-signed.pdf`) } };
+}
+
+/** A replayed certificate event whose item carries no certificate: the one the store kept (see `eventItem`). */
+async function withStoredCertificate(store: SessionRecordStore, d: VerifiedDelivery | undefined): Promise<VerifiedDelivery | undefined> {
+  return d && deliveryWithCertificate(store, d);
 }
 
 /** The event given with the item, if any (an empty field or none: the due step only). */

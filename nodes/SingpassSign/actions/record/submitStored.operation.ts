@@ -4,7 +4,7 @@ import { submitStoredHash } from '../../../../src/session';
 import { signingEngine } from '../../../shared/engine';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
-import { recordSummary, submissionSummary } from '../../../shared/session-data';
+import { storedRecordSummary, submissionSummary } from '../../../shared/session-data';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'submitStoredHash', [
   ...storeInputs,
@@ -34,7 +34,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   if (!r.record) return { json: { signRef, found: false, submitted: false } };
   const json: IDataObject = {
     found: true, submitted: r.action === 'submitHash' && !r.lost, lost: r.lost === true, revision: r.record.revision,
-    ...recordSummary(r.record), ...submissionSummary(r.record),
+    ...storedRecordSummary(r.record), ...submissionSummary(r.record),
   };
   return { json };
 }

@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
-import { readDelivery, readRecord, recordSummary, submissionSummary } from '../../../shared/session-data';
+import { readFullDelivery, readRecord, recordSummary, submissionSummary } from '../../../shared/session-data';
 import { isSubmitDeferred } from '../../../../src/session';
 import { deliveryInput, pdfInput, recordInput } from '../fields';
 
@@ -24,7 +24,7 @@ export const description: INodeProperties[] = forOperation('session', 'applyEven
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const record = readRecord(this.getNodeParameter('record', i));
-  const delivery = readDelivery(this.getNodeParameter('delivery', i));
+  const delivery = readFullDelivery(this.getNodeParameter('delivery', i));
   // Only the certificate step reads the PDF (it prepares the signature); the others need no bytes.
   const pdf = delivery.event.type === 'certificate'
     ? (await readPdf(this, i, this.getNodeParameter('binaryPropertyName', i))).pdf

@@ -4,7 +4,7 @@ import { isAtSavePoint } from '../../../../src/session';
 import { readPdf } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { forOperation } from '../../../shared/router';
-import { readDelivery, readRecord, recordSummary } from '../../../shared/session-data';
+import { readFullDelivery, readRecord, recordSummary } from '../../../shared/session-data';
 import { deliveryInput, pdfInput, recordInput } from '../fields';
 
 export const description: INodeProperties[] = forOperation('session', 'preparePdfSignature', [
@@ -23,7 +23,7 @@ export const description: INodeProperties[] = forOperation('session', 'preparePd
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const record = readRecord(this.getNodeParameter('record', i));
-  const delivery = readDelivery(this.getNodeParameter('delivery', i));
+  const delivery = readFullDelivery(this.getNodeParameter('delivery', i));
   if (delivery.event.type !== 'certificate') {
     throw new SingpassFlowsError('STATE_INVALID', `Prepare PDF Signature takes the trigger's certificate event, got the "${delivery.event.type}" event (use Apply Webhook Event for it)`, { retryable: false, field: 'Webhook Delivery' });
   }
