@@ -20,8 +20,8 @@ const TIMES = path.join(ROOT, 'artifacts', 'test-times.json');
 const LANES = Number(process.env.SINGPASS_FLOWS_TEST_LANES) || 2;
 
 /**
- * The jobs, longest first (by the last run's times where there are some): the unit files and the other end-to-end
- * files as two jest runs of two workers each, and every real-n8n file as a run of its own. A deployment of n8n in
+ * The jobs, longest first (by the last run's times where there are some): the unit files (two workers) and the other
+ * end-to-end files (three) as two jest runs, and every real-n8n file as a run of its own. A deployment of n8n in
  * queue mode (main, webhook process, two workers, Redis, PostgreSQL) is the heaviest thing a file starts: those
  * files (their names say `queue`) never run two at once.
  */
@@ -36,7 +36,8 @@ function jobs() {
     .map((f) => path.relative(ROOT, f)).sort();
   const list = [
     { name: 'unit', args: ['--selectProjects', 'unit', '--maxWorkers=2'], guess: 220 },
-    { name: 'e2e', args: ['--selectProjects', 'e2e', 'browser', '--maxWorkers=2'], guess: 360 },
+    // three at once: these files mostly wait for the processes they start
+    { name: 'e2e', args: ['--selectProjects', 'e2e', 'browser', '--maxWorkers=3'], guess: 360 },
     ...n8nFiles.map((file) => ({
       name: file, args: ['--selectProjects', 'n8n', '--runInBand', '--runTestsByPath', file],
       ...(/queue/.test(file) ? { guess: 250, exclusive: 'n8n queue mode' } : { guess: 150 }),
