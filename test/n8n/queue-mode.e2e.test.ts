@@ -8,6 +8,9 @@
  * openssh-server, chrooted account), where the test reads it and checks it with qpdf, pdfsig and the package's own
  * `singpass-flows verify` against the sandbox's root. Everything is started and stopped by this file, on 127.0.0.1.
  *
+ * The signer's page in a real headless Chromium, before any fault: upload → 303 → the page served by any worker,
+ * scanned, signed, the signed PDF downloaded from the store.
+ *
  * Faults: a worker SIGKILLed mid-session (before the hash got through; after it got through, before the answer),
  * one certificate delivery raced through two processes, the same delivery again while the first execution waits at the
  * save point, Redis restarted (empty) and PostgreSQL restarted while
@@ -20,7 +23,10 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { SIGNER_PAGE_HEADERS } from '../../src/session';
 import { fixture } from '../fixtures/pdfs';
+import { CHROMIUM, launchChromium } from '../helpers/chromium';
 import { installedPackageDir, type N8nQueue } from '../helpers/n8n-queue';
 import { hasPostgres } from '../helpers/postgres';
 import { hasRedis } from '../helpers/redis';
@@ -30,8 +36,8 @@ import { startQueueSample, type Workflow } from './queue-workflow';
 import { freePort, n8nInstallDir, releasePackage, startCliSandbox, uploadHeaders, type CliSandbox } from './real-n8n';
 
 const installDir = n8nInstallDir();
-const ready = !!installDir && hasPostgres() && hasRedis() && hasSshd();
-if (!ready && process.env.CI) throw new Error('queue-mode e2e needs n8n (scripts/install-n8n.sh), postgresql, redis-server and openssh-server');
+const ready = !!installDir && hasPostgres() && hasRedis() && hasSshd() && fs.existsSync(CHROMIUM);
+if (!ready && process.env.CI) throw new Error('queue-mode e2e needs n8n (scripts/install-n8n.sh), postgresql, redis-server, openssh-server and chromium');
 const describeQueue = ready ? describe : describe.skip;
 
 const RESUME_EVERY_S = 2;
@@ -199,6 +205,54 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
     expect(sftpLogins() - logins).toBe(refs.length);
     expect(fs.readdirSync(sftp.localDir).filter((f) => refs.some((r) => f.startsWith(r))).sort()).toEqual(refs.map((r) => `${r}-signed.pdf`).sort());
   }, 600_000);
+
+  // the signer's page before any part is killed: every page, poll and download is a webhook execution on whichever
+  // worker takes it, so what the page shows comes from the store, never from a process's memory
+  describe('the signer\'s page in Chromium', () => {
+    let browser: Browser;
+    beforeAll(async () => { browser = await launchChromium(); }, 60_000);
+    afterAll(async () => { await browser?.close(); });
+
+    it('upload → 303 → the page on any worker: QR and code, scanned, signed; the signed PDF downloaded from the store', async () => {
+      const upload = `${q.webhookUrl}/webhook/singpass-sign/document`;
+      const res = await fetch(upload, { method: 'POST', headers: uploadHeaders(), redirect: 'manual', body: new Uint8Array(await fixture('classic')) });
+      expect(res.status).toBe(303);
+      const signRef = res.headers.get('x-sign-ref')!;
+      const pageUrl = new URL(res.headers.get('location')!, upload).href;
+      const context = await browser.newContext({ acceptDownloads: true });
+      const page = await context.newPage();
+      try {
+        const served = await fetch(pageUrl);
+        expect([served.status, served.headers.get('content-type'), served.headers.get('x-frame-options'), served.headers.get('content-disposition')]).toEqual([200, 'text/html; charset=utf-8', 'DENY', 'inline']);
+        await page.goto(pageUrl);
+        await page.locator('#qr svg').waitFor();
+        expect(await page.locator('#code').textContent()).toBe(res.headers.get('x-challenge-code'));
+        await signing.phone('scan', { sign_ref: signRef, user: 'p256' });
+        await page.locator('#stage[data-stage="scanned"]').waitFor({ timeout: 90_000 });
+        await signing.phone('approve', { sign_ref: signRef });
+        await page.locator('#stage[data-stage="signed"]').waitFor({ timeout: 120_000 });
+        const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#download-link').click()]);
+        const file = path.join(q.userFolder('main'), `${signRef}-downloaded.pdf`);
+        await download.saveAs(file);
+        // through the webhook process from a worker's one Respond to Webhook node: the type, the name, the core's headers
+        const dl = await fetch(new URL((await page.locator('#download-link').getAttribute('href'))!, pageUrl));
+        expect([dl.status, dl.headers.get('content-type'), dl.headers.get('content-disposition'), dl.headers.get('cache-control'), dl.headers.get('referrer-policy')])
+          .toEqual([200, 'application/pdf', 'attachment; filename="contract-signed.pdf"', SIGNER_PAGE_HEADERS['cache-control'], SIGNER_PAGE_HEADERS['referrer-policy']]);
+        expect(Buffer.from(await dl.arrayBuffer())).toEqual(fs.readFileSync(file));
+        execFileSync('qpdf', ['--check', file]);
+        const pdfsig = execFileSync('pdfsig', [file]).toString();
+        expect(pdfsig).toMatch(/Signature Validation: Signature is Valid/);
+        expect(pdfsig).toMatch(/Signer full Distinguished Name: serialNumber=S1234567D,/);
+      } catch (err) {
+        await page.screenshot({ path: path.join(os.tmpdir(), `spfl-queue-signer-page-${signRef}.png`) }).catch(() => undefined);
+        throw err;
+      } finally {
+        await context.close();
+      }
+      // the pages, polls and the download ran as executions on the workers (the webhook process only takes requests)
+      expect(q.log('worker0') + q.log('worker1')).not.toMatch(/Error loading package|Unrecognized node type/);
+    }, 600_000);
+  });
 
   it('a worker SIGKILLed after the certificate, before the hash got through: the schedule resubmits the saved hash once, the session completes', async () => {
     const ref = await startSession();
