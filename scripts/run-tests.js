@@ -20,7 +20,8 @@ const TIMES = path.join(ROOT, 'artifacts', 'test-times.json');
 const LANES = Number(process.env.SINGPASS_FLOWS_TEST_LANES) || 2;
 
 /**
- * The jobs, longest first (by the last run's times where there are some): the unit files (two workers) and the other
+ * The jobs, longest first (by the last run's times where there are some; a group that runs one at a time by the sum
+ * of its jobs): the unit files (two workers) and the other
  * end-to-end files (three) as two jest runs, and every real-n8n file as a run of its own. A deployment of n8n in
  * queue mode (main, webhook process, two workers, Redis, PostgreSQL) is the heaviest thing a file starts: those
  * files (their names say `queue`) never run two at once.
@@ -43,7 +44,10 @@ function jobs() {
       ...(/queue/.test(file) ? { guess: 250, exclusive: 'n8n queue mode' } : { guess: 150 }),
     })),
   ];
-  return list.map((j) => ({ ...j, estimate: last[j.name] ?? j.guess })).sort((a, b) => b.estimate - a.estimate);
+  const known = list.map((j) => ({ ...j, estimate: last[j.name] ?? j.guess }));
+  // an exclusive job counts its whole group's time: those run one after another, so they must start first
+  const chain = (j) => (j.exclusive ? known.filter((k) => k.exclusive === j.exclusive).reduce((t, k) => t + k.estimate, 0) : j.estimate);
+  return known.sort((a, b) => chain(b) - chain(a) || b.estimate - a.estimate);
 }
 
 const marker = randomBytes(8).toString('hex');
