@@ -12,11 +12,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { forgetCrash } from '../helpers/n8n-queue';
-import { installIntoN8nUserFolder, packageTarball, releasePackage } from '../helpers/package';
+import { installIntoN8nUserFolder, releasePackage } from '../helpers/package';
 import { freePort } from '../helpers/ports';
 import { REPO_ROOT } from '../helpers/repo';
 
-export { freePort, packageTarball as packTarball, releasePackage };
+export { freePort, releasePackage };
 
 const run = promisify(execFile);
 // the package's folder, from test/n8n or from its compiled copy dist/test/n8n (the n8n benches run that)
