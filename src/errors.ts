@@ -79,7 +79,11 @@ export type ErrorCode =
   | 'STORE_BUSY'
   // a session store refusing what a retry cannot fix (the PostgreSQL store: login or rights refused, tables at a newer
   // schema version than this package knows, the store closed)
-  | 'STORE_FAILED';
+  | 'STORE_FAILED'
+  // the flow's storage step refused a signed PDF handed over to it (it is handed over again)
+  | 'HANDOVER_FAILED'
+  // a signed PDF handed over to the flow and never acknowledged within the hand-over window (kept in the store)
+  | 'HANDOVER_UNACKNOWLEDGED';
 
 export interface ErrorDetails {
   /** HTTP status of a service answer, when there was one. */

@@ -24,13 +24,16 @@ export function stepStatus(step: SessionStep): NodeStatus {
       case 'validationData': return 'validation data added';
       case 'documentTimestamp': return 'document timestamp added';
       case 'verified': return `verified: ${step.report.level ?? 'not valid'}`;
+      case 'delivered': return 'signed PDF stored';
+      case 'handOverFailed': return `storing the signed PDF failed (${step.code}), will retry`;
+      case 'undelivered': return `signed PDF never stored (${step.code})`;
       case 'ended':
         // completed short of the level asked for (finishing failed for good after the user signed): the PDF went on
         if (step.missing) return `session ${step.status} short of ${step.missing.requested} (${step.missing.code})`;
         return `session ${step.status}${step.error ? `: ${step.error.code}` : ''}`;
     }
   })();
-  const fill = step.step === 'ended' && step.missing ? 'yellow' : step.step === 'ended' && step.status !== 'signed' ? 'red' : step.step === 'submitDeferred' || step.step === 'finishDeferred' ? 'yellow' : step.step === 'verified' || step.step === 'ended' ? 'green' : 'blue';
+  const fill = step.step === 'ended' && step.missing ? 'yellow' : step.step === 'ended' && step.status !== 'signed' ? 'red' : step.step === 'submitDeferred' || step.step === 'finishDeferred' || step.step === 'handOverFailed' ? 'yellow' : step.step === 'undelivered' ? 'red' : step.step === 'verified' || step.step === 'ended' ? 'green' : 'blue';
   return { fill, shape: 'dot', text };
 }
 

@@ -1,12 +1,24 @@
+import { systemClock } from '../clock';
 import { SingpassFlowsError } from '../errors';
 import type { SigningEngine } from './engine';
+import { acknowledgedRecord, handOverFailedRecord, handOverStep, handOverFileName } from './hand-over';
+import { SESSION_POLICY, type SessionPolicy } from './policy';
 import { isAtSavePoint, nextStep, type NextStep, type SessionAction } from './next-step';
 import { stepSaver, type SessionStore } from './store';
 import { sessionPhase } from './transitions';
 import type { FinishResult, SessionRecord, StepOptions, StepResult, VerifiedDelivery } from './types';
 
 /** What a driver needs of a store: the record with compare-and-set, the PDF, and where a signed PDF goes. */
-export type DriverStore = Pick<SessionStore, 'get' | 'put' | 'getDocument'> & Partial<Pick<SessionStore, 'putSignedDocument'>>;
+export type DriverStore = Pick<SessionStore, 'get' | 'put' | 'getDocument'> & Partial<Pick<SessionStore, 'putSignedDocument' | 'getSignedDocument' | 'deleteDocument'>>;
+
+/** A signed PDF the flow is to store now, then acknowledge (`acknowledgeHandOver`); the same bytes and name every time. */
+export interface HandOverItem {
+  signRef: string;
+  pdf: Buffer;
+  fileName: string;
+  /** 1 for the first hand-over; more: handed over again (the last one was not acknowledged in time, or failed). */
+  attempt: number;
+}
 
 /** What {@link runDueStep} did. */
 export interface DueStepResult {
@@ -23,6 +35,11 @@ export interface DueStepResult {
   documentMissing?: boolean;
   /** Finishing: the signed PDF (stored with `putSignedDocument` before the record said completed). */
   pdf?: Buffer;
+  /**
+   * The signed PDF to give to the flow's storage now (finished, or handed over again): the front end passes it on
+   * and the flow acknowledges it once stored. Absent: nothing to hand over (this run lost it to another, or it ended).
+   */
+  handOver?: HandOverItem;
   report?: FinishResult['report'];
   validationData?: FinishResult['validationData'];
 }
@@ -36,6 +53,8 @@ export interface RunDueStepOptions {
   only?: readonly SessionAction[];
   /** Narration and the finishing stages' pauses (the runner yields to certificates between them). */
   stepOptions?: Pick<StepOptions, 'onStep'>;
+  /** The deployment's session policy (the hand-over's lease and window); default SESSION_POLICY. */
+  policy?: Pick<SessionPolicy, 'handOverLeaseMs' | 'handOverWindowMs'>;
 }
 
 /**
@@ -46,7 +65,10 @@ export interface RunDueStepOptions {
  * - `continueCertificate`: chain + OCSP, prepare, the save point (saved before the hash leaves), the hash call.
  * - `submitHash`: the SAME saved hash again (each call counted and saved before it leaves; "already submitted" on a
  *   record found at the save point means an earlier call got through).
- * - `finish`: embed and extend; the signed PDF is stored before the record says completed.
+ * - `finish`: embed and extend to the level asked for; the signed PDF is stored before the record says finished,
+ *   then handed over at once (below).
+ * - `handOver`: the signed PDF to the flow (`result.handOver`), the attempt saved and leased before it leaves; past
+ *   the hand-over window the session ends undelivered instead.
  * - `expire`: past the deadline, the session ends as `SESSION_EXPIRED`.
  * - `forget`: nothing here (the store's clean-up deletes ended sessions after the retention).
  */
@@ -75,6 +97,8 @@ async function drive(engine: SigningEngine, store: DriverStore, signRef: string,
   if (due.action === 'forget' || !ready(due, now) || (options.only && !options.only.includes(due.action) && !options.only.includes(next.action))) return { action: 'none', record };
   const saver = stepSaver(store, record);
   const stepOptions = { ...options.stepOptions, save: saver.save };
+  const policy = options.policy ?? SESSION_POLICY;
+  const clock = engine.config.clock ?? systemClock;
   const { kept, settle } = keeper(store, saver, signRef, due.action, record);
   switch (due.action) {
     case 'expire': {
@@ -94,11 +118,63 @@ async function drive(engine: SigningEngine, store: DriverStore, signRef: string,
       const pdf = await store.getDocument(signRef);
       if (!pdf) return { action: due.action, record, documentMissing: true };
       const f = await engine.finish(record, pdf, options.stepOptions);
-      // Stored before the record says completed: a crash in between finishes again (the same single signature).
-      if (f.pdf && f.record.state.status === 'completed' && store.putSignedDocument) await store.putSignedDocument(signRef, f.pdf);
-      return kept(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
+      const extra = { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) };
+      if (!f.pdf || sessionPhase(f.record) !== 'handingOver') return kept(f.record, extra);
+      // Stored before the record says finished: a crash in between finishes again (the same single signature).
+      if (store.putSignedDocument) await store.putSignedDocument(signRef, f.pdf);
+      // The first hand-over is saved with the finish (one compare-and-set): no other scheduler hands it over meanwhile.
+      const handing = handOverStep(f.record, policy, clock);
+      const out = await kept(handing, extra);
+      if (out.lost) return out;
+      await store.deleteDocument?.(signRef); // the PDF being signed is done with; the signed one stays until forgotten
+      return { ...out, handOver: { signRef, pdf: f.pdf, fileName: handOverFileName(handing), attempt: handing.handOver!.attempts } };
+    }
+    case 'handOver': {
+      const next = handOverStep(record, policy, clock);
+      if (sessionPhase(next) !== 'handingOver') return kept(next); // the window closed: undelivered, the PDF stays stored
+      const pdf = await store.getSignedDocument?.(signRef);
+      if (!pdf) return { action: due.action, record, documentMissing: true };
+      const out = await kept(next);
+      if (out.lost) return out;
+      return { ...out, handOver: { signRef, pdf, fileName: handOverFileName(next), attempt: next.handOver!.attempts } };
     }
   }
+}
+
+/** What {@link acknowledgeHandOver} / {@link reportHandOverFailure} did. */
+export interface HandOverAnswer {
+  /** The record as stored now (undefined: no such session). */
+  record?: SessionRecord;
+  /** This call changed the record (false: already acknowledged, or nothing to do). */
+  moved: boolean;
+}
+
+/**
+ * The flow's storage has the session's signed PDF: the session ends `completed` (the trigger `acknowledge`). Safe to
+ * call twice, from any process; compare-and-set, re-read when another writer got there first. A session with no
+ * signed PDF (still signing, failed) is refused (`STATE_INVALID`).
+ */
+export function acknowledgeHandOver(store: Pick<DriverStore, 'get' | 'put'>, signRef: string, options: { clock?: () => number } = {}): Promise<HandOverAnswer> {
+  return changeStored(store, signRef, 'acknowledge', (r) => acknowledgedRecord(r, options.clock ?? systemClock));
+}
+
+/**
+ * The flow's storage refused the session's signed PDF: kept in the record (`handOver.lastFailure`), handed over again
+ * after a short backoff. A session already acknowledged is left as it is.
+ */
+export function reportHandOverFailure(store: Pick<DriverStore, 'get' | 'put'>, signRef: string, failure: { code?: string; message: string }, options: { clock?: () => number; policy?: Pick<SessionPolicy, 'handOverLeaseMs'> } = {}): Promise<HandOverAnswer> {
+  return changeStored(store, signRef, 'handOverFailed', (r) => sessionPhase(r) === 'handingOver' ? handOverFailedRecord(r, failure, options.policy ?? SESSION_POLICY, options.clock ?? systemClock) : r);
+}
+
+async function changeStored(store: Pick<DriverStore, 'get' | 'put'>, signRef: string, what: string, change: (r: SessionRecord) => SessionRecord): Promise<HandOverAnswer> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const record = await store.get(signRef);
+    if (!record) return { moved: false };
+    const next = change(record);
+    if (next === record) return { moved: false, record };
+    if (await store.put(next, record.revision)) return { moved: true, record: next };
+  }
+  throw new SingpassFlowsError('STORE_BUSY', `The session record ${signRef} kept changing while its ${what} was saved`, { retryable: true });
 }
 
 /**

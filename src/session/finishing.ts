@@ -9,6 +9,7 @@ import { verifyPdfSignaturesIn, type KnownByteRangeDigest, type PadesLevel, type
 import { completeSigningSession } from '../sign';
 import { checkRecord, endedRecord, errorOf, say, withoutSessionData, type StepContext } from './record-ops';
 import { finishRetryDelayMs, isTemporaryFinishFailure } from './policy';
+import { handOverStarted } from './hand-over';
 import { advance } from './transitions';
 import type { FinishFailure, FinishResult, FinishShortfall, SessionRecord, StepOptions } from './types';
 
@@ -138,7 +139,7 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
     return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${why ? `; ${why}` : ''}); expected ${best.level}`), report);
   }
   const rest = withoutSessionData({ ...record, result: { level: ours.level, valid: true, ...(missing ? { missing } : {}) } });
-  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock) }, ctx.clock);
+  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock), handOver: handOverStarted(ctx.clock()) }, ctx.clock, 'finish');
   await say(stepOptions, { step: 'ended', status: done.state.status, ...(missing ? { missing } : {}) });
   return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
 }
@@ -158,6 +159,6 @@ async function finishDeferred(ctx: StepContext, record: SessionRecord, stage: Fi
     stage, code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt, finishBy,
   };
   await say(stepOptions, { step: 'finishDeferred', stage, code: e.code, message: e.message, attempts, retryAt });
-  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }, ctx.clock), deferred: true };
+  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }, ctx.clock, 'finish'), deferred: true };
 }
 

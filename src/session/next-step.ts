@@ -11,10 +11,12 @@ import type { SessionRecord } from './types';
  * - `continueCertificate`: claimed (certificate stored, nothing prepared): `engine.continueCertificate`.
  * - `submitHash`: at the save point (hash prepared, maybe sent): `engine.resumeSubmission` (expires it past the deadline).
  * - `finish`: `signed` (the user's signature is stored): `engine.finish`.
+ * - `handOver`: finished (`handingOver`): give the signed PDF to the flow (again, when the last hand-over's lease
+ *   passed unacknowledged; marked undelivered once the hand-over window closed).
  * - `expire`: waiting for an event from the service: `engine.expire` once the deadline passed.
  * - `forget`: ended: delete the record and its PDF once the retention passed.
  */
-export type SessionAction = 'continueCertificate' | 'submitHash' | 'finish' | 'expire' | 'forget';
+export type SessionAction = 'continueCertificate' | 'submitHash' | 'finish' | 'handOver' | 'expire' | 'forget';
 
 export interface NextStep {
   action: SessionAction;
@@ -42,10 +44,15 @@ export const DEFAULT_RETENTION_MS = SESSION_POLICY.retentionMs;
 
 export { sessionPhase, type SessionPhase } from './transitions';
 
-/** True once the session has ended (completed, failed, expired). */
+/** True once the session has ended: its PDF acknowledged by the flow (completed) or given up on (undelivered), failed, expired. */
 export function isSessionEnded(record: SessionRecord): boolean {
   const phase = sessionPhase(record);
-  return phase === 'completed' || phase === 'failed' || phase === 'expired';
+  return phase === 'completed' || phase === 'undelivered' || phase === 'failed' || phase === 'expired';
+}
+
+/** Signing is over (the user's part and ours): finished with a signed PDF (handed over or not), failed or expired. */
+export function isSigningOver(record: SessionRecord): boolean {
+  return isSessionEnded(record) || sessionPhase(record) === 'handingOver';
 }
 
 /** Prepared, hash maybe sent, not yet recorded as submitted: the certificate step's save point. */
@@ -84,9 +91,13 @@ export function nextStep(record: SessionRecord, policy: NextStepPolicy = {}): Ne
   const deadline = (): number => sessionDeadline(record, policy.scanExtensionSeconds);
   switch (sessionPhase(record)) {
     case 'completed':
+    case 'undelivered':
     case 'failed':
     case 'expired':
       return { action: 'forget', at: changed + (policy.retentionMs ?? DEFAULT_RETENTION_MS) };
+    case 'handingOver':
+      // the first right away (the run that finished usually hands over itself), then when a lease passes
+      return { action: 'handOver', at: record.handOver?.nextAt ?? changed };
     case 'signed':
       // No service deadline any more: finishing has its own window (the engine's finishRetryWindowSeconds).
       return { action: 'finish', at: record.lastFinishFailure?.retryAt ?? changed + idle };

@@ -7,7 +7,16 @@ import { isSingpassFlowsError, type ErrorCode, type SingpassFlowsError } from '.
  * Below it, the rest of the policy: which failures of the hash call and of finishing are temporary (retried from the
  * save point) and the backoffs between those retries.
  */
-export const SESSION_POLICY: Readonly<{ takeOverIdleMs: number; leaseMs: number; retentionMs: number; scanExtensionSeconds: number }> = Object.freeze({
+export interface SessionPolicy {
+  takeOverIdleMs: number;
+  leaseMs: number;
+  retentionMs: number;
+  scanExtensionSeconds: number;
+  handOverLeaseMs: number;
+  handOverWindowMs: number;
+}
+
+export const SESSION_POLICY: Readonly<SessionPolicy> = Object.freeze({
   /**
    * How long a record in the middle of a step (claimed, at the save point, signed with no failure recorded) belongs to
    * the process working on it before a scheduler elsewhere takes it over as interrupted. Longer than any step takes
@@ -23,7 +32,24 @@ export const SESSION_POLICY: Readonly<{ takeOverIdleMs: number; leaseMs: number;
   retentionMs: 7 * 24 * 3600 * 1000,
   /** Seconds a scanned session still receives events past `expires_at` (the service extends it after the scan). */
   scanExtensionSeconds: 120,
+  /**
+   * How long the flow has to acknowledge a hand-over of the signed PDF (its storage step, then the acknowledgement)
+   * before the PDF is handed over again: longer than an upload of a large PDF to a slow document system takes.
+   */
+  handOverLeaseMs: 300_000,
+  /**
+   * How long a finished session is handed over again while unacknowledged: outlasts a storage outage over a night;
+   * then it is marked undelivered and its PDF stays in the store for the retention time.
+   */
+  handOverWindowMs: 24 * 3600 * 1000,
 });
+
+/** The session policy with a deployment's own values (unset ones: {@link SESSION_POLICY}). */
+export function sessionPolicy(overrides: Partial<SessionPolicy> = {}): Readonly<SessionPolicy> {
+  const out = { ...SESSION_POLICY };
+  for (const [k, v] of Object.entries(overrides) as [keyof SessionPolicy, number | undefined][]) if (v !== undefined) out[k] = v;
+  return Object.freeze(out);
+}
 
 // -- the hash call --------------------------------------------------------------------------------------------
 
@@ -64,6 +90,11 @@ export function isTemporaryFinishFailure(e: unknown): e is SingpassFlowsError {
 /** Backoff between finishing attempts after a temporary failure: 1, 2, 4 … 256 s, then every 5 min. */
 export function finishRetryDelayMs(attempts: number): number {
   return Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}
+
+/** Backoff before handing over again after the flow reported its storage failed: 1, 2, 4 … s, never past the lease. */
+export function handOverRetryDelayMs(attempts: number, leaseMs: number): number {
+  return Math.min(leaseMs, finishRetryDelayMs(attempts));
 }
 
 /** Default `finishRetryWindowSeconds`: a day (see `SigningEngineConfig`). */

@@ -5,11 +5,12 @@ import { temporaryWebhookFailure, type WebhookRequest, type WebhookResponse } fr
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
 import type { SigningEngine } from './engine';
-import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSubmitDeferred, nextStep } from './next-step';
+import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSigningOver, isSubmitDeferred, nextStep } from './next-step';
 import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
-import { SESSION_POLICY } from './policy';
-import { recordEvent, runDueStep, runStepNow, type DueStepResult } from './driver';
+import { acknowledgeHandOver, recordEvent, reportHandOverFailure, runDueStep, runStepNow, type DueStepResult, type HandOverItem } from './driver';
+import { sessionPolicy, type SessionPolicy } from './policy';
+import { sessionPhase } from './transitions';
 import { receiveDelivery } from './front-door';
 import { createCertificateGate } from './runner-parts/certificate-gate';
 import { createSessionQueues } from './runner-parts/session-queues';
@@ -33,8 +34,18 @@ export interface SessionRunnerOptions {
   store?: SessionStore;
   /** Every step of every session (narration, metrics, Node-RED status). Errors thrown here are ignored. */
   onStep?: (signRef: string, step: SessionStep) => void | Promise<void>;
-  /** Every session's end (completed, failed, expired), with the signed PDF when there is one. */
+  /** Every session's end of signing (finished, failed, expired), with the signed PDF when there is one. */
   onEnded?: (outcome: SessionOutcome) => void | Promise<void>;
+  /**
+   * Where a finished session's signed PDF goes (a folder, an upload): resolve once it is stored there, and the
+   * session ends completed; reject, and it is handed over again after a backoff (the failure kept in the record).
+   * Called at least once per session, again (same bytes, same file name) when an earlier call's process died before
+   * the acknowledgement was saved, until the hand-over window closes (the session then ends undelivered). Without
+   * it the signed PDF is acknowledged as soon as it is stored: the caller takes it from `outcome()` or the store.
+   */
+  onHandOver?: (item: HandOverItem) => Promise<void>;
+  /** The session policy where a deployment changes it (hand-over lease and window); default SESSION_POLICY. */
+  policy?: Partial<SessionPolicy>;
   /** Every delivery the runner refused or ignored (log-safe), e.g. for a security log. */
   onRefused?: (info: { signRef?: string; code: string; message: string; status: number }) => void;
   /** A sweep that could not read the store (it is tried again at the next interval); errors thrown here are ignored. */
@@ -101,6 +112,8 @@ export interface SessionRunner {
    * with backoff until the deadline).
    */
   resume(): Promise<number>;
+  /** The flow stored the session's signed PDF (for a front end whose storage acknowledges later, e.g. an HTTP call). */
+  acknowledge(signRef: string): Promise<SessionRecord | undefined>;
   /**
    * Do what is due for stored sessions no one here is working on (see `sweepIntervalMs`); resolves with how many were
    * taken up. Also called by the interval when `sweepIntervalMs` is set.
@@ -115,6 +128,7 @@ const RETAIN_OUTCOME_MS = 60_000;
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { engine } = options;
   const store: SessionStore = options.store ?? new MemorySessionStore();
+  const policy = sessionPolicy(options.policy);
   // the user at the phone first (certificate-gate.ts); each session's work in order (session-queues.ts)
   const adaptive = options.certificateConcurrency === undefined
     ? createLoopDelayLimit({ ...LOOP_DELAY_LIMIT_DEFAULTS, saturated: () => certificates.queued() > 0 })
@@ -212,9 +226,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     const signRef = record.state.signRef;
     await yieldToCertificates();
     const narrate = stepOptions(signRef);
-    // The driver stores the signed PDF before the record says completed (a crash in between finishes again).
+    // The driver stores the signed PDF before the record says finished (a crash in between finishes again).
     const f = await runStepNow(engine, store, signRef, {
-      only: ['finish'],
+      only: ['finish'], policy,
       stepOptions: {
         onStep: async (step) => {
           await narrate.onStep!(step);
@@ -227,6 +241,30 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     // A finishing stage failed temporarily (TSA, OCSP…): the signature stays in the stored record; run it again later.
     if (isFinishDeferred(f.record)) return retryLater(f.record);
     await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
+    if (f.handOver) await handOver(f.handOver);
+  };
+
+  /** The signed PDF to the flow's storage; acknowledged once stored there, else handed over again later. */
+  const handOver = async (item: HandOverItem): Promise<void> => {
+    try {
+      await options.onHandOver?.(item);
+    } catch (e) {
+      const failed = await reportHandOverFailure(store, item.signRef, { code: isSingpassFlowsError(e) ? e.code : 'HANDOVER_FAILED', message: (e as Error)?.message ?? String(e) }, { policy });
+      await stepOptions(item.signRef).onStep!({ step: 'handOverFailed', attempt: item.attempt, code: failed.record?.handOver?.lastFailure?.code ?? 'HANDOVER_FAILED' });
+      if (failed.record && sessionPhase(failed.record) === 'handingOver') retryLater(failed.record);
+      return;
+    }
+    const done = await acknowledgeHandOver(store, item.signRef);
+    if (done.moved) await stepOptions(item.signRef).onStep!({ step: 'delivered', attempt: item.attempt });
+  };
+
+  /** A finished session whose hand-over is due (the last one unacknowledged past its lease): hand it over again. */
+  const handOverStored = async (signRef: string): Promise<void> => {
+    const r = await runStepNow(engine, store, signRef, { only: ['handOver'], policy });
+    if (r.action === 'none' || r.lost || !r.record) return;
+    if (r.handOver) return handOver(r.handOver);
+    if (r.documentMissing) return;
+    if (sessionPhase(r.record) === 'undelivered') await stepOptions(signRef).onStep!({ step: 'undelivered', code: r.record.handOver?.undelivered?.code ?? 'HANDOVER_UNACKNOWLEDGED' });
   };
 
   /** Sessions whose claimed certificate is scheduled to be continued here (a replay or resume() adds no second run). */
@@ -321,7 +359,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     clearTimeout(retries.get(signRef));
     if (closed) return;
     const due = nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds });
-    const work = due.action === 'finish' ? () => finishStored(signRef) : () => resubmit(signRef);
+    const work = due.action === 'finish' ? () => finishStored(signRef) : due.action === 'handOver' ? () => handOverStored(signRef) : () => resubmit(signRef);
     const t = setTimeout(() => {
       retries.delete(signRef);
       void enqueue(signRef, work);
@@ -339,7 +377,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     return moved(await runStepNow(engine, store, signRef, { only: ['submitHash'], stepOptions: stepOptions(signRef) }));
   };
 
-  const takeOverAfterMs = options.takeOverAfterMs ?? SESSION_POLICY.takeOverIdleMs;
+  const takeOverAfterMs = options.takeOverAfterMs ?? policy.takeOverIdleMs;
   if (options.sweepIntervalMs !== undefined && !(options.sweepIntervalMs >= 100)) throw invalidInput('sweepIntervalMs', 'must be at least 100 (milliseconds), or left out');
   if (!(takeOverAfterMs >= 0)) throw invalidInput('takeOverAfterMs', 'must be 0 or more milliseconds');
   /** Sessions this process is at work on or has scheduled (a sweep leaves them alone). */
@@ -369,6 +407,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         case 'continueCertificate': continueLater(signRef); break;
         case 'submitHash': void enqueue(signRef, () => resubmit(signRef)); break;
         case 'finish': void enqueue(signRef, () => finishStored(signRef)); break;
+        case 'handOver': void enqueue(signRef, () => handOverStored(signRef)); break;
         case 'expire': void enqueue(signRef, () => expireNow(signRef)); break;
         case 'forget': break; // ended records are the store's clean-up
       }
@@ -390,7 +429,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   sweeper?.unref?.();
   const retention = options.cleanUpIntervalMs !== undefined
     ? startRetention(store, {
-      intervalMs: options.cleanUpIntervalMs, retentionMs: options.retentionMs ?? SESSION_POLICY.retentionMs,
+      intervalMs: options.cleanUpIntervalMs, retentionMs: options.retentionMs ?? policy.retentionMs,
       ...(options.onCleanedUp ? { onCleaned: options.onCleanedUp } : {}),
       ...(options.onCleanUpFailed ? { onFailed: options.onCleanUpFailed } : {}),
     })
@@ -435,7 +474,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
 
     async outcome(signRef) {
       const stored = await store.get(signRef);
-      if (stored && isSessionEnded(stored) && !waiting.has(signRef)) return { record: stored };
+      if (stored && isSigningOver(stored) && !waiting.has(signRef)) return { record: stored };
       return waiter(signRef).promise;
     },
 
@@ -445,8 +484,12 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         const record = await store.get(signRef);
         if (!record || isSessionEnded(record)) continue;
         n++;
-        waiter(signRef);
         // Due now, or at the backoff's retryAt after a temporary failure (the one rule: nextStep).
+        if (sessionPhase(record) === 'handingOver') {
+          retryLater(record);
+          continue;
+        }
+        waiter(signRef);
         if (isFinishDeferred(record) || isSubmitDeferred(record)) {
           arm(record);
           retryLater(record);
@@ -458,6 +501,10 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         }
       }
       return n;
+    },
+
+    async acknowledge(signRef) {
+      return (await acknowledgeHandOver(store, signRef)).record;
     },
 
     async close() {

@@ -20,11 +20,11 @@ import type {
 export interface SessionRecord {
   format: 'singpass-flows/signing-session@1';
   /**
-   * Where the session is (see `TRANSITIONS` in transitions.ts): set by every step, never by hand. Absent only in a
-   * record written before phases were stored; such a record is read by its fields (`sessionPhase`) and stores add it
-   * when they load it.
+   * Where the session is (see `TRANSITIONS` in transitions.ts), in charge of what comes next: set by every step,
+   * never by hand. A record written before phases were stored gets it from its fields when a store loads it
+   * (`withPhase`).
    */
-  phase?: SessionPhase;
+  phase: SessionPhase;
   /** The protocol state machine (sign_ref, expires_at, status, challenge code, notification token, nonce, hash…). */
   state: SigningSessionState;
   /** What was asked for at start. */
@@ -83,12 +83,39 @@ export interface SessionRecord {
    */
   result?: { level: PadesLevel | null; valid: boolean; missing?: FinishShortfall };
   /**
+   * The signed PDF's way into the flow's storage, from the moment the session finished (phase `handingOver`) until the
+   * flow acknowledged it (`completed`) or the hand-over window closed (`undelivered`). Every hand-over gives the same
+   * bytes under the same file name.
+   */
+  handOver?: HandOver;
+  /**
    * Why the session ended without a signed PDF (stable code, user-readable message); status `failed` / `expired`. Where
    * the service refused a call, its own error code too (`serviceCode`, e.g. `ARGUMENTS_NOT_VALID`), for a support request.
    */
   error?: { code: ErrorCode | string; message: string; serviceCode?: string };
   /** Bumped by every change: stores shared by several processes use it for compare-and-set. */
   revision: number;
+}
+
+/** The hand-over of a finished session's signed PDF to the flow (see `SessionRecord.handOver`). */
+export interface HandOver {
+  /** UNIX ms the session finished: the hand-over window counts from here. */
+  since: number;
+  /** Hand-overs made (each saved before the PDF left). */
+  attempts: number;
+  /** UNIX ms of the last hand-over. */
+  lastAt?: number;
+  /**
+   * UNIX ms from which the PDF is handed over again unless acknowledged: the last hand-over's lease, or the backoff
+   * after the flow reported its storage failed.
+   */
+  nextAt: number;
+  /** The flow's storage refused the last hand-over (what it said). */
+  lastFailure?: { code: string; message: string; at: number };
+  /** UNIX ms the flow acknowledged that its storage has the PDF. */
+  acknowledgedAt?: number;
+  /** Set when the hand-over window closed without an acknowledgement: why (phase `undelivered`). */
+  undelivered?: { code: 'HANDOVER_UNACKNOWLEDGED'; message: string; at: number };
 }
 
 /** The last temporary failure of the hash call of a record at the save point (see `SessionRecord.lastSubmitFailure`). */
@@ -275,6 +302,12 @@ export type SessionStep =
   | { step: 'validationData'; summary: ValidationDataSummary }
   | { step: 'documentTimestamp' }
   | { step: 'verified'; report: PdfVerificationReport }
+  /** The signed PDF handed to the flow's storage was stored there (the session ended completed). */
+  | { step: 'delivered'; attempt: number }
+  /** The flow's storage refused the signed PDF: handed over again after a backoff. */
+  | { step: 'handOverFailed'; attempt: number; code: string }
+  /** The hand-over window closed unacknowledged: the session ended undelivered, the PDF kept in the store. */
+  | { step: 'undelivered'; code: string }
   /** `missing`: completed short of the level asked for (see `FinishShortfall`). */
   | { step: 'ended'; status: SigningSessionState['status']; error?: { code: string; message: string }; missing?: FinishShortfall };
 

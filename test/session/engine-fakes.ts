@@ -228,7 +228,7 @@ export function setup(options: Partial<SigningEngineOptions> = {}): Setup {
 
 export const ACTION_OF: Record<SessionPhase, SessionAction> = {
   waitingForScan: 'expire', certificateClaimed: 'continueCertificate', atSavePoint: 'submitHash', hashSubmitted: 'expire',
-  signed: 'finish', completed: 'forget', failed: 'forget', expired: 'forget',
+  signed: 'finish', handingOver: 'handOver', completed: 'forget', undelivered: 'forget', failed: 'forget', expired: 'forget',
 };
 
 /** The record is at `phase`, every predicate and `nextStep` agree; returns nextStep's answer. */
@@ -237,7 +237,7 @@ export function expectStop(record: SessionRecord, phase: SessionPhase, policy: {
   expect(sessionPhase(record)).toBe(phase);
   expect(isAtSavePoint(record)).toBe(phase === 'atSavePoint');
   expect(isCertificateClaimed(record)).toBe(phase === 'certificateClaimed');
-  expect(isSessionEnded(record)).toBe(['completed', 'failed', 'expired'].includes(phase));
+  expect(isSessionEnded(record)).toBe(['completed', 'undelivered', 'failed', 'expired'].includes(phase));
   const next = nextStep(record, policy);
   expect(next.action).toBe(ACTION_OF[phase]);
   return next;

@@ -14,7 +14,7 @@ import { SingpassFlowsError } from '../../src/errors';
 import { generateClientKeys, loadSigningKey } from '../../src/keys';
 import { SigningApiClient, type CertificateEvent, type DocumentHashInput } from '../../src/sign';
 import {
-  finishShortfall, isFinishDeferred, isSubmitDeferred, MemorySessionStore, nextStep, startNextSigner, observeTransitions, sessionPhase, transitionKey, TRANSITIONS, type SessionRecord,
+  acknowledgeHandOver, finishShortfall, isFinishDeferred, isSessionEnded, isSubmitDeferred, MemorySessionStore, reportHandOverFailure, runDueStep, SESSION_POLICY, nextStep, startNextSigner, observeTransitions, sessionPhase, transitionKey, TRANSITIONS, type SessionRecord,
   type VerifiedDelivery,
 } from '../../src/session';
 import {
@@ -568,7 +568,7 @@ describe('finish', () => {
     expect(names).toEqual([
       'embedded', ...(level === 'B-LT' || level === 'B-LTA' ? ['validationData'] : []), ...(level === 'B-LTA' ? ['documentTimestamp'] : []), 'verified', 'ended',
     ]);
-    expectStop(f.record, 'completed');
+    expectStop(f.record, 'handingOver');
     expect(f.record.result).toEqual({ level, valid: true });
     expect(f.record.error).toBeUndefined();
     expectNoSessionData(f.record);
@@ -608,7 +608,7 @@ describe('finish', () => {
     t.clock.to(f2.record.lastFinishFailure!.retryAt);
     const f3 = await t.engine.finish(f2.record, pdf, t.opts());
     expect(t.taken()).toEqual(['embedded', 'verified', 'ended']);
-    expectStop(f3.record, 'completed');
+    expectStop(f3.record, 'handingOver');
     expect(f3.record.result).toEqual({ level: 'B-T', valid: true });
     expectNoSessionData(f3.record);
     expect(t.net.requests.tsa).toBe(3);
@@ -630,7 +630,7 @@ describe('finish', () => {
     expectStop(f1.record, 'signed');
     t.clock.to(f1.record.lastFinishFailure!.retryAt);
     const f2 = await t.engine.finish(f1.record, pdf, t.opts());
-    expectStop(f2.record, 'completed');
+    expectStop(f2.record, 'handingOver');
     expect(f2.record.result).toEqual({ level: 'B-LT', valid: true });
     expect((await signaturesIn(f2.pdf!, t)).signatures).toHaveLength(1);
   });
@@ -646,7 +646,7 @@ describe('finish', () => {
     expect(t.taken()).toEqual(['embedded', 'validationData', 'finishDeferred']);
     t.clock.to(f1.record.lastFinishFailure!.retryAt);
     const f2 = await t.engine.finish(f1.record, pdf, t.opts());
-    expectStop(f2.record, 'completed');
+    expectStop(f2.record, 'handingOver');
     expect(f2.record.result).toEqual({ level: 'B-LTA', valid: true });
     // restarted from the input PDF: one signature, one document timestamp
     const { report, signatures } = await signaturesIn(f2.pdf!, t);
@@ -667,7 +667,7 @@ describe('finish', () => {
     expect(f2.deferred).toBeUndefined();
     const ended = t.steps.at(-1);
     expect(t.taken()).toEqual(['embedded', 'verified', 'ended']);
-    expectStop(f2.record, 'completed');
+    expectStop(f2.record, 'handingOver');
     expect(f2.record.error).toBeUndefined();
     const missing = { requested: 'B-T', stage: 'embed', code: 'TSA_FAILED', message: expect.stringContaining('answered HTTP 503') };
     expect(f2.record.result).toEqual({ level: 'B-B', valid: true, missing });
@@ -685,7 +685,7 @@ describe('finish', () => {
     const r = await signed(t, 'B-LTA');
     t.net.failNext('tsa', 1, 1); // the signature timestamp goes through, the document timestamp fails
     const f = await t.engine.finish(r, pdf);
-    expectStop(f.record, 'completed');
+    expectStop(f.record, 'handingOver');
     expect(f.record.result).toEqual({ level: 'B-LT', valid: true, missing: expect.objectContaining({ requested: 'B-LTA', stage: 'documentTimestamp', code: 'TSA_FAILED' }) });
     expect((await signaturesIn(f.pdf!, t)).report.newest).toMatchObject({ level: 'B-LT', valid: true });
   });
@@ -827,7 +827,7 @@ describe('records written before the phase was stored', () => {
     const sig = previousVersion((await u.engine.applyDelivery(resumed, signatureDelivery(resumed), pdf)).record);
     expect(nextStep(sig).action).toBe('finish');
     const done = await u.engine.finish(sig, pdf);
-    expectStop(done.record, 'completed');
+    expectStop(done.record, 'handingOver');
     expect((await signaturesIn(done.pdf!, u)).signatures).toHaveLength(1);
   });
 
@@ -851,7 +851,7 @@ describe('several signers in order', () => {
     const h = (await t.engine.applyDelivery(s.record, certificateDelivery(s.record, undefined, t), pdf)).record;
     const sg = (await t.engine.applyDelivery(h, signatureDelivery(h), pdf)).record;
     const f = await t.engine.finish(sg, pdf, t.opts());
-    expectStop(f.record, 'completed');
+    expectStop(f.record, 'handingOver');
     store.put(f.record, 1);
     store.putSignedDocument(ref, f.pdf!);
     const sessions = t.client.sessions.length;
@@ -868,6 +868,122 @@ describe('several signers in order', () => {
     expect(t.client.sessions.length).toBe(sessions + 1);
     // the last signer has no one after
     expect(await startNextSigner(t.engine, store, { previousSignRef: r.record.state.signRef })).toMatchObject({ outcome: 'noNextSigner' });
+  });
+});
+
+describe('the hand-over: a finished session ends when the flow has its signed PDF', () => {
+  const policy = { handOverLeaseMs: 60_000, handOverWindowMs: 3_600_000 };
+  /** A signed session in a store, finished by its due step: the first hand-over comes with it. */
+  async function finished(t: Setup) {
+    const store = new MemorySessionStore();
+    const s = await signed(t, 'B-T');
+    store.put(s, undefined);
+    store.putDocument(s.state.signRef, pdf);
+    const r = await runDueStep(t.engine, store, s.state.signRef, { now: t.clock.now, policy });
+    return { store, signRef: s.state.signRef, r };
+  }
+
+  it('signed → finish → handingOver: the signed PDF stored, then handed over (saved and leased before it leaves); the PDF being signed deleted', async () => {
+    const t = setup();
+    const { store, signRef, r } = await finished(t);
+    expect(r.action).toBe('finish');
+    expectStop(r.record!, 'handingOver');
+    expect(r.handOver).toMatchObject({ signRef, fileName: `Contract-signed-${signRef}.pdf`, attempt: 1 });
+    expect(r.handOver!.pdf).toEqual(store.getSignedDocument(signRef));
+    expect((await signaturesIn(r.handOver!.pdf, t)).signatures).toHaveLength(1);
+    expect(store.getDocument(signRef)).toBeUndefined();
+    expect(store.get(signRef)).toEqual(r.record);
+    expect(r.record!.handOver).toEqual({ since: t.clock.now, attempts: 1, lastAt: t.clock.now, nextAt: t.clock.now + policy.handOverLeaseMs });
+    expect(nextStep(r.record!)).toEqual({ action: 'handOver', at: t.clock.now + policy.handOverLeaseMs });
+    expect(isSessionEnded(r.record!)).toBe(false);
+    // not due before the lease passed: nothing handed over twice
+    expect(await runDueStep(t.engine, store, signRef, { now: t.clock.now + policy.handOverLeaseMs - 1, policy })).toMatchObject({ action: 'none' });
+  });
+
+  it('handingOver → acknowledge → completed: ended, acknowledging again changes nothing; nothing due but forget', async () => {
+    const t = setup();
+    const { store, signRef } = await finished(t);
+    t.clock.advance(2_000);
+    const a = await acknowledgeHandOver(store, signRef, { clock: t.clock.fn });
+    expect(a.moved).toBe(true);
+    expectStop(a.record!, 'completed');
+    expect(a.record!.handOver!.acknowledgedAt).toBe(t.clock.now);
+    expect(isSessionEnded(a.record!)).toBe(true);
+    expect(await acknowledgeHandOver(store, signRef, { clock: t.clock.fn })).toEqual({ moved: false, record: a.record });
+    expect(store.getSignedDocument(signRef)).toBeDefined(); // the signer's download link still works until forgotten
+  });
+
+  it('not acknowledged within the lease: handed over again, the same bytes and file name; a reported storage failure comes back after a backoff', async () => {
+    const t = setup();
+    const { store, signRef, r } = await finished(t);
+    t.clock.advance(policy.handOverLeaseMs);
+    const again = await runDueStep(t.engine, store, signRef, { now: t.clock.now, policy });
+    expect(again.action).toBe('handOver');
+    expect(again.handOver).toEqual({ ...r.handOver, attempt: 2 });
+    expectStop(again.record!, 'handingOver');
+    const failed = await reportHandOverFailure(store, signRef, { code: 'SFTP_DOWN', message: 'connect ECONNREFUSED 127.0.0.1:22' }, { clock: t.clock.fn, policy });
+    expectStop(failed.record!, 'handingOver');
+    expect(failed.record!.handOver).toMatchObject({ attempts: 2, lastFailure: { code: 'SFTP_DOWN', message: 'connect ECONNREFUSED 127.0.0.1:22', at: t.clock.now }, nextAt: t.clock.now + 2_000 });
+    t.clock.advance(2_000);
+    const third = await runDueStep(t.engine, store, signRef, { now: t.clock.now, policy });
+    expect(third.handOver).toEqual({ ...r.handOver, attempt: 3 });
+    expect((await acknowledgeHandOver(store, signRef, { clock: t.clock.fn })).record!.phase).toBe('completed');
+  });
+
+  it('never acknowledged within the window: undelivered with the reason, the PDF kept; a late acknowledgement still completes it', async () => {
+    const t = setup();
+    const { store, signRef } = await finished(t);
+    t.clock.advance(policy.handOverWindowMs);
+    const gaveUp = await runDueStep(t.engine, store, signRef, { now: t.clock.now, policy });
+    expect(gaveUp.handOver).toBeUndefined();
+    expectStop(gaveUp.record!, 'undelivered');
+    expect(gaveUp.record!.handOver!.undelivered).toMatchObject({ code: 'HANDOVER_UNACKNOWLEDGED', at: t.clock.now });
+    expect(gaveUp.record!.handOver!.undelivered!.message).toMatch(/handed to the flow 1 time\(s\).*never acknowledged/);
+    expect(store.getSignedDocument(signRef)).toBeDefined();
+    expect(nextStep(gaveUp.record!)).toEqual({ action: 'forget', at: t.clock.now + SESSION_POLICY.retentionMs });
+    const late = await acknowledgeHandOver(store, signRef, { clock: t.clock.fn });
+    expectStop(late.record!, 'completed');
+    expect(late.record!.handOver!.undelivered).toBeUndefined();
+  });
+
+  it('two schedulers due at once: one hands over, the other loses the compare-and-set and hands nothing', async () => {
+    const t = setup();
+    const { store, signRef } = await finished(t);
+    t.clock.advance(policy.handOverLeaseMs);
+    const [a, b] = await Promise.all([
+      runDueStep(t.engine, store, signRef, { now: t.clock.now, policy }),
+      runDueStep(t.engine, store, signRef, { now: t.clock.now, policy }),
+    ]);
+    expect([a, b].filter((x) => x.handOver).length).toBe(1);
+    expect([a, b].filter((x) => x.lost).length).toBe(1);
+  });
+
+  it('a session with no signed PDF is not acknowledged (STATE_INVALID, record unchanged)', async () => {
+    const t = setup();
+    const store = new MemorySessionStore();
+    const s = await signed(t, 'B-T');
+    store.put(s, undefined);
+    await expect(acknowledgeHandOver(store, s.state.signRef)).rejects.toMatchObject({ code: 'STATE_INVALID' });
+    expect(store.get(s.state.signRef)).toEqual(s);
+  });
+
+  it('an undelivered and a completed session still name their next signer', async () => {
+    const t = setup();
+    for (const end of ['undelivered', 'completed'] as const) {
+      const store = new MemorySessionStore();
+      const s = await t.engine.start(pdf, { documentName: 'Lease.pdf', level: 'B-T', signer: { position: 1, of: 2 } }, t.opts());
+      const h = (await t.engine.applyDelivery(s.record, certificateDelivery(s.record, undefined, t), pdf)).record;
+      const sg = (await t.engine.applyDelivery(h, signatureDelivery(h), pdf)).record;
+      store.put(sg, undefined);
+      store.putDocument(s.signRef, pdf);
+      await runDueStep(t.engine, store, s.signRef, { now: t.clock.now, policy });
+      if (end === 'completed') await acknowledgeHandOver(store, s.signRef, { clock: t.clock.fn });
+      else await runDueStep(t.engine, store, s.signRef, { now: t.clock.now + policy.handOverWindowMs, policy: { ...policy, handOverWindowMs: 0 } });
+      expect(store.get(s.signRef)!.phase).toBe(end);
+      const r = await startNextSigner(t.engine, store, { previousSignRef: s.signRef, clock: t.clock.fn });
+      expect(r.outcome).toBe('started');
+      expect(store.get(s.signRef)!.phase).toBe(end);
+    }
   });
 });
 

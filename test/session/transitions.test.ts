@@ -12,8 +12,8 @@ import { advance } from '../../src/session/transitions';
 
 const root = join(__dirname, '..', '..');
 const clock = (): number => Date.now();
-const ENDED: SessionPhase[] = ['completed', 'failed', 'expired'];
-const ALL: SessionPhase[] = ['waitingForScan', 'certificateClaimed', 'atSavePoint', 'hashSubmitted', 'signed', ...ENDED];
+const ENDED: SessionPhase[] = ['completed', 'undelivered', 'failed', 'expired'];
+const ALL: SessionPhase[] = ['waitingForScan', 'certificateClaimed', 'atSavePoint', 'hashSubmitted', 'signed', 'handingOver', ...ENDED];
 
 function fixture(name: string): SessionRecord {
   return JSON.parse(readFileSync(join(root, 'test/fixtures/session-records/v1', `${name}.json`), 'utf8')) as SessionRecord;
@@ -38,10 +38,16 @@ describe('the table', () => {
     }
   });
 
-  it('leaves nothing out of an ended session (a completed one only names its next signer, and stays completed)', () => {
+  it('leaves nothing out of an ended session (a finished one names its next signer; an undelivered one takes a late acknowledgement)', () => {
     const fromEnded = TRANSITIONS.filter((t) => ENDED.includes(t.from as SessionPhase));
-    expect(fromEnded.filter((t) => t.to !== t.from)).toEqual([]);
-    expect(fromEnded.map((t) => `${t.from}:${t.verb}`)).toEqual(['completed:nameNextSigner']);
+    expect(fromEnded.filter((t) => t.to !== t.from).map(transitionKey)).toEqual(['undelivered:acknowledge']);
+    expect(fromEnded.map(transitionKey).sort()).toEqual(['completed:nameNextSigner', 'undelivered:acknowledge', 'undelivered:nameNextSigner']);
+  });
+
+  it('a finished session is handed over until acknowledged (completed) or given up (undelivered), never failed or expired', () => {
+    const out = TRANSITIONS.filter((t) => t.from === 'handingOver' && t.to !== 'handingOver').map((t) => `${t.verb}->${t.to}`).sort();
+    expect(out).toEqual(['acknowledge->completed', 'giveUpHandOver->undelivered']);
+    expect(TRANSITIONS.find((t) => t.verb === 'complete')).toMatchObject({ from: 'signed', to: 'handingOver' });
   });
 
   it('every waiting phase expires and fails on the service\'s error event; a signed session does neither', () => {
@@ -71,8 +77,8 @@ describe('advance', () => {
 
   it('refuses a row whose new fields describe another phase (a step\'s bug, not a user\'s)', () => {
     const signed = fixture('signed');
-    // `complete` must leave a completed record; these fields still say signed
-    expect(() => advance(signed, 'complete', { ...signed }, clock)).toThrow(/fields say signed, not completed/);
+    // `complete` must leave a finished record with its hand-over; these fields still say signed
+    expect(() => advance(signed, 'complete', { ...signed }, clock)).toThrow(/left a handingOver record with status signed/);
   });
 
   it('stores the target phase and the next revision', () => {
@@ -116,7 +122,7 @@ describe('nothing moves a record outside the table', () => {
     /\brevision:\s*1\b/, // a hand-made first record
     /\.revision\s*(\+\+|\+=|=(?!=))/,
     /\.phase\s*=(?!=)/,
-    /\bphase:\s*'(waitingForScan|certificateClaimed|atSavePoint|hashSubmitted|signed|completed|failed|expired)'/,
+    /\bphase:\s*'(waitingForScan|certificateClaimed|atSavePoint|hashSubmitted|signed|handingOver|completed|undelivered|failed|expired)'/,
   ];
 
   it('only src/session/transitions.ts writes a phase or a revision', () => {
@@ -150,6 +156,6 @@ describe('withPhase (what the stores save and load)', () => {
   it('refuses a record changed by hand so that its phase and its fields disagree', () => {
     const waiting = withPhase(fixture('waitingForScan'));
     const edited = { ...waiting, state: { ...waiting.state, status: 'failed' as const } };
-    expect(() => withPhase(edited)).toThrow(expect.objectContaining({ code: 'STATE_INVALID', message: expect.stringMatching(/phase says waitingForScan but its fields say failed/) }));
+    expect(() => withPhase(edited)).toThrow(expect.objectContaining({ code: 'STATE_INVALID', message: expect.stringMatching(/phase says waitingForScan but it has status failed/) }));
   });
 });
