@@ -11,10 +11,12 @@
  */
 import { verifyPdfSignatures, type PadesLevel } from '../../src/pades';
 import type { TsaFailure } from '../../sandbox/pki';
+import { HANDOVER_WINDOW_S, type Outcome } from './front-ends';
 import { accepted, ended, expectErrorBody, hashCalls, hashSubmitted, pause, settledStatus, until, type ConformanceContext, type Scenario } from './scenarios';
 
 export type FaultScenarioId = 'tsaDownThenUp' | 'tsaRejectionThenUp' | 'tsaRefusesForGood' | 'ocspDownWhileFinishing' | 'firstHashRefused'
-  | 'hash503Then200' | 'killedDuringCertificateCheck' | 'killedAfterCertificate' | 'killedAfterHash' | 'killedAfterSignature' | 'storeDown';
+  | 'hash503Then200' | 'killedDuringCertificateCheck' | 'killedAfterCertificate' | 'killedAfterHash' | 'killedAfterSignature' | 'storeDown'
+  | 'handOverStorageDown' | 'handOverKilled' | 'handOverNeverAcknowledged' | 'storeDownWhileFinishing';
 
 /** A front end stopped and started again: its start-up (n8n: up to 4 min) on top of the session. */
 const RESTART_TIMEOUT_MS = 420_000;
@@ -64,6 +66,30 @@ async function finishingRidesOut(c: ConformanceContext, name: string, responder:
   expect((await c.fe.outcome(ref))?.result?.missing).toBeUndefined();
   // every failure was met (finishing was tried again after them), none left over
   expect((await caFaults(c))[`${responder}_fail`]).toBe(0);
+}
+
+/** The session's stored record once `ok` says so (its phase, its hand-over). */
+function recordUntil(c: ConformanceContext, ref: string, what: string, ok: (o: Outcome) => boolean, ms = 90_000): Promise<Outcome> {
+  return until(`${ref}: ${what} at ${c.fe.name}`, async () => {
+    const o = await c.fe.outcome(ref);
+    return o && ok(o) ? o : undefined;
+  }, ms);
+}
+
+/** Finished, handed over, and the flow's storage refusing it (a hand-over failed, or one not acknowledged handed over again). */
+const handOverRefused = (c: ConformanceContext, ref: string) => recordUntil(c, ref, 'a hand-over refused by the storage', (o) => o.phase === 'handingOver' && (o.handOver?.lastFailure !== undefined || (o.handOver?.attempts ?? 0) >= 2));
+
+/**
+ * The hand-over reached the flow's storage and was acknowledged: the session completed, and the storage holds the
+ * very bytes the front end signed (one user signature, valid, at the level asked for).
+ */
+async function deliveredTo(c: ConformanceContext, ref: string): Promise<Outcome> {
+  const o = await recordUntil(c, ref, 'the hand-over acknowledged', (r) => r.phase === 'completed');
+  expect(o.handOver?.acknowledgedAt).toEqual(expect.any(Number));
+  const stored = await until(`${ref}'s PDF in the flow's storage`, () => c.fe.storage.stored(ref), 30_000);
+  expect(stored.equals(await c.fe.signedPdf(ref))).toBe(true);
+  await completedWith(c, ref, 'B-LTA');
+  return o;
 }
 
 export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
@@ -232,6 +258,68 @@ export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
       await until(`${ref} hash_submitted at ${c.fe.name}`, async () => (await c.fe.status(ref)) === 'hash_submitted', 60_000);
       await c.sb.phone.approve(ref);
       await completedWith(c, ref, 'B-LTA');
+    },
+  },
+  {
+    id: 'handOverStorageDown',
+    title: 'the flow\'s storage down when the signed PDF is handed over, then back: handed over again, stored once acknowledged (the same bytes), one signature',
+    async run(c) {
+      const ref = await scanned(c, 'Storage down.pdf');
+      await c.fe.storage.down();
+      await c.sb.phone.approve(ref);
+      await handOverRefused(c, ref);
+      expect(await c.fe.storage.stored(ref)).toBeUndefined();
+      await c.fe.storage.up();
+      const o = await deliveredTo(c, ref);
+      expect(o.handOver?.attempts).toBeGreaterThanOrEqual(2);
+    },
+  },
+  {
+    id: 'handOverKilled',
+    title: 'killed after the session finished, before the hand-over was acknowledged: after the restart the PDF is handed over again and stored, one signature',
+    async run(c) {
+      const ref = await scanned(c, 'Killed at hand-over.pdf');
+      await c.fe.storage.down();
+      await c.sb.phone.approve(ref);
+      await handOverRefused(c, ref);
+      await c.fe.kill();
+      await c.fe.storage.up();
+      await c.fe.restart();
+      await deliveredTo(c, ref);
+      expect(hashCalls(c, ref).map((h) => h.status)).toEqual([200]);
+    },
+    timeoutMs: RESTART_TIMEOUT_MS,
+  },
+  {
+    id: 'handOverNeverAcknowledged',
+    title: 'a flow whose storage never takes the PDF: handed over again until the hand-over window closes, then undelivered with the reason; nothing after',
+    async run(c) {
+      const ref = await scanned(c, 'Never stored.pdf');
+      await c.fe.storage.down();
+      await c.sb.phone.approve(ref);
+      const o = await recordUntil(c, ref, 'undelivered', (r) => r.phase === 'undelivered', (HANDOVER_WINDOW_S + 60) * 1000);
+      expect(o.status).toBe('completed'); // the user signed: the service's session completed
+      expect(o.handOver?.attempts).toBeGreaterThanOrEqual(2);
+      expect(o.handOver?.undelivered).toMatchObject({ code: 'HANDOVER_UNACKNOWLEDGED', message: expect.stringMatching(/never acknowledged/) });
+      await c.fe.storage.up();
+      await pause(8000); // rounds of every scheduler: an undelivered session is not handed over any more
+      expect(await c.fe.storage.stored(ref)).toBeUndefined();
+      expect((await c.fe.outcome(ref))?.phase).toBe('undelivered');
+    },
+    timeoutMs: (HANDOVER_WINDOW_S + 150) * 1000,
+  },
+  {
+    id: 'storeDownWhileFinishing',
+    title: 'the session store down for 4 s while finishing waits for the TSA: finishing resumes, the PDF reaches the flow\'s storage at B-LTA, one signature',
+    async run(c) {
+      const ref = await scanned(c, 'Store down while finishing.pdf');
+      await caFaults(c, { tsa_fail: 2, tsa_failure: 503 });
+      await c.sb.phone.approve(ref);
+      await recordUntil(c, ref, 'finishing deferred by the TSA', (o) => o.status === 'signed' && o.lastFinishFailure !== undefined, 60_000);
+      await c.fe.storeDown();
+      await pause(4000);
+      await c.fe.storeUp();
+      await deliveredTo(c, ref);
     },
   },
 ];

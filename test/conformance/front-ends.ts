@@ -51,6 +51,15 @@ export interface FrontEnd {
    */
   storeDown(): void | Promise<void>;
   storeUp(): void | Promise<void>;
+  /**
+   * The flow's storage of signed PDFs (the folder or SFTP server its sample writes them to), where a session's
+   * hand-over ends: what it holds for a session, and an outage of it (`up` does nothing when it is not down).
+   */
+  storage: {
+    stored(signRef: string): Promise<Buffer | undefined>;
+    down(): void | Promise<void>;
+    up(): void | Promise<void>;
+  };
   /** Recent log lines, for failure messages. */
   log(): string;
   /**
@@ -63,6 +72,9 @@ export interface FrontEnd {
 
 export interface Outcome {
   status?: string;
+  /** The stored phase (`handingOver`, `completed`, `undelivered`…). */
+  phase?: string;
+  handOver?: { attempts?: number; lastFailure?: { code?: string; message?: string }; acknowledgedAt?: number; undelivered?: { code?: string; message?: string } };
   result?: { level?: string; valid?: boolean; missing?: { requested?: string; stage?: string; code?: string; message?: string } };
   error?: { code?: string; message?: string };
   lastFinishFailure?: { stage?: string; code?: string; attempts?: number };
@@ -111,6 +123,12 @@ function storedOutcome(file: string): Outcome | undefined {
   }
 }
 
+/** A front end whose flow does not hand its signed PDF to a storage of the suite's yet (its hand-over scenarios are pending). */
+export function noStorage(name: string): FrontEnd['storage'] {
+  const no = (): never => { throw new Error(`${name}: the flow's storage is not wired into the conformance suite`); };
+  return { stored: async () => no(), down: no, up: () => undefined };
+}
+
 /** Start a front end against `sb`, its files under `dir` (made fresh by the caller). */
 export type StartFrontEnd = (sb: Sandbox, dir: string) => Promise<FrontEnd>;
 
@@ -119,6 +137,12 @@ export const SECRET = 'conformance-suite-notification-secret-0123456789';
 /** n8n's resume schedule every 2 s (not 30), a step left alone 5 s (not 45): faults resolve within a test. */
 export const RESUME_INTERVAL_S = 2;
 export const RESUME_IDLE_S = 5;
+/**
+ * Every front end's hand-over policy in the suite, set where its documentation says: a hand-over not acknowledged
+ * within 4 s is handed over again, and given up after 40 s (not 5 min and a day), so hand-over faults resolve within a test.
+ */
+export const HANDOVER_LEASE_S = 4;
+export const HANDOVER_WINDOW_S = 40;
 /** What the applications of the `serve` front end present to its /sessions routes. */
 const SERVE_APPLICATION_KEY = 'conformance-application-key-0123456789abcdef';
 
@@ -198,6 +222,7 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
     running: () => child.exitCode === null && child.signalCode === null,
     storeDown: outage.down,
     storeUp: outage.up,
+    storage: noStorage('serve'),
     log: () => lines.slice(-40).join('\n'),
     stop: () => stopChild(child),
   };
@@ -272,6 +297,7 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
       running: () => nr.child.exitCode === null && nr.child.signalCode === null,
       storeDown: outage.down,
       storeUp: outage.up,
+      storage: noStorage('Node-RED'),
       log: () => (logs.join('\n') + nr.log()).slice(-4000),
       stop: () => nr.stop(),
     };
@@ -345,6 +371,7 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       running: () => n8n.pid() !== undefined,
       storeDown: outage.down,
       storeUp: outage.up,
+      storage: noStorage('n8n'),
       log: () => n8n.log().slice(-4000),
       async webhookRuns() {
         // those still starting count too: a run is recorded as it starts

@@ -17,7 +17,7 @@ import { fixture } from '../fixtures/pdfs';
 import type { N8nQueue } from '../helpers/n8n-queue';
 import { startQueueSample } from '../n8n/queue-workflow';
 import { releasePackage } from '../helpers/package';
-import { RESUME_IDLE_S, RESUME_INTERVAL_S, SECRET, poll, recordOutcome, uploadToSample, type FrontEnd, type Outcome, type StartFrontEnd } from './front-ends';
+import { RESUME_IDLE_S, RESUME_INTERVAL_S, SECRET, noStorage, poll, recordOutcome, uploadToSample, type FrontEnd, type Outcome, type StartFrontEnd } from './front-ends';
 
 /** The sample's table prefix (test/n8n/queue-workflow.ts's store credential). */
 const TABLES = 'singpass_sign_';
@@ -93,6 +93,7 @@ export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
         await n8n.storePostgres.start();
         storeIsDown = false;
       },
+      storage: noStorage('n8n queue mode'),
       log: () => n8n.log().slice(-8000),
       stop,
     };

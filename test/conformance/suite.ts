@@ -15,6 +15,15 @@ import { SCENARIOS, type ConformanceContext, type Scenario, type ScenarioId } fr
 
 export type Pending = Partial<Record<ScenarioId | FaultScenarioId, string>>;
 
+/** The hand-over scenarios, until this front end's flow hands its signed PDF to a storage the suite can reach. */
+export const HAND_OVER_PENDING = {
+  handOverStorageDown: 'the flow does not acknowledge its storage of the signed PDF yet',
+  handOverKilled: 'the flow does not acknowledge its storage of the signed PDF yet',
+  handOverNeverAcknowledged: 'the flow does not acknowledge its storage of the signed PDF yet',
+  storeDownWhileFinishing: 'the flow does not acknowledge its storage of the signed PDF yet',
+} as const;
+
+
 const DEFAULT_TIMEOUT_MS = 150_000;
 
 export function conformanceSuite(startFrontEnd: StartFrontEnd, frontEndName: string, pending: Pending = {}, o: { startTimeoutMs?: number } = {}): void {
