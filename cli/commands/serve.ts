@@ -1,8 +1,10 @@
+import { statSync } from 'node:fs';
 import * as http from 'node:http';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readUserFile, wantsHelp, type CliCommand } from '../command';
 import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../src/errors';
+import { writeFileAtomic } from '../../src/files';
 import { loadSigningKey, publicKeySet } from '../../src/keys';
 import type { PadesLevel } from '../../src/pades';
 import {
@@ -16,18 +18,20 @@ import { openStore } from '../store';
 
 const HELP = `Usage: singpass-flows serve --config <file.json> [--port 8080] [--host 127.0.0.1]
                             [--store <folder> | --store postgres://user@host/db] [--sweep-ms 5000] [--take-over-ms 45000]
-                            [--keep-ended-days 7]
+                            [--keep-ended-days 7] [--deliver-to <folder>]
 
 Runs a signing service for your applications (you are the DSAP): one process, or several behind one URL over a
 shared store. Each signing session is kept in the store at every step (the claimed certificate, the hash before it
-is sent, the user's signature before finishing, the signed PDF before the session is marked completed), so a
-process that dies loses nothing: the others take it over (--sweep-ms), or it resumes after a restart.
+is sent, the user's signature before finishing, the signed PDF before it is handed over), so a process that dies
+loses nothing: the others take it over (--sweep-ms), or it resumes after a restart. A session ends when its signed
+PDF is delivered: written to the --deliver-to folder, or downloaded in full by your application.
 
 Routes:
   POST /sessions?name=<document name>&level=B-LTA   body: the PDF   → {signRef, qrPayload, challengeCode, expiresAt}
        (optional &appLink=<https URL>: your app's registered link the Singpass app returns the user to)
   GET  /sessions/<signRef>                           → the session's status, error, result
-  GET  /sessions/<signRef>/signed.pdf                → the signed PDF once completed (404 before)
+  GET  /sessions/<signRef>/signed.pdf                → the signed PDF once completed (404 before); without
+       --deliver-to, a complete download is the delivery (the session then ends; until then it stays "handingOver")
        (the /sessions routes answer only your applications: "Authorization: Bearer <applicationKey>", else 401)
   POST /webhook                                      the notification URL to register with the signing service
   GET  /jwks                                         your public key set (register its URL with the service)
@@ -46,6 +50,10 @@ Options:
   --sweep-ms <n>    how often to look for sessions another process left (default 5000 with a shared store; 0: off)
   --take-over-ms <n>  how long a session in the middle of a step is left to the process working on it before
                     another takes it over (default 45000, the session policy)
+  --deliver-to <folder>  where each signed PDF is written (<document>-signed-<signRef>.pdf, atomically; the same
+                    name again if it is delivered twice); a write that fails is tried again, and a session not
+                    delivered within a day ends "undelivered" with its PDF kept in the store. Config keys
+                    handOverLeaseSeconds (300) and handOverWindowSeconds (86400) change those times
   --keep-ended-days <n>  how long an ended session (completed, failed, expired) and its PDFs stay in the store;
                     checked at start and hourly (default 7, the session policy; the folder store keeps the signed
                     PDFs, <signRef>-signed.pdf, for you to move or delete)
@@ -64,6 +72,8 @@ export interface ServeOptions {
   keepEndedMs?: number;
   /** How often the store is cleaned of them (default hourly). */
   cleanUpIntervalMs?: number;
+  /** Where signed PDFs are delivered (a folder); without it an application's complete download delivers them. */
+  deliverTo?: string;
   log: (line: string) => void;
 }
 
@@ -104,13 +114,23 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
   const shared = o.store !== undefined && !(store instanceof MemorySessionStore);
   const sweepMs = o.sweepMs ?? (shared ? 5000 : 0);
   const keepEndedMs = o.keepEndedMs ?? SESSION_POLICY.retentionMs;
+  const policy = handOverPolicy(raw);
+  const deliverTo = o.deliverTo ? resolve(o.deliverTo) : undefined;
   const runner = createSessionRunner({
-    engine, store,
+    engine, store, policy,
+    // the session ends when its PDF is in the folder (or, without one, when an application downloaded it in full)
+    onHandOver: async (h) => {
+      if (!deliverTo) return false;
+      await writeFileAtomic(join(deliverTo, h.fileName), h.pdf);
+      o.log(`session ${h.signRef} signed PDF written to ${h.fileName}${h.attempt > 1 ? ` (delivery ${h.attempt})` : ''}`);
+      return true;
+    },
     ...(sweepMs > 0 ? { sweepIntervalMs: sweepMs } : {}),
     ...(o.takeOverMs !== undefined ? { takeOverAfterMs: o.takeOverMs } : {}),
     // One line per step, for operators (no personal data: the sign_ref and the step's name, codes on failures).
     onStep: (signRef, step) => {
       if (step.step === 'submitDeferred' || step.step === 'finishDeferred') o.log(`session ${signRef} ${step.step} ${step.code} (attempt ${step.attempts})`);
+      else if (step.step === 'handOverFailed' || step.step === 'undelivered') o.log(`session ${signRef} ${step.step} ${step.code}`);
       else if (step.step !== 'ended' && step.step !== 'verified') o.log(`session ${signRef} ${step.step}`);
     },
     onEnded: (out) => {
@@ -167,13 +187,16 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
       if (!record) return json(res, 404, { code: 'SIGN_REF_NOT_FOUND', message: 'no such session here' });
       if (!m[2]) {
         return json(res, 200, {
-          signRef, status: record.state.status, ...(record.error ? { error: record.error } : {}), ...(record.result ? { result: record.result } : {}),
+          signRef, status: record.state.status, phase: record.phase, ...(record.error ? { error: record.error } : {}), ...(record.result ? { result: record.result } : {}),
+          ...(record.handOver ? { handOver: record.handOver } : {}),
           ...(record.lastSubmitFailure ? { retrying: { step: 'hash', ...record.lastSubmitFailure } } : {}),
           ...(record.lastFinishFailure ? { retrying: { step: 'finish', ...record.lastFinishFailure } } : {}),
         });
       }
       const pdf = record.state.status === 'completed' ? await store.getSignedDocument?.(signRef) : undefined;
       if (!pdf) return json(res, 404, { code: 'NOT_SIGNED', message: `the session is ${record.state.status}` });
+      // without a delivery folder the application's download is the delivery: once all of it was sent
+      if (!deliverTo) res.once('finish', () => void runner.acknowledge(signRef).catch((e: unknown) => o.log(`session ${signRef} download not recorded (${isSingpassFlowsError(e) ? e.code : 'STORE_BUSY'}); delivered again later`)));
       return void res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length }).end(pdf);
     }
     return json(res, 404, { code: 'NOT_FOUND', message: `no route ${req.method ?? ''} ${p}` });
@@ -193,6 +216,19 @@ export async function startServe(o: ServeOptions): Promise<RunningServer> {
       await store.close?.();
     },
   };
+}
+
+/** The config's hand-over times (seconds), unset ones the session policy's. */
+function handOverPolicy(raw: Record<string, unknown>): { handOverLeaseMs?: number; handOverWindowMs?: number } {
+  const seconds = (key: string): number | undefined => {
+    const v = raw[key];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > 365 * 86_400) throw invalidInput(`config.${key}`, 'must be a number of seconds above 0 (at most a year)');
+    return v * 1000;
+  };
+  const lease = seconds('handOverLeaseSeconds');
+  const window = seconds('handOverWindowSeconds');
+  return { ...(lease !== undefined ? { handOverLeaseMs: lease } : {}), ...(window !== undefined ? { handOverWindowMs: window } : {}) };
 }
 
 /** `applicationKey`: one key, or several while it is being changed; each at least 32 characters. */
@@ -229,6 +265,16 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** --deliver-to: an existing folder (a missing one is a typo more often than a wish to create it). */
+function checkFolder(dir: string): string {
+  try {
+    if (statSync(dir).isDirectory()) return dir;
+  } catch {
+    // reported below
+  }
+  throw invalidInput('--deliver-to', `${dir} is not an existing folder`);
+}
+
 export const serveCommand: CliCommand = {
   name: 'serve',
   summary: 'run a signing service for your applications (one process, or several behind one URL over a shared store)',
@@ -242,7 +288,7 @@ export const serveCommand: CliCommand = {
     try {
       ({ values } = parseArgs({
         args: argv, strict: true, allowPositionals: false,
-        options: { config: { type: 'string' }, store: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'sweep-ms': { type: 'string' }, 'take-over-ms': { type: 'string' }, 'keep-ended-days': { type: 'string' } },
+        options: { config: { type: 'string' }, store: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'sweep-ms': { type: 'string' }, 'take-over-ms': { type: 'string' }, 'keep-ended-days': { type: 'string' }, 'deliver-to': { type: 'string' } },
       }) as { values: Record<string, string | undefined> });
       if (!values.config) throw invalidInput('--config', 'is required');
       const port = Number(values.port ?? 8080);
@@ -257,6 +303,7 @@ export const serveCommand: CliCommand = {
       const running = await startServe({
         configText: readUserFile(path, '--config').toString('utf8'), baseDir: dirname(path), store: values.store, port, host: values.host ?? '127.0.0.1', sweepMs, takeOverMs,
         ...(keepDays !== undefined ? { keepEndedMs: keepDays * DAY_MS } : {}),
+        ...(values['deliver-to'] !== undefined ? { deliverTo: checkFolder(values['deliver-to']) } : {}),
         log: (line) => console.log(line),
       });
       console.log(`serving on ${running.url} (webhook ${running.url}/webhook, key set ${running.url}/jwks)`);

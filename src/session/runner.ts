@@ -38,12 +38,13 @@ export interface SessionRunnerOptions {
   onEnded?: (outcome: SessionOutcome) => void | Promise<void>;
   /**
    * Where a finished session's signed PDF goes (a folder, an upload): resolve once it is stored there, and the
-   * session ends completed; reject, and it is handed over again after a backoff (the failure kept in the record).
+   * session ends completed; reject, and it is handed over again after a backoff (the failure kept in the record);
+   * resolve `false` when something else acknowledges it later (`acknowledge`, e.g. an application's download).
    * Called at least once per session, again (same bytes, same file name) when an earlier call's process died before
    * the acknowledgement was saved, until the hand-over window closes (the session then ends undelivered). Without
    * it the signed PDF is acknowledged as soon as it is stored: the caller takes it from `outcome()` or the store.
    */
-  onHandOver?: (item: HandOverItem) => Promise<void>;
+  onHandOver?: (item: HandOverItem) => Promise<void | boolean>;
   /** The session policy where a deployment changes it (hand-over lease and window); default SESSION_POLICY. */
   policy?: Partial<SessionPolicy>;
   /** Every delivery the runner refused or ignored (log-safe), e.g. for a security log. */
@@ -241,19 +242,22 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     // A finishing stage failed temporarily (TSA, OCSP…): the signature stays in the stored record; run it again later.
     if (isFinishDeferred(f.record)) return retryLater(f.record);
     await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
-    if (f.handOver) await handOver(f.handOver);
+    if (f.handOver) await handOver(f.handOver, f.record);
   };
 
   /** The signed PDF to the flow's storage; acknowledged once stored there, else handed over again later. */
-  const handOver = async (item: HandOverItem): Promise<void> => {
+  const handOver = async (item: HandOverItem, handing: SessionRecord): Promise<void> => {
+    let stored: void | boolean;
     try {
-      await options.onHandOver?.(item);
+      stored = await options.onHandOver?.(item);
     } catch (e) {
       const failed = await reportHandOverFailure(store, item.signRef, { code: isSingpassFlowsError(e) ? e.code : 'HANDOVER_FAILED', message: (e as Error)?.message ?? String(e) }, { policy });
       await stepOptions(item.signRef).onStep!({ step: 'handOverFailed', attempt: item.attempt, code: failed.record?.handOver?.lastFailure?.code ?? 'HANDOVER_FAILED' });
       if (failed.record && sessionPhase(failed.record) === 'handingOver') retryLater(failed.record);
       return;
     }
+    // acknowledged by someone else meanwhile, or handed over again when its lease passes
+    if (stored === false) return retryLater(handing);
     const done = await acknowledgeHandOver(store, item.signRef);
     if (done.moved) await stepOptions(item.signRef).onStep!({ step: 'delivered', attempt: item.attempt });
   };
@@ -262,7 +266,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const handOverStored = async (signRef: string): Promise<void> => {
     const r = await runStepNow(engine, store, signRef, { only: ['handOver'], policy });
     if (r.action === 'none' || r.lost || !r.record) return;
-    if (r.handOver) return handOver(r.handOver);
+    if (r.handOver) return handOver(r.handOver, r.record);
     if (r.documentMissing) return;
     if (sessionPhase(r.record) === 'undelivered') await stepOptions(signRef).onStep!({ step: 'undelivered', code: r.record.handOver?.undelivered?.code ?? 'HANDOVER_UNACKNOWLEDGED' });
   };

@@ -143,7 +143,7 @@ describe.each(['a folder', 'PostgreSQL'] as const)('serve: two processes over on
     const res = await fetch(`${nginx.url}/sessions/${signRef}`, { headers: APP });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`GET /sessions/${signRef}: HTTP ${res.status} ${text.slice(0, 200)}`);
-    return JSON.parse(text) as { status: string; result?: { level: string; valid: boolean }; error?: { code: string } };
+    return JSON.parse(text) as { status: string; phase?: string; result?: { level: string; valid: boolean }; error?: { code: string } };
   };
   // A poll may meet nginx's 502 for a moment after an upstream died (both marked failed for fail_timeout): poll again.
   const completed = (signRef: string) => until(async () => {
@@ -161,6 +161,8 @@ describe.each(['a folder', 'PostgreSQL'] as const)('serve: two processes over on
     const res = await fetch(`${nginx.url}/sessions/${signRef}/signed.pdf`, { headers: APP });
     expect(res.status).toBe(200);
     const signed = Buffer.from(await res.arrayBuffer());
+    // without --deliver-to the application's complete download is the delivery: the session then ends
+    await until(async () => ((await status(signRef).catch(() => undefined))?.phase === 'completed' ? true : undefined), `session ${signRef} delivered by its download`, 10_000);
     const report = await verifyPdfSignatures(signed, { trustedRoots: [sandbox.pki.root.certDer] });
     expect(report.newest).toMatchObject({ valid: true, level: 'B-T' });
     expect(report.signatures.filter((s) => s.type === 'signature')).toHaveLength(1);

@@ -114,6 +114,16 @@ export function recordOutcome(record: unknown): Outcome {
   return { ...r, status: r.state?.status };
 }
 
+/** The signed PDF a front end delivered into `dir` for `signRef` (its hand-over file name ends with the sign_ref). */
+function deliveredPdf(dir: string, signRef: string): Buffer | undefined {
+  try {
+    const name = fs.readdirSync(dir).find((f) => f.endsWith(`-${signRef}.pdf`));
+    return name ? fs.readFileSync(path.join(dir, name)) : undefined;
+  } catch {
+    return undefined; // the folder is away (a storage outage)
+  }
+}
+
 /** A session record as a folder store keeps it (`<folder>/<sign_ref>.json`). */
 function storedOutcome(file: string): Outcome | undefined {
   try {
@@ -163,7 +173,11 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
     signApiBaseUrl: sb.urls.signApi, clientId: 'conformance-serve', signingKey: (await generateClientKeys()).signing,
     serviceKeySetUrl: sb.urls.signKeys, tsaUrl: sb.urls.tsa, trustedRoots: ['root.pem'],
     domainName: 'conformance.example.sg', tenantId: 'conformance', notificationSecret: SECRET, applicationKey: SERVE_APPLICATION_KEY,
+    handOverLeaseSeconds: HANDOVER_LEASE_S, handOverWindowSeconds: HANDOVER_WINDOW_S,
   }));
+  // the flow's storage: the folder serve delivers signed PDFs to
+  const delivered = path.join(dir, 'delivered');
+  fs.mkdirSync(delivered);
   const app = { authorization: `Bearer ${SERVE_APPLICATION_KEY}` };
   const cli = path.join(REPO_ROOT, 'dist', 'cli', 'index.js');
   const store = path.join(dir, 'store');
@@ -171,7 +185,7 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
   const lines: string[] = [];
   let child: ChildProcess;
   const start = async () => {
-    child = spawn(process.execPath, [cli, 'serve', '--config', configPath, '--store', store, '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [cli, 'serve', '--config', configPath, '--store', store, '--port', String(port), '--deliver-to', delivered], { stdio: ['ignore', 'pipe', 'pipe'] });
     await new Promise<string>((resolve, reject) => {
       let buf = '';
       child.stdout!.on('data', (d: Buffer) => {
@@ -191,6 +205,7 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
   await start();
   const url = `http://127.0.0.1:${port}`;
   const outage = folderOutage(store);
+  const deliveryOutage = folderOutage(delivered);
   const outcome = async (signRef: string): Promise<Outcome | undefined> => {
     const res = await fetch(`${url}/sessions/${encodeURIComponent(signRef)}`, { headers: app });
     if (res.status !== 200) return undefined; // 404: not stored; 500: the store is down
@@ -222,7 +237,7 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
     running: () => child.exitCode === null && child.signalCode === null,
     storeDown: outage.down,
     storeUp: outage.up,
-    storage: noStorage('serve'),
+    storage: { stored: async (signRef) => deliveredPdf(delivered, signRef), down: deliveryOutage.down, up: deliveryOutage.up },
     log: () => lines.slice(-40).join('\n'),
     stop: () => stopChild(child),
   };

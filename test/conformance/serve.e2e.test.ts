@@ -3,6 +3,6 @@
  * the built CLI in a child process with a folder store, against the sandbox over real HTTP.
  */
 import { serveFrontEnd } from './front-ends';
-import { HAND_OVER_PENDING, conformanceSuite } from './suite';
+import { conformanceSuite } from './suite';
 
-conformanceSuite(serveFrontEnd, 'serve', HAND_OVER_PENDING);
+conformanceSuite(serveFrontEnd, 'serve');

@@ -62,7 +62,7 @@ describe('runDueStep', () => {
     expect(t.client.hashCalls.map((c) => [c.input.documentHash, c.resubmission])).toEqual([[s.submitting!.documentHash, true]]);
   });
 
-  it('signed → finished: the signed PDF stored before the record says completed, one signature', async () => {
+  it('signed → finished: the signed PDF stored before the record says finished, handed over with it, one signature', async () => {
     const t = setup();
     const h = await hashSubmitted(t);
     const sig = (await t.engine.applyDelivery(h, signatureDelivery(h), pdf)).record;
@@ -74,9 +74,11 @@ describe('runDueStep', () => {
     store.putSignedDocument = (ref, bytes) => (order.push('signed pdf'), putSigned(ref, bytes));
     const r = await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now });
     expect(r.action).toBe('finish');
-    expectStop(r.record!, 'completed');
+    expectStop(r.record!, 'handingOver');
     expect(order).toEqual(['signed pdf', 'record:completed']);
     expect(store.getSignedDocument(sig.state.signRef)!.equals(r.pdf!)).toBe(true);
+    expect(r.handOver).toMatchObject({ signRef: sig.state.signRef, attempt: 1 });
+    expect(r.handOver!.pdf.equals(r.pdf!)).toBe(true);
     expect((await signaturesIn(r.pdf!, t)).signatures).toHaveLength(1);
   });
 
@@ -92,7 +94,7 @@ describe('runDueStep', () => {
     expect((await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now })).action).toBe('none');
     t.net.failNext('tsa', 0);
     const again = await runStepNow(t.engine, store, sig.state.signRef, { now: t.clock.now });
-    expectStop(again.record!, 'completed');
+    expectStop(again.record!, 'handingOver');
   });
 
   it('past the deadline: a waiting session and a claimed one expire, without the PDF and without a call', async () => {
