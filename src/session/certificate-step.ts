@@ -50,7 +50,7 @@ async function toSavePoint(ctx: StepContext, claimed: SessionRecord, event: Cert
       ...(claimed.request.appearance ? { appearance: claimed.request.appearance, signingFor: signingForOf(claimed.request.onBehalfOf) } : {}),
     }, pdfHash);
     // The save point: the prepared state and the exact hash are persisted BEFORE the hash leaves this process.
-    current = advance(current, 'prepare', { ...current, prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts } }, ctx.clock);
+    current = advance(current, 'prepare', { ...current, prepared: prepared.state, submitting: { documentHash: prepared.documentHash, attempts } }, ctx.clock, ctx.trigger);
     await say(stepOptions, { step: 'prepared', inputBytes: pdf.length, documentHash: prepared.documentHash });
   } catch (e) {
     return finishWith(e);

@@ -18,7 +18,7 @@ import { finishSession } from './finishing';
 import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS } from './policy';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
 import { checkRecord, say, sha256, withoutSessionData, type StepContext } from './record-ops';
-import { advance, created } from './transitions';
+import { advance, created, type SessionTrigger } from './transitions';
 import { hashSubmitted, submitHash, type HashCall } from './submission';
 import { UserCertificateChecker, type CertificateStatusReport } from './user-certificate';
 import { certsFromPemOrDer } from '../pki';
@@ -232,7 +232,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
 
   /** The certificate recorded: the claim (applySigningEvent refuses one in any other state than waiting_for_scan). */
   function claim(record: SessionRecord, event: CertificateEvent): SessionRecord {
-    return advance(record, 'claimCertificate', { ...record, state: applySigningEvent(record.state, event, clock) }, clock);
+    return advance(record, 'claimCertificate', { ...record, state: applySigningEvent(record.state, event, clock) }, clock, 'certificate');
   }
 
   /** The service's error event ends the session. */
@@ -243,7 +243,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${event.errorCode}${event.message ? ` ${event.message}` : ''}`,
       ...(event.errorCode ? { serviceCode: event.errorCode } : {}),
     };
-    const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error }, clock);
+    const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error }, clock, 'error');
     await say(stepOptions, { step: 'ended', status: state.status, error });
     return { record: out };
   }
@@ -261,40 +261,40 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     // Replayed on a claimed record (nothing prepared yet; its claimer died, or is still at work): the rest of the step,
     // from the stored certificate, only with a compare-and-set save point (two executions may then both prepare,
     // only one submits). Without `save` it cannot be told apart from the claimer's own work: a duplicate.
-    if (standing === 'midStep' && isCertificateClaimed(record)) return stepOptions?.save ? continueClaim(record, pdf, stepOptions, run) : { record, duplicate: true };
+    if (standing === 'midStep' && isCertificateClaimed(record)) return stepOptions?.save ? continueClaim(record, pdf, stepOptions, run, 'certificate') : { record, duplicate: true };
     const pdfHash = checkDocument(record, pdf);
     // Replayed after a crash past the save point: the hash may be with the user already; never a new one.
-    if (standing === 'midStep') return run.atSavePoint(record, stepOptions);
+    if (standing === 'midStep') return run.atSavePoint(on('certificate'), record, stepOptions);
     const claimed = claim(record, event);
     if (stepOptions?.claim && !(await stepOptions.claim(claimed))) return { record, duplicate: true };
-    return run.fromClaim(claimed, event, pdf, stepOptions, pdfHash);
+    return run.fromClaim(on('certificate'), claimed, event, pdf, stepOptions, pdfHash);
   }
 
   /** A claimed record (saved there, nothing prepared) continued through `run` from its stored certificate. */
-  async function continueClaim(record: SessionRecord, pdf: Buffer, stepOptions: StepOptions | undefined, run: CertificateRun): Promise<StepResult> {
+  async function continueClaim(record: SessionRecord, pdf: Buffer, stepOptions: StepOptions | undefined, run: CertificateRun, trigger: SessionTrigger): Promise<StepResult> {
     checkRecord(record);
     if (!isCertificateClaimed(record)) throw new SingpassFlowsError('STATE_INVALID', `No claimed certificate to continue: the session is ${record.state.status}${isAtSavePoint(record) ? ' at the save point (resumeSubmission)' : ''}`, { retryable: false });
     if (!stepOptions?.save) throw invalidInput('save', 'is required to continue a claimed certificate (a compare-and-set save point: another execution may be continuing it too)');
     const pdfHash = checkDocument(record, pdf);
-    const expired = await expiredNow(record, stepOptions);
+    const expired = await expiredNow(record, stepOptions, trigger);
     if (expired) return expired;
     const s = record.state;
     const event: CertificateEvent = {
       type: 'certificate', signRef: s.signRef, nonce: s.nonce!, certificate: readUserCertificate(Buffer.from(s.certificate!, 'base64'), s.certificate), issuedAt: s.scannedAt ?? s.updatedAt,
     };
-    return run.fromClaim(record, event, pdf, stepOptions, pdfHash);
+    return run.fromClaim(on(trigger), record, event, pdf, stepOptions, pdfHash);
   }
 
   /** The hash call of a record at the save point (`call`: how it stands to the calls before it). */
   async function fromSavePoint(record: SessionRecord, call: HashCall, stepOptions: StepOptions | undefined): Promise<StepResult> {
     checkRecord(record);
     if (!isAtSavePoint(record)) throw new SingpassFlowsError('STATE_INVALID', `No hash submission to resume: the session is ${record.state.status}`, { retryable: false });
-    return (await expiredNow(record, stepOptions)) ?? submitHash(ctx, record, call, stepOptions);
+    return (await expiredNow(record, stepOptions, 'submitHash')) ?? submitHash(on('submitHash'), record, call, stepOptions);
   }
 
   /** Past the deadline no event can come any more: the session expires (what it held goes with it), nothing is sent. */
-  async function expiredNow(record: SessionRecord, stepOptions: StepOptions | undefined): Promise<StepResult | undefined> {
-    const expired = engine.expire(record);
+  async function expiredNow(record: SessionRecord, stepOptions: StepOptions | undefined, trigger: SessionTrigger): Promise<StepResult | undefined> {
+    const expired = expireOn(record, trigger);
     if (expired.record === record) return undefined;
     await say(stepOptions, { step: 'ended', status: expired.record.state.status, error: expired.record.error });
     return expired;
@@ -305,20 +305,22 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     expire: (record) => engine.expire(record),
     deadline: (record) => engine.deadline(record),
   };
+  /** The steps' context for a step that `trigger` led to (its moves are checked against that row of the table). */
+  const on = (trigger: SessionTrigger): StepContext => ({ ...ctx, trigger, expire: (record) => expireOn(record, trigger) });
 
   /** How far a certificate event goes: the whole step (the hash sent), or to the save point (a later step sends it). */
   interface CertificateRun {
     /** `pdfHash`: the running SHA-256 of `pdf` from the document check, reused by prepare. */
-    fromClaim(claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, options: StepOptions | undefined, pdfHash: Hash): Promise<StepResult>;
-    atSavePoint(record: SessionRecord, options: StepOptions | undefined): Promise<StepResult>;
+    fromClaim(c: StepContext, claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, options: StepOptions | undefined, pdfHash: Hash): Promise<StepResult>;
+    atSavePoint(c: StepContext, record: SessionRecord, options: StepOptions | undefined): Promise<StepResult>;
   }
   const WHOLE_STEP: CertificateRun = {
-    fromClaim: (claimed, event, pdf, options, pdfHash) => certificateStep(ctx, claimed, event, pdf, options, pdfHash),
-    atSavePoint: (record, options) => submitHash(ctx, record, 'afterInterruption', options),
+    fromClaim: (c, claimed, event, pdf, options, pdfHash) => certificateStep(c, claimed, event, pdf, options, pdfHash),
+    atSavePoint: (c, record, options) => submitHash(c, record, 'afterInterruption', options),
   };
   const TO_SAVE_POINT: CertificateRun = {
-    fromClaim: (claimed, event, pdf, options, pdfHash) => prepareStep(ctx, claimed, event, pdf, options, pdfHash),
-    atSavePoint: async (record) => ({ record }),
+    fromClaim: (c, claimed, event, pdf, options, pdfHash) => prepareStep(c, claimed, event, pdf, options, pdfHash),
+    atSavePoint: async (_c, record) => ({ record }),
   };
 
   const engine: SigningEngine = {
@@ -394,7 +396,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
     prepareCertificate: (record, delivery, pdf, stepOptions) => certificateEvent(record, delivery, pdf, stepOptions, TO_SAVE_POINT),
 
     async continueCertificate(record, pdf, stepOptions) {
-      return continueClaim(record, pdf, stepOptions, WHOLE_STEP);
+      return continueClaim(record, pdf, stepOptions, WHOLE_STEP, 'continueCertificate');
     },
 
     resumeSubmission: (record, stepOptions) => fromSavePoint(record, 'next', stepOptions),
@@ -407,15 +409,15 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       const event = delivery.event as SignatureEvent;
       if (event.type !== 'signature') throw new SingpassFlowsError('STATE_INVALID', `Expected a signature event, got ${event.type}`, { retryable: false });
       // A signature over the save point's hash proves the hash got through (a process died before recording it).
-      const base = isAtSavePoint(record) && event.documentHash === record.submitting!.documentHash ? hashSubmitted(ctx, record) : record;
+      const base = isAtSavePoint(record) && event.documentHash === record.submitting!.documentHash ? hashSubmitted(on('signature'), record) : record;
       // Refuses a signature before a hash, or over another hash (record untouched).
-      const out = advance(base, 'acceptSignature', { ...base, state: applySigningEvent(base.state, event, clock) }, clock);
+      const out = advance(base, 'acceptSignature', { ...base, state: applySigningEvent(base.state, event, clock) }, clock, 'signature');
       await say(stepOptions, { step: 'signature', event });
       return { record: out };
     },
 
     async finish(record, pdf, stepOptions) {
-      return finishSession(ctx, record, pdf, stepOptions, checkDocument);
+      return finishSession(on('finish'), record, pdf, stepOptions, checkDocument);
     },
 
     async certificateStatus(certificate) {
@@ -429,22 +431,25 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
       return certificates.report(der);
     },
 
-    expire(record) {
-      checkRecord(record);
-      const state = expireSigningSession(record.state, clock, { scanExtensionSeconds });
-      if (state === record.state) return { record };
-      return {
-        record: advance(record, 'expire', {
-          ...withoutSessionData(record), state,
-          error: { code: 'SESSION_EXPIRED', message: `The signing session expired at ${new Date(engine.deadline(record)).toISOString()} before the user ${record.state.status === 'waiting_for_scan' ? 'scanned the QR code' : 'approved'}; start a new session` },
-        }, clock),
-      };
-    },
+    expire: (record) => expireOn(record, 'expire'),
 
     deadline(record) {
       checkRecord(record);
       return signingSessionDeadline(record.state, scanExtensionSeconds) * 1000;
     },
   };
+
+  /** The session past its deadline expires (what it held goes with it); the record unchanged before the deadline. */
+  function expireOn(record: SessionRecord, trigger: SessionTrigger): StepResult {
+    checkRecord(record);
+    const state = expireSigningSession(record.state, clock, { scanExtensionSeconds });
+    if (state === record.state) return { record };
+    return {
+      record: advance(record, 'expire', {
+        ...withoutSessionData(record), state,
+        error: { code: 'SESSION_EXPIRED', message: `The signing session expired at ${new Date(engine.deadline(record)).toISOString()} before the user ${record.state.status === 'waiting_for_scan' ? 'scanned the QR code' : 'approved'}; start a new session` },
+      }, clock, trigger),
+    };
+  }
   return engine;
 }

@@ -139,7 +139,7 @@ export async function finishSession(ctx: StepContext, record: SessionRecord, pdf
     return finishWith(new SingpassFlowsError('SIGNATURE_INVALID', `Our signature in the signed PDF verifies as ${ours?.level ?? 'nothing'} (valid=${ours?.valid ?? false}${why ? `; ${why}` : ''}); expected ${best.level}`), report);
   }
   const rest = withoutSessionData({ ...record, result: { level: ours.level, valid: true, ...(missing ? { missing } : {}) } });
-  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock), handOver: handOverStarted(ctx.clock()) }, ctx.clock, 'finish');
+  const done = advance(record, 'complete', { ...rest, state: completeSigningSession(record.state, ctx.clock), handOver: handOverStarted(ctx.clock()) }, ctx.clock, ctx.trigger);
   await say(stepOptions, { step: 'ended', status: done.state.status, ...(missing ? { missing } : {}) });
   return { record: done, pdf: best.pdf, report, ...(validationData ? { validationData } : {}) };
 }
@@ -159,6 +159,6 @@ async function finishDeferred(ctx: StepContext, record: SessionRecord, stage: Fi
     stage, code: e.code, message: e.message, ...(typeof e.details.status === 'number' ? { status: e.details.status } : {}), at, attempts, retryAt, finishBy,
   };
   await say(stepOptions, { step: 'finishDeferred', stage, code: e.code, message: e.message, attempts, retryAt });
-  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }, ctx.clock, 'finish'), deferred: true };
+  return { record: advance(record, 'deferFinish', { ...record, lastFinishFailure }, ctx.clock, ctx.trigger), deferred: true };
 }
 

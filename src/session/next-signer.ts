@@ -74,7 +74,7 @@ export async function startNextSigner(engine: SigningEngine, store: NextSignerSt
     await store.putDocument(started.signRef, pdf);
     if (!(await store.put(started.record, undefined))) throw new SingpassFlowsError('STORE_FAILED', `the new session ${started.signRef} could not be saved`, { retryable: true });
     // the move stamps updatedAt: the chain is in use, so the clean-up's retention counts from here
-    const marked = advance(previous, 'nameNextSigner', { ...previous, nextSigner: { signRef: started.signRef } }, input.clock ?? systemClock);
+    const marked = advance(previous, 'nameNextSigner', { ...previous, nextSigner: { signRef: started.signRef } }, input.clock ?? systemClock, 'nextSigner');
     if (await store.put(marked, previous.revision)) return { outcome: 'started', record: started.record, started };
     // another ask got there first: its session is the one (ours is never shown and expires at the service)
   }

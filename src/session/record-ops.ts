@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { SingpassFlowsError, isSingpassFlowsError, type ErrorCode } from '../errors';
 import { failSigningSession } from '../sign';
 import { advance } from './transitions';
+import type { SessionTrigger } from './transitions';
 import type { UserCertificateChecker } from './user-certificate';
 import type { SessionRecord, SessionStep, SigningEngineConfig, StepOptions, StepResult } from './types';
 
@@ -16,6 +17,8 @@ export interface StepContext {
   readonly certificates: UserCertificateChecker;
   /** `finishRetryWindowSeconds` in ms. */
   readonly finishWindowMs: number;
+  /** What led to the step (an event, a due step): every move it makes is checked against the table's row for it. */
+  readonly trigger?: SessionTrigger;
   /** The engine's `expire` (the record unchanged when its deadline has not passed). */
   expire(record: SessionRecord): StepResult;
   /** The engine's `deadline`. */
@@ -23,10 +26,10 @@ export interface StepContext {
 }
 
 /** The session fails (`verb`: the step that failed) without (or short of) its PDF: the certificate and prepared state go with it. */
-export function endedRecord(ctx: Pick<StepContext, 'clock'>, record: SessionRecord, verb: 'refuseCertificate' | 'refuseHash' | 'failFinish', e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord {
+export function endedRecord(ctx: Pick<StepContext, 'clock' | 'trigger'>, record: SessionRecord, verb: 'refuseCertificate' | 'refuseHash' | 'failFinish', e: unknown, patch: Partial<SessionRecord> = {}): SessionRecord {
   const error = errorOf(e);
   const rest = withoutSessionData({ ...record, ...patch });
-  return advance(record, verb, { ...rest, state: failSigningSession(record.state, error, ctx.clock), error }, ctx.clock);
+  return advance(record, verb, { ...rest, state: failSigningSession(record.state, error, ctx.clock), error }, ctx.clock, ctx.trigger);
 }
 
 /** Narrate a step (the caller's `onStep`). */

@@ -31,7 +31,7 @@ export async function submitHash(ctx: StepContext, record: SessionRecord, call: 
   if (!counted) {
     const submitting = { documentHash, attempts: earlier + 1 };
     // A new revision only where it is saved now (compare-and-set needs it); else the step's result carries the count.
-    sending = stepOptions?.save ? advance(record, 'countHashCall', { ...record, submitting }, ctx.clock) : { ...record, submitting };
+    sending = stepOptions?.save ? advance(record, 'countHashCall', { ...record, submitting }, ctx.clock, ctx.trigger) : { ...record, submitting };
     if (stepOptions?.save && !(await stepOptions.save(sending))) return { record, duplicate: true };
   }
   const resubmission = earlier > 0 || record.lastSubmitFailure !== undefined || call === 'afterInterruption';
@@ -69,12 +69,12 @@ async function submitDeferred(ctx: StepContext, record: SessionRecord, e: Singpa
     ...(typeof e.details.serviceCode === 'string' ? { serviceCode: e.details.serviceCode } : {}), at, attempts, retryAt,
   };
   await say(stepOptions, { step: 'submitDeferred', code: e.code, message: e.message, attempts, retryAt });
-  return { record: advance(record, 'deferHash', { ...record, lastSubmitFailure }, ctx.clock) };
+  return { record: advance(record, 'deferHash', { ...record, lastSubmitFailure }, ctx.clock, ctx.trigger) };
 }
 
 /** The save point's record once its hash is with the service (the prepared state is the saved one). */
-export function hashSubmitted(ctx: Pick<StepContext, 'clock'>, record: SessionRecord): SessionRecord {
+export function hashSubmitted(ctx: Pick<StepContext, 'clock' | 'trigger'>, record: SessionRecord): SessionRecord {
   const { submitting, lastSubmitFailure: _failure, ...rest } = record;
-  return advance(record, 'confirmHash', { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, ctx.clock) }, ctx.clock);
+  return advance(record, 'confirmHash', { ...rest, state: markHashSubmitted(record.state, submitting!.documentHash, ctx.clock) }, ctx.clock, ctx.trigger);
 }
 

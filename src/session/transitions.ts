@@ -76,7 +76,8 @@ export const TRANSITIONS: readonly Transition[] = [
   // revoked, untrusted, expired, OCSP down, a PDF that cannot be prepared: no hash is ever sent
   { from: 'certificateClaimed', on: CERTIFICATE_STEP, verb: 'refuseCertificate', to: 'failed' },
   // the hash call counted (and saved) before it leaves, so a process that dies mid-call leaves a record that knows
-  { from: 'atSavePoint', on: HASH_STEP, verb: 'countHashCall', to: 'atSavePoint' },
+  // (the certificate step itself saves its save point with the first call counted: only a replay or a resend counts here)
+  { from: 'atSavePoint', on: ['certificate', 'submitHash'], verb: 'countHashCall', to: 'atSavePoint' },
   { from: 'atSavePoint', on: HASH_STEP, verb: 'deferHash', to: 'atSavePoint' },
   // the service took the hash; or a signature arrived over the saved hash, which proves it (a process died before
   // recording it), and is then accepted from hashSubmitted

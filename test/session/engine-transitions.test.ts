@@ -24,7 +24,12 @@ import {
 
 /** Every transition the engine made in this file (the last test checks the table's every row was exercised). */
 const exercised = new Set<string>();
-const stopObserving = observeTransitions((t) => void exercised.add(transitionKey(t)));
+/** Every move the engine made in this file, as (from, trigger, verb): the table's rows with each event or step that leads there. */
+const exercisedOn = new Set<string>();
+const stopObserving = observeTransitions((t, _record, trigger) => {
+  exercised.add(transitionKey(t));
+  exercisedOn.add(`${t.from}:${trigger ?? '(none)'}:${t.verb}`);
+});
 afterAll(stopObserving);
 
 beforeAll(loadFakes);
@@ -871,6 +876,74 @@ describe('several signers in order', () => {
   });
 });
 
+describe('what leads to each move: the same row reached by an event, a due step or the deadline', () => {
+  const PAST = (SESSION_SECONDS + 600) * 1000; // past any session's deadline, the scan extension too
+  async function claimedBy(t: Setup, user = pki.users.p256) {
+    const s = await started(t);
+    const cert = certificateDelivery(s, user, t);
+    return { cert, claimed: (await t.engine.recordDelivery(s, cert)).record };
+  }
+  async function savePointOf(t: Setup) {
+    const s = await started(t);
+    const cert = certificateDelivery(s, undefined, t);
+    return { cert, saved: (await t.engine.prepareCertificate(s, cert, pdf)).record };
+  }
+
+  it('continueCertificate on a claim whose certificate is revoked: refuseCertificate → failed, no hash', async () => {
+    const t = setup();
+    const { claimed } = await claimedBy(t, pki.users.revoked);
+    const out = await t.engine.continueCertificate(claimed, pdf, { save: t.saver().save });
+    expectStop(out.record, 'failed');
+    expect(out.record.error?.code).toBe('OCSP_REVOKED');
+    expect(t.client.hashCalls).toEqual([]);
+  });
+
+  it('continueCertificate whose hash call fails temporarily (deferHash), for good (refuseHash), or temporarily past the deadline (expire)', async () => {
+    const deferred = setup();
+    deferred.client.answer(refuse.unavailable());
+    expectStop((await deferred.engine.continueCertificate((await claimedBy(deferred)).claimed, pdf, { save: deferred.saver().save })).record, 'atSavePoint');
+
+    const refused = setup();
+    refused.client.answer(refuse.rejected('a field the service does not accept'));
+    expectStop((await refused.engine.continueCertificate((await claimedBy(refused)).claimed, pdf, { save: refused.saver().save })).record, 'failed');
+
+    const late = setup();
+    late.client.answer(() => {
+      late.clock.advance(PAST); // the call outlived the session
+      return refuse.unavailable()();
+    });
+    const out = await late.engine.continueCertificate((await claimedBy(late)).claimed, pdf, { save: late.saver().save });
+    expectStop(out.record, 'expired');
+  });
+
+  it('the certificate event replayed on a save point: the same hash counted and sent again (countHashCall); past the deadline with the call failing, expired', async () => {
+    const t = setup();
+    const { cert, saved } = await savePointOf(t);
+    const { save } = t.saver();
+    expectStop((await t.engine.applyDelivery(saved, cert, pdf, { save })).record, 'hashSubmitted');
+    expect(t.client.hashCalls.map((h) => h.input.documentHash)).toEqual([saved.submitting!.documentHash]);
+
+    const late = setup();
+    const lateSaved = await savePointOf(late);
+    late.client.answer(() => {
+      late.clock.advance(PAST);
+      return refuse.unavailable()();
+    });
+    expectStop((await late.engine.applyDelivery(lateSaved.saved, lateSaved.cert, pdf, { save: late.saver().save })).record, 'expired');
+  });
+
+  it('past the deadline: a claim and a save point expire by the due step (expire) and by the replayed certificate event, without a call', async () => {
+    const t = setup();
+    const { claimed, cert } = await claimedBy(t);
+    const { saved } = await savePointOf(t);
+    t.clock.advance(PAST);
+    expectStop(t.engine.expire(claimed).record, 'expired');
+    expectStop(t.engine.expire(saved).record, 'expired');
+    expectStop((await t.engine.applyDelivery(claimed, cert, pdf, { save: t.saver().save })).record, 'expired');
+    expect(t.client.hashCalls).toEqual([]);
+  });
+});
+
 describe('the hand-over: a finished session ends when the flow has its signed PDF', () => {
   const policy = { handOverLeaseMs: 60_000, handOverWindowMs: 3_600_000 };
   /** A signed session in a store, finished by its due step: the first hand-over comes with it. */
@@ -991,5 +1064,11 @@ describe('the state machine', () => {
   it('every row of TRANSITIONS was exercised by the tests above (a row no step takes is dead or untested)', () => {
     const missing = TRANSITIONS.map(transitionKey).filter((k) => !exercised.has(k));
     expect(missing).toEqual([]);
+  });
+
+  it('every (from, trigger, verb) of TRANSITIONS was exercised, and every move named what led to it', () => {
+    const table = TRANSITIONS.flatMap((t) => t.on.map((on) => `${t.from}:${on}:${t.verb}`));
+    expect(table.filter((k) => !exercisedOn.has(k))).toEqual([]);
+    expect([...exercisedOn].filter((k) => !table.includes(k))).toEqual([]);
   });
 });
