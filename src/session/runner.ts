@@ -5,7 +5,7 @@ import { temporaryWebhookFailure, type WebhookRequest, type WebhookResponse } fr
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
 import type { SigningEngine } from './engine';
-import { isAtSavePoint, isCertificateClaimed, isFinishDeferred, isSessionEnded, isSigningOver, isSubmitDeferred, nextStep } from './next-step';
+import { isSessionEnded, isSigningOver, nextStep, type SessionAction } from './next-step';
 import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
 import { acknowledgeHandOver, recordEvent, reportHandOverFailure, runDueStep, runStepNow, type DueStepResult, type HandOverItem } from './driver';
@@ -138,9 +138,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const yieldToCertificates = (): Promise<void> => certificates.yieldTo();
   /** Finishing runs one session at a time (the heavy part), behind certificates. */
   let finishing: Promise<void> = Promise.resolve();
+  /** Each session's next step here, by sign_ref: its timer and what it will do. */
   const timers = new Map<string, NodeJS.Timeout>();
-  /** Retries after a temporary failure (the saved hash resubmitted; finishing run again), by sign_ref. */
-  const retries = new Map<string, NodeJS.Timeout>();
+  const planned = new Map<string, SessionAction>();
   const waiting = new Map<string, { promise: Promise<SessionOutcome>; resolve: (o: SessionOutcome) => void }>();
   let closed = false;
 
@@ -180,12 +180,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   /** Save with compare-and-set; false when another writer changed the record meanwhile. */
   const save = async (record: SessionRecord, expected: number | undefined): Promise<boolean> => store.put(record, expected);
 
+  /** Signing is over (finished, failed, expired): outcome() and onEnded hear of it, the PDF being signed goes. */
   const settle = async (record: SessionRecord, extra: Omit<SessionOutcome, 'record'> = {}): Promise<void> => {
     const signRef = record.state.signRef;
-    clearTimeout(timers.get(signRef));
-    timers.delete(signRef);
-    clearTimeout(retries.get(signRef));
-    retries.delete(signRef);
     await store.deleteDocument(signRef); // the input PDF is not kept once the session ended
     const outcome = { record, ...extra };
     waiter(signRef).resolve(outcome);
@@ -198,37 +195,55 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     }
   };
 
-  const arm = (record: SessionRecord): void => {
+  /**
+   * THE runner's one rule: after every change of a stored record, its next step is the one `nextStep` names, at the
+   * time it names (the transitions table's due triggers: continue a claimed certificate, resend the saved hash,
+   * finish, hand over, expire). One timer per session; the driver runs the step and the table checks the move.
+   */
+  const plan = (record: SessionRecord): void => {
     const signRef = record.state.signRef;
     clearTimeout(timers.get(signRef));
-    const at = engine.deadline(record);
-    if (closed || !Number.isFinite(at)) return;
-    // +1 s: expiry is decided in whole seconds, so fire just after the deadline is certainly past.
-    const t = setTimeout(() => void enqueue(signRef, () => expireNow(signRef)), Math.min(Math.max(0, at - Date.now()) + 1000, 2 ** 31 - 1));
+    timers.delete(signRef);
+    planned.delete(signRef);
+    if (closed || isSessionEnded(record)) return;
+    const next = nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds });
+    if (!Number.isFinite(next.at)) return;
+    // +1 s for expiry: it is decided in whole seconds, so fire just after the deadline is certainly past.
+    const delay = Math.max(0, next.at - Date.now()) + (next.action === 'expire' ? 1000 : 0);
+    if (delay === 0) return take(signRef, next.action);
+    const t = setTimeout(() => {
+      timers.delete(signRef);
+      planned.delete(signRef);
+      take(signRef, next.action);
+    }, Math.min(delay, 2 ** 31 - 1));
     t.unref?.();
     timers.set(signRef, t);
+    planned.set(signRef, next.action);
   };
 
-  const expireNow = async (signRef: string): Promise<void> => {
-    const r = await runDueStep(engine, store, signRef, { only: ['expire'] });
-    if (!r.record || (r.action === 'none' && isSessionEnded(r.record))) return;
-    if (r.action === 'none') return arm(r.record); // not yet (e.g. the deadline moved after the scan)
-    if (r.lost) return expireNow(signRef);
-    await stepOptions(signRef).onStep!({ step: 'ended', status: r.record.state.status, error: r.record.error });
-    await settle(r.record);
+  /** Run `action` on the stored session behind its earlier work: certificates through their gate, finishing one at a time. */
+  const take = (signRef: string, action: SessionAction): void => {
+    if (action === 'forget') return; // ended records are the store's clean-up
+    if (action === 'continueCertificate') return continueLater(signRef);
+    void enqueue(signRef, () => (action === 'finish' ? finishNow(signRef) : runAction(signRef, action)));
   };
 
-  const finishNow = (record: SessionRecord): Promise<void> => {
-    const run = finishing.then(() => finishOne(record));
+  const runAction = async (signRef: string, action: SessionAction): Promise<void> => {
+    // the driver loads the record, runs the step its phase and this trigger choose, saves with compare-and-set
+    const r = await runStepNow(engine, store, signRef, { only: [action], policy, stepOptions: stepOptions(signRef) });
+    return after(r);
+  };
+
+  const finishNow = (signRef: string): Promise<void> => {
+    const run = finishing.then(() => finishOne(signRef));
     finishing = run.catch(() => undefined);
     return run;
   };
-  const finishOne = async (record: SessionRecord): Promise<void> => {
-    const signRef = record.state.signRef;
+  const finishOne = async (signRef: string): Promise<void> => {
     await yieldToCertificates();
     const narrate = stepOptions(signRef);
     // The driver stores the signed PDF before the record says finished (a crash in between finishes again).
-    const f = await runStepNow(engine, store, signRef, {
+    return after(await runStepNow(engine, store, signRef, {
       only: ['finish'], policy,
       stepOptions: {
         onStep: async (step) => {
@@ -236,13 +251,29 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
           await yieldToCertificates();
         },
       },
-    });
-    // not signed any more, another process owns this session's document, or another process saved first
-    if (f.action === 'none' || f.documentMissing || f.lost || !f.record) return;
-    // A finishing stage failed temporarily (TSA, OCSP…): the signature stays in the stored record; run it again later.
-    if (isFinishDeferred(f.record)) return retryLater(f.record);
-    await settle(f.record, { ...(f.pdf ? { pdf: f.pdf } : {}), ...(f.report ? { report: f.report } : {}), ...(f.validationData ? { validationData: f.validationData } : {}) });
-    if (f.handOver) await handOver(f.handOver, f.record);
+    }));
+  };
+
+  /** What a step the driver ran leads to here: signing over (settled), a hand-over, or the next step planned. */
+  const after = async (r: DueStepResult): Promise<void> => {
+    // not due any more (another process moved it on), or another process owns this session's document
+    if (r.action === 'none' || r.documentMissing || !r.record) return;
+    const record = r.record;
+    const signRef = record.state.signRef;
+    if (r.lost) {
+      // The signature (saved at once by the webhook) or an error event got there first: nothing was lost.
+      if (isSigningOver(record) || sessionPhase(record) === 'signed') return;
+      if (r.action === 'continueCertificate' || r.action === 'submitHash') refused({ signRef, code: 'STATE_INVALID', message: 'the session record changed meanwhile (another process); event dropped', status: 200 });
+      return;
+    }
+    if (r.action === 'expire') await stepOptions(signRef).onStep!({ step: 'ended', status: record.state.status, error: record.error });
+    if (r.action === 'handOver' && sessionPhase(record) === 'undelivered') await stepOptions(signRef).onStep!({ step: 'undelivered', code: record.handOver?.undelivered?.code ?? 'HANDOVER_UNACKNOWLEDGED' });
+    // signing just ended (a hand-over only repeats one): the outcome, the PDF being signed deleted
+    if (r.action !== 'handOver' && isSigningOver(record)) {
+      await settle(record, { ...(r.pdf ? { pdf: r.pdf } : {}), ...(r.report ? { report: r.report } : {}), ...(r.validationData ? { validationData: r.validationData } : {}) });
+    }
+    if (r.handOver) return handOver(r.handOver, record);
+    plan(record);
   };
 
   /** The signed PDF to the flow's storage; acknowledged once stored there, else handed over again later. */
@@ -253,22 +284,14 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     } catch (e) {
       const failed = await reportHandOverFailure(store, item.signRef, { code: isSingpassFlowsError(e) ? e.code : 'HANDOVER_FAILED', message: (e as Error)?.message ?? String(e) }, { policy });
       await stepOptions(item.signRef).onStep!({ step: 'handOverFailed', attempt: item.attempt, code: failed.record?.handOver?.lastFailure?.code ?? 'HANDOVER_FAILED' });
-      if (failed.record && sessionPhase(failed.record) === 'handingOver') retryLater(failed.record);
+      if (failed.record) plan(failed.record);
       return;
     }
     // acknowledged by someone else meanwhile, or handed over again when its lease passes
-    if (stored === false) return retryLater(handing);
+    if (stored === false) return plan(handing);
     const done = await acknowledgeHandOver(store, item.signRef);
     if (done.moved) await stepOptions(item.signRef).onStep!({ step: 'delivered', attempt: item.attempt });
-  };
-
-  /** A finished session whose hand-over is due (the last one unacknowledged past its lease): hand it over again. */
-  const handOverStored = async (signRef: string): Promise<void> => {
-    const r = await runStepNow(engine, store, signRef, { only: ['handOver'], policy });
-    if (r.action === 'none' || r.lost || !r.record) return;
-    if (r.handOver) return handOver(r.handOver, r.record);
-    if (r.documentMissing) return;
-    if (sessionPhase(r.record) === 'undelivered') await stepOptions(signRef).onStep!({ step: 'undelivered', code: r.record.handOver?.undelivered?.code ?? 'HANDOVER_UNACKNOWLEDGED' });
+    if (done.record) plan(done.record);
   };
 
   /** Sessions whose claimed certificate is scheduled to be continued here (a replay or resume() adds no second run). */
@@ -281,17 +304,13 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     // After the answer is on its way (the work's first steps would otherwise run before it, hashing the PDF).
     setImmediate(() => void enqueue(signRef, async () => {
       try {
-        await certificates.withSlot(() => continueClaimed(signRef));
+        // Chain, OCSP, prepare, save point (saved before the hash call), hash: loaded fresh, compare-and-set.
+        await certificates.withSlot(() => runAction(signRef, 'continueCertificate'));
       } finally {
         continuing.delete(signRef);
         certificates.done();
       }
     }));
-  };
-  /** Chain, OCSP, prepare, save point, hash: loaded fresh, saved with compare-and-set (another process may have won). */
-  const continueClaimed = async (signRef: string): Promise<void> => {
-    // Saved at the save point before the hash call, and after the step (the driver).
-    return moved(await runStepNow(engine, store, signRef, { only: ['continueCertificate'], stepOptions: stepOptions(signRef) }));
   };
 
   /**
@@ -309,83 +328,20 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       refused({ signRef, code: isSingpassFlowsError(e) ? e.code : 'WEBHOOK_HANDLER_FAILED', message: (e as Error)?.message ?? String(e), status: 200 });
       return;
     }
-    if (r.moved) return received(r.record!);
-    // claimed before a restart: the replay continues it
-    if (r.record && isCertificateClaimed(r.record)) continueLater(signRef);
-  };
-
-  /** The event is stored: the rest happens behind the answer. */
-  const received = (record: SessionRecord): void => {
-    const signRef = record.state.signRef;
-    if (isCertificateClaimed(record)) {
-      arm(record); // the deadline moved with the scan
-      return continueLater(signRef);
-    }
-    if (record.state.status === 'signed') {
-      setImmediate(() => void enqueue(signRef, async () => {
-        const stored = await store.get(signRef);
-        if (stored?.state.status === 'signed') await finishNow(stored);
-      }));
-      return;
-    }
-    if (isSessionEnded(record)) setImmediate(() => void enqueue(signRef, () => settle(record)));
-  };
-
-  /** After the driver ran a certificate or hash step: what comes next here. */
-  const moved = async (r: DueStepResult): Promise<void> => {
-    // not due any more (another process moved it on), or another process owns this session's document
-    if (r.action === 'none' || r.documentMissing || !r.record) return;
     const record = r.record;
-    if (r.lost) {
-      // The signature (saved at once by the webhook) or an error event got there first: nothing was lost.
-      if (record.state.status === 'signed' || isSessionEnded(record)) return;
-      refused({ signRef: record.state.signRef, code: 'STATE_INVALID', message: 'the session record changed meanwhile (another process); event dropped', status: 200 });
-      return;
-    }
-    if (record.state.status === 'signed') return finishNow(record);
-    if (isSessionEnded(record)) return settle(record);
-    arm(record);
-    if (isSubmitDeferred(record)) retryLater(record);
-  };
-
-  /** A stored `signed` record (a finishing retry, or a restart): finish it if nothing else did meanwhile. */
-  const finishStored = async (signRef: string): Promise<void> => {
-    const stored = await store.get(signRef);
-    if (stored?.state.status === 'signed') await finishNow(stored);
-  };
-
-  /**
-   * A step failed temporarily: at the time the session's next step is due (`nextStep`: the engine's backoff in
-   * `retryAt`), resubmit the SAME saved hash, or finish the signed session again.
-   */
-  const retryLater = (record: SessionRecord): void => {
-    const signRef = record.state.signRef;
-    clearTimeout(retries.get(signRef));
-    if (closed) return;
-    const due = nextStep(record, { scanExtensionSeconds: engine.config.scanExtensionSeconds });
-    const work = due.action === 'finish' ? () => finishStored(signRef) : due.action === 'handOver' ? () => handOverStored(signRef) : () => resubmit(signRef);
-    const t = setTimeout(() => {
-      retries.delete(signRef);
-      void enqueue(signRef, work);
-    }, Math.min(Math.max(0, due.at - Date.now()), 2 ** 31 - 1));
-    t.unref?.();
-    retries.set(signRef, t);
-  };
-
-  /**
-   * A record left at the save point (a process died around the hash call, or the call failed temporarily): send the
-   * same hash again. Loaded fresh and saved with compare-and-set, so a record another process moved on is left alone.
-   */
-  const resubmit = async (signRef: string): Promise<void> => {
-    // Saved with the call counted before it leaves (compare-and-set: another process resubmitting loses, sends nothing).
-    return moved(await runStepNow(engine, store, signRef, { only: ['submitHash'], stepOptions: stepOptions(signRef) }));
+    if (!record) return;
+    // The rest happens behind the answer, as the record's next step says (a copy of a claim left before a restart
+    // continues it too).
+    if (r.moved && isSessionEnded(record)) setImmediate(() => void enqueue(signRef, () => settle(record)));
+    else if (r.moved || sessionPhase(record) === 'certificateClaimed') setImmediate(() => plan(record));
   };
 
   const takeOverAfterMs = options.takeOverAfterMs ?? policy.takeOverIdleMs;
   if (options.sweepIntervalMs !== undefined && !(options.sweepIntervalMs >= 100)) throw invalidInput('sweepIntervalMs', 'must be at least 100 (milliseconds), or left out');
   if (!(takeOverAfterMs >= 0)) throw invalidInput('takeOverAfterMs', 'must be 0 or more milliseconds');
   /** Sessions this process is at work on or has scheduled (a sweep leaves them alone). */
-  const busyHere = (signRef: string): boolean => queues.busy(signRef) || continuing.has(signRef) || retries.has(signRef);
+  // (a session merely waiting for its deadline here may still be taken over: another process may have moved it on)
+  const busyHere = (signRef: string): boolean => queues.busy(signRef) || continuing.has(signRef) || (planned.has(signRef) && planned.get(signRef) !== 'expire');
   /** This process's name for the leases of a store that hands out due sessions (claimDue). */
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   /** Candidates for a sweep: the due sessions the store leased to us (an index, shared stores), or every record. */
@@ -407,14 +363,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         continue;
       }
       n++;
-      switch (due.action) {
-        case 'continueCertificate': continueLater(signRef); break;
-        case 'submitHash': void enqueue(signRef, () => resubmit(signRef)); break;
-        case 'finish': void enqueue(signRef, () => finishStored(signRef)); break;
-        case 'handOver': void enqueue(signRef, () => handOverStored(signRef)); break;
-        case 'expire': void enqueue(signRef, () => expireNow(signRef)); break;
-        case 'forget': break; // ended records are the store's clean-up
-      }
+      take(signRef, due.action);
     }
     return n;
   };
@@ -449,7 +398,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       // Stored BEFORE anyone can scan: the first webhook may arrive as soon as the QR code is shown.
       await store.putDocument(signRef, pdf);
       await save(s.record, undefined);
-      arm(s.record);
+      plan(s.record);
       await stepOptions(signRef).onStep!({ step: 'created', signRef, qrPayload: s.qrPayload, challengeCode: s.challengeCode, expiresAt: s.expiresAt });
       return s;
     },
@@ -488,21 +437,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         const record = await store.get(signRef);
         if (!record || isSessionEnded(record)) continue;
         n++;
-        // Due now, or at the backoff's retryAt after a temporary failure (the one rule: nextStep).
-        if (sessionPhase(record) === 'handingOver') {
-          retryLater(record);
-          continue;
-        }
-        waiter(signRef);
-        if (isFinishDeferred(record) || isSubmitDeferred(record)) {
-          arm(record);
-          retryLater(record);
-        } else if (record.state.status === 'signed') void enqueue(signRef, () => finishNow(record));
-        else if (isAtSavePoint(record)) void enqueue(signRef, () => resubmit(signRef));
-        else {
-          arm(record);
-          if (isCertificateClaimed(record)) continueLater(signRef);
-        }
+        if (!isSigningOver(record)) waiter(signRef);
+        // Due now, or at the backoff's retryAt after a temporary failure, or at the deadline (the one rule: nextStep).
+        plan(record);
       }
       return n;
     },
@@ -516,9 +453,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       if (sweeper) clearInterval(sweeper);
       retention?.stop();
       adaptive?.stop();
-      for (const t of [...timers.values(), ...retries.values()]) clearTimeout(t);
+      for (const t of timers.values()) clearTimeout(t);
       timers.clear();
-      retries.clear();
+      planned.clear();
       await queues.drained();
     },
   };
