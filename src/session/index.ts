@@ -22,3 +22,4 @@ export { appLinkTarget, renderSignerPage, renderNoticePage, signerAnswer, signer
 export { answerSignerRequest, signedFileName, type SignerAnswerOptions, type SignerHttpAnswer, type SignerRequest, type SignerView } from './signer-answer';
 export { checkOnBehalfOf, checkSessionAppearance, checkSignerPlace, documentNameFor, nextSignerAppearance } from './request-context';
 export { startNextSigner, type NextSignerInput, type NextSignerOutcome, type NextSignerStore } from './next-signer';
+export { issuerNames, maskedIdOf, signerIdSetting, signerOf, type SignerIdInOutput, type SignerSummary } from './signer';
