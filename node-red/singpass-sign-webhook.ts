@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { SingpassFlowsError, type ErrorCode } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
-import { isSessionEnded, isSubmitDeferred, receiveDelivery, runDueStep, type DueStepResult, type KeptDelivery, type NextStepPolicy, type SessionRecord } from '../src/session';
+import { isSessionEnded, isSubmitDeferred, receiveDelivery, runDueStep, signerIdSetting, signerOf, type DueStepResult, type KeptDelivery, type NextStepPolicy, type SessionRecord, type SignerIdInOutput } from '../src/session';
 import { exclusiveFinish } from './lib/finishing';
 import { KEEP_ENDED_MS } from './lib/store-factory';
 import { isStoreOutage } from './lib/session-store';
@@ -44,13 +44,17 @@ const registered = new Set<string>();
 /** Sign clients whose kept deliveries were already replayed by a webhook node (one replay per deploy). */
 const replaying = new Set<string>();
 
-type Def = NodeDef & { client?: string; url?: string };
+type Def = NodeDef & { client?: string; url?: string; signerId?: string };
+
+/** Each webhook node's "Signer's ID in output" (none or masked; never the full NRIC), read where its events go out. */
+const signerIds = new WeakMap<Node, SignerIdInOutput>();
 
 export = function register(RED: NodeAPI): void {
   function Webhook(this: Node, def: Def) {
     RED.nodes.createNode(this, def);
     const node = this;
     const url = normalisePath(def.url);
+    signerIds.set(node, signerIdSetting(def.signerId));
     let client: SignClientNode;
     try {
       client = signClientOf(RED, def.client, 'signing webhook');
@@ -172,15 +176,23 @@ function answered(status: number): NodeMessage {
 
 function emit(node: Node, event: SigningEvent): void {
   const outputs: (NodeMessage | null)[] = [null, null, null, null];
-  outputs[OUTPUT[event.type]] = { payload: summary(event), signRef: event.signRef, event: summary(event) };
+  const said = summary(event, signerIds.get(node) ?? 'none');
+  outputs[OUTPUT[event.type]] = { payload: said, signRef: event.signRef, event: { ...said } };
   node.status({ fill: 'green', shape: 'dot', text: `${event.type} for ${short(event.signRef)}` });
   node.send(outputs);
 }
 
-/** What the event says, without the user's certificate (personal data; the engine reads it from the store). */
-function summary(event: SigningEvent): Record<string, unknown> {
+/**
+ * What the event says, without the user's certificate (personal data; the engine reads it from the store): for a
+ * certificate the signer's name, and the NRIC masked only when the node is set to.
+ */
+function summary(event: SigningEvent, signerId: SignerIdInOutput): Record<string, unknown> {
   switch (event.type) {
-    case 'certificate': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt };
+    case 'certificate': {
+      // a kept event the store has redacted names nobody
+      const signer = event.certificate.subject ? { signer: signerOf(event.certificate, signerId) } : {};
+      return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, ...signer };
+    }
     case 'signature': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, documentHash: event.documentHash };
     case 'error': return { type: event.type, signRef: event.signRef, issuedAt: event.issuedAt, errorCode: event.errorCode, message: event.message, correlationId: event.correlationId };
   }

@@ -69,7 +69,7 @@ function signing() {
     n({ id: 'sf-start-out', type: 'http response', name: '', statusCode: '', headers: { 'cache-control': 'no-store' }, x: 1060, y: 140, wires: [] }),
     n({ id: 'sf-start-catch', type: 'catch', name: 'start failed', scope: ['sf-start'], uncaught: false, x: 660, y: 190, wires: [['sf-start-error']] }),
     n({ id: 'sf-start-error', type: 'change', name: 'error answer', rules: [
-      { t: 'set', p: 'payload', pt: 'msg', to: '{"code": error.code, "message": error.message}', tot: 'jsonata' },
+      { t: 'set', p: 'payload', pt: 'msg', to: '{"code": error.code, "message": error.message, "serviceCode": serviceCode}', tot: 'jsonata' },
       { t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' }], x: 870, y: 190, wires: [['sf-start-out']] }),
 
     n({ id: 'sf-c2', type: 'comment', name: '2. The signing service calls the webhook: certificate → check → hash; signature → signed PDF', x: 390, y: 260, wires: [] }),
@@ -292,7 +292,7 @@ function severalSigners() {
       { t: 'set', p: 'headers', pt: 'msg', to: '{"cache-control": "no-store"}', tot: 'json' }], x: 860, y: 80, wires: [['ms-out']] }),
     n({ id: 'ms-start-catch', type: 'catch', name: 'start failed', scope: ['ms-start'], uncaught: false, x: 670, y: 130, wires: [['ms-start-error']] }),
     n({ id: 'ms-start-error', type: 'change', name: 'error answer', rules: [
-      { t: 'set', p: 'payload', pt: 'msg', to: '{"code": error.code, "message": error.message}', tot: 'jsonata' },
+      { t: 'set', p: 'payload', pt: 'msg', to: '{"code": error.code, "message": error.message, "serviceCode": serviceCode}', tot: 'jsonata' },
       { t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' }], x: 860, y: 130, wires: [['ms-out']] }),
     n({ id: 'ms-out', type: 'http response', name: '', statusCode: '', headers: {}, x: 1060, y: 130, wires: [] }),
 

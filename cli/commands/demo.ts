@@ -98,10 +98,7 @@ export async function runSigningDemo(options: DemoOptions): Promise<DemoResult> 
           return;
         }
         case 'scanned': return say(`phone (user ${options.user}) scanned the QR code; certificate notification ${String(s.delivery)}`);
-        case 'certificate': {
-          const c = s.event.certificate;
-          return say(`webhook: certificate of "${c.subject.replace(/\n/g, ', ')}" (${c.publicKeyAlgorithm}, serial ${c.serialNumber}), nonce received`);
-        }
+        case 'certificate': return say(`webhook: certificate of "${s.signer.name ?? 'the signer'}" (${s.publicKeyAlgorithm}), nonce received`);
         case 'prepared':
           return say(`PDF (${s.inputBytes} bytes) prepared with prepareSignature; document hash = SHA-256 of the CMS SignedAttributes = ${s.documentHash}`);
         case 'submitted': return say('hash submitted (user now compares the challenge code in the app)');

@@ -128,7 +128,7 @@ function signNarrator(o: SignCommandOptions, mode: 'sandbox' | 'config'): Sessio
           say('scan this QR code with the Singpass app (waiting for the certificate webhook)');
         }
         return;
-      case 'certificate': return say(`2/8 QR scanned; certificate webhook: ${s.event.certificate.subject.replace(/\n/g, ', ')}`);
+      case 'certificate': return say(`2/8 QR scanned; certificate webhook: ${s.signer.name ?? 'the signer'}`);
       case 'prepared': return say(`3/8 PDF prepared (${s.inputBytes} bytes); document hash ${s.documentHash}`);
       case 'submitted':
         return say(`4/8 hash submitted as "${s.documentName}"; challenge code ${s.challengeCode}${mode === 'sandbox' ? '' : ' (check it matches the one in the app, then approve)'}`);

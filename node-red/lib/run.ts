@@ -1,7 +1,8 @@
 /**
  * How every node in this package handles a message: one async step, its progress on the node status, and any failure
  * reported with `node.error(err, msg)` so a Catch node gets `msg.error.code` (the core's stable code, e.g.
- * `OCSP_REVOKED`). Nothing escapes as an unhandled rejection and the runtime never crashes on bad input.
+ * `OCSP_REVOKED`) and, where the signing service refused a call, `msg.serviceCode` (its own, e.g. `INVALID_ASSERTION`).
+ * Nothing escapes as an unhandled rejection and the runtime never crashes on bad input.
  */
 import { SingpassFlowsError, isSingpassFlowsError } from '../../src/errors';
 import type { Node, NodeMessage, NodeStatus } from './types';
@@ -21,6 +22,8 @@ export function onInput(node: Node, step: (msg: NodeMessage, send: Send) => Prom
       .catch((e: unknown) => {
         const err = asError(e);
         node.status({ fill: 'red', shape: 'ring', text: shortStatus(err) });
+        // a Catch node gets the error's code only: the service's own code rides on the message handed to it
+        if (typeof err.details.serviceCode === 'string') msg.serviceCode = err.details.serviceCode;
         done(err);
       })
       .catch(() => undefined); // done() itself never throws in Node-RED; belt and braces against an unhandled rejection

@@ -4,7 +4,7 @@ import {
 } from 'n8n-workflow';
 import * as n8nWorkflow from 'n8n-workflow';
 import { temporaryWebhookFailure } from '../../src/sign';
-import { receiveDelivery, type DeliveryReceipt, type FrontDoorStore, type SigningEngine } from '../../src/session';
+import { receiveDelivery, signerIdSetting, type DeliveryReceipt, type FrontDoorStore, type SigningEngine } from '../../src/session';
 import { CREDENTIAL, nodeCredential } from '../shared/credentials';
 import { signingEngine } from '../shared/engine';
 import { DEFAULT_RECORD_FOLDER, readOnlyRecordStore } from '../shared/file-store';
@@ -105,6 +105,27 @@ export class SingpassSignTrigger implements INodeType {
         displayOptions: { show: { '@version': STORE_CREDENTIAL_VERSIONS } },
       },
       {
+        displayName: 'Certificate in Output',
+        name: 'certificateInOutput',
+        type: 'options',
+        options: [
+          { name: 'Include (Signing Session Steps Need It)', value: 'include', description: 'The certificate event\'s item carries the user\'s certificate (its subject holds the NRIC; n8n keeps it in the execution): Signing Session ▸ Prepare PDF Signature / Apply Webhook Event read it there, nothing else holds it' },
+          { name: 'Leave Out', value: 'leaveOut', description: 'The item names the signer (signer.name) but carries no certificate, so nothing in this workflow can prepare the signature: for a workflow that only reacts to the scan. To sign without the certificate in items, keep the records in the session store: its steps load it by sign_ref.' },
+        ],
+        default: 'include',
+        displayOptions: { show: { sessionRecords: ['none'], '@version': STORE_CREDENTIAL_VERSIONS } },
+      },
+      {
+        displayName: 'Signer\'s ID in Output',
+        name: 'signerId',
+        type: 'options',
+        options: [
+          { name: 'None', value: 'none', description: 'The certificate event names the signer by name only (signer.name)' },
+          { name: 'Masked (Last Four Characters)', value: 'masked', description: 'Also signer.maskedId: the NRIC/FIN with all but its last four characters masked (e.g. *****567D). The full NRIC is never output.' },
+        ],
+        default: 'none',
+      },
+      {
         // version 1: the Session Record nodes' Store choice, repeated here (queue mode: this trigger runs in a webhook process)
         ...storeInput,
         displayName: 'Session Records In',
@@ -180,7 +201,9 @@ export class SingpassSignTrigger implements INodeType {
 
     const outputs: INodeExecutionData[][] = [[], [], []];
     // kept in the session store before the answer: the item carries no certificate (the steps load it by sign_ref)
-    outputs[OUTPUT[receipt.delivery.event.type]].push({ json: eventItem(receipt.delivery, { withholdCertificate: binding?.store.rememberDelivery !== undefined }) });
+    const kept = binding?.store.rememberDelivery !== undefined;
+    const leftOut = !binding && usesStoreCredential(this) && this.getNodeParameter('certificateInOutput', 'include') === 'leaveOut';
+    outputs[OUTPUT[receipt.delivery.event.type]].push({ json: eventItem(receipt.delivery, { withholdCertificate: kept || leftOut, signerId: signerIdSetting(this.getNodeParameter('signerId', 'none')) }) });
     return { noWebhookResponse: true, workflowData: outputs };
   }
 }

@@ -1,6 +1,9 @@
 import type { IDataObject } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
-import { deliveryFromJson, deliveryToJson as coreDeliveryToJson, isSubmitDeferred, REDACTED_CERTIFICATE_JSON, sessionFailure, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import {
+  deliveryFromJson, deliveryToJson as coreDeliveryToJson, isSubmitDeferred, REDACTED_CERTIFICATE_JSON, serviceEventFailure, sessionFailure, signerOf,
+  type KeptDelivery, type SessionRecord, type SignerIdInOutput, type VerifiedDelivery,
+} from '../../src/session';
 
 /**
  * The session record and verified deliveries as they travel through n8n: plain JSON in items, in a Data Table or a
@@ -32,19 +35,26 @@ export function deliveryToJson(d: VerifiedDelivery): IDataObject {
 
 /**
  * A delivery as a workflow item — what the Singpass Sign Trigger outputs, and List Due Sessions for a kept delivery
- * to replay: `type`, `signRef`, `delivery` (for Prepare PDF Signature / Apply Webhook Event), and for an error event
- * the service's `error`. `withholdCertificate`: the delivery is kept in the session store, so a certificate event's
- * item carries no certificate (personal data: n8n keeps items in its executions); the steps that need it load it
- * from the store by sign_ref ({@link deliveryWithCertificate}).
+ * to replay: `type`, `signRef`, `delivery` (for Prepare PDF Signature / Apply Webhook Event); for a certificate event
+ * the `signer` (name; the NRIC masked only with `signerId: 'masked'`), for an error event the service's `error`
+ * (`code` and `serviceCode` the service's own) and `sessionError`, what the record gets once the event is applied (our
+ * stable `code` and the service's `serviceCode`). `withholdCertificate`: a certificate event's item carries no
+ * certificate (personal data: n8n keeps items in its executions); the steps that need it load it from the store by
+ * sign_ref ({@link deliveryWithCertificate}).
  */
-export function eventItem(d: VerifiedDelivery, options: { withholdCertificate?: boolean } = {}): IDataObject {
+export function eventItem(d: VerifiedDelivery, options: { withholdCertificate?: boolean; signerId?: SignerIdInOutput } = {}): IDataObject {
   const { event } = d;
   const delivery = deliveryToJson(d);
   if (event.type === 'certificate' && options.withholdCertificate) {
     (delivery.event as IDataObject).certificate = { ...REDACTED_CERTIFICATE_JSON };
   }
   const json: IDataObject = { type: event.type, signRef: event.signRef, delivery };
-  if (event.type === 'error') json.error = { code: event.errorCode, message: event.message, correlationId: event.correlationId };
+  // a kept event replayed from the store has no certificate left to name anyone by
+  if (event.type === 'certificate' && event.certificate.subject) json.signer = signerOf(event.certificate, options.signerId);
+  if (event.type === 'error') {
+    json.error = { code: event.errorCode, serviceCode: event.errorCode, message: event.message, correlationId: event.correlationId };
+    json.sessionError = serviceEventFailure(event);
+  }
   return json;
 }
 

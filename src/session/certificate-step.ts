@@ -4,6 +4,7 @@ import { signingForOf } from './request-context';
 import type { CertificateEvent } from '../sign';
 import { endedRecord, say, type StepContext } from './record-ops';
 import { advance, sessionPhase } from './transitions';
+import { issuerNames, signerOf } from './signer';
 import { submitHash } from './submission';
 import type { SessionRecord, StepOptions, StepResult } from './types';
 
@@ -30,7 +31,7 @@ export function prepareStep(ctx: StepContext, claimed: SessionRecord, event: Cer
 /** Chain + OCSP, prepare, the save point with `attempts` hash calls counted; or the session's end. */
 async function toSavePoint(ctx: StepContext, claimed: SessionRecord, event: CertificateEvent, pdf: Buffer, stepOptions: StepOptions | undefined, attempts: 0 | 1, pdfHash?: Hash): Promise<StepResult> {
   let current = claimed;
-  await say(stepOptions, { step: 'certificate', event });
+  await say(stepOptions, { step: 'certificate', signRef: event.signRef, signer: signerOf(event.certificate), publicKeyAlgorithm: event.certificate.publicKeyAlgorithm });
   const finishWith = async (e: unknown): Promise<StepResult> => {
     const out = endedRecord(ctx, current, 'refuseCertificate', e);
     await say(stepOptions, { step: 'ended', status: out.state.status, error: out.error });
@@ -43,7 +44,7 @@ async function toSavePoint(ctx: StepContext, claimed: SessionRecord, event: Cert
   } catch (e) {
     return finishWith(e); // revoked, unknown, expired, untrusted…: no hash is ever submitted
   }
-  await say(stepOptions, { step: 'certificateChecked', chain: chain.map((c) => c.toString('base64')), ocsp: 'good' });
+  await say(stepOptions, { step: 'certificateChecked', issuers: issuerNames(chain), ocsp: 'good' });
   try {
     const prepared = await prepareSignatureHashed(pdf, {
       certificate: event.certificate.der, chain: chain.slice(1, -1), ocspResponses: [ocsp], reason: claimed.request.reason, location: claimed.request.location, clock: ctx.clock,

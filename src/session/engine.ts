@@ -17,7 +17,7 @@ import { eventStanding } from './event-standing';
 import { finishSession } from './finishing';
 import { DEFAULT_FINISH_RETRY_WINDOW_SECONDS } from './policy';
 import { DEFAULT_SCAN_EXTENSION_SECONDS, isAtSavePoint, isCertificateClaimed } from './next-step';
-import { checkRecord, say, sha256, withoutSessionData, type StepContext } from './record-ops';
+import { checkRecord, say, serviceEventFailure, sha256, withoutSessionData, type StepContext } from './record-ops';
 import { advance, created, type SessionTrigger } from './transitions';
 import { hashSubmitted, submitHash, type HashCall } from './submission';
 import { UserCertificateChecker, type CertificateStatusReport } from './user-certificate';
@@ -239,10 +239,7 @@ export function createSigningEngine(options: SigningEngineOptions): SigningEngin
   async function failByService(record: SessionRecord, event: SigningErrorEvent, stepOptions: StepOptions | undefined): Promise<StepResult> {
     if (isSigningSessionFinished(record.state)) throw new SingpassFlowsError('STATE_INVALID', `The session is already ${record.state.status}`, { retryable: false });
     const state = applySigningEvent(record.state, event, clock);
-    const error = {
-      code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${event.errorCode}${event.message ? ` ${event.message}` : ''}`,
-      ...(event.errorCode ? { serviceCode: event.errorCode } : {}),
-    };
+    const error = serviceEventFailure(event);
     const out = advance(record, 'failByService', { ...withoutSessionData(record), state, error }, clock, 'error');
     await say(stepOptions, { step: 'ended', status: state.status, error });
     return { record: out };

@@ -16,10 +16,11 @@ export { TRANSITIONS, observeTransitions, phaseFromFields, transitionKey, withPh
 export { deliveryToJson, deliveryFromJson } from './delivery-codec';
 export type { CertificateStatusReport } from './user-certificate';
 export { finishShortfall } from './finishing';
-export { sessionFailure } from './record-ops';
+export { serviceEventFailure, sessionFailure } from './record-ops';
 export { signerStatus, type SignerStage, type SignerStatus } from './signer-status';
 export { issueSignerLink, checkSignerLink, SIGNER_LINK_TTL_SECONDS, type SignerLinkOptions, type SignerLinkPurpose } from './signer-links';
 export { appLinkTarget, renderSignerPage, renderNoticePage, signerAnswer, signerLinkRefusalStatus, SIGNER_PAGE_HEADERS, type SignerAnswer } from './signer-page';
 export { answerSignerRequest, signedFileName, type SignerAnswerOptions, type SignerHttpAnswer, type SignerRequest, type SignerView } from './signer-answer';
 export { checkOnBehalfOf, checkSessionAppearance, checkSignerPlace, documentNameFor, nextSignerAppearance } from './request-context';
 export { startNextSigner, type NextSignerInput, type NextSignerOutcome, type NextSignerStore } from './next-signer';
+export { issuerNames, maskedIdOf, signerIdSetting, signerOf, type SignerIdInOutput, type SignerSummary } from './signer';

@@ -69,6 +69,17 @@ export function sessionFailure(record: SessionRecord): { code: ErrorCode | strin
   return { code: own?.code ?? 'SIGN_REQUEST_REJECTED', message: own?.message ?? service!.message, ...(serviceCode ? { serviceCode } : {}) };
 }
 
+/**
+ * How the service's error event ends a session (the record's `error`): our stable code, and the service's own code
+ * beside it. Front ends that hand the event on before it is applied give the same, so a flow branches on one code.
+ */
+export function serviceEventFailure(event: { errorCode: string; message?: string }): { code: 'SIGN_REQUEST_REJECTED'; message: string; serviceCode?: string } {
+  return {
+    code: 'SIGN_REQUEST_REJECTED', message: `The signing session ended with an error from the service: ${event.errorCode}${event.message ? ` ${event.message}` : ''}`,
+    ...(event.errorCode ? { serviceCode: event.errorCode } : {}),
+  };
+}
+
 export function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import type { SignerSummary } from './signer';
 import type { SessionPhase } from './transitions';
 import type { ErrorCode } from '../errors';
 import type { OnBehalfOf } from '../login/officer';
@@ -7,7 +8,7 @@ import type { PreparedSignature, SignaturePlacement } from '../pades';
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PadesLevel, PdfVerificationReport } from '../pades/verify';
 import type {
-  CertificateEvent, NotificationTokens, SignatureEvent, SigningApiClient, SigningEvent, SigningSessionState,
+  NotificationTokens, SignatureEvent, SigningApiClient, SigningEvent, SigningSessionState,
 } from '../sign';
 
 /**
@@ -282,9 +283,13 @@ export interface FinishResult extends StepResult {
 /** Progress of a session, in order, for logs and narration (the CLI words each one). */
 export type SessionStep =
   | { step: 'created'; signRef: string; qrPayload: string; challengeCode: string; expiresAt: number }
-  | { step: 'certificate'; event: CertificateEvent }
-  /** Chain to a trusted root and OCSP "good" for the user's certificate, before any hash. */
-  | { step: 'certificateChecked'; chain: string[]; ocsp: 'good' }
+  /** The user scanned: who (the name; never the certificate or the NRIC, a narration is logged) and the key type. */
+  | { step: 'certificate'; signRef: string; signer: SignerSummary; publicKeyAlgorithm: string }
+  /**
+   * Chain to a trusted root and OCSP "good" for the user's certificate, before any hash: the issuers named (the
+   * intermediate CAs and the root, in order), without the user's own subject.
+   */
+  | { step: 'certificateChecked'; issuers: string[]; ocsp: 'good' }
   | { step: 'prepared'; inputBytes: number; documentHash: string }
   | { step: 'submitted'; documentName: string; challengeCode: string }
   /**

@@ -2,7 +2,7 @@
  * Settings a deployer sets, used in a real Node-RED (child process) running the signing example against the sandbox
  * over real HTTP: the Sign API client's assertion audience (a service that gave the DSAP its own value refuses the
  * default with 401; set in the client, a whole session signs), and the service's own error code beside ours in the
- * example's errors file.
+ * example's start error answer and its errors file.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -55,7 +55,8 @@ test('assertion audience: the default is refused by a service that wants its own
   await deployWith('');
   const refused = await start();
   expect(refused.status).toBe(400);
-  expect(await refused.json()).toMatchObject({ code: 'SIGN_AUTH_REJECTED', message: expect.stringContaining('assertion audience') });
+  // the start error answer: our code, and the service's own beside it
+  expect(await refused.json()).toMatchObject({ code: 'SIGN_AUTH_REJECTED', message: expect.stringContaining('assertion audience'), serviceCode: 'INVALID_ASSERTION' });
 
   await deployWith(AUDIENCE);
   const s = await startSigning(nr, fs.readFileSync(fixturePath), 'Audience.pdf');

@@ -305,13 +305,56 @@ describe('Singpass Sign Trigger', () => {
     }
   });
 
-  it('an error event (the user rejected) leaves on the Error output only, with its code', async () => {
+  it('an error event (the user rejected) leaves on the Error output only, with the service\'s code and ours beside it', async () => {
     const signRef = await create();
     await env.sb.phone.reject(signRef);
     const err = await env.next(2);
-    expect(err.json).toMatchObject({ type: 'error', signRef, error: { code: expect.any(String) } });
+    const serviceCode = (err.json.error as { code: string }).code;
+    expect(serviceCode).toMatch(/\S/);
+    // `code` stays the service's (workflows branch on it); `sessionError` is what the record gets once the event is applied
+    expect(err.json).toMatchObject({
+      type: 'error', signRef, error: { code: serviceCode, serviceCode },
+      sessionError: { code: 'SIGN_REQUEST_REJECTED', serviceCode, message: expect.stringContaining(serviceCode) },
+    });
     const run = env.fired.find((outputs) => outputs[2].some((i) => i.json.signRef === signRef))!;
     expect([run[0].length, run[1].length, run[2].length]).toEqual([0, 0, 1]);
+  });
+
+  describe('what the certificate event says of the signer (records kept elsewhere)', () => {
+    afterEach(() => {
+      delete env.triggerParams.signerId;
+      delete env.triggerParams.certificateInOutput;
+    });
+    const certificateItem = async () => {
+      const signRef = await create();
+      await env.sb.phone.scan(signRef, { user: 'p256' });
+      return (await env.next(0)).json;
+    };
+    const user = () => env.sb.pki.users.p256;
+    const nric = () => /serialNumber=(\S+)/.exec(user().subject)![1];
+
+    it('by default: the signer\'s name, no ID; the certificate for the Signing Session steps', async () => {
+      const item = await certificateItem();
+      expect(item.signer).toEqual({ name: 'TAN AH KOW' });
+      expect(JSON.stringify(item.signer)).not.toContain(nric());
+      expect((item.delivery as { event: { certificate: { base64: string } } }).event.certificate.base64).toBe(user().certDer.toString('base64'));
+    });
+
+    it('Signer\'s ID in Output "masked": the NRIC with all but its last four characters masked, never in full', async () => {
+      env.triggerParams.signerId = 'masked';
+      const item = await certificateItem();
+      expect(item.signer).toEqual({ name: 'TAN AH KOW', maskedId: `*****${nric().slice(-4)}` });
+    });
+
+    it('Certificate in Output "leave out": no certificate and no NRIC anywhere in the item, the name and sign_ref still there', async () => {
+      env.triggerParams.certificateInOutput = 'leaveOut';
+      env.triggerParams.signerId = 'masked';
+      const item = await certificateItem();
+      const text = JSON.stringify(item);
+      expect(text).not.toContain(user().certDer.toString('base64').slice(40, 120));
+      expect(text).not.toContain(nric());
+      expect(item).toMatchObject({ type: 'certificate', signRef: expect.any(String), signer: { name: 'TAN AH KOW', maskedId: expect.stringMatching(/^\*{5}/) } });
+    });
   });
 
   it('a Bearer this DSAP never issued is answered 400 and does not start the workflow', async () => {
