@@ -8,6 +8,7 @@ import { SingpassFlowsError } from '../errors';
 import { TEMP_FILE_MAX_AGE_MS, exists, isSignRef, mtimeAge, namesIn, retentionMsOf } from './folder/base';
 import { DELIVERIES, EVENT_TYPES, deliveryOwner } from './folder/deliveries';
 import { FolderRecords, recordRefs } from './folder/records';
+import { SIGNED_SUFFIX } from './folder/documents';
 
 /**
  * A {@link SessionStore} in one folder of the local file system, for engines without a database (n8n's sample
@@ -89,18 +90,20 @@ export class FileSessionStore extends FolderRecords implements SessionStore, Del
    * Also deletes a `<signRef>.pdf` with no record that old (a crash before the first record save) and the store's
    * temporary files older than an hour. Live sessions and other files (e.g. `<signRef>-signed.pdf`) are kept.
    */
-  async cleanUp(options: { retentionSeconds: number }): Promise<CleanUpResult> {
+  async cleanUp(options: { retentionSeconds?: number } = {}): Promise<CleanUpResult> {
     const nowMs = this.now();
+    const retentionMs = options?.retentionSeconds === undefined ? this.policy.retentionMs : retentionMsOf(options.retentionSeconds);
     const result: CleanUpResult = { deleted: [], documents: 0, orphanDocuments: 0, tempFiles: 0, kept: 0, unreadable: [] };
     const names = await this.names();
     const records = recordRefs(names);
     for (const signRef of records) {
-      const r = await this.forgetIfPast(signRef, options.retentionSeconds * 1000, nowMs);
+      const r = await this.forgetIfPast(signRef, retentionMs, nowMs);
       if (r.outcome === 'unreadable') result.unreadable.push(signRef);
       else if (r.outcome === 'kept') result.kept++;
       else if (r.outcome === 'deleted') {
         result.deleted.push(signRef);
         if (r.document) result.documents++;
+        if (r.signed) result.signedDocuments = (result.signedDocuments ?? 0) + 1;
       }
     }
     const recorded = new Set(records);
@@ -108,8 +111,14 @@ export class FileSessionStore extends FolderRecords implements SessionStore, Del
       const file = path.join(this.dir, n);
       if (n.endsWith('.pdf') && !n.endsWith('-signed.pdf') && isSignRef(n.slice(0, -4)) && !recorded.has(n.slice(0, -4))) {
         const age = await mtimeAge(file, nowMs);
-        if (age !== undefined && age >= options.retentionSeconds * 1000 && !(await exists(this.recordPath(n.slice(0, -4))))) {
+        if (age !== undefined && age >= retentionMs && !(await exists(this.recordPath(n.slice(0, -4))))) {
           if (await removeFile(file)) result.orphanDocuments++;
+        }
+      } else if (this.signedDocuments === 'forget' && n.endsWith(SIGNED_SUFFIX) && isSignRef(n.slice(0, -SIGNED_SUFFIX.length)) && !recorded.has(n.slice(0, -SIGNED_SUFFIX.length))) {
+        // a signed copy whose record went before it (a crash in between, or an older version's clean-up)
+        const age = await mtimeAge(file, nowMs);
+        if (age !== undefined && age >= retentionMs && !(await exists(this.recordPath(n.slice(0, -SIGNED_SUFFIX.length)))) && (await removeFile(file))) {
+          result.signedDocuments = (result.signedDocuments ?? 0) + 1;
         }
       } else if (n.startsWith('.') && n.endsWith('.tmp')) {
         const age = await mtimeAge(file, nowMs);
@@ -128,7 +137,7 @@ export class FileSessionStore extends FolderRecords implements SessionStore, Del
         continue;
       }
       const owner = deliveryOwner(n);
-      if (owner !== undefined && age >= options.retentionSeconds * 1000 && !(await exists(this.recordPath(owner))) && (await removeFile(file))) deliveryChanges++;
+      if (owner !== undefined && age >= retentionMs && !(await exists(this.recordPath(owner))) && (await removeFile(file))) deliveryChanges++;
     }
     if (result.deleted.length || result.orphanDocuments || result.tempFiles || deliveryChanges) await this.syncDir();
     if (deliveryChanges) await syncDir(deliveriesDir);
@@ -139,9 +148,10 @@ export class FileSessionStore extends FolderRecords implements SessionStore, Del
 
   /**
    * Under the record's lock, read it again and, if it is an ended session past the retention, delete its saved PDF
-   * (first: a crash in between leaves the record to retry), its kept deliveries and the record. The caller syncs the folder.
+   * (first: a crash in between leaves the record to retry), its signed copy when the store forgets those, its kept
+   * deliveries and the record. The caller syncs the folder.
    */
-  private async forgetIfPast(signRef: string, retentionMs: number, nowMs: number): Promise<{ outcome: 'deleted' | 'kept' | 'unreadable' | 'gone'; document?: boolean }> {
+  private async forgetIfPast(signRef: string, retentionMs: number, nowMs: number): Promise<{ outcome: 'deleted' | 'kept' | 'unreadable' | 'gone'; document?: boolean; signed?: boolean }> {
     const lock = await this.lock(signRef);
     try {
       let record: SessionRecord | undefined;
@@ -153,9 +163,10 @@ export class FileSessionStore extends FolderRecords implements SessionStore, Del
       if (!record) return { outcome: 'gone' };
       if (!isForgetDue(record, retentionMs, nowMs)) return { outcome: 'kept' };
       const document = await removeFile(this.documentPath(signRef));
+      const signed = this.signedDocuments === 'forget' && (await removeFile(this.signedDocumentPath(signRef)));
       for (const type of EVENT_TYPES) await removeFile(this.deliveryPath(signRef, type));
       await removeFile(this.recordPath(signRef));
-      return { outcome: 'deleted', document };
+      return { outcome: 'deleted', document, signed };
     } finally {
       await lock.release();
     }

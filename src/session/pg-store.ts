@@ -4,7 +4,7 @@ import type { SessionAction } from './next-step';
 import type { DeliveryStore } from './deliveries';
 import type { DueSession, SessionStore } from './store';
 import type { SessionRecord } from './types';
-import { LEASE_MS, checkOwner, ref } from './pg/connection';
+import { checkOwner, ref } from './pg/connection';
 import { PgRecords, parseRecord } from './pg/records';
 
 /**
@@ -48,20 +48,19 @@ export class PgSessionStore extends PgRecords implements SessionStore, DeliveryS
   }
 
   /**
-   * Delete the ended sessions (completed, failed, expired) unchanged for `retentionSeconds`, with their PDFs and kept
-   * deliveries: one statement on the ended-sessions index, each other table by its key — cheap enough for a schedule
-   * every few seconds. The crash leftovers cleanUp also sweeps (PDFs and deliveries without a record) stay its job.
+   * Delete the sessions whose `forget` step is due (ended, the retention passed since their last change: the stored
+   * `next_action` / `due_at`), with their PDFs and kept deliveries: one statement on the forget index, each other
+   * table by its key — cheap enough for a schedule every few seconds. The crash leftovers cleanUp also sweeps (PDFs
+   * and deliveries without a record) stay its job.
    */
-  async deleteEnded(options: { retentionSeconds: number; now?: number }): Promise<string[]> {
-    const retention = options?.retentionSeconds;
-    if (typeof retention !== 'number' || !Number.isFinite(retention) || retention < 0) throw new SingpassFlowsError('INVALID_INPUT', 'retentionSeconds: a number of seconds ≥ 0', { field: 'retentionSeconds' });
-    const cutoffS = (options.now ?? this.now()) / 1000 - retention;
+  async deleteEnded(options: { retentionSeconds?: number; now?: number } = {}): Promise<string[]> {
+    const now = options.now ?? this.now();
     const rows = await this.query<{ deleted: string[] | null }>('delete ended sessions', `WITH
-      gone AS (DELETE FROM ${this.t.sessions} WHERE status IN ('completed', 'failed', 'expired') AND updated_at <= to_timestamp($1) RETURNING sign_ref),
+      gone AS (DELETE FROM ${this.t.sessions} WHERE ${forgetDue('$1')} RETURNING sign_ref),
       docs AS (DELETE FROM ${this.t.documents} d USING gone WHERE d.sign_ref = gone.sign_ref),
       signed AS (DELETE FROM ${this.t.signedDocuments} d USING gone WHERE d.sign_ref = gone.sign_ref),
       dlv AS (DELETE FROM ${this.t.deliveries} d USING gone WHERE d.sign_ref = gone.sign_ref)
-      SELECT array_agg(sign_ref ORDER BY sign_ref) AS deleted FROM gone`, [cutoffS]);
+      SELECT array_agg(sign_ref ORDER BY sign_ref) AS deleted FROM gone`, [this.forgetBefore(now, options.retentionSeconds)]);
     const deleted = rows[0]?.deleted ?? [];
     for (const signRef of deleted) this.documents.delete(signRef);
     return deleted;
@@ -81,10 +80,10 @@ export class PgSessionStore extends PgRecords implements SessionStore, DeliveryS
         WHERE due_at <= $1 AND next_action = ANY($2::text[]) AND (lease_until IS NULL OR lease_until <= $1)
         ORDER BY due_at, sign_ref LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE ${this.t.sessions} s SET lease_owner = $4, lease_until = $5 FROM c WHERE s.sign_ref = c.sign_ref
-      RETURNING s.sign_ref, s.next_action, s.due_at, s.record, s.lease_until`, [now, actions, limit, owner, now + LEASE_MS]);
+      RETURNING s.sign_ref, s.next_action, s.due_at, s.record, s.lease_until`, [now, actions, limit, owner, now + this.policy.leaseMs]);
     rows.sort((a, b) => Number(a.due_at) - Number(b.due_at) || (a.sign_ref < b.sign_ref ? -1 : 1));
     const { due, unreadable } = this.dueSessions(rows);
-    return { due: due.map((d) => ({ ...d, leaseUntil: now + LEASE_MS })), unreadable };
+    return { due: due.map((d) => ({ ...d, leaseUntil: now + this.policy.leaseMs })), unreadable };
   }
 
   /** End `owner`'s lease on a session before it runs out (the work was given up); true when it held one. */
@@ -95,17 +94,18 @@ export class PgSessionStore extends PgRecords implements SessionStore, DeliveryS
   }
 
   /**
-   * Delete ended sessions (completed, failed, expired) whose last change is `retentionSeconds` old or more, with
-   * their PDFs, and PDFs with no record written that long ago (a crash between the PDF and the first record save):
-   * ONE statement, so the tables change together (kept deliveries go with their record, or past the retention without
-   * one). Live sessions are never deleted.
+   * Delete the sessions whose `forget` step is due (`nextStep`: ended, and the retention passed since the last change;
+   * stored as `next_action` / `due_at` at every write), with their PDFs and kept deliveries, and PDFs and deliveries
+   * with no record kept that long (a crash between the PDF and the first record save): ONE statement, so the tables
+   * change together. Live sessions are never deleted. `retentionSeconds`: another retention than the store's policy
+   * (a node's own setting), applied to the same stored due times.
    */
-  async cleanUp(options: { retentionSeconds: number }): Promise<CleanUpResult> {
-    const retention = options?.retentionSeconds;
-    if (typeof retention !== 'number' || !Number.isFinite(retention) || retention < 0) throw new SingpassFlowsError('INVALID_INPUT', 'retentionSeconds: a number of seconds ≥ 0', { field: 'retentionSeconds' });
-    const cutoffS = this.now() / 1000 - retention;
+  async cleanUp(options: { retentionSeconds?: number } = {}): Promise<CleanUpResult> {
+    const now = this.now();
+    const forgetBefore = this.forgetBefore(now, options?.retentionSeconds);
+    const cutoffS = (now - (options?.retentionSeconds === undefined ? this.policy.retentionMs : options.retentionSeconds * 1000)) / 1000;
     const rows = await this.query<{ deleted: string[] | null; documents: number; signed: number; orphans: number; kept: number }>('clean up ended sessions', `WITH
-      gone AS (DELETE FROM ${this.t.sessions} WHERE status IN ('completed', 'failed', 'expired') AND updated_at <= to_timestamp($1) RETURNING sign_ref),
+      gone AS (DELETE FROM ${this.t.sessions} WHERE ${forgetDue('$2')} RETURNING sign_ref),
       docs AS (DELETE FROM ${this.t.documents} d USING gone WHERE d.sign_ref = gone.sign_ref RETURNING d.sign_ref),
       signed AS (DELETE FROM ${this.t.signedDocuments} d WHERE d.sign_ref IN (SELECT sign_ref FROM gone)
         OR (d.written_at <= to_timestamp($1) AND NOT EXISTS (SELECT 1 FROM ${this.t.sessions} s WHERE s.sign_ref = d.sign_ref)) RETURNING d.sign_ref),
@@ -114,17 +114,27 @@ export class PgSessionStore extends PgRecords implements SessionStore, DeliveryS
       dlv AS (DELETE FROM ${this.t.deliveries} d WHERE d.sign_ref IN (SELECT sign_ref FROM gone)
         OR (d.received_at <= $1 * 1000 AND NOT EXISTS (SELECT 1 FROM ${this.t.sessions} s WHERE s.sign_ref = d.sign_ref)) RETURNING d.sign_ref)
       SELECT (SELECT array_agg(sign_ref ORDER BY sign_ref) FROM gone) AS deleted, (SELECT count(*) FROM docs)::int AS documents, (SELECT count(*) FROM signed)::int AS signed,
-        (SELECT count(*) FROM orphans)::int AS orphans, ((SELECT count(*) FROM ${this.t.sessions}) - (SELECT count(*) FROM gone))::int AS kept`, [cutoffS]);
+        (SELECT count(*) FROM orphans)::int AS orphans, ((SELECT count(*) FROM ${this.t.sessions}) - (SELECT count(*) FROM gone))::int AS kept`, [cutoffS, forgetBefore]);
     const r = rows[0];
     for (const signRef of r.deleted ?? []) this.documents.delete(signRef);
     return { deleted: r.deleted ?? [], documents: r.documents, signedDocuments: r.signed, orphanDocuments: r.orphans, tempFiles: 0, kept: r.kept, unreadable: [] };
   }
 
 
+  /**
+   * The `due_at` up to which a `forget` step is due at `now`: `now` with the store's retention (the one every
+   * `due_at` was computed with), shifted by the difference when a caller gives another.
+   */
+  private forgetBefore(now: number, retentionSeconds: number | undefined): number {
+    if (retentionSeconds === undefined) return Math.floor(now);
+    if (typeof retentionSeconds !== 'number' || !Number.isFinite(retentionSeconds) || retentionSeconds < 0) throw new SingpassFlowsError('INVALID_INPUT', 'retentionSeconds: a number of seconds ≥ 0', { field: 'retentionSeconds' });
+    return Math.floor(now + this.policy.retentionMs - retentionSeconds * 1000);
+  }
+
   private dueQuery(options: ListDueOptions): { now: number; limit: number; actions: SessionAction[] } {
     const o = options ?? {};
-    if (o.idleSeconds !== undefined && o.idleSeconds * 1000 !== this.policy.idleMs) {
-      throw new SingpassFlowsError('INVALID_INPUT', `idleSeconds: this store decides "due" with the idle time it was created with (${this.policy.idleMs / 1000} s, stored with every record); create it with idleMs: ${o.idleSeconds * 1000} instead`, { field: 'idleSeconds' });
+    if (o.idleSeconds !== undefined && o.idleSeconds * 1000 !== this.dueRule.idleMs) {
+      throw new SingpassFlowsError('INVALID_INPUT', `idleSeconds: this store decides "due" with the idle time it was created with (${this.dueRule.idleMs / 1000} s, stored with every record); create it with idleMs: ${o.idleSeconds * 1000} instead`, { field: 'idleSeconds' });
     }
     const { now, limit } = this.window(o);
     const actions = o.actions ?? DUE_ACTIONS;
@@ -173,6 +183,9 @@ interface DueRow {
   due_at: string;
   record: unknown;
 }
+
+/** The one clean-up rule, on the forget index: `nextStep` said `forget`, due by the parameter `at` (see forgetBefore). */
+const forgetDue = (at: string): string => `next_action = 'forget' AND due_at <= ${at}`;
 
 const ALL_ACTIONS: readonly SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire', 'forget'];
 const DUE_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire'];

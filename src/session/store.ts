@@ -1,4 +1,6 @@
-import { isForgetDue, type SessionAction } from './next-step';
+import { isForgetDue, type NextStepPolicy, type SessionAction } from './next-step';
+import { SESSION_POLICY } from './policy';
+import { SingpassFlowsError } from '../errors';
 import type { SessionRecord } from './types';
 
 /**
@@ -39,6 +41,29 @@ export interface SessionStore {
    * `forget` step of `nextStep`. Optional: a runner with `cleanUpIntervalMs` calls it (see runner-parts/retention.ts).
    */
   cleanUp?(options: { retentionSeconds: number }): Promise<{ deleted: string[] }> | { deleted: string[] };
+}
+
+/**
+ * The timings a durable store works by: the session policy's (`SESSION_POLICY`), passed in. A deployment may change
+ * one through the settings that name it (a credential's take-over time or retention); nothing else picks its own.
+ */
+export type StorePolicy = Readonly<{ takeOverIdleMs: number; leaseMs: number; retentionMs: number; scanExtensionSeconds: number }>;
+
+/**
+ * `SESSION_POLICY` itself, or a copy with the values `changes` names (undefined ones ignored), each checked: a
+ * number ≥ 0.
+ */
+export function storePolicy(changes: Partial<StorePolicy> = {}): StorePolicy {
+  const given = Object.entries(changes).filter(([, v]) => v !== undefined);
+  for (const [k, v] of given) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new SingpassFlowsError('INVALID_INPUT', `${k}: must be a number ≥ 0`, { field: k });
+  }
+  return given.length === 0 ? SESSION_POLICY : Object.freeze({ ...SESSION_POLICY, ...Object.fromEntries(given) });
+}
+
+/** The store policy as `nextStep` takes it (the due rule a store evaluates). */
+export function dueRule(policy: StorePolicy): Required<NextStepPolicy> {
+  return { idleMs: policy.takeOverIdleMs, retentionMs: policy.retentionMs, scanExtensionSeconds: policy.scanExtensionSeconds };
 }
 
 /**

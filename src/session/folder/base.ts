@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { SingpassFlowsError } from '../../errors';
 import { acquireLockFile, errno, syncDir, writeFileAtomic, type HeldLock } from '../../files';
 import { checkSignRef } from '../../sign/validate';
-import { DEFAULT_SCAN_EXTENSION_SECONDS } from '../next-step';
+import { storePolicy, type StorePolicy } from '../store';
 
 /**
  * The folder store's ground: the folder, its atomic writes and folder fsyncs, and the per-record lock file
@@ -16,6 +16,10 @@ export class FolderBase {
   protected readonly lockTimeoutMs: number;
   protected readonly now: () => number;
   protected readonly scanExtensionSeconds: number;
+  /** The timings the store works by (SESSION_POLICY unless changed): take-over time, retention. */
+  readonly policy: StorePolicy;
+  /** Whether clean-up deletes a session's signed PDF with it (see FileSessionStoreOptions). */
+  readonly signedDocuments: 'keep' | 'forget';
 
   constructor(dir: string, options: FileSessionStoreOptions = {}) {
     if (typeof dir !== 'string' || dir.trim() === '') throw new SingpassFlowsError('INVALID_INPUT', 'Folder: give the folder session records are kept in', { field: 'Folder' });
@@ -23,7 +27,9 @@ export class FolderBase {
     this.lockStaleMs = options.lockStaleMs ?? 10_000;
     this.lockTimeoutMs = options.lockTimeoutMs ?? 15_000;
     this.now = options.now ?? Date.now;
-    this.scanExtensionSeconds = options.scanExtensionSeconds ?? DEFAULT_SCAN_EXTENSION_SECONDS;
+    this.policy = storePolicy({ ...options.policy, ...(options.scanExtensionSeconds !== undefined ? { scanExtensionSeconds: options.scanExtensionSeconds } : {}) });
+    this.scanExtensionSeconds = this.policy.scanExtensionSeconds;
+    this.signedDocuments = options.signedDocuments ?? 'keep';
   }
 
   /** `<dir>/<signRef>.json` (the signRef checked: no path tricks). */
@@ -65,8 +71,15 @@ export interface FileSessionStoreOptions {
   lockTimeoutMs?: number;
   /** Clock (ms) for listDue and cleanUp. */
   now?: () => number;
-  /** The engine's scan extension (default: the engine's, DEFAULT_SCAN_EXTENSION_SECONDS), for the deadline in listDue. */
+  /** The engine's scan extension (default: the policy's), for the deadline in listDue. */
   scanExtensionSeconds?: number;
+  /** The timings (default `SESSION_POLICY`): the take-over time of the due list, the retention of cleanUp. */
+  policy?: Partial<StorePolicy>;
+  /**
+   * `keep` (default): `<signRef>-signed.pdf` outlives its session, as the product the CLI writes for you to move.
+   * `forget`: it is a copy (the flow stored the product) and goes with its session, as in PostgreSQL.
+   */
+  signedDocuments?: 'keep' | 'forget';
 }
 
 

@@ -1,8 +1,8 @@
 import { Pool, type PoolClient, type PoolConfig, type QueryResultRow } from 'pg';
 import { SingpassFlowsError } from '../../errors';
 import { checkSignRef } from '../../sign/validate';
-import { DEFAULT_RETENTION_MS, DEFAULT_SCAN_EXTENSION_SECONDS, type NextStepPolicy } from '../next-step';
-import { SESSION_POLICY } from '../policy';
+import type { NextStepPolicy } from '../next-step';
+import { dueRule, storePolicy, type StorePolicy } from '../store';
 import type { DocumentCacheOptions } from '../document-cache';
 import { storeError, secretsOf, redact } from './errors';
 import { MIGRATIONS, checkPrefix, lockKey, newerSchema, schemaVersion, tables, DEFAULT_TABLE_PREFIX, type Tables } from './schema';
@@ -19,7 +19,10 @@ export class PgConnection {
   readonly migrationLockKey: string;
   protected readonly pool: Pool;
   protected readonly ownsPool: boolean;
-  protected readonly policy: Required<NextStepPolicy>;
+  /** The timings the store works by (SESSION_POLICY unless changed): due times, leases, retention. */
+  readonly policy: StorePolicy;
+  /** {@link policy} as `nextStep` takes it: what `due_at` is computed with at every write. */
+  protected readonly dueRule: Required<NextStepPolicy>;
   protected readonly now: () => number;
   protected readonly autoMigrate: boolean;
   protected readonly secrets: string[];
@@ -42,14 +45,13 @@ export class PgConnection {
     this.prefix = checkPrefix(options.tablePrefix ?? DEFAULT_TABLE_PREFIX);
     this.t = tables(this.prefix);
     this.migrationLockKey = lockKey(this.prefix);
-    this.policy = {
-      scanExtensionSeconds: options.scanExtensionSeconds ?? DEFAULT_SCAN_EXTENSION_SECONDS,
-      idleMs: options.idleMs ?? DEFAULT_IDLE_MS,
-      retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
-    };
-    for (const [k, v] of Object.entries(this.policy)) {
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new SingpassFlowsError('INVALID_INPUT', `${k}: must be a number ≥ 0`, { field: k });
-    }
+    this.policy = storePolicy({
+      ...options.policy,
+      ...(options.idleMs !== undefined ? { takeOverIdleMs: options.idleMs } : {}),
+      ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
+      ...(options.scanExtensionSeconds !== undefined ? { scanExtensionSeconds: options.scanExtensionSeconds } : {}),
+    });
+    this.dueRule = dueRule(this.policy);
     this.now = options.now ?? Date.now;
     this.autoMigrate = options.autoMigrate ?? true;
     if (isPool(connection)) {
@@ -179,6 +181,11 @@ export class PgConnection {
 export interface PgSessionStoreOptions {
   /** Prefix of the store's tables (lower-case letters, digits, `_`; default `singpass_sign_`). */
   tablePrefix?: string;
+  /**
+   * The timings (default `SESSION_POLICY`): every process sharing the tables should pass the same, since due times
+   * are computed at every write. `idleMs`, `retentionMs` and `scanExtensionSeconds` below change one of them.
+   */
+  policy?: Partial<StorePolicy>;
   /** The engine's scan extension (default: the engine's), for the deadline in the due rule. */
   scanExtensionSeconds?: number;
   /**
@@ -187,7 +194,7 @@ export interface PgSessionStoreOptions {
    * every process sharing the tables should use the same value.
    */
   idleMs?: number;
-  /** How long an ended record is kept before its `forget` step is due (default 7 days). `cleanUp` takes its own. */
+  /** How long an ended record is kept before its `forget` step is due (default: the policy's). */
   retentionMs?: number;
   /** Clock (UNIX ms) for listDue, claimDue and cleanUp. */
   now?: () => number;
@@ -203,9 +210,6 @@ export interface PgSessionStoreOptions {
 /** Anything with the `pg.Pool` methods the store uses (a pool from another copy of `pg` fails `instanceof`). */
 export type PoolLike = Pick<Pool, 'connect' | 'on' | 'removeListener' | 'end'>;
 
-const DEFAULT_IDLE_MS = SESSION_POLICY.takeOverIdleMs;
-/** Every lease a claim hands out: the policy's, never a caller's. */
-export const LEASE_MS = SESSION_POLICY.leaseMs;
 const DEFAULT_DUE_LIMIT = 1000;
 
 /**

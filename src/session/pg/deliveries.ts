@@ -3,7 +3,7 @@ import type { SigningEvent } from '../../sign';
 import { deliveryFromJson, deliveryToJson } from '../delivery-codec';
 import { REDACTED_CERTIFICATE_JSON, isDeliveryStillNeeded, replaysStillNeeded, type DeliveryStore, type KeptDelivery } from '../deliveries';
 import type { SessionRecord, VerifiedDelivery } from '../types';
-import { LEASE_MS, checkOwner, ref, } from './connection';
+import { checkOwner, ref, } from './connection';
 import { PgDocuments } from './documents';
 
 /**
@@ -60,7 +60,7 @@ export abstract class PgDeliveries extends PgDocuments implements DeliveryStore 
         WHERE NOT applied AND received_at <= $1 AND (lease_until IS NULL OR lease_until <= $2)
         ORDER BY received_at, sign_ref, type LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE ${this.t.deliveries} d SET lease_owner = $4, lease_until = $5 FROM c WHERE d.sign_ref = c.sign_ref AND d.type = c.type
-      RETURNING d.sign_ref, d.type, d.applied, d.received_at, d.delivery`, [now - Math.ceil(idleMs), now, limit, owner, now + LEASE_MS]);
+      RETURNING d.sign_ref, d.type, d.applied, d.received_at, d.delivery`, [now - Math.ceil(idleMs), now, limit, owner, now + this.policy.leaseMs]);
     // RETURNING keeps no order: oldest first again (sign_ref, type among equal times)
     return rows.sort((a, b) => Number(a.received_at) - Number(b.received_at) || (a.sign_ref < b.sign_ref ? -1 : a.sign_ref > b.sign_ref ? 1 : a.type < b.type ? -1 : 1)).map(keptDelivery);
   }
@@ -72,7 +72,7 @@ export abstract class PgDeliveries extends PgDocuments implements DeliveryStore 
    * marks those itself) — are marked applied here.
    */
   async claimDeliveriesToReplay(options: { owner: string; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
-    return replaysStillNeeded(this, await this.claimDeliveries({ ...options, idleMs: this.policy.idleMs }));
+    return replaysStillNeeded(this, await this.claimDeliveries({ ...options, idleMs: this.dueRule.idleMs }));
   }
 
   /** Forget every delivery kept for `signRef` (its session ended). */

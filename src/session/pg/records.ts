@@ -95,7 +95,7 @@ export abstract class PgRecords extends PgDeliveries {
     const signRef = ref(record.state.signRef);
     const updatedAt = record.state.updatedAt;
     if (typeof updatedAt !== 'number' || !Number.isFinite(updatedAt)) throw new SingpassFlowsError('STATE_INVALID', `Session record ${signRef}: state.updatedAt is not a time`, { field: 'Session Record' });
-    const next = nextStep(record, this.policy);
+    const next = nextStep(record, this.dueRule);
     // A time that never comes (none today) is stored as NULL: never due.
     const dueAt = Number.isFinite(next.at) ? Math.ceil(next.at) : null;
     const stored = withPhase(record);

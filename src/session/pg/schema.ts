@@ -8,6 +8,7 @@ export interface Tables {
   sessions: string;
   sessionsDue: string;
   sessionsEnded: string;
+  sessionsForget: string;
   documents: string;
   signedDocuments: string;
   deliveries: string;
@@ -69,10 +70,15 @@ export const MIGRATIONS: readonly ((t: Tables) => string[])[] = [
     `UPDATE ${t.sessions} SET record = jsonb_set(record, '{phase}', to_jsonb(phase)) WHERE NOT record ? 'phase'`,
     `ALTER TABLE ${t.sessions} ALTER COLUMN phase SET NOT NULL`,
   ],
+  (t) => [
+    // Clean-up follows nextStep's `forget` (stored as next_action / due_at at every write), not a list of statuses.
+    `DROP INDEX IF EXISTS ${t.sessionsEnded}`,
+    `CREATE INDEX ${t.sessionsForget} ON ${t.sessions} (due_at) WHERE next_action = 'forget'`,
+  ],
 ];
 
 export function tables(p: string): Tables {
-  return { schemaVersion: `${p}schema_version`, sessions: `${p}sessions`, sessionsDue: `${p}sessions_due_at`, sessionsEnded: `${p}sessions_ended`, documents: `${p}documents`, signedDocuments: `${p}signed_documents`,
+  return { schemaVersion: `${p}schema_version`, sessions: `${p}sessions`, sessionsDue: `${p}sessions_due_at`, sessionsEnded: `${p}sessions_ended`, sessionsForget: `${p}sessions_forget`, documents: `${p}documents`, signedDocuments: `${p}signed_documents`,
     deliveries: `${p}deliveries`, deliveriesTodo: `${p}deliveries_todo` };
 }
 
