@@ -1,11 +1,12 @@
+import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { removeFile, syncDir } from '../files';
 import type { DeliveryStore } from './deliveries';
 import { isForgetDue, isSessionEnded, nextStep } from './next-step';
-import type { DueSession, SessionStore } from './store';
+import { dueRule, type DueSession, type DurableSessionStore } from './store';
 import type { SessionRecord } from './types';
 import { SingpassFlowsError } from '../errors';
-import { TEMP_FILE_MAX_AGE_MS, exists, isSignRef, mtimeAge, namesIn, retentionMsOf } from './folder/base';
+import { TEMP_FILE_MAX_AGE_MS, exists, fileStoreError, isSignRef, mtimeAge, namesIn, retentionMsOf, type FileSessionStoreOptions } from './folder/base';
 import { DELIVERIES, EVENT_TYPES, deliveryOwner } from './folder/deliveries';
 import { FolderRecords, recordRefs } from './folder/records';
 import { SIGNED_SUFFIX } from './folder/documents';
@@ -35,7 +36,89 @@ import { SIGNED_SUFFIX } from './folder/documents';
  *
  * Files are created mode 0600 (personal data). Names starting with `.` are the store's own (hidden from `*.json`).
  */
-export class FileSessionStore extends FolderRecords implements SessionStore, DeliveryStore {
+export class FileSessionStore extends FolderRecords implements DurableSessionStore, DeliveryStore {
+  readonly kind = 'folder' as const;
+  /** One host: nothing is leased; compare-and-set and O_EXCL files decide between its processes. */
+  readonly shared = false;
+  /** Work done once before the first call (see FileSessionStoreOptions.beforeFirstUse). */
+  private readonly ready: Promise<void>;
+  /**
+   * The last record claimDue read per sign_ref, with its file's inode, mtime and size: every save renames a new file
+   * into place, so an unchanged stamp is an unchanged record, and a sweep every few seconds over a day of ended
+   * sessions costs a stat per file, not a read and parse. (A stale entry only delays a step; each saves with compare-and-set.)
+   */
+  private readonly seen = new Map<string, { stamp: string; record: SessionRecord }>();
+
+  constructor(dir: string, options: FileSessionStoreOptions = {}) {
+    super(dir, options);
+    const first = options.beforeFirstUse;
+    // the hook works on a store of its own over the same folder (this one waits for it); its failure is its to report
+    this.ready = first ? first(new FileSessionStore(dir, { ...options, beforeFirstUse: undefined })).then(() => undefined, () => undefined) : Promise.resolve();
+  }
+
+  get where(): string {
+    return `folder ${this.dir}`;
+  }
+
+  /**
+   * The records whose next step is due now (`nextStep` with the store's policy), oldest first; `owner` is not needed
+   * (one host: nothing is leased). A file that is not a record is named in `unreadable`; a folder that cannot be read
+   * fails (STORE_BUSY / STORE_FAILED).
+   */
+  async claimDue(options: { owner?: string; limit?: number; now?: number } = {}): Promise<{ due: DueSession[]; unreadable: string[] }> {
+    const now = options.now ?? this.now();
+    const rule = dueRule(this.policy);
+    const due: DueSession[] = [];
+    const unreadable: string[] = [];
+    const refs = await this.list();
+    for (const signRef of refs) {
+      let record: SessionRecord | undefined;
+      try {
+        record = await this.sweepRead(signRef);
+      } catch (e) {
+        if (!(e instanceof SingpassFlowsError && e.code === 'STATE_INVALID')) throw e;
+        unreadable.push(signRef);
+        continue;
+      }
+      if (!record) continue;
+      const step = nextStep(record, rule);
+      if (step.action !== 'forget' && step.at <= now) due.push({ signRef, action: step.action, at: step.at, record: structuredClone(record) });
+    }
+    const listed = new Set(refs);
+    for (const signRef of this.seen.keys()) if (!listed.has(signRef)) this.seen.delete(signRef);
+    due.sort((a, b) => a.at - b.at || (a.signRef < b.signRef ? -1 : 1));
+    return { due: options.limit === undefined ? due : due.slice(0, options.limit), unreadable };
+  }
+
+  /** Nothing is leased in a folder. */
+  async releaseClaim(): Promise<boolean> {
+    return false;
+  }
+
+  /** Nothing held open: every call opens and closes its files. */
+  async close(): Promise<void> {
+    return this.ready;
+  }
+
+  /** The record as claimDue sees it: read again only when its file changed; undefined when gone. */
+  private async sweepRead(signRef: string): Promise<SessionRecord | undefined> {
+    const st = await fsp.stat(this.recordPath(signRef)).catch((e: unknown) => {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    });
+    if (!st) {
+      this.seen.delete(signRef);
+      return undefined;
+    }
+    const stamp = `${st.ino}:${st.mtimeMs}:${st.size}`;
+    const cached = this.seen.get(signRef);
+    if (cached?.stamp === stamp) return cached.record;
+    this.seen.delete(signRef);
+    const record = await this.get(signRef);
+    if (record) this.seen.set(signRef, { stamp, record });
+    return record;
+  }
+
   /**
    * Records a schedule must act on now, each with its action — by THE rule every scheduler uses (`nextStep` /
    * `isDue`, src/session/next-step.ts), with `idleSeconds` as the policy's `idleMs`: how long a record in the middle
@@ -174,6 +257,32 @@ export class FileSessionStore extends FolderRecords implements SessionStore, Del
 }
 
 export { fileStoreError } from './folder/base';
+
+/**
+ * Every call that touches the folder, with what it does in words: waits for `beforeFirstUse`, and a file-system
+ * failure comes out typed (`fileStoreError`: STORE_BUSY / STORE_FAILED, which front ends answer 503 on).
+ */
+const FOLDER_CALLS: Record<string, string> = {
+  get: 'read a session record', save: 'save a session record', put: 'save a session record', delete: 'delete a session record', list: 'list the sessions',
+  getDocument: 'read a PDF being signed', putDocument: 'save a PDF being signed', deleteDocument: 'delete a PDF being signed',
+  putSignedDocument: 'save a signed PDF', getSignedDocument: 'read a signed PDF', rememberDelivery: 'keep a webhook delivery',
+  getDelivery: 'read a webhook delivery', markDeliveryApplied: 'mark a webhook delivery applied', pendingDeliveries: 'list pending webhook deliveries',
+  claimDeliveriesToReplay: 'list webhook deliveries to replay', forgetDeliveries: 'forget webhook deliveries', claimDue: 'list due sessions',
+  listDue: 'list due sessions', cleanUp: 'clean up ended sessions',
+};
+for (const [name, what] of Object.entries(FOLDER_CALLS)) {
+  const proto = FileSessionStore.prototype as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+  const call = proto[name];
+  proto[name] = async function (this: unknown, ...a: unknown[]): Promise<unknown> {
+    const store = this as { ready: Promise<void>; dir: string };
+    await store.ready;
+    try {
+      return await call.apply(this, a);
+    } catch (e) {
+      throw fileStoreError(e, store.dir, what);
+    }
+  };
+}
 export type { FileSessionStoreOptions } from './folder/base';
 export type { SaveOutcome } from './folder/records';
 

@@ -2,7 +2,7 @@ import { SingpassFlowsError } from '../errors';
 import type { CleanUpResult } from './file-store';
 import type { SessionAction } from './next-step';
 import type { DeliveryStore } from './deliveries';
-import type { DueSession, SessionStore } from './store';
+import type { DueSession, DurableSessionStore } from './store';
 import type { SessionRecord } from './types';
 import { checkOwner, ref } from './pg/connection';
 import { PgRecords, parseRecord } from './pg/records';
@@ -29,7 +29,11 @@ import { PgRecords, parseRecord } from './pg/records';
  * - A server that cannot be reached, is shutting down or times out fails with `STORE_BUSY` (`retryable: true`); what a
  *   retry cannot fix (login, rights, a newer schema) with `STORE_FAILED`. Messages never carry the password.
  */
-export class PgSessionStore extends PgRecords implements SessionStore, DeliveryStore {
+export class PgSessionStore extends PgRecords implements DurableSessionStore, DeliveryStore {
+  readonly kind = 'postgres' as const;
+  /** Several processes and hosts: due sessions and kept deliveries are leased. */
+  readonly shared = true;
+
   // -- schedules ------------------------------------------------------------------------------------------------
 
   /**

@@ -80,6 +80,11 @@ export interface FileSessionStoreOptions {
    * `forget`: it is a copy (the flow stored the product) and goes with its session, as in PostgreSQL.
    */
   signedDocuments?: 'keep' | 'forget';
+  /**
+   * Work every call waits for, once (e.g. moving sessions an older version kept elsewhere into the folder). It gets a
+   * store of its own on the folder; a failure is its own to report (the store is used anyway).
+   */
+  beforeFirstUse?: (store: import('../file-store').FileSessionStore) => Promise<unknown>;
 }
 
 

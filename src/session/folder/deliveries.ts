@@ -5,7 +5,6 @@ import { createFileExclusive, errno, removeFile, syncDir, writeFileAtomic } from
 import type { SigningEvent } from '../../sign';
 import { REDACTED_CERTIFICATE_JSON, replaysStillNeeded, type DeliveryStore, type KeptDelivery } from '../deliveries';
 import { deliveryFromJson, deliveryToJson } from '../delivery-codec';
-import { SESSION_POLICY } from '../policy';
 import type { SessionRecord, VerifiedDelivery } from '../types';
 import { isSignRef, namesIn, ref } from './base';
 import { FolderDocuments } from './documents';
@@ -79,15 +78,15 @@ export abstract class FolderDeliveries extends FolderDocuments implements Delive
    * (`isDeliveryStillNeeded`); the others are marked applied here. No lease: two processes of one host may both
    * replay one event, and the record's compare-and-set lets one go on.
    */
-  async claimDeliveriesToReplay(options: { idleMs?: number; now?: number } = {}): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
-    const idleMs = options.idleMs ?? SESSION_POLICY.takeOverIdleMs;
+  async claimDeliveriesToReplay(options: { owner?: string; limit?: number; idleMs?: number; now?: number } = {}): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+    const idleMs = options.idleMs ?? this.policy.takeOverIdleMs;
     const now = options.now ?? this.now();
     const stale: KeptDelivery[] = [];
     for (const { signRef, type } of await this.pendingDeliveries()) {
       const kept = await this.getDelivery(signRef, type).catch(() => undefined);
       if (kept && !kept.applied && now - (kept.receivedAt ?? 0) >= idleMs) stale.push(kept);
     }
-    return replaysStillNeeded(this, stale);
+    return replaysStillNeeded(this, options.limit === undefined ? stale : stale.slice(0, options.limit));
   }
 
   /** Forget every delivery kept for `signRef` (its session ended). */

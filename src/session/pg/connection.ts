@@ -32,6 +32,10 @@ export class PgConnection {
     // call. Without a listener Node would crash the process on this event.
     this.lastPoolError = redact(e.message, this.secrets);
   };
+  /** The front end's words for a failure (e.g. the credential field to fix); the error itself by default. */
+  protected readonly nameFailure: (e: SingpassFlowsError) => Error;
+  /** Where the records are, for messages and logs: the database, host and port (never the password). */
+  readonly where: string;
   /** The last error of an idle connection (log-safe), for diagnostics. */
   lastPoolError: string | undefined;
   protected ready: Promise<void> | undefined;
@@ -53,6 +57,7 @@ export class PgConnection {
     });
     this.dueRule = dueRule(this.policy);
     this.now = options.now ?? Date.now;
+    this.nameFailure = options.nameFailure ?? ((e) => e);
     this.autoMigrate = options.autoMigrate ?? true;
     if (isPool(connection)) {
       this.pool = connection as Pool;
@@ -68,6 +73,7 @@ export class PgConnection {
       this.ownsPool = true;
     }
     this.pool.on('error', this.onPoolError);
+    this.where = options.where ?? whereOf(isPool(connection) ? (connection as { options?: PoolConfig }).options : typeof connection === 'string' ? { connectionString: connection } : connection);
   }
 
 
@@ -125,7 +131,7 @@ export class PgConnection {
     try {
       client = await this.pool.connect();
     } catch (e) {
-      throw storeError(e, what, this.secrets, 'connect');
+      throw this.nameFailure(storeError(e, what, this.secrets, 'connect'));
     }
     // A checked-out connection has no pool listener: one lost between two statements would crash the process.
     let lost: unknown;
@@ -136,8 +142,8 @@ export class PgConnection {
       return await work(client);
     } catch (e) {
       failure = e;
-      if (e instanceof SingpassFlowsError) throw e;
-      throw storeError(e, what, this.secrets, 'query');
+      if (e instanceof SingpassFlowsError) throw this.nameFailure(e);
+      throw this.nameFailure(storeError(e, what, this.secrets, 'query'));
     } finally {
       client.removeListener('error', onError);
       // A connection that failed is not given back to the pool (its state is unknown).
@@ -196,6 +202,10 @@ export interface PgSessionStoreOptions {
   idleMs?: number;
   /** How long an ended record is kept before its `forget` step is due (default: the policy's). */
   retentionMs?: number;
+  /** How messages name the database (default: from the connection, e.g. `PostgreSQL database d on h:5432`). */
+  where?: string;
+  /** How a front end words the store's failures (e.g. naming the credential field most likely wrong). */
+  nameFailure?: (e: SingpassFlowsError) => Error;
   /** Clock (UNIX ms) for listDue, claimDue and cleanUp. */
   now?: () => number;
   /** Create or upgrade the tables on first use (default true). False: call `migrate()` yourself (e.g. as a DB owner). */
@@ -205,6 +215,22 @@ export interface PgSessionStoreOptions {
    * still at the same version; `false`: every step reads the PDF from the database.
    */
   documentCache?: DocumentCacheOptions | false;
+}
+
+/** `PostgreSQL database <d> on <host>:<port>` from a pool config (a connection string read without its password). */
+function whereOf(config: PoolConfig | undefined): string {
+  let { host, port, database } = config ?? {};
+  if (typeof config?.connectionString === 'string') {
+    try {
+      const u = new URL(config.connectionString);
+      host ??= u.hostname || undefined;
+      port ??= u.port ? Number(u.port) : undefined;
+      database ??= decodeURIComponent(u.pathname.replace(/^\//, '')) || undefined;
+    } catch {
+      // key=value form: named by what the config says
+    }
+  }
+  return `PostgreSQL database ${database ?? '(default)'} on ${host ?? 'localhost'}:${port ?? 5432}`;
 }
 
 /** Anything with the `pg.Pool` methods the store uses (a pool from another copy of `pg` fails `instanceof`). */

@@ -71,8 +71,8 @@ export abstract class PgDeliveries extends PgDocuments implements DeliveryStore 
    * others — their session ended or is gone, or a record saved before the delivery was kept had gone past it (a save
    * marks those itself) — are marked applied here.
    */
-  async claimDeliveriesToReplay(options: { owner: string; limit?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
-    return replaysStillNeeded(this, await this.claimDeliveries({ ...options, idleMs: this.dueRule.idleMs }));
+  async claimDeliveriesToReplay(options: { owner: string; limit?: number; idleMs?: number; now?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>> {
+    return replaysStillNeeded(this, await this.claimDeliveries({ ...options, idleMs: options.idleMs ?? this.dueRule.idleMs }));
   }
 
   /** Forget every delivery kept for `signRef` (its session ended). */
