@@ -8,15 +8,13 @@ import { configLabels } from './lib/labels';
 import type { LoginClientOptions } from '../src/login';
 import { LOGIN_CLIENT, type LoginClientNode } from './lib/login-client';
 import { asError } from './lib/run';
-import { createSessionStore, sessionStoreKind } from './lib/store-factory';
+import { nodeRedSessionStore, sessionStoreKind } from './lib/store-factory';
+import { unusableSessionStore } from '../src/session';
 import {
   NOTIFICATION_SECRET, SIGN_CLIENT, legacyDocumentDirOf, sessionDirOf, signingKeyOf, engineFactory,
   type NotificationSecretNode, type SignClientNode, type SignClientSettings,
 } from './lib/sign-client';
 import type { NodeAPI, NodeDef } from './lib/types';
-import { unusableStore } from './lib/session-store';
-import { PgNodeRedStore } from './lib/pg-session-store';
-import { FolderNodeRedStore } from './lib/folder-session-store';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
@@ -35,7 +33,7 @@ export = function register(RED: NodeAPI): void {
     };
     this.engine = engineFactory(RED, this);
     try {
-      this.store = createSessionStore({
+      this.store = nodeRedSessionStore({
         choice: this.settings, pgPassword: this.credentials?.pgPassword, clientName: this.name || this.id, sessionDir: sessionDirOf(RED, this.settings),
         // sessions an older version kept in the context store move to the folder once, before the first use
         legacy: { context: this.context().global, storeName: this.settings.contextStore ?? '', documentDir: legacyDocumentDirOf(RED, this.settings) },
@@ -48,10 +46,9 @@ export = function register(RED: NodeAPI): void {
       // A store that cannot be built (a PostgreSQL field missing): reported at deploy; every use reports it again
       const err = asError(e);
       this.error(err);
-      this.store = unusableStore(err);
+      this.store = unusableSessionStore(err, this.settings.sessionStore === 'postgres' ? 'postgres' : 'folder');
     }
-    if (this.store instanceof PgNodeRedStore) this.log(`signing sessions in ${this.store.where}`); // never the password
-    if (this.store instanceof FolderNodeRedStore) this.log(`signing sessions in the folder ${this.store.dir}`);
+    this.log(`signing sessions in the ${this.store.where}`); // never the password
     const store = this.store;
     this.on('close', (_removed, done) => {
       store.close().catch(() => undefined).finally(done); // the PostgreSQL pool: its connections end with the node

@@ -18,17 +18,15 @@ import { hostname } from 'node:os';
 import { SingpassFlowsError, type ErrorCode } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
-import { isSessionEnded, isSubmitDeferred, receiveDelivery, runDueStep, signerIdSetting, signerOf, type DueStepResult, type KeptDelivery, type NextStepPolicy, type SessionRecord, type SignerIdInOutput } from '../src/session';
+import { isSessionEnded, isStoreOutage, isSubmitDeferred, receiveDelivery, runDueStep, signerIdSetting, signerOf, type DueStepResult, type KeptDelivery, type SessionRecord, type SignerIdInOutput } from '../src/session';
 import { exclusiveFinish } from './lib/finishing';
-import { KEEP_ENDED_MS } from './lib/store-factory';
-import { isStoreOutage } from './lib/session-store';
 import { endSession, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
 const OUTPUT: Record<SigningEvent['type'] | 'finished', number> = { certificate: 0, signature: 1, error: 2, finished: 3 };
 const MAX_BODY = 1024 * 1024;
-/** How often the webhook node looks for sessions with something due (`nextStep`): resubmit, finish, expire, forget. */
+/** How often the webhook node looks for sessions with something due (`nextStep`): resubmit, finish, expire. */
 const SWEEP_MS = 5_000;
 /*
  * How long a record left in the middle of a step (claimed; at the save point; signed and not finished) belongs to the
@@ -210,7 +208,7 @@ function summary(event: SigningEvent, signerId: SignerIdInOutput): Record<string
  * - `finish`: a signed session whose finishing failed temporarily (from `retryAt`), or left signed once idle: the signed
  *   PDF out on the "finished" output (a failure for good to a Catch node). A signed session never expires.
  * - `expire`: past the deadline (no event can come any more): SESSION_EXPIRED on the error output.
- * - `forget`: ended records leave the session store after the retention.
+ * Ended sessions leave the store by its clean-up (hourly, the session policy's retention), not by the sweep.
  */
 async function sweep(node: Node, client: SignClientNode, owner: string): Promise<void> {
   let engine;
@@ -219,16 +217,12 @@ async function sweep(node: Node, client: SignClientNode, owner: string): Promise
   } catch {
     return; // a configuration problem: reported when a delivery or a node uses the client
   }
-  const policy: NextStepPolicy = { scanExtensionSeconds: engine.config.scanExtensionSeconds, idleMs: client.store.idleMs, retentionMs: KEEP_ENDED_MS };
-  for (const due of await client.store.dueSessions(policy, owner)) {
-    const { signRef } = due.record.state;
+  await housekeeping(client);
+  const { due: dueList } = await client.store.claimDue({ owner, limit: SWEEP_LIMIT });
+  for (const due of dueList) {
+    const { signRef } = due;
     try {
-      if (due.action === 'forget') {
-        await endSession(client, signRef);
-        await client.store.delete(signRef);
-        continue;
-      }
-      const run = () => runDueStep(engine, client.store, signRef, { idleMs: client.store.idleMs, stepOptions: { onStep: statusReporter(node, signRef) } });
+      const run = () => runDueStep(engine, client.store, signRef, { idleMs: client.store.policy.takeOverIdleMs, stepOptions: { onStep: statusReporter(node, signRef) } });
       // never a second finish beside one the finish node is running in this process (it would lose the compare-and-set)
       const result = due.action === 'finish' ? await exclusiveFinish(signRef, run) : await run();
       if (result) await afterDueStep(node, client, result);
@@ -238,9 +232,25 @@ async function sweep(node: Node, client: SignClientNode, owner: string): Promise
       node.error(asError(e), { payload: { type: due.action, signRef }, signRef }); // this session only; the others go on
     }
   }
-  if (client.store.claimDeliveriesToReplay) {
-    for (const { kept } of await client.store.claimDeliveriesToReplay({ owner })) takeOver(node, kept);
+  if (client.store.shared) {
+    for (const { kept } of await client.store.claimDeliveriesToReplay({ owner, limit: SWEEP_LIMIT })) takeOver(node, kept);
   }
+}
+
+/** At most this many sessions per sweep and instance; the rest wait for the next sweep (or another instance). */
+const SWEEP_LIMIT = 100;
+const CLEAN_UP_EVERY_MS = 3600 * 1000;
+const lastCleanUp = new WeakMap<SignClientNode['store'], number>();
+
+/**
+ * At most hourly per store: the sessions whose `forget` step is due leave it (record, PDFs, kept deliveries), with
+ * what a crash left — the store's one clean-up, by the session policy's retention.
+ */
+async function housekeeping(client: SignClientNode): Promise<void> {
+  const last = lastCleanUp.get(client.store) ?? 0;
+  if (Date.now() - last < CLEAN_UP_EVERY_MS) return;
+  lastCleanUp.set(client.store, Date.now());
+  await client.store.cleanUp();
 }
 
 /**
@@ -293,14 +303,14 @@ function sendExpired(node: Node, expired: SessionRecord): void {
   node.send(outputs);
 }
 
-/** Deliveries acknowledged but not applied before the last stop go out again (the apply node drops repeats). */
+/**
+ * Deliveries acknowledged but not applied before the last stop, that their session still needs, go out again (the
+ * apply node drops repeats): the store's replay, with no idle time (this is the folder's only process, just started).
+ */
 async function replayKept(node: Node, client: SignClientNode): Promise<void> {
-  for (const { signRef, type } of await client.store.pendingDeliveries()) {
-    const kept = await client.store.getDelivery(signRef, type);
-    if (kept && !kept.applied) {
-      node.log(`signing webhook: resuming the ${type} event of session ${signRef} received before the restart`);
-      emit(node, kept.delivery.event);
-    }
+  for (const { kept } of await client.store.claimDeliveriesToReplay({ owner: `${hostname()}:${process.pid}`, idleMs: 0 })) {
+    node.log(`signing webhook: resuming the ${kept.type} event of session ${kept.delivery.event.signRef} received before the restart`);
+    emit(node, kept.delivery.event);
   }
 }
 

@@ -5,12 +5,11 @@
  */
 import * as path from 'node:path';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
-import { createSigningEngine, type SigningEngine } from '../../src/session';
+import { createSigningEngine, type DurableSessionStore, type SigningEngine } from '../../src/session';
 import { createNotificationTokens } from '../../src/sign';
 import { signSetup } from '../../src/setup';
 import { configLabels } from './labels';
 import type { LoadedKey } from '../../src/keys';
-import type { SignSessionStore } from './session-store';
 import type { StoreChoice } from './store-factory';
 import type { Node, NodeAPI } from './types';
 
@@ -51,8 +50,8 @@ export interface SignClientNode extends Node<{ signingKey?: string; pgPassword?:
   settings: SignClientSettings;
   /** The engine (rejects with the config problem, e.g. KEY_INVALID naming the field). */
   engine(): Promise<SigningEngine>;
-  /** The session store the settings chose (store-factory.ts); every signing node goes through it. */
-  store: SignSessionStore;
+  /** The core's session store the settings chose (store-factory.ts); every signing node goes through it. */
+  store: DurableSessionStore;
 }
 
 export type NotificationSecretNode = Node<{ secret?: string; previousSecret?: string }>;

@@ -259,8 +259,8 @@ async function sessionBinding(this: IWebhookFunctions): Promise<{ store: FrontDo
     if (this.getNodeParameter('sessionRecords', 'store') === 'none') return undefined;
     const { settings, where: credential } = await storeCredential(this);
     if (settings.kind === 'postgres') {
-      const store = pgRecordStore(settings.pg, credential);
-      return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.rememberDelivery }, where: `the PostgreSQL store (${store.where})`, setting: credential };
+      const store = pgRecordStore(settings.pg, credential, settings.policy);
+      return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: (delivery) => store.rememberDelivery(delivery) }, where: `the PostgreSQL store (${store.where})`, setting: credential };
     }
     const store = await readOnlyRecordStore(settings.folder, { where: `${credential}, field "Folder"`, field: 'Folder' });
     // kept before the answer, as in PostgreSQL: an execution lost after the 200 is replayed by List Due Sessions
@@ -268,8 +268,9 @@ async function sessionBinding(this: IWebhookFunctions): Promise<{ store: FrontDo
   }
   if (this.getNodeParameter('recordStore', 'folder') === 'postgres') {
     const credential = credentialWhere(PG_STORE_TITLE, this.getNode().credentials?.[PG_STORE_CREDENTIAL]?.name ?? undefined);
-    const store = pgRecordStore(pgStoreSettings(await nodeCredential(this, PG_STORE_CREDENTIAL)), credential);
-    return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: store.rememberDelivery }, where: `the PostgreSQL store (${store.where})`, setting: 'Session Records In' };
+    const pg = pgStoreSettings(await nodeCredential(this, PG_STORE_CREDENTIAL));
+    const store = pgRecordStore(pg.settings, credential, pg.policy);
+    return { store: { get: readableRecords((signRef) => store.get(signRef)), rememberDelivery: (delivery) => store.rememberDelivery(delivery) }, where: `the PostgreSQL store (${store.where})`, setting: 'Session Records In' };
   }
   const folder = String(this.getNodeParameter('recordFolder', '') ?? '').trim();
   if (!folder) return undefined;

@@ -7,7 +7,7 @@ import { PgSessionStore } from '../../src/session';
 import { corppassLoginClient, loginOptions, signSetup } from './credentials';
 import type { LoginProvider } from '../../src/setup';
 import { checkedTriggerFolder } from './file-store';
-import { pgStoreSettings, storeSettings, type PgStoreSettings } from './pg-settings';
+import { pgStoreSettings, storeSettings, type CredentialPgStore } from './pg-settings';
 
 /**
  * Credential tests (n8n's "Test" button), referenced by the nodes' `testedBy`: each loads the keys with the core's
@@ -58,8 +58,8 @@ export async function testSessionStorePostgres(this: ICredentialTestFunctions, c
   return run(() => testPg(pgStoreSettings(credential.data ?? {})));
 }
 
-async function testPg(settings: PgStoreSettings): Promise<string> {
-  const store = new PgSessionStore(settings.connection, { ...settings.options, autoMigrate: false });
+async function testPg({ settings, policy }: CredentialPgStore): Promise<string> {
+  const store = new PgSessionStore(settings.connection, { tablePrefix: settings.tablePrefix, policy, autoMigrate: false });
   try {
     const version = await store.schemaVersion();
     return `Connected to ${settings.where}; ${version === 0 ? 'the store creates its tables on first use' : `store tables at schema version ${version}`}`;
@@ -72,7 +72,7 @@ async function testPg(settings: PgStoreSettings): Promise<string> {
 export async function testSessionStore(this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
   return run(async () => {
     const settings = storeSettings(credential.data ?? {});
-    if (settings.kind === 'postgres') return testPg(settings.pg);
+    if (settings.kind === 'postgres') return testPg({ settings: settings.pg, policy: settings.policy });
     const dir = await checkedTriggerFolder(settings.folder);
     return `Folder ${dir} is allowed by n8n's file-access settings; it is created on the first save if missing`;
   });

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError } from '../../src/errors';
-import { FileSessionStore } from '../../src/session';
+import { createSessionStore, FileSessionStore, type DurableSessionStore, type StorePolicy } from '../../src/session';
 
 /** Where the sample workflow keeps its sessions (n8n 2.x allows files under ~/.n8n-files by default). */
 export const DEFAULT_RECORD_FOLDER = '/home/node/.n8n-files/singpass';
@@ -26,16 +26,16 @@ export interface FolderLabel {
 const FOLDER_PARAMETER: FolderLabel = { where: 'Folder', field: 'Folder' };
 
 /** The file store of a version-1 node's Folder parameter, checked as {@link checkedFolderStore} does. */
-export function recordStore(ctx: IExecuteFunctions, i: number): Promise<FileSessionStore> {
-  return checkedFolderStore(ctx, String(ctx.getNodeParameter('folder', i, DEFAULT_RECORD_FOLDER) ?? ''), FOLDER_PARAMETER);
+export function recordStore(ctx: IExecuteFunctions, i: number, policy: Partial<StorePolicy> = {}): Promise<DurableSessionStore> {
+  return checkedFolderStore(ctx, String(ctx.getNodeParameter('folder', i, DEFAULT_RECORD_FOLDER) ?? ''), FOLDER_PARAMETER, policy);
 }
 
 /**
- * The file store of `folder`, after n8n's own file-access check (the one Read/Write Files uses:
+ * The core's folder store of `folder` (with `policy`), after n8n's own file-access check (the one Read/Write Files uses:
  * N8N_RESTRICT_FILE_ACCESS_TO, N8N_BLOCK_FILE_ACCESS_TO_N8N_FILES, N8N_BLOCK_FILE_PATTERNS). The folder is created
  * when missing. n8n versions without these helpers (before 1.x) get no check.
  */
-export async function checkedFolderStore(ctx: IExecuteFunctions, folderSetting: string, label: FolderLabel): Promise<FileSessionStore> {
+export async function checkedFolderStore(ctx: IExecuteFunctions, folderSetting: string, label: FolderLabel, policy: Partial<StorePolicy> = {}): Promise<DurableSessionStore> {
   const folder = folderSetting.trim();
   if (!folder || !path.isAbsolute(folder)) {
     throw new SingpassFlowsError('INVALID_INPUT', `${label.where}: give an absolute folder path (e.g. ${DEFAULT_RECORD_FOLDER})`, { field: label.field });
@@ -51,7 +51,7 @@ export async function checkedFolderStore(ctx: IExecuteFunctions, folderSetting: 
     });
     if (blocked(await h.resolvePath(path.join(folder, 'x.json')))) throw refuse();
   }
-  return new FileSessionStore(folder);
+  return createSessionStore({ kind: 'folder', folder }, policy);
 }
 
 /** The checked store per folder, for the trigger (its webhook answers within the service's 2 s: no checks per delivery). */

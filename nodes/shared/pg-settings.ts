@@ -1,20 +1,17 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
-import type { PoolConfig } from 'pg';
 import { SingpassFlowsError } from '../../src/errors';
-import { SESSION_POLICY, type PgSessionStoreOptions } from '../../src/session';
+import { SESSION_POLICY, type PgStoreSettings, type StorePolicy } from '../../src/session';
 
-/** The PostgreSQL settings of a store credential, checked: where to connect and the store's options. */
-export interface PgStoreSettings {
-  connection: PoolConfig;
-  options: Pick<PgSessionStoreOptions, 'tablePrefix' | 'idleMs'>;
-  /** For messages: never the password. */
-  where: string;
+/** A store credential's PostgreSQL fields, checked: the core's settings (`where` for messages) and the take-over time. */
+export interface CredentialPgStore {
+  settings: PgStoreSettings & { where: string };
+  policy: Pick<StorePolicy, 'takeOverIdleMs'>;
 }
 
-/** The "Singpass Session Store" credential, checked: a folder or a PostgreSQL database, and the take-over time. */
+/** The "Singpass Session Store" credential, checked: a folder or a PostgreSQL database, and its policy changes. */
 export type StoreSettings =
-  | { kind: 'folder'; folder: string; idleMs: number; retentionMs: number }
-  | { kind: 'postgres'; pg: PgStoreSettings; idleMs: number; retentionMs: number };
+  | { kind: 'folder'; folder: string; policy: Pick<StorePolicy, 'takeOverIdleMs' | 'retentionMs'> }
+  | { kind: 'postgres'; pg: CredentialPgStore['settings']; policy: Pick<StorePolicy, 'takeOverIdleMs' | 'retentionMs'> };
 
 /** How messages name the two store credentials (their titles in n8n's credential list). */
 export const STORE_TITLE = 'Singpass Session Store';
@@ -42,7 +39,7 @@ function retentionMsOf(c: ICredentialDataDecryptedObject, where: string): number
 }
 
 /** The old "Singpass Session Store (PostgreSQL)" credential (version-1 nodes), or the PostgreSQL fields of the new one. */
-export function pgStoreSettings(c: ICredentialDataDecryptedObject, where = credentialWhere(PG_STORE_TITLE)): PgStoreSettings {
+export function pgStoreSettings(c: ICredentialDataDecryptedObject, where = credentialWhere(PG_STORE_TITLE)): CredentialPgStore {
   const text = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
   const host = text(c.host);
   const database = text(c.database);
@@ -53,16 +50,20 @@ export function pgStoreSettings(c: ICredentialDataDecryptedObject, where = crede
   if (!database) throw bad(where, 'Database', 'is required (an existing database)');
   if (!user) throw bad(where, 'User', 'is required');
   const idleMs = idleMsOf(c, where);
+  const tablePrefix = text(c.tablePrefix);
   return {
-    connection: {
-      host, port, database, user,
-      password: typeof c.password === 'string' ? c.password : '',
-      ssl: c.ssl === true ? { rejectUnauthorized: true } : undefined,
-      application_name: 'singpass-flows n8n',
+    settings: {
+      connection: {
+        host, port, database, user,
+        password: typeof c.password === 'string' ? c.password : '',
+        ssl: c.ssl === true ? { rejectUnauthorized: true } : undefined,
+        application_name: 'singpass-flows n8n',
+      },
+      // the store checks the prefix (its rule)
+      ...(tablePrefix ? { tablePrefix } : {}),
+      where: `PostgreSQL database ${database} on ${host}:${port}`,
     },
-    // the store checks the prefix (its rule)
-    options: { tablePrefix: text(c.tablePrefix) || undefined, idleMs },
-    where: `PostgreSQL database ${database} on ${host}:${port}`,
+    policy: { takeOverIdleMs: idleMs },
   };
 }
 
@@ -71,10 +72,10 @@ export function storeSettings(c: ICredentialDataDecryptedObject, where = credent
   const kind = c.kind ?? 'folder';
   if (kind === 'postgres') {
     const pg = pgStoreSettings(c, where);
-    return { kind, pg, idleMs: pg.options.idleMs!, retentionMs: retentionMsOf(c, where) };
+    return { kind, pg: pg.settings, policy: { ...pg.policy, retentionMs: retentionMsOf(c, where) } };
   }
   if (kind !== 'folder') throw bad(where, 'Kind', `"${String(kind)}" is not a kind this package knows (Folder or PostgreSQL)`);
-  return { kind, folder: typeof c.folder === 'string' ? c.folder.trim() : '', idleMs: idleMsOf(c, where), retentionMs: retentionMsOf(c, where) };
+  return { kind, folder: typeof c.folder === 'string' ? c.folder.trim() : '', policy: { takeOverIdleMs: idleMsOf(c, where), retentionMs: retentionMsOf(c, where) } };
 }
 
 /**

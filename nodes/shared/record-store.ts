@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { IExecuteFunctions, INode, INodeProperties, IWebhookFunctions } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput, isSingpassFlowsError } from '../../src/errors';
-import { PgSessionStore, SESSION_POLICY, type FileSessionStore, type KeptDelivery, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { createSessionStore, SESSION_POLICY, type DurableSessionStore, type PgStoreSettings, type SessionRecord, type StorePolicy } from '../../src/session';
 import { nodeCredential } from './credentials';
 import { checkedFolderStore, folderInput, recordStore as folderStore } from './file-store';
-import { PG_STORE_TITLE, STORE_TITLE, credentialWhere, inStoreCredential, pgStoreSettings, storeSettings, type PgStoreSettings } from './pg-settings';
+import { PG_STORE_TITLE, STORE_TITLE, credentialWhere, inStoreCredential, pgStoreSettings, storeSettings } from './pg-settings';
 
 /** Credential type of the session store (version 2 nodes): a folder or PostgreSQL, chosen once for a workflow. */
 export const STORE_CREDENTIAL = 'singpassSessionStoreApi';
@@ -22,39 +22,8 @@ export function usesStoreCredential(ctx: { getNode(): INode }): boolean {
   return ctx.getNode().typeVersion >= 2;
 }
 
-type DueList = Awaited<ReturnType<FileSessionStore['listDue']>>;
-
-/**
- * What the Session Record operations need of a store, whichever it is: compare-and-set saves (with the PDF), loads,
- * the due list for the resume schedule (by the engine's one rule, `nextStep`) and the clean-up.
- */
-export interface SessionRecordStore extends Pick<FileSessionStore, 'get' | 'getDocument' | 'putDocument' | 'save' | 'put' | 'putSignedDocument' | 'getSignedDocument' | 'cleanUp' | 'getDelivery'> {
-  /** Where the records are, for messages ("folder /x", "PostgreSQL database d on h:p"); never a password. */
-  readonly where: string;
-  /** The store credential's "leave a step in progress alone" time; undefined for a version-1 node's folder (its own parameter). */
-  readonly idleMs?: number;
-  /** The store credential's "Keep Ended Sessions (Days)"; undefined for a version-1 node's store (no such setting). */
-  readonly retentionMs?: number;
-  /**
-   * Sessions due now. `idleSeconds`: the folder store's parameter; the PostgreSQL store uses its credential's.
-   * `retentionSeconds`: also delete the ended sessions past it (the folder: those the walk read anyway; PostgreSQL:
-   * one statement on its index), named in `deleted`.
-   */
-  listDue(options: { idleSeconds: number; retentionSeconds?: number }): Promise<DueList>;
-  /**
-   * The trigger keeps each delivery before it answers 200: false when this event was kept already
-   * (a copy: start nothing). A kept event n8n never ran (its execution lost after the answer) comes back from
-   * {@link claimDeliveriesToReplay}.
-   */
-  rememberDelivery?: (delivery: VerifiedDelivery) => Promise<boolean>;
-  /** A kept event is done with (applied, or one its session will never take). */
-  markDeliveryApplied?: (signRef: string, type: KeptDelivery['type']) => Promise<void>;
-  /** Kept deliveries unapplied past the credential's idle time that their session still needs (PostgreSQL: each leased to this process). */
-  claimDeliveriesToReplay?: () => Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>>;
-}
-
-/** This process, as the owner of the leases it takes on kept deliveries (another process skips them meanwhile). */
-const LEASE_OWNER = `n8n:${hostname()}:${process.pid}`;
+/** This process, as the owner of the leases it takes on due sessions and kept deliveries (another process skips them meanwhile). */
+export const LEASE_OWNER = `n8n:${hostname()}:${process.pid}`;
 
 export const storeInput: INodeProperties = {
   displayName: 'Store',
@@ -93,26 +62,24 @@ export function idleSecondsOf(ctx: IExecuteFunctions, i: number): number {
 }
 
 /**
- * The node's store: version 2 on, the store credential's (a folder checked against n8n's file-access rules, or
- * PostgreSQL); version 1, its Store parameter's (the folder, or the PostgreSQL credential).
+ * The node's store, the core's: version 2 on, the store credential's (a folder checked against n8n's file-access
+ * rules, or PostgreSQL) with its take-over time and retention; version 1, its Store parameter's (the folder, or the
+ * PostgreSQL credential). `policy`: a version-1 node's own take-over time for its folder (List Due, Run Due Step).
  */
-export async function sessionRecordStore(ctx: IExecuteFunctions, i: number): Promise<SessionRecordStore> {
+export async function sessionRecordStore(ctx: IExecuteFunctions, i: number, policy: Partial<StorePolicy> = {}): Promise<DurableSessionStore> {
   if (usesStoreCredential(ctx)) {
     const { settings, where } = await storeCredential(ctx, i);
-    if (settings.kind === 'postgres') return { ...pgRecordStore(settings.pg, where), retentionMs: settings.retentionMs };
-    const store = await checkedFolderStore(ctx, settings.folder, { where: `${where}, field "Folder"`, field: 'Folder' });
+    if (settings.kind === 'postgres') return pgRecordStore(settings.pg, where, settings.policy);
     // the trigger keeps each delivery in the folder too: an event whose execution died is replayed by List Due
-    const replays = store.claimDeliveriesToReplay.bind(store);
-    return Object.assign(store, {
-      where: `folder ${store.dir}`, idleMs: settings.idleMs, retentionMs: settings.retentionMs,
-      claimDeliveriesToReplay: () => replays({ idleMs: settings.idleMs }),
-    });
+    return checkedFolderStore(ctx, settings.folder, { where: `${where}, field "Folder"`, field: 'Folder' }, settings.policy);
   }
   const kind = ctx.getNodeParameter('store', i, 'folder') as string;
-  if (kind === 'postgres') return pgRecordStore(pgStoreSettings(await nodeCredential(ctx, PG_STORE_CREDENTIAL, i)), credentialWhere(PG_STORE_TITLE, credentialName(ctx, PG_STORE_CREDENTIAL)));
+  if (kind === 'postgres') {
+    const pg = pgStoreSettings(await nodeCredential(ctx, PG_STORE_CREDENTIAL, i));
+    return pgRecordStore(pg.settings, credentialWhere(PG_STORE_TITLE, credentialName(ctx, PG_STORE_CREDENTIAL)), pg.policy);
+  }
   if (kind !== 'folder') throw new SingpassFlowsError('INVALID_INPUT', `Store: "${kind}" is not a store this node version knows (Folder or PostgreSQL)`, { field: 'Store' });
-  const store = await folderStore(ctx, i);
-  return Object.assign(store, { where: `folder ${store.dir}` });
+  return folderStore(ctx, i, policy);
 }
 
 /** The name the user gave the node's credential of `type` (for messages), if any. */
@@ -131,11 +98,11 @@ export async function storeCredential(ctx: IExecuteFunctions | IWebhookFunctions
 }
 
 /**
- * One PgSessionStore — one pg.Pool — per credential per process, shared by every execution the process runs (a pool
- * per execution would open connections by the hundred on a busy worker). A changed credential gets a new store; the
- * old one's pool is ended.
+ * One store — one pg.Pool — per credential per process, shared by every execution the process runs (a pool per
+ * execution would open connections by the hundred on a busy worker). A changed credential gets a new store; the old
+ * one's pool is ended.
  */
-const pgStores = new Map<string, { key: string; store: PgSessionStore }>();
+const pgStores = new Map<string, { key: string; store: DurableSessionStore }>();
 
 /** End every cached store's pool (a test's teardown; n8n itself never unloads a node's module). */
 export async function closePgRecordStores(): Promise<void> {
@@ -144,49 +111,32 @@ export async function closePgRecordStores(): Promise<void> {
   await Promise.all(entries.map((e) => e.store.close()));
 }
 
+/**
+ * The core's PostgreSQL store of checked settings, cached; its failures name `credential` (the setting to fix) first,
+ * and a table prefix it refuses is the credential's Table Prefix field.
+ */
+export function pgRecordStore(settings: PgStoreSettings & { where: string }, credential: string, policy: Partial<StorePolicy> = {}): DurableSessionStore {
+  const id = `${settings.where}/${settings.tablePrefix ?? ''}`;
+  const key = createHash('sha256').update(JSON.stringify({ settings, credential, policy })).digest('base64url');
+  let entry = pgStores.get(id);
+  if (entry?.key !== key) {
+    if (entry) void entry.store.close().catch(() => undefined);
+    entry = { key, store: pgStore(settings, credential, policy) };
+    pgStores.set(id, entry);
+  }
+  return entry.store;
+}
+
 /** A new store; a table prefix it refuses is the credential's Table Prefix field. */
-function pgStore(settings: PgStoreSettings, credential: string): PgSessionStore {
+function pgStore(settings: PgStoreSettings, credential: string, policy: Partial<StorePolicy>): DurableSessionStore {
   let refused: unknown;
   try {
-    return new PgSessionStore(settings.connection, settings.options);
+    return createSessionStore({ kind: 'postgres', ...settings, nameFailure: (e) => inStoreCredential(e, credential) }, policy);
   } catch (e) {
     refused = e;
   }
   if (!isSingpassFlowsError(refused, 'INVALID_INPUT') || refused.details.field !== 'tablePrefix') throw refused as Error;
   throw new SingpassFlowsError('INVALID_INPUT', `${credential}, field "Table Prefix": ${refused.message.replace(/^tablePrefix: /, '')}`, { field: 'Table Prefix' });
-}
-
-/** The PostgreSQL store of checked settings; its failures name `credential` (the setting to fix) first. */
-export function pgRecordStore(settings: PgStoreSettings, credential: string): SessionRecordStore {
-  const id = `${settings.where}/${settings.options.tablePrefix ?? ''}`;
-  const key = createHash('sha256').update(JSON.stringify(settings)).digest('base64url');
-  let entry = pgStores.get(id);
-  if (entry?.key !== key) {
-    if (entry) void entry.store.close().catch(() => undefined);
-    entry = { key, store: pgStore(settings, credential) };
-    pgStores.set(id, entry);
-  }
-  const store = entry.store;
-  const named = <A extends unknown[], R>(call: (...a: A) => Promise<R>) => (...a: A): Promise<R> => call(...a).catch((e: unknown) => Promise.reject(inStoreCredential(e, credential)));
-  return {
-    where: settings.where,
-    idleMs: settings.options.idleMs,
-    get: named((signRef: string) => store.get(signRef)),
-    getDocument: named((signRef: string) => store.getDocument(signRef)),
-    putDocument: named((signRef: string, pdf: Buffer) => store.putDocument(signRef, pdf)),
-    save: named((record: SessionRecord, expected: number | undefined, options?: Parameters<PgSessionStore['save']>[2]) => store.save(record, expected, options)),
-    // a save marks applied the kept deliveries the record has gone past (the store's rule, in the same statement)
-    put: named((record: SessionRecord, expected: number | undefined) => store.put(record, expected)),
-    putSignedDocument: named((signRef: string, pdf: Buffer) => store.putSignedDocument(signRef, pdf)),
-    getSignedDocument: named((signRef: string) => store.getSignedDocument(signRef)),
-    cleanUp: named((options: Parameters<PgSessionStore['cleanUp']>[0]) => store.cleanUp(options)),
-    rememberDelivery: named((delivery: VerifiedDelivery) => store.rememberDelivery(delivery)),
-    getDelivery: named((signRef: string, type: KeptDelivery['type']) => store.getDelivery(signRef, type)),
-    markDeliveryApplied: named((signRef: string, type: KeptDelivery['type']) => store.markDeliveryApplied(signRef, type)),
-    claimDeliveriesToReplay: named(() => store.claimDeliveriesToReplay({ owner: LEASE_OWNER })),
-    // the store's own idle time (its credential's) is part of every record's due time (`due_at`, indexed)
-    listDue: named((options: { retentionSeconds?: number }) => store.listDue(options.retentionSeconds === undefined ? {} : { retentionSeconds: options.retentionSeconds })),
-  };
 }
 
 /**

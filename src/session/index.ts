@@ -6,6 +6,7 @@ export * from './deliveries';
 export * from './runner';
 export * from './file-store';
 export * from './pg-store';
+export * from './store-factory';
 export * from './next-step';
 export { receiveDelivery, type DeliveryReceipt, type DeliveryVerdict, type FrontDoorStore, type ReceiveDeliveryOptions } from './front-door';
 export { eventStanding, type EventStanding } from './event-standing';

@@ -18,6 +18,10 @@ import type { SessionRecord } from './types';
  */
 export type SessionAction = 'continueCertificate' | 'submitHash' | 'finish' | 'handOver' | 'expire' | 'forget';
 
+/** Every action a stored session can be due for, and those a scheduler runs (the store's clean-up forgets). */
+export const SESSION_ACTIONS: readonly SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'handOver', 'expire', 'forget'];
+export const SCHEDULED_ACTIONS: readonly SessionAction[] = SESSION_ACTIONS.filter((a) => a !== 'forget');
+
 export interface NextStep {
   action: SessionAction;
   /** UNIX ms from which the action is due (may be in the past). */

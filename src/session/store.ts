@@ -1,5 +1,9 @@
-import { isForgetDue, type SessionAction } from './next-step';
+import { isForgetDue, type NextStepPolicy, type SessionAction } from './next-step';
+import { SESSION_POLICY } from './policy';
+import { SingpassFlowsError } from '../errors';
 import type { SessionRecord } from './types';
+import type { DeliveryStore, KeptDelivery } from './deliveries';
+import type { CleanUpResult, SaveOutcome } from './file-store';
 
 /**
  * Where a {@link SessionRunner} keeps its sessions: the record (small JSON) and the PDF being signed. The default is
@@ -39,6 +43,77 @@ export interface SessionStore {
    * `forget` step of `nextStep`. Optional: a runner with `cleanUpIntervalMs` calls it (see runner-parts/retention.ts).
    */
   cleanUp?(options: { retentionSeconds: number }): Promise<{ deleted: string[] }> | { deleted: string[] };
+}
+
+/**
+ * The timings a durable store works by: the session policy's (`SESSION_POLICY`), passed in. A deployment may change
+ * one through the settings that name it (a credential's take-over time or retention); nothing else picks its own.
+ */
+export type StorePolicy = Readonly<{ takeOverIdleMs: number; leaseMs: number; retentionMs: number; scanExtensionSeconds: number }>;
+
+/**
+ * `SESSION_POLICY` itself, or a copy with the values `changes` names changed (undefined ones ignored), each checked:
+ * a number ≥ 0.
+ */
+export function storePolicy(changes: Partial<StorePolicy> = {}): StorePolicy {
+  const given = Object.entries(changes).filter(([, v]) => v !== undefined);
+  for (const [k, v] of given) {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new SingpassFlowsError('INVALID_INPUT', `${k}: must be a number ≥ 0`, { field: k });
+  }
+  const changed = given.filter(([k, v]) => v !== SESSION_POLICY[k as keyof StorePolicy]);
+  return changed.length === 0 ? SESSION_POLICY : Object.freeze({ ...SESSION_POLICY, ...Object.fromEntries(changed) });
+}
+
+/** The store policy as `nextStep` takes it (the due rule a store evaluates). */
+export function dueRule(policy: StorePolicy): Required<NextStepPolicy> {
+  return { idleMs: policy.takeOverIdleMs, retentionMs: policy.retentionMs, scanExtensionSeconds: policy.scanExtensionSeconds };
+}
+
+/**
+ * THE store every front end uses (n8n's operations and trigger, the Node-RED nodes, the CLI): a folder
+ * (FileSessionStore, one host) or PostgreSQL (PgSessionStore, several processes and hosts), built by
+ * `createSessionStore` from settings and the policy. One way each to list what is due, to replay kept deliveries and
+ * to clean up; the rest is the runner's {@link SessionStore} and the kept deliveries' {@link DeliveryStore}.
+ */
+export interface DurableSessionStore extends SessionStore, DeliveryStore {
+  readonly kind: 'folder' | 'postgres';
+  /** Several processes on one store: due sessions and kept deliveries are leased, and none is replayed at start. */
+  readonly shared: boolean;
+  /** Where the records are, for messages and logs (never a password). */
+  readonly where: string;
+  readonly policy: StorePolicy;
+  get(signRef: string): Promise<SessionRecord | undefined>;
+  /** Compare-and-set with a typed outcome; `document`: the PDF saved with the record (not at all when refused). */
+  save(record: SessionRecord, expectedRevision: number | undefined, options?: { document?: Buffer }): Promise<SaveOutcome>;
+  put(record: SessionRecord, expectedRevision: number | undefined): Promise<boolean>;
+  delete(signRef: string): Promise<void>;
+  list(): Promise<string[]>;
+  getDocument(signRef: string): Promise<Buffer | undefined>;
+  putDocument(signRef: string, pdf: Buffer): Promise<void>;
+  deleteDocument(signRef: string): Promise<void>;
+  putSignedDocument(signRef: string, pdf: Buffer): Promise<void>;
+  getSignedDocument(signRef: string): Promise<Buffer | undefined>;
+  /**
+   * The sessions whose next step is due now (`nextStep` with the store's policy; never `forget`: that is
+   * {@link cleanUp}'s), oldest first; a shared store leases each to `owner` for the policy's `leaseMs`, so that other
+   * processes skip it until a save, {@link releaseClaim} or the lease's end. Unreadable records are named, not thrown.
+   */
+  claimDue(options: { owner: string; limit?: number }): Promise<{ due: DueSession[]; unreadable: string[] }>;
+  /** Give back `owner`'s lease on a session it does not take up; false when it held none (or the store leases none). */
+  releaseClaim(signRef: string, owner: string): Promise<boolean>;
+  /**
+   * The kept deliveries to replay now: unapplied for `idleMs` (default the policy's take-over time; 0 for the only
+   * process on a folder, at its start), each with its record, those the record still needs (`isDeliveryStillNeeded`;
+   * the others are marked applied). A shared store leases each to `owner`.
+   */
+  claimDeliveriesToReplay(options: { owner: string; limit?: number; idleMs?: number }): Promise<Array<{ kept: KeptDelivery; record: SessionRecord }>>;
+  /**
+   * Delete every session whose `forget` step is due (ended; the retention passed since its last change) with its
+   * PDFs and kept deliveries, and what a crash left. `retentionSeconds`: another retention than the policy's.
+   */
+  cleanUp(options?: { retentionSeconds?: number }): Promise<CleanUpResult>;
+  /** Let go of connections (the PostgreSQL pool the store created). */
+  close(): Promise<void>;
 }
 
 /**

@@ -19,7 +19,7 @@ const PROBES: Record<string, string> = {
   'sandbox/boundary-probe-c.ts': "import { createWebhookVerifier } from '../src/sign';\nexport const probe = createWebhookVerifier;\n",
   'node-red/lib/boundary-probe-e.ts': "import { CREDENTIAL } from '../../nodes/shared/credentials';\nexport const probe = CREDENTIAL;\n",
   'nodes/shared/boundary-probe-f.ts': "import { nextStep } from '../../src/session/next-step';\nexport const probe = nextStep;\n",
-  'cli/boundary-probe-g.ts': "import { FolderNodeRedStore } from '../node-red/lib/folder-session-store';\nexport const probe = FolderNodeRedStore;\n",
+  'cli/boundary-probe-g.ts': "import { nodeRedSessionStore } from '../node-red/lib/store-factory';\nexport const probe = nodeRedSessionStore;\n",
   'nodes/shared/boundary-probe-d.ts': "import { nextStep } from '../../src/session';\nexport const probe = nextStep;\n",
 };
 const messages = new Map<string, string>();

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { deliveryToJson, FileSessionStore, withPhase, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { importContextSessions } from '../../node-red/lib/context-import';
-import { FolderNodeRedStore } from '../../node-red/lib/folder-session-store';
+import { nodeRedSessionStore } from '../../node-red/lib/store-factory';
 import type { ContextStore } from '../../node-red/lib/types';
 
 let dir: string;
@@ -82,6 +82,6 @@ test('moves records, PDFs and kept deliveries to the folder, then removes them f
 
 test('the folder store is not used before the import ended: a webhook right at start finds the moved session', async () => {
   const ctx = context({ [`singpassSign_${key('early')}`]: record('early', 1) });
-  const store = new FolderNodeRedStore(path.join(dir, 'sessions'), { retentionMs: 1000, prepare: (files) => importContextSessions({ context: ctx, storeName: '', documentDir: dir }, files).then(() => undefined) });
+  const store = nodeRedSessionStore({ choice: {}, clientName: 'client', sessionDir: path.join(dir, 'sessions'), legacy: { context: ctx, storeName: '', documentDir: dir } });
   expect((await store.get('early'))?.revision).toBe(1);
 });

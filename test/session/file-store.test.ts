@@ -418,6 +418,30 @@ describe('FileSessionStore: kept webhook deliveries (DeliveryStore)', () => {
     expect((kept!.delivery.event as { certificate: { der: Buffer } }).certificate.der.toString('hex')).toBe('c0ffee');
   });
 
+  it('cleanUp with no retention uses the store policy; a store that forgets signed copies deletes them with their session (and old ones whose record is gone)', async () => {
+    const day = 86_400;
+    const t = nowS();
+    const store = new FileSessionStore(dir, { policy: { retentionMs: 2 * day * 1000 }, signedDocuments: 'forget' });
+    const pdf = Buffer.from('%PDF');
+    await store.save(record('ended-old', 1, { status: 'completed', updatedAt: t - 3 * day }), undefined, { document: pdf });
+    await store.save(record('ended-new', 1, { status: 'completed', updatedAt: t - 1 * day }), undefined);
+    await store.putSignedDocument('ended-old', pdf);
+    await store.putSignedDocument('ended-new', pdf);
+    await store.putSignedDocument('gone-old', pdf);
+    await store.putSignedDocument('gone-new', pdf);
+    const old = new Date((t - 3 * day) * 1000);
+    fs.utimesSync(path.join(dir, 'gone-old-signed.pdf'), old, old);
+    const r = await store.cleanUp();
+    expect(r).toMatchObject({ deleted: ['ended-old'], documents: 1, signedDocuments: 2 });
+    expect(fs.readdirSync(dir).filter((n) => !n.startsWith('.')).sort()).toEqual(['ended-new-signed.pdf', 'ended-new.json', 'gone-new-signed.pdf']);
+    // the default store keeps them (the CLI's product), with the policy's 7 days
+    const keeping = new FileSessionStore(dir);
+    await keeping.save(record('ended-week', 1, { status: 'failed', updatedAt: t - 8 * day }), undefined);
+    await keeping.putSignedDocument('ended-week', pdf);
+    expect((await keeping.cleanUp()).deleted).toEqual(['ended-week']);
+    expect(fs.existsSync(path.join(dir, 'ended-week-signed.pdf'))).toBe(true);
+  });
+
   it('cleanUp forgets the deliveries of the sessions it deletes, and deliveries whose record is long gone', async () => {
     const t = nowS();
     const day = 86_400;

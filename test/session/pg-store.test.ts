@@ -87,11 +87,11 @@ function child(body: string, env: Record<string, string>, onStdout?: (text: stri
 }
 
 describe('PgSessionStore: records', () => {
-  it('creates its schema on first use: schema_version 3, sessions (record JSONB + columns), documents (BYTEA), the due_at index', async () => {
+  it('creates its schema on first use: schema_version 4, sessions (record JSONB + columns), documents (BYTEA), the due_at index', async () => {
     const store = open('schema_');
     expect(await store.schemaVersion()).toBe(0);
     expect(await store.list()).toEqual([]); // first call migrates
-    expect(await store.schemaVersion()).toBe(3);
+    expect(await store.schemaVersion()).toBe(4);
     const cols = await sql<{ table_name: string; column_name: string; data_type: string }>(
       `SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_name LIKE 'schema\\_%' ORDER BY table_name, column_name`);
     const byTable = (t: string) => Object.fromEntries(cols.filter((c) => c.table_name === t).map((c) => [c.column_name, c.data_type]));
@@ -101,6 +101,8 @@ describe('PgSessionStore: records', () => {
     expect(byTable('schema_deliveries')).toMatchObject({ sign_ref: 'text', type: 'text', applied: 'boolean', received_at: 'bigint', delivery: 'jsonb' });
     const idx = await sql<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE tablename = 'schema_sessions'`);
     expect(idx.map((i) => i.indexdef).join('\n')).toMatch(/INDEX schema_sessions_due_at ON public\.schema_sessions USING btree \(due_at, sign_ref\)/);
+    // clean-up's index: the rows nextStep said `forget` for, by due time
+    expect(idx.map((i) => i.indexdef).join('\n')).toMatch(/INDEX schema_sessions_forget ON public\.schema_sessions USING btree \(due_at\) WHERE \(next_action = 'forget'::text\)/);
   });
 
   it('saves, loads, lists and deletes records; the PDF round-trips byte for byte in its own table', async () => {
@@ -363,6 +365,33 @@ describe('PgSessionStore: due sessions', () => {
     await expect(store.cleanUp({ retentionSeconds: -1 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
+  it('cleanUp deletes by the stored forget step (next_action, due_at), with the retention of the store policy; a retention given shifts it', async () => {
+    const store = open('forget_', { now: () => T, policy: { retentionMs: 1 * day * 1000 } });
+    const long = open('forget_', { now: () => T, policy: { retentionMs: 30 * day * 1000 } });
+    await store.save(record('short-old', 1, { phase: 'completed', updatedAt: t - 2 * day }), undefined);
+    await store.save(record('short-new', 1, { phase: 'failed', updatedAt: t - 3600 }), undefined);
+    // written by a process whose policy keeps ended sessions 30 days: its stored due time says so
+    await long.save(record('long-old', 1, { phase: 'expired', updatedAt: t - 2 * day }), undefined);
+    await store.save(record('live-old', 1, { phase: 'submitted', updatedAt: t - 40 * day }), undefined);
+    expect((await sql<{ sign_ref: string; next_action: string }>(`SELECT sign_ref, next_action FROM forget_sessions ORDER BY sign_ref`)).map((r) => `${r.sign_ref}:${r.next_action}`))
+      .toEqual(['live-old:expire', 'long-old:forget', 'short-new:forget', 'short-old:forget']);
+    expect((await store.cleanUp()).deleted).toEqual(['short-old']);
+    expect(await store.list()).toEqual(['live-old', 'long-old', 'short-new']);
+    // a node's own retention (here: ended an hour ago or more) applies to the same stored due times
+    expect((await store.cleanUp({ retentionSeconds: 3000 })).deleted).toEqual(['short-new']);
+    expect((await long.cleanUp({ retentionSeconds: 1 * day })).deleted).toEqual(['long-old']);
+    expect(await store.list()).toEqual(['live-old']);
+    // the statement uses the forget index (seq scans off: the planner's choice on a tiny table is not the point)
+    const c = await admin.connect();
+    try {
+      await c.query('SET enable_seqscan = off');
+      const plan = (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN DELETE FROM forget_sessions WHERE next_action = 'forget' AND due_at <= 1`)).rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).toContain('forget_sessions_forget');
+    } finally {
+      c.release();
+    }
+  });
+
   it('listDue with a retention first deletes the ended sessions past it, with their PDFs, signed PDFs and deliveries (one statement); without one it deletes nothing', async () => {
     const store = open('listret_', { now: () => T });
     const pdf = Buffer.from('%PDF');
@@ -534,13 +563,13 @@ describe('PgSessionStore: kept webhook deliveries', () => {
 describe('PgSessionStore: migrations', () => {
   it('are idempotent: again, and from a new store on the same tables, nothing changes and the data stays', async () => {
     const store = open('mig_');
-    expect(await store.migrate()).toEqual({ from: 0, to: 3 });
-    expect(await store.migrate()).toEqual({ from: 3, to: 3 });
+    expect(await store.migrate()).toEqual({ from: 0, to: 4 });
+    expect(await store.migrate()).toEqual({ from: 4, to: 4 });
     await store.save(record('keep', 1), undefined);
     const again = open('mig_');
-    expect(await again.migrate()).toEqual({ from: 3, to: 3 });
+    expect(await again.migrate()).toEqual({ from: 4, to: 4 });
     expect((await again.get('keep'))!.revision).toBe(1);
-    expect(await sql('SELECT version FROM mig_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(await sql('SELECT version FROM mig_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     // tables a newer package migrated: refused, typed, not touched
     await sql('INSERT INTO mig_schema_version (version) VALUES (99)');
     const old = open('mig_');
@@ -565,7 +594,7 @@ describe('PgSessionStore: migrations', () => {
         VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7::jsonb)`, [r.state.signRef, r.revision, r.state.status, step.action, Number.isFinite(step.at) ? Math.ceil(step.at) : null, r.state.updatedAt, JSON.stringify(r)]);
     }
     const store = open('phasemig_');
-    expect(await store.migrate()).toEqual({ from: 2, to: 3 });
+    expect(await store.migrate()).toEqual({ from: 2, to: 4 });
     const rows = await sql<{ phase: string; record_phase: string; status: string; sign_ref: string }>(`SELECT sign_ref, status, phase, record->>'phase' AS record_phase FROM phasemig_sessions`);
     expect(rows).toHaveLength(files.length);
     for (const f of files) {
@@ -578,6 +607,22 @@ describe('PgSessionStore: migrations', () => {
       // and it continues: a compare-and-set save against the migrated revision
       expect((await store.save({ ...loaded, revision: loaded.revision + 1 }, loaded.revision)).saved).toBe(true);
     }
+  });
+
+  it('from schema 3: the ended-sessions index by status gives way to the forget index; rows keep their stored due times and are cleaned up by them', async () => {
+    const T = Math.floor(Date.now() / 1000) * 1000;
+    const t = T / 1000;
+    const day = 86_400;
+    const old = open('forgetmig_', { now: () => T, autoMigrate: false });
+    expect(await old.migrate({ to: 3 })).toEqual({ from: 0, to: 3 });
+    await old.save(record('ended-old', 1, { phase: 'completed', updatedAt: t - 8 * day }), undefined);
+    await old.save(record('ended-new', 1, { phase: 'completed', updatedAt: t - 1 * day }), undefined);
+    const names = async () => (await sql<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE tablename = 'forgetmig_sessions' ORDER BY indexname`)).map((r) => r.indexname);
+    expect(await names()).toContain('forgetmig_sessions_ended');
+    const store = open('forgetmig_', { now: () => T });
+    expect(await store.migrate()).toEqual({ from: 3, to: 4 });
+    expect(await names()).toEqual(['forgetmig_sessions_due_at', 'forgetmig_sessions_forget', 'forgetmig_sessions_pkey']);
+    expect((await store.cleanUp()).deleted).toEqual(['ended-old']);
   });
 
   it('two stores (two pools) starting at once: both wait for the advisory lock, one migrates, the other finds the schema current', async () => {
@@ -595,18 +640,18 @@ describe('PgSessionStore: migrations', () => {
       expect(await sql(`SELECT to_regclass('lock_sessions') AS t`)).toEqual([{ t: null }]);
       await holder.query('SELECT pg_advisory_unlock($1::bigint)', [a.migrationLockKey]);
       const results = await both;
-      expect(results.map((r) => r.from).sort()).toEqual([0, 3]);
-      expect(results.every((r) => r.to === 3)).toBe(true);
+      expect(results.map((r) => r.from).sort()).toEqual([0, 4]);
+      expect(results.every((r) => r.to === 4)).toBe(true);
     } finally {
       await holder.end();
     }
-    expect(await sql('SELECT version FROM lock_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(await sql('SELECT version FROM lock_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     // and with no gate: two more pools on fresh tables, at once
     const c = open('lock2_');
     const d = open('lock2_');
     const [rc, rd] = await Promise.all([c.save(record('x', 1), undefined), d.save(record('y', 1), undefined)]);
     expect(rc.saved && rd.saved).toBe(true);
-    expect(await sql('SELECT version FROM lock2_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(await sql('SELECT version FROM lock2_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
   });
 
   it('two child processes starting at once on fresh tables: both succeed, exactly one migrates', async () => {
@@ -625,8 +670,8 @@ describe('PgSessionStore: migrations', () => {
     await allReady;
     for (const s of go) s.end('go\n');
     const results = (await Promise.all(runs)).map((o) => JSON.parse(o.slice('ready\n'.length)) as { from: number; to: number });
-    expect(results.map((r) => r.from).sort()).toEqual([0, 3]);
-    expect(await sql('SELECT version FROM procmig_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(results.map((r) => r.from).sort()).toEqual([0, 4]);
+    expect(await sql('SELECT version FROM procmig_schema_version')).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
   }, 60_000);
 });
 
@@ -714,7 +759,7 @@ describe('PgSessionStore: processes and faults', () => {
     expect((await store.getDocument('before'))!.toString()).toBe('%PDF-before');
     expect((await store.save(record('after', 1), undefined)).saved).toBe(true);
     expect(await store.list()).toEqual(['after', 'before']);
-    expect(await blocked.migrate()).toEqual({ from: 0, to: 3 });
+    expect(await blocked.migrate()).toEqual({ from: 0, to: 4 });
   }, 90_000);
 
   it('an unreachable or silent server fails typed within the connect timeout, and no message ever carries the password', async () => {

@@ -14,9 +14,7 @@ import { description as cleanUp } from '../../nodes/SingpassSign/actions/record/
 import { SingpassSessionStoreApi } from '../../credentials/SingpassSessionStoreApi.credentials';
 import { SingpassSessionStorePostgresApi } from '../../credentials/SingpassSessionStorePostgresApi.credentials';
 import { pgStoreSettings as n8nPgSettings, storeSettings } from '../../nodes/shared/pg-settings';
-import { DEFAULT_IDLE_MS } from '../../node-red/lib/session-store';
-import { KEEP_ENDED_MS } from '../../node-red/lib/store-factory';
-import { PgNodeRedStore, pgStoreSettings as nodeRedPgSettings } from '../../node-red/lib/pg-session-store';
+import { nodeRedSessionStore, pgStoreSettings as nodeRedPgSettings } from '../../node-red/lib/store-factory';
 
 const idleSeconds = SESSION_POLICY.takeOverIdleMs / 1000;
 
@@ -31,15 +29,19 @@ it('n8n: List Due Sessions (version 1), Clean Up and both store credentials (idl
   expect(new SingpassSessionStorePostgresApi().properties.find((p) => p.name === 'idleSeconds')?.default).toBe(idleSeconds);
   expect(new SingpassSessionStoreApi().properties.find((p) => p.name === 'idleSeconds')?.default).toBe(idleSeconds);
   expect(new SingpassSessionStoreApi().properties.find((p) => p.name === 'retentionDays')?.default).toBe(SESSION_POLICY.retentionMs / 86_400_000);
-  expect(storeSettings({}).idleMs).toBe(SESSION_POLICY.takeOverIdleMs);
-  expect(storeSettings({}).retentionMs).toBe(SESSION_POLICY.retentionMs);
-  expect(n8nPgSettings({ host: 'db', database: 'd', user: 'u' }).options.idleMs).toBe(SESSION_POLICY.takeOverIdleMs);
+  expect(storeSettings({}).policy).toEqual({ takeOverIdleMs: SESSION_POLICY.takeOverIdleMs, retentionMs: SESSION_POLICY.retentionMs });
+  expect(n8nPgSettings({ host: 'db', database: 'd', user: 'u' }).policy.takeOverIdleMs).toBe(SESSION_POLICY.takeOverIdleMs);
 });
 
-it('Node-RED: the folder store, the PostgreSQL store settings and the retention default to it', () => {
-  expect(DEFAULT_IDLE_MS).toBe(SESSION_POLICY.takeOverIdleMs);
-  expect(KEEP_ENDED_MS).toBe(SESSION_POLICY.retentionMs);
-  expect(nodeRedPgSettings({ pgHost: 'db', pgDatabase: 'd', pgUser: 'u' } as never, 'pw', 'client').idleMs).toBe(SESSION_POLICY.takeOverIdleMs);
+it('Node-RED: the folder store, the PostgreSQL store settings and the retention are the policy object itself', () => {
+  const folder = nodeRedSessionStore({ choice: {}, clientName: 'client', sessionDir: '/tmp/unused-sessions' });
+  expect(folder.policy).toBe(SESSION_POLICY);
+  const pg = nodeRedSessionStore({ choice: { sessionStore: 'postgres', pgHost: 'db', pgDatabase: 'd', pgUser: 'u' }, pgPassword: 'pw', clientName: 'client' , sessionDir: '' });
+  expect(pg.policy).toBe(SESSION_POLICY);
+  expect(nodeRedPgSettings({ pgHost: 'db', pgDatabase: 'd', pgUser: 'u' }, 'pw', 'client').policy.takeOverIdleMs).toBe(SESSION_POLICY.takeOverIdleMs);
+  // a wrong take-over time names the policy's default, not a copy of it
+  expect(() => nodeRedPgSettings({ pgHost: 'db', pgDatabase: 'd', pgUser: 'u', pgTakeOverSeconds: 'x' }, 'pw', 'client')).toThrow(`(default ${SESSION_POLICY.takeOverIdleMs / 1000})`);
+  return pg.close();
 });
 
 describe('leases: every claim a front end makes lasts SESSION_POLICY.leaseMs', () => {
@@ -71,8 +73,8 @@ describe('leases: every claim a front end makes lasts SESSION_POLICY.leaseMs', (
   });
 
   it('the Node-RED sweep: due sessions and kept deliveries to replay (whatever its take-over time)', async () => {
-    const store = new PgNodeRedStore(nodeRedPgSettings({ pgHost: 'db', pgDatabase: 'd', pgUser: 'u', pgTakeOverSeconds: '3' }, 'pw', 'client'), { retentionMs: KEEP_ENDED_MS });
-    await store.dueSessions({}, 'owner');
+    const store = nodeRedSessionStore({ choice: { sessionStore: 'postgres', pgHost: 'db', pgDatabase: 'd', pgUser: 'u', pgTakeOverSeconds: '3' }, pgPassword: 'pw', clientName: 'client', sessionDir: '' });
+    await store.claimDue({ owner: 'owner' });
     await store.claimDeliveriesToReplay({ owner: 'owner' });
     await store.close();
     expect(leases).toEqual([SESSION_POLICY.leaseMs, SESSION_POLICY.leaseMs]);

@@ -1,5 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { idleSecondsInput, idleSecondsOf, sessionRecordStore, STORE_CREDENTIAL_VERSIONS, storeInputs } from '../../../shared/record-store';
+import { idleSecondsInput, idleSecondsOf, LEASE_OWNER, sessionRecordStore, STORE_CREDENTIAL_VERSIONS, storeInputs, usesStoreCredential } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { eventItem, storedRecordSummary } from '../../../shared/session-data';
 
@@ -34,17 +34,18 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
  * save that moved it on (any left, e.g. of an ended session, here).
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
-  const store = await sessionRecordStore(this, i);
-  // the store credential's (version 2), else this version-1 node's own parameter
-  const idleSeconds = store.idleMs !== undefined ? store.idleMs / 1000 : idleSecondsOf(this, i);
-  const deleteEnded = store.retentionMs !== undefined && this.getNodeParameter('deleteEnded', i, false) === true;
-  const { due, deleted } = await store.listDue({ idleSeconds, ...(deleteEnded ? { retentionSeconds: store.retentionMs / 1000 } : {}) });
-  // no item for them: List Due's items are the sessions to resume
-  if (deleted.length) this.logger.info(`List Due Sessions deleted ${deleted.length} ended session(s) past the retention from ${store.where}`);
-  // a version-1 folder store's idle time goes with each item: Run Due Step judges "due" by the same one
-  const listedIdle = store.idleMs === undefined ? { idleSeconds } : {};
+  // version 1: the node's own take-over time for its folder, passed on in each item for Run Due Step
+  const ownIdle = usesStoreCredential(this) ? undefined : idleSecondsOf(this, i);
+  const store = await sessionRecordStore(this, i, ownIdle === undefined ? {} : { takeOverIdleMs: ownIdle * 1000 });
+  if (usesStoreCredential(this) && this.getNodeParameter('deleteEnded', i, false) === true) {
+    const { deleted } = await store.cleanUp();
+    if (deleted.length) this.logger.info(`List Due Sessions deleted ${deleted.length} ended session(s) past the retention from ${store.where}`);
+  }
+  // a PostgreSQL store leases each to this process (another process's schedule skips it until a save or the lease's end)
+  const { due } = await store.claimDue({ owner: LEASE_OWNER });
+  const listedIdle = ownIdle !== undefined && store.kind === 'folder' ? { idleSeconds: ownIdle } : {};
   const items: INodeExecutionData[] = due.map((d) => ({ json: { action: d.action, dueSince: new Date(d.at).toISOString(), revision: d.record.revision, ...listedIdle, ...storedRecordSummary(d.record) } }));
-  for (const { kept } of (await store.claimDeliveriesToReplay?.()) ?? []) {
+  for (const { kept } of await store.claimDeliveriesToReplay({ owner: LEASE_OWNER })) {
     const receivedAt = kept.receivedAt === undefined ? {} : { dueSince: new Date(kept.receivedAt).toISOString() };
     items.push({ json: { action: REPLAY_ACTION[kept.type], ...receivedAt, ...eventItem(kept.delivery, { withholdCertificate: true }) } });
   }

@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../../../src/errors';
-import { isSessionEnded, recordEvent, runDueStep, runStepNow, type DueStepResult, type SessionRecord, type VerifiedDelivery } from '../../../../src/session';
+import { isSessionEnded, recordEvent, runDueStep, runStepNow, type DueStepResult, type SessionRecord, type VerifiedDelivery, type DurableSessionStore } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
-import { idleSecondsInput, idleSecondsOf, sessionRecordStore, storeInputs, type SessionRecordStore } from '../../../shared/record-store';
+import { idleSecondsInput, idleSecondsOf, sessionRecordStore, storeInputs, usesStoreCredential } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { deliveryWithCertificate, readDelivery, storedRecordSummary } from '../../../shared/session-data';
 import { pdfOutput } from '../fields';
@@ -55,10 +55,12 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const fromItem = this.getNodeParameter('sessionFrom', i, 'fields') === 'item';
   const signRef = String((fromItem ? item.json.signRef : this.getNodeParameter('signRef', i)) ?? '').trim();
   if (!signRef) throw invalidInput(fromItem ? 'Session From' : 'Sign Ref', fromItem ? 'the item has no "signRef": connect this node to the Singpass Sign Trigger or List Due Sessions' : 'is empty; pass List Due Sessions\' "signRef"');
-  const store = await sessionRecordStore(this, i);
   // the store credential's; a version-1 folder: the one List Due Sessions listed the item by (set in one node), else this node's
   const listed = item.json.idleSeconds;
-  const idleMs = store.idleMs ?? (typeof listed === 'number' && listed >= 0 ? listed : idleSecondsOf(this, i)) * 1000;
+  const ownIdle = usesStoreCredential(this) ? {} : { takeOverIdleMs: (typeof listed === 'number' && listed >= 0 ? listed : idleSecondsOf(this, i)) * 1000 };
+  const store = await sessionRecordStore(this, i, ownIdle);
+  // a version-1 PostgreSQL store keeps its credential's (part of every stored due time)
+  const idleMs = store.kind === 'folder' && ownIdle.takeOverIdleMs !== undefined ? ownIdle.takeOverIdleMs : store.policy.takeOverIdleMs;
   const { engine } = await signingEngine(this);
   const given = await withStoredCertificate(store, givenDelivery(fromItem ? item.json.delivery : this.getNodeParameter('delivery', i, ''), signRef));
   let r: DueStepResult;
@@ -89,7 +91,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
 }
 
 /** A replayed certificate event whose item carries no certificate: the one the store kept (see `eventItem`). */
-async function withStoredCertificate(store: SessionRecordStore, d: VerifiedDelivery | undefined): Promise<VerifiedDelivery | undefined> {
+async function withStoredCertificate(store: DurableSessionStore, d: VerifiedDelivery | undefined): Promise<VerifiedDelivery | undefined> {
   return d && deliveryWithCertificate(store, d);
 }
 
@@ -107,7 +109,7 @@ function givenDelivery(value: unknown, signRef: string): VerifiedDelivery | unde
  * a kept event applied. One the session does not take (ended meanwhile, another session's token) is marked applied
  * too: replaying it again would change nothing.
  */
-async function applyGivenEvent(engine: Awaited<ReturnType<typeof signingEngine>>['engine'], store: SessionRecordStore, delivery: VerifiedDelivery): Promise<{ moved: boolean; record?: SessionRecord; refused?: IDataObject }> {
+async function applyGivenEvent(engine: Awaited<ReturnType<typeof signingEngine>>['engine'], store: DurableSessionStore, delivery: VerifiedDelivery): Promise<{ moved: boolean; record?: SessionRecord; refused?: IDataObject }> {
   const r = await recordEvent(engine, store, delivery);
   if (r.refused === undefined) return { moved: r.moved, ...(r.record ? { record: r.record } : {}) };
   // a typed error is the session's verdict on the event (ended meanwhile, another session's token); others fail the run
