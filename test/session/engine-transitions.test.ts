@@ -805,6 +805,25 @@ describe('the fake client throws what the real SigningApiClient throws', () => {
   });
 });
 
+describe('records of the version before the hand-over (phase stored, completed meaning handed on)', () => {
+  it('a signed one finishes into the hand-over by its due step; a completed one stays completed, never handed over again', async () => {
+    const t = setup();
+    const store = new MemorySessionStore();
+    const sig = await signed(t, 'B-T');
+    store.put(sig, undefined); // exactly as that version stored it: the phase, no hand-over
+    store.putDocument(sig.state.signRef, pdf);
+    const r = await runDueStep(t.engine, store, sig.state.signRef, { now: t.clock.now });
+    expectStop(r.record!, 'handingOver');
+    expect(r.handOver?.attempt).toBe(1);
+    const { handOver: _none, ...before } = (await acknowledgeHandOver(store, sig.state.signRef, { clock: t.clock.fn })).record!;
+    const old = { ...before, phase: 'completed' as const }; // what that version's completed record held
+    const legacy = new MemorySessionStore();
+    legacy.put(old, undefined);
+    expect(nextStep(legacy.get(old.state.signRef)!).action).toBe('forget');
+    expect(await runDueStep(t.engine, legacy, old.state.signRef, { now: t.clock.now + 365 * 86_400_000 })).toMatchObject({ action: 'none' });
+  });
+});
+
 describe('records written before the phase was stored', () => {
   /** As the previous version wrote it: the same fields, no phase. */
   const previousVersion = (r: SessionRecord): SessionRecord => {

@@ -77,6 +77,25 @@ describe('FileSessionStore', () => {
     expect(Object.fromEntries(due.map((d) => [d.signRef, d.action]))).toMatchObject({ 'mig-certificateClaimed': 'continueCertificate', 'mig-atSavePoint': 'submitHash', 'mig-signed': 'finish', 'mig-waitingForScan': 'expire' });
   });
 
+  it('records of the version before the hand-over (phase stored, no hand-over) load as they were: a completed one is not handed over again, a signed one finishes into it', async () => {
+    const fixtures = path.join(__dirname, '../fixtures/session-records/v2');
+    const store = new FileSessionStore(dir, { now: () => Date.now() + 365 * 86_400_000 });
+    fs.mkdirSync(store.dir, { recursive: true });
+    const files = fs.readdirSync(fixtures).filter((f) => f.endsWith('.json'));
+    for (const f of files) {
+      const r = JSON.parse(fs.readFileSync(path.join(fixtures, f), 'utf8')) as SessionRecord;
+      fs.writeFileSync(path.join(store.dir, `v2-${f}`), JSON.stringify({ ...r, state: { ...r.state, signRef: `v2-${f.replace(/\.json$/, '')}` } }));
+    }
+    const completed = (await store.get('v2-completed'))!;
+    expect(completed.phase).toBe('completed');
+    expect(completed.handOver).toBeUndefined();
+    expect(nextStep(completed).action).toBe('forget');
+    const due = Object.fromEntries((await store.listDue({ idleSeconds: 0 })).due.map((d) => [d.signRef, d.action]));
+    expect(due['v2-completed']).toBeUndefined();
+    expect(Object.values(due)).not.toContain('handOver');
+    expect(due).toMatchObject({ 'v2-signed': 'finish', 'v2-signed-deferred': 'finish', 'v2-atSavePoint': 'submitHash', 'v2-certificateClaimed': 'continueCertificate' });
+  });
+
   it('refuses path tricks in a signRef', async () => {
     const store = new FileSessionStore(dir);
     for (const bad of ['../x', 'a/b', '..', '.hidden', 'a\\b', '']) {
