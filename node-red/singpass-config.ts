@@ -10,7 +10,7 @@ import { LOGIN_CLIENT, type LoginClientNode } from './lib/login-client';
 import { asError } from './lib/run';
 import { createSessionStore, sessionStoreKind } from './lib/store-factory';
 import {
-  NOTIFICATION_SECRET, SIGN_CLIENT, legacyDocumentDirOf, sessionDirOf, signingKeyOf, engineFactory,
+  NOTIFICATION_SECRET, SIGN_CLIENT, handOverPolicyOf, legacyDocumentDirOf, sessionDirOf, signingKeyOf, engineFactory,
   type NotificationSecretNode, type SignClientNode, type SignClientSettings,
 } from './lib/sign-client';
 import type { NodeAPI, NodeDef } from './lib/types';
@@ -32,7 +32,15 @@ export = function register(RED: NodeAPI): void {
       notificationSecret: text(def.notificationSecret),
       sessionStore: sessionStoreKind(def.sessionStore), pgHost: text(def.pgHost), pgPort: text(String(def.pgPort ?? '')), pgDatabase: text(def.pgDatabase),
       pgUser: text(def.pgUser), pgTablePrefix: text(def.pgTablePrefix), pgSsl: def.pgSsl === true, pgTakeOverSeconds: text(String(def.pgTakeOverSeconds ?? '')),
+      handOverLeaseSeconds: text(String(def.handOverLeaseSeconds ?? '')), handOverWindowSeconds: text(String(def.handOverWindowSeconds ?? '')),
     };
+    try {
+      this.handOverPolicy = handOverPolicyOf(this.settings, this.name || this.id);
+    } catch (e) {
+      // a wrong value is reported at deploy; sessions keep the policy's own until it is fixed
+      this.error(asError(e));
+      this.handOverPolicy = handOverPolicyOf({}, this.name || this.id);
+    }
     this.engine = engineFactory(RED, this);
     try {
       this.store = createSessionStore({

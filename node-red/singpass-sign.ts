@@ -3,6 +3,7 @@
  *   start signing  →  (webhook)  →  apply event [certificate: status check → prepare → submit hash]
  *                                   (or the same in two nodes: prepare signature → [store, review] → submit hash)
  *                  →  (webhook)  →  apply event [signature]  →  finish [embed → validation data → timestamp → verify]
+ *                  →  the flow's storage  →  signed PDF stored (the hand-over acknowledged: completed)
  * plus PDF tools usable on their own: certificate status (OCSP), add validation data, add document timestamp, verify.
  * `msg.payload` is the PDF (Buffer); `msg.session` the session record (plain JSON); the record itself lives in the
  * session store (a folder of the user directory, or PostgreSQL), so any later message — after a restart or a crash
@@ -13,12 +14,11 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSubmitDeferred, issueSignerLink, type KeptDelivery, type SessionAppearance } from '../src/session';
+import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSubmitDeferred, issueSignerLink, reportHandOverFailure, runStepNow, type KeptDelivery, type SessionAppearance } from '../src/session';
 import { appearanceFromSettings, inSetting } from '../src/setup';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
-import { finishSigned } from './lib/finishing';
-import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
+import { endSession, exclusiveFinish, handOverOutcome, loadSession, notFound, recordForMessage, runStep, sessionError, short, signRefInput, statusReporter } from './lib/session-steps';
 import { signClientOf, signerLinkKeyOf, type SignClientNode } from './lib/sign-client';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
@@ -213,39 +213,73 @@ export = function register(RED: NodeAPI): void {
   RED.nodes.registerType('singpass-sign-submit', Submit as never);
 
   /**
-   * After the signature event: embed, extend to the session's level, verify. `msg.payload` becomes the signed PDF.
-   * A temporary failure (TSA, OCSP/CRL responder, network) keeps the session signed, with `lastFinishFailure`: no
-   * output, no error (status "… unavailable, will retry"); the signing webhook node's sweep finishes it later and
-   * sends this same message on its "finished" output.
+   * After the signature event: the core's driver finishes the session (embed, extend to the session's level, verify,
+   * the signed PDF stored) and hands the signed PDF over: `msg.payload` becomes it, `msg.filename` the name to store
+   * it under. Store it, then acknowledge it with a *signed PDF stored* node; unacknowledged, the signing webhook node
+   * hands it over again after the client's hand-over lease. A temporary failure (TSA, OCSP/CRL responder, network)
+   * keeps the session signed, with `lastFinishFailure`: no output, no error (status "… unavailable, will retry"); the
+   * signing webhook node's sweep finishes it later and sends this same message on its "finished" output.
    */
   function Finish(this: Node, def: Def) {
     RED.nodes.createNode(this, def);
     const node = this;
     onInput(node, async (msg) => {
       const client = signClientOf(RED, def.client, 'finish signing');
-      const { signRef, record, pdf } = await loadSession(client, msg.signRef);
-      if (isSessionEnded(record)) {
-        // finished already (the webhook node's sweep after a restart, or a repeated message): it sent the outcome
-        node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} already ${record.state.status}` });
-        return;
-      }
-      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      const signRef = signRefInput(msg.signRef);
       const engine = await client.engine();
-      const r = await finishSigned(client, engine, record, pdf, statusReporter(node, signRef));
-      if (r.kind === 'busy' || r.kind === 'lost') {
+      const onStep = statusReporter(node, signRef);
+      const r = await exclusiveFinish(signRef, () => runStepNow(engine, client.store, signRef, { only: ['finish'], policy: client.handOverPolicy, stepOptions: { onStep } }));
+      if (!r || r.lost) {
         node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} being finished elsewhere` });
         return;
       }
-      if (r.kind === 'deferred') return; // the status says "will retry"; the sweep takes it from here
-      const out: NodeMessage = { ...msg, ...r.msg };
-      if (r.error) {
-        node.error(r.error, out);
+      if (!r.record) throw notFound(signRef);
+      if (r.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      if (r.action === 'none') {
+        // not to be finished (finished already: the sweep after a restart, or a repeated message): sent before
+        node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} already ${r.record.state.status}` });
         return;
       }
-      return out;
+      const outcome = await handOverOutcome(client, r);
+      if (outcome.error) {
+        node.error(outcome.error, { ...msg, ...outcome.msg });
+        return;
+      }
+      if (!outcome.msg) return; // deferred: the status says "will retry"; the sweep takes it from here
+      return { ...msg, ...outcome.msg };
     }, 'finishing');
   }
   RED.nodes.registerType('singpass-sign-finish', Finish as never);
+
+  /**
+   * After the flow's storage node: tells the engine where the hand-over of the signed PDF (`msg.signRef`) ended.
+   * Stored: the hand-over is acknowledged and the session completed (twice is harmless). Failed (`msg.error` from a
+   * Catch node on the storage node, or the node set to "failed"): the failure is kept in the record and the signed
+   * PDF is handed over again after a short backoff. `msg.session` becomes the record as stored now.
+   */
+  function Stored(this: Node, def: Def & { outcome?: string }) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    onInput(node, async (msg) => {
+      const client = signClientOf(RED, def.client, 'signed PDF stored');
+      const signRef = signRefInput(msg.signRef);
+      const failed = def.outcome === 'failed' || (def.outcome !== 'stored' && msg.error !== undefined && msg.error !== null);
+      if (failed) {
+        const e = (msg.error ?? {}) as { code?: unknown; message?: unknown };
+        const failure = { ...(typeof e.code === 'string' && e.code ? { code: e.code } : {}), message: typeof e.message === 'string' && e.message ? e.message : 'the flow\'s storage step failed' };
+        const r = await reportHandOverFailure(client.store, signRef, failure, { policy: client.handOverPolicy });
+        if (!r.record) throw notFound(signRef);
+        const code = r.record.handOver?.lastFailure?.code ?? failure.code ?? 'HANDOVER_FAILED';
+        node.status(r.moved ? { fill: 'yellow', shape: 'ring', text: `${short(signRef)} storing failed (${code}), handed over again later` } : { fill: 'grey', shape: 'ring', text: `${short(signRef)} not waiting for storage (${r.record.state.status})` });
+        return { ...msg, signRef, session: recordForMessage(r.record) };
+      }
+      const r = await acknowledgeHandOver(client.store, signRef);
+      if (!r.record) throw notFound(signRef);
+      node.status(r.moved ? { fill: 'green', shape: 'dot', text: `${short(signRef)} signed PDF stored` } : { fill: 'grey', shape: 'ring', text: `${short(signRef)} acknowledged already` });
+      return { ...msg, signRef, session: recordForMessage(r.record) };
+    }, 'acknowledging');
+  }
+  RED.nodes.registerType('singpass-sign-stored', Stored as never);
 
   /** OCSP status of a certificate (msg.payload: PEM, DER Buffer or base64 DER), chained to the client's trusted roots. */
   function CertStatus(this: Node, def: Def) {
