@@ -256,7 +256,7 @@ async function afterDueStep(node: Node, client: SignClientNode, result: DueStepR
     else if (record.handOver?.undelivered) {
       const { code, message } = record.handOver.undelivered;
       node.status({ fill: 'red', shape: 'ring', text: `${short(signRef)} signed PDF never stored (${code})` });
-      node.error(new SingpassFlowsError(code as ErrorCode, message, { signRef, retryable: false }), { signRef, session: recordForMessage(record), payload: { type: 'undelivered', signRef } });
+      node.error(new SingpassFlowsError(code, message, { signRef, retryable: false }), { signRef, session: recordForMessage(record), payload: { type: 'undelivered', signRef } });
     }
     return; // else deferred: saved with lastFinishFailure, retried from retryAt
   }
