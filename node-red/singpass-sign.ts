@@ -14,7 +14,7 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSubmitDeferred, issueSignerLink, reportHandOverFailure, runStepNow, type KeptDelivery, type SessionAppearance } from '../src/session';
+import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, reportHandOverFailure, runStepNow, type KeptDelivery, type SessionAppearance } from '../src/session';
 import { appearanceFromSettings, inSetting } from '../src/setup';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
@@ -236,7 +236,8 @@ export = function register(RED: NodeAPI): void {
       if (!r.record) throw notFound(signRef);
       if (r.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
       if (r.action === 'none') {
-        // not to be finished (finished already: the sweep after a restart, or a repeated message): sent before
+        if (!isSigningOver(r.record)) throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${r.record.state.status} (finish signing takes the session after its signature event)`, { signRef, retryable: false });
+        // finished already (the sweep after a restart, or a repeated message): its PDF was handed over then
         node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} already ${r.record.state.status}` });
         return;
       }
