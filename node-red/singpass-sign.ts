@@ -14,7 +14,7 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, reportHandOverFailure, runStepNow, type KeptDelivery, type SessionAppearance } from '../src/session';
+import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, reportHandOverFailure, runStepNow, startNextSigner, type KeptDelivery, type SessionAppearance, type SessionStarted } from '../src/session';
 import { appearanceFromSettings, inSetting } from '../src/setup';
 import type { SigningEvent } from '../src/sign';
 import { onInput, pdfPayload } from './lib/run';
@@ -60,24 +60,38 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     onInput(node, async (msg) => {
       const client = signClientOf(RED, def.client, 'start signing');
-      const pdf = pdfPayload(msg);
       const level = (typeof msg.level === 'string' && msg.level) || def.level || 'B-LTA';
       if (!LEVELS.includes(level as PadesLevel)) throw new SingpassFlowsError('INVALID_INPUT', `level: "${level}" is not one of ${LEVELS.join(', ')}`, { field: 'level' });
       const onBehalfOf = checkOnBehalfOf(msg.onBehalfOf);
       const documentName = documentNameFor(pickText(msg.documentName) ?? pickText(def.documentName) ?? fileName(msg.filename) ?? 'Document.pdf', onBehalfOf);
       const linkKey = signerLinkKeyOf(RED, client);
       const engine = await client.engine();
-      const started = await engine.start(pdf, {
-        documentName, level: level as PadesLevel,
-        ...(onBehalfOf !== undefined ? { onBehalfOf } : {}),
-        ...(msg.signer !== undefined ? { signer: msg.signer as never } : {}),
-        reason: pickText(msg.reason) ?? pickText(def.reason), location: pickText(msg.location) ?? pickText(def.location),
-        appLink: pickText(msg.appLink) ?? pickText(def.appLink),
-        ...withAppearance(boxAppearance(def, msg)),
-      });
-      // The PDF first: the certificate webhook may arrive as soon as the record exists.
-      await client.store.putDocument(started.signRef, pdf);
-      if (!(await client.store.put(started.record, undefined))) throw new SingpassFlowsError('STATE_INVALID', `A session ${started.signRef} already exists in the session store`);
+      const text = { reason: pickText(msg.reason) ?? pickText(def.reason), location: pickText(msg.location) ?? pickText(def.location) };
+      const previousSignRef = pickText((msg.signer as { previousSignRef?: unknown } | undefined)?.previousSignRef);
+      let started: Pick<SessionStarted, 'record' | 'signRef' | 'qrPayload' | 'qrLogo' | 'challengeCode' | 'expiresAt'>;
+      if (previousSignRef) {
+        // The next of several signers: the core starts it on the previous session's signed PDF as stored, once; a
+        // repeated hand-over of that PDF gets the session started then.
+        const label = pickText((msg.signer as { label?: unknown }).label);
+        const next = await startNextSigner(engine, client.store, {
+          previousSignRef, level: level as PadesLevel, documentName, ...text, ...(label ? { label } : {}), ...withAppearance(boxAppearance(def, msg)),
+        });
+        if (next.outcome !== 'started') throw new SingpassFlowsError('STATE_INVALID', `msg.signer.previousSignRef: session ${previousSignRef} has no next signer to start (${next.outcome})`, { field: 'msg.signer', retryable: false });
+        const { state } = next.record;
+        started = next.started ?? { record: next.record, signRef: state.signRef, qrPayload: state.qrPayload ?? '', challengeCode: state.challengeCode, expiresAt: state.expiresAt };
+      } else {
+        const pdf = pdfPayload(msg);
+        started = await engine.start(pdf, {
+          documentName, level: level as PadesLevel,
+          ...(onBehalfOf !== undefined ? { onBehalfOf } : {}),
+          ...(msg.signer !== undefined ? { signer: msg.signer as never } : {}),
+          ...text, appLink: pickText(msg.appLink) ?? pickText(def.appLink),
+          ...withAppearance(boxAppearance(def, msg)),
+        });
+        // The PDF first: the certificate webhook may arrive as soon as the record exists.
+        await client.store.putDocument(started.signRef, pdf);
+        if (!(await client.store.put(started.record, undefined))) throw new SingpassFlowsError('STATE_INVALID', `A session ${started.signRef} already exists in the session store`);
+      }
       const png = await renderQr(started.qrPayload, { format: 'png' });
       const signerLink = issueSignerLink({ ...linkKey, signRef: started.signRef, purpose: 'page' });
       node.status({ fill: 'yellow', shape: 'ring', text: `${short(started.signRef)} waiting for scan (${started.challengeCode})` });
