@@ -14,11 +14,11 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, reportHandOverFailure, runStepNow, startNextSigner, type KeptDelivery, type SessionAppearance, type SessionStarted } from '../src/session';
+import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, prepareStored, recordEvent, reportHandOverFailure, runStepNow, startNextSigner, submitStoredHash, type KeptDelivery, type SessionAppearance, type SessionStarted } from '../src/session';
 import { appearanceFromSettings, inSetting } from '../src/setup';
 import type { SigningEvent } from '../src/sign';
-import { onInput, pdfPayload } from './lib/run';
-import { endSession, exclusiveFinish, handOverOutcome, loadSession, notFound, recordForMessage, runStep, sessionError, short, signRefInput, statusReporter } from './lib/session-steps';
+import { asError, onInput, pdfPayload } from './lib/run';
+import { endSession, exclusiveFinish, handOverOutcome, loadSession, notFound, recordForMessage, sessionError, short, signRefInput, statusReporter } from './lib/session-steps';
 import { signClientOf, signerLinkKeyOf, type SignClientNode } from './lib/sign-client';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
@@ -130,10 +130,16 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, type);
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      // The certificate is claimed (saved) before the slow check, as every front end does: a Node-RED killed before the
-      // save point leaves it claimed, continued by the replayed delivery or, once idle, by the webhook node's sweep;
-      // killed after it, the saved hash is sent again.
-      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save }));
+      const onStep = statusReporter(node, signRef);
+      // The core's driver, as every front end: the event saved into the record (a certificate only claimed), then the
+      // step the record calls for (check, prepare, the save point, the hash call). A Node-RED killed in between leaves
+      // the claim or the save point, continued by the replayed delivery or, once idle, by the webhook node's sweep.
+      const recorded = await recordEvent(engine, client.store, stored.delivery, { onStep });
+      if (recorded.refused) throw asError(recorded.refused);
+      if (!recorded.record) throw notFound(signRef);
+      const step = type === 'certificate' ? await runStepNow(engine, client.store, signRef, { only: ['continueCertificate', 'submitHash'], stepOptions: { onStep } }) : undefined;
+      if (step?.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      const result = { record: step?.record ?? recorded.record, duplicate: step?.lost === true || (!recorded.moved && (step === undefined || step.action === 'none')) };
       // A hash call that failed temporarily leaves the session at the save point: not applied yet (the webhook
       // node resubmits the same hash; after a restart the kept event is replayed and does the same).
       const deferred = isSubmitDeferred(result.record);
@@ -172,7 +178,13 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, 'certificate');
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record, save) => engine.prepareCertificate(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save }));
+      // the core's driver: claimed, checked, prepared and the save point saved with compare-and-set; nothing sent
+      const prepared = await prepareStored(engine, client.store, stored.delivery);
+      if (prepared.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      if (!prepared.record) throw notFound(signRef);
+      // nothing done by this run: at the save point already (the kept event replayed after a restart: handed on as
+      // saved), or past it (a repeat), or another run's
+      const result = { record: prepared.record, duplicate: prepared.lost === true || (prepared.action === 'none' && !isAtSavePoint(prepared.record)) };
       if (result.duplicate) return duplicate(node, signRef, 'certificate');
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), readyToSubmit: isAtSavePoint(result.record) };
       const err = sessionError(result.record);
@@ -198,17 +210,17 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     onInput(node, async (msg) => {
       const client = signClientOf(RED, def.client, 'submit hash');
-      const { signRef } = await loadSession(client, msg.signRef);
+      const { signRef, record } = await loadSession(client, msg.signRef);
+      if (!isAtSavePoint(record)) {
+        throw new SingpassFlowsError('STATE_INVALID', `submit hash takes a session prepare signature saved (certificate checked, PDF prepared); session ${signRef} is ${record.state.status}`, { retryable: false });
+      }
       const engine = await client.engine();
-      // `save`: the call is counted in the stored record BEFORE it leaves (compare-and-set), so a refusal of the first
-      // call is the service's verdict (the session fails with its code and message) and a resend after a crash knows
-      // it is one; another execution already sending this hash makes this one a duplicate that sends nothing.
-      const result = await runStep(client, signRef, (record, save) => {
-        if (!isAtSavePoint(record)) {
-          throw new SingpassFlowsError('STATE_INVALID', `submit hash takes a session prepare signature saved (certificate checked, PDF prepared); session ${signRef} is ${record.state.status}`, { retryable: false });
-        }
-        return engine.resumeSubmission(record, { onStep: statusReporter(node, signRef), save });
-      });
+      // The core's driver: the call is counted in the stored record BEFORE it leaves (compare-and-set), so a refusal of
+      // the first call is the service's verdict (the session fails with its code and message) and a resend after a
+      // crash knows it is one; another execution already sending this hash makes this one a duplicate that sends nothing.
+      const sent = await submitStoredHash(engine, client.store, signRef);
+      if (!sent.record) throw notFound(signRef);
+      const result = { record: sent.record, duplicate: sent.lost === true || sent.action === 'none' };
       if (result.duplicate) return duplicate(node, signRef, 'hash submission');
       // The service could not take the hash just now (unreachable, timeout, 5xx, 429): the session is still at the
       // save point, not failed; the signing webhook node sends the same hash again (status: "will retry").

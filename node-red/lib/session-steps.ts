@@ -1,10 +1,10 @@
 /**
- * The glue between a signing node and the engine's step functions: load the session record and its PDF from the
- * store, run one step, save the new record with compare-and-set, and word the engine's progress as node status.
- * Every protocol rule (token binding, OCSP before the hash, state machine, levels) is the engine's.
+ * The glue between a signing node and the core's driver (which loads a stored session, runs the step its record calls
+ * for and saves it with compare-and-set): what goes out on a message, and the engine's progress worded as node
+ * status. Every protocol rule (token binding, OCSP before the hash, state machine, levels, hand-over) is the core's.
  */
 import { SingpassFlowsError, type ErrorCode } from '../../src/errors';
-import { stepSaver, type DueStepResult, type HandOverItem, type SessionRecord, type SessionStep, type StepResult } from '../../src/session';
+import type { DueStepResult, HandOverItem, SessionRecord, SessionStep } from '../../src/session';
 import type { SignClientNode } from './sign-client';
 import type { Node, NodeMessage, NodeStatus } from './types';
 
@@ -76,24 +76,6 @@ export async function loadSession(client: SignClientNode, signRefIn: unknown): P
   const record = await client.store.get(signRef);
   if (!record) throw notFound(signRef);
   return { signRef, record, pdf: await client.store.getDocument(signRef) };
-}
-
-/**
- * Run a step and save its record; when another message changed the session meanwhile (compare-and-set lost), the
- * step runs again on the fresh record — the engine then recognises an already applied event as a duplicate.
- * `save` is for the engine's save point (StepOptions.save: the prepared record, persisted before the hash call, so a
- * Node-RED killed right after it resubmits the same hash when the kept delivery is replayed).
- */
-export async function runStep<R extends StepResult>(client: SignClientNode, signRef: string, step: (record: SessionRecord, save: (record: SessionRecord) => Promise<boolean>) => Promise<R>): Promise<R> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const record = await client.store.get(signRef);
-    if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `The signing session ${signRef} disappeared from the session store`);
-    const saver = stepSaver(client.store, record);
-    const result = await step(record, saver.save);
-    if (result.duplicate || result.record === record) return result;
-    if (await saver.save(result.record)) return result;
-  }
-  throw new SingpassFlowsError('WEBHOOK_HANDLER_FAILED', `The signing session ${signRef} kept changing while this step ran; try again`, { retryable: true });
 }
 
 /** A session that ended with an error, as an Error a Catch node can route by `msg.error.code`. */
