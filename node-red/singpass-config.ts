@@ -11,7 +11,7 @@ import { asError } from './lib/run';
 import { nodeRedSessionStore, sessionStoreKind } from './lib/store-factory';
 import { unusableSessionStore } from '../src/session';
 import {
-  NOTIFICATION_SECRET, SIGN_CLIENT, legacyDocumentDirOf, sessionDirOf, signingKeyOf, engineFactory,
+  NOTIFICATION_SECRET, SIGN_CLIENT, handOverPolicyOf, legacyDocumentDirOf, sessionDirOf, signingKeyOf, engineFactory,
   type NotificationSecretNode, type SignClientNode, type SignClientSettings,
 } from './lib/sign-client';
 import type { NodeAPI, NodeDef } from './lib/types';
@@ -30,7 +30,15 @@ export = function register(RED: NodeAPI): void {
       notificationSecret: text(def.notificationSecret),
       sessionStore: sessionStoreKind(def.sessionStore), pgHost: text(def.pgHost), pgPort: text(String(def.pgPort ?? '')), pgDatabase: text(def.pgDatabase),
       pgUser: text(def.pgUser), pgTablePrefix: text(def.pgTablePrefix), pgSsl: def.pgSsl === true, pgTakeOverSeconds: text(String(def.pgTakeOverSeconds ?? '')),
+      handOverLeaseSeconds: text(String(def.handOverLeaseSeconds ?? '')), handOverWindowSeconds: text(String(def.handOverWindowSeconds ?? '')),
     };
+    try {
+      this.handOverPolicy = handOverPolicyOf(this.settings, this.name || this.id);
+    } catch (e) {
+      // a wrong value is reported at deploy; sessions keep the policy's own until it is fixed
+      this.error(asError(e));
+      this.handOverPolicy = handOverPolicyOf({}, this.name || this.id);
+    }
     this.engine = engineFactory(RED, this);
     try {
       this.store = nodeRedSessionStore({

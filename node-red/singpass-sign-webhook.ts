@@ -12,15 +12,15 @@
  * instance left (it died) with leases, so two instances never work on one record at once. The sweep runs each due
  * session through the core's driver (`runDueStep`), as the CLI's runner and n8n do.
  * A fourth output gives the signed PDF of a session the node's sweep finished (after a temporary TSA / OCSP failure,
- * or left signed by a crash): the finish node's message, so wire it where the finish node's output goes.
+ * or left signed by a crash) or hands over again (its storage not acknowledged within the client's hand-over lease,
+ * or reported failed): the finish node's message, so wire it where the finish node's output goes.
  */
 import { hostname } from 'node:os';
 import { SingpassFlowsError, type ErrorCode } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
 import { isSessionEnded, isStoreOutage, isSubmitDeferred, receiveDelivery, runDueStep, signerIdSetting, signerOf, type DueStepResult, type KeptDelivery, type SessionRecord, type SignerIdInOutput } from '../src/session';
-import { exclusiveFinish } from './lib/finishing';
-import { endSession, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
+import { endSession, exclusiveFinish, handOverOutcome, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
@@ -207,6 +207,9 @@ function summary(event: SigningEvent, signerId: SignerIdInOutput): Record<string
  *   and never ended, or a hash prepare signature saved that submit hash never sent: the flow had its chance).
  * - `finish`: a signed session whose finishing failed temporarily (from `retryAt`), or left signed once idle: the signed
  *   PDF out on the "finished" output (a failure for good to a Catch node). A signed session never expires.
+ * - `handOver`: a finished session whose signed PDF the flow did not acknowledge within the hand-over lease (or whose
+ *   storage failed): the same PDF and file name out on the "finished" output again; past the hand-over window the
+ *   session ends undelivered (HANDOVER_UNACKNOWLEDGED to a Catch node).
  * - `expire`: past the deadline (no event can come any more): SESSION_EXPIRED on the error output.
  * Ended sessions leave the store by its clean-up (hourly, the session policy's retention), not by the sweep.
  */
@@ -222,7 +225,7 @@ async function sweep(node: Node, client: SignClientNode, owner: string): Promise
   for (const due of dueList) {
     const { signRef } = due;
     try {
-      const run = () => runDueStep(engine, client.store, signRef, { idleMs: client.store.policy.takeOverIdleMs, stepOptions: { onStep: statusReporter(node, signRef) } });
+      const run = () => runDueStep(engine, client.store, signRef, { idleMs: client.store.policy.takeOverIdleMs, policy: client.handOverPolicy, stepOptions: { onStep: statusReporter(node, signRef) } });
       // never a second finish beside one the finish node is running in this process (it would lose the compare-and-set)
       const result = due.action === 'finish' ? await exclusiveFinish(signRef, run) : await run();
       if (result) await afterDueStep(node, client, result);
@@ -254,34 +257,39 @@ async function housekeeping(client: SignClientNode): Promise<void> {
 }
 
 /**
- * What the flow gets from a step the sweep ran: a finished session's signed PDF on the "finished" output (the finish
- * node's message), an expired one on the error output, a failure for good to a Catch node; nothing while the session
- * goes on (waiting for the signature, or a temporary failure the engine will retry). The deliveries the step used are
- * marked applied, so that no replay brings them out again.
+ * What the flow gets from a step the sweep ran: a finished or handed-over-again session's signed PDF on the "finished"
+ * output (the finish node's message), an expired one on the error output, a failure for good or a hand-over given up
+ * to a Catch node; nothing while the session goes on (waiting for the signature, or a temporary failure the engine
+ * will retry). The deliveries the step used are marked applied, so that no replay brings them out again.
  */
 async function afterDueStep(node: Node, client: SignClientNode, result: DueStepResult): Promise<void> {
   const { action, record } = result;
   if (action === 'none' || !record || result.lost || result.documentMissing) return; // nothing due, or another node moved it on
   const { signRef } = record.state;
   node.log(`signing webhook: ${action} for session ${signRef} by the sweep: ${record.state.status}`);
-  if (action === 'finish') {
-    if (!isSessionEnded(record)) return; // deferred: saved with lastFinishFailure, retried from retryAt
-    await client.store.markDeliveryApplied(signRef, 'signature');
-  } else if (action === 'continueCertificate' || action === 'submitHash') {
+  if (action === 'finish' || action === 'handOver') {
+    const { msg, error } = await handOverOutcome(client, result);
+    if (msg && !error) {
+      const outputs: (NodeMessage | null)[] = [null, null, null, null];
+      outputs[OUTPUT.finished] = msg;
+      node.status({ fill: 'blue', shape: 'dot', text: `${short(signRef)} signed PDF handed over${(result.handOver?.attempt ?? 1) > 1 ? ` again (${result.handOver!.attempt})` : ''}` });
+      node.send(outputs);
+    } else if (error) node.error(error, msg);
+    else if (record.handOver?.undelivered) {
+      const { code, message } = record.handOver.undelivered;
+      node.status({ fill: 'red', shape: 'ring', text: `${short(signRef)} signed PDF never stored (${code})` });
+      node.error(new SingpassFlowsError(code, message, { signRef, retryable: false }), { signRef, session: recordForMessage(record), payload: { type: 'undelivered', signRef } });
+    }
+    return; // else deferred: saved with lastFinishFailure, retried from retryAt
+  }
+  if (action === 'continueCertificate' || action === 'submitHash') {
     if (isSubmitDeferred(record)) return; // the hash call failed temporarily: the same hash again from retryAt
     await client.store.markDeliveryApplied(signRef, 'certificate');
   }
   if (!isSessionEnded(record)) return; // hash submitted: the session waits for the signature
   await endSession(client, signRef);
-  const msg: NodeMessage = { signRef, session: recordForMessage(record) };
   if (record.state.status === 'expired') return sendExpired(node, record);
-  if (record.state.status === 'completed') {
-    const outputs: (NodeMessage | null)[] = [null, null, null, null];
-    outputs[OUTPUT.finished] = { ...msg, verification: result.report, payload: result.pdf, filename: `${signRef}.pdf` };
-    node.send(outputs);
-    return;
-  }
-  node.error(sessionError(record)!, { ...msg, payload: { type: record.state.status, signRef }, ...(result.report ? { verification: result.report } : {}) });
+  node.error(sessionError(record)!, { signRef, session: recordForMessage(record), payload: { type: record.state.status, signRef } });
 }
 
 /**

@@ -3,6 +3,7 @@
  *   start signing  →  (webhook)  →  apply event [certificate: status check → prepare → submit hash]
  *                                   (or the same in two nodes: prepare signature → [store, review] → submit hash)
  *                  →  (webhook)  →  apply event [signature]  →  finish [embed → validation data → timestamp → verify]
+ *                  →  the flow's storage  →  signed PDF stored (the hand-over acknowledged: completed)
  * plus PDF tools usable on their own: certificate status (OCSP), add validation data, add document timestamp, verify.
  * `msg.payload` is the PDF (Buffer); `msg.session` the session record (plain JSON); the record itself lives in the
  * session store (a folder of the user directory, or PostgreSQL), so any later message — after a restart or a crash
@@ -13,12 +14,11 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSubmitDeferred, issueSignerLink, type KeptDelivery, type SessionAppearance } from '../src/session';
+import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, prepareStored, recordEvent, reportHandOverFailure, runStepNow, startNextSigner, submitStoredHash, type KeptDelivery, type SessionAppearance, type SessionStarted } from '../src/session';
 import { appearanceFromSettings, inSetting } from '../src/setup';
 import type { SigningEvent } from '../src/sign';
-import { onInput, pdfPayload } from './lib/run';
-import { finishSigned } from './lib/finishing';
-import { endSession, loadSession, recordForMessage, runStep, sessionError, short, statusReporter } from './lib/session-steps';
+import { asError, onInput, pdfPayload } from './lib/run';
+import { endSession, exclusiveFinish, handOverOutcome, loadSession, notFound, recordForMessage, sessionError, short, signRefInput, statusReporter } from './lib/session-steps';
 import { signClientOf, signerLinkKeyOf, type SignClientNode } from './lib/sign-client';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
@@ -60,24 +60,38 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     onInput(node, async (msg) => {
       const client = signClientOf(RED, def.client, 'start signing');
-      const pdf = pdfPayload(msg);
       const level = (typeof msg.level === 'string' && msg.level) || def.level || 'B-LTA';
       if (!LEVELS.includes(level as PadesLevel)) throw new SingpassFlowsError('INVALID_INPUT', `level: "${level}" is not one of ${LEVELS.join(', ')}`, { field: 'level' });
       const onBehalfOf = checkOnBehalfOf(msg.onBehalfOf);
       const documentName = documentNameFor(pickText(msg.documentName) ?? pickText(def.documentName) ?? fileName(msg.filename) ?? 'Document.pdf', onBehalfOf);
       const linkKey = signerLinkKeyOf(RED, client);
       const engine = await client.engine();
-      const started = await engine.start(pdf, {
-        documentName, level: level as PadesLevel,
-        ...(onBehalfOf !== undefined ? { onBehalfOf } : {}),
-        ...(msg.signer !== undefined ? { signer: msg.signer as never } : {}),
-        reason: pickText(msg.reason) ?? pickText(def.reason), location: pickText(msg.location) ?? pickText(def.location),
-        appLink: pickText(msg.appLink) ?? pickText(def.appLink),
-        ...withAppearance(boxAppearance(def, msg)),
-      });
-      // The PDF first: the certificate webhook may arrive as soon as the record exists.
-      await client.store.putDocument(started.signRef, pdf);
-      if (!(await client.store.put(started.record, undefined))) throw new SingpassFlowsError('STATE_INVALID', `A session ${started.signRef} already exists in the session store`);
+      const text = { reason: pickText(msg.reason) ?? pickText(def.reason), location: pickText(msg.location) ?? pickText(def.location) };
+      const previousSignRef = pickText((msg.signer as { previousSignRef?: unknown } | undefined)?.previousSignRef);
+      let started: Pick<SessionStarted, 'record' | 'signRef' | 'qrPayload' | 'qrLogo' | 'challengeCode' | 'expiresAt'>;
+      if (previousSignRef) {
+        // The next of several signers: the core starts it on the previous session's signed PDF as stored, once; a
+        // repeated hand-over of that PDF gets the session started then.
+        const label = pickText((msg.signer as { label?: unknown }).label);
+        const next = await startNextSigner(engine, client.store, {
+          previousSignRef, level: level as PadesLevel, documentName, ...text, ...(label ? { label } : {}), ...withAppearance(boxAppearance(def, msg)),
+        });
+        if (next.outcome !== 'started') throw new SingpassFlowsError('STATE_INVALID', `msg.signer.previousSignRef: session ${previousSignRef} has no next signer to start (${next.outcome})`, { field: 'msg.signer', retryable: false });
+        const { state } = next.record;
+        started = next.started ?? { record: next.record, signRef: state.signRef, qrPayload: state.qrPayload ?? '', challengeCode: state.challengeCode, expiresAt: state.expiresAt };
+      } else {
+        const pdf = pdfPayload(msg);
+        started = await engine.start(pdf, {
+          documentName, level: level as PadesLevel,
+          ...(onBehalfOf !== undefined ? { onBehalfOf } : {}),
+          ...(msg.signer !== undefined ? { signer: msg.signer as never } : {}),
+          ...text, appLink: pickText(msg.appLink) ?? pickText(def.appLink),
+          ...withAppearance(boxAppearance(def, msg)),
+        });
+        // The PDF first: the certificate webhook may arrive as soon as the record exists.
+        await client.store.putDocument(started.signRef, pdf);
+        if (!(await client.store.put(started.record, undefined))) throw new SingpassFlowsError('STATE_INVALID', `A session ${started.signRef} already exists in the session store`);
+      }
       const png = await renderQr(started.qrPayload, { format: 'png' });
       const signerLink = issueSignerLink({ ...linkKey, signRef: started.signRef, purpose: 'page' });
       node.status({ fill: 'yellow', shape: 'ring', text: `${short(started.signRef)} waiting for scan (${started.challengeCode})` });
@@ -116,10 +130,16 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, type);
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      // The certificate is claimed (saved) before the slow check, as every front end does: a Node-RED killed before the
-      // save point leaves it claimed, continued by the replayed delivery or, once idle, by the webhook node's sweep;
-      // killed after it, the saved hash is sent again.
-      const result = await runStep(client, signRef, (record, save) => engine.applyDelivery(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save }));
+      const onStep = statusReporter(node, signRef);
+      // The core's driver, as every front end: the event saved into the record (a certificate only claimed), then the
+      // step the record calls for (check, prepare, the save point, the hash call). A Node-RED killed in between leaves
+      // the claim or the save point, continued by the replayed delivery or, once idle, by the webhook node's sweep.
+      const recorded = await recordEvent(engine, client.store, stored.delivery, { onStep });
+      if (recorded.refused) throw asError(recorded.refused);
+      if (!recorded.record) throw notFound(signRef);
+      const step = type === 'certificate' ? await runStepNow(engine, client.store, signRef, { only: ['continueCertificate', 'submitHash'], stepOptions: { onStep } }) : undefined;
+      if (step?.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      const result = { record: step?.record ?? recorded.record, duplicate: step?.lost === true || (!recorded.moved && (step === undefined || step.action === 'none')) };
       // A hash call that failed temporarily leaves the session at the save point: not applied yet (the webhook
       // node resubmits the same hash; after a restart the kept event is replayed and does the same).
       const deferred = isSubmitDeferred(result.record);
@@ -158,7 +178,13 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, 'certificate');
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      const result = await runStep(client, signRef, (record, save) => engine.prepareCertificate(record, stored.delivery, pdf, { onStep: statusReporter(node, signRef), claim: save, save }));
+      // the core's driver: claimed, checked, prepared and the save point saved with compare-and-set; nothing sent
+      const prepared = await prepareStored(engine, client.store, stored.delivery);
+      if (prepared.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      if (!prepared.record) throw notFound(signRef);
+      // nothing done by this run: at the save point already (the kept event replayed after a restart: handed on as
+      // saved), or past it (a repeat), or another run's
+      const result = { record: prepared.record, duplicate: prepared.lost === true || (prepared.action === 'none' && !isAtSavePoint(prepared.record)) };
       if (result.duplicate) return duplicate(node, signRef, 'certificate');
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), readyToSubmit: isAtSavePoint(result.record) };
       const err = sessionError(result.record);
@@ -184,17 +210,17 @@ export = function register(RED: NodeAPI): void {
     const node = this;
     onInput(node, async (msg) => {
       const client = signClientOf(RED, def.client, 'submit hash');
-      const { signRef } = await loadSession(client, msg.signRef);
+      const { signRef, record } = await loadSession(client, msg.signRef);
+      if (!isAtSavePoint(record)) {
+        throw new SingpassFlowsError('STATE_INVALID', `submit hash takes a session prepare signature saved (certificate checked, PDF prepared); session ${signRef} is ${record.state.status}`, { retryable: false });
+      }
       const engine = await client.engine();
-      // `save`: the call is counted in the stored record BEFORE it leaves (compare-and-set), so a refusal of the first
-      // call is the service's verdict (the session fails with its code and message) and a resend after a crash knows
-      // it is one; another execution already sending this hash makes this one a duplicate that sends nothing.
-      const result = await runStep(client, signRef, (record, save) => {
-        if (!isAtSavePoint(record)) {
-          throw new SingpassFlowsError('STATE_INVALID', `submit hash takes a session prepare signature saved (certificate checked, PDF prepared); session ${signRef} is ${record.state.status}`, { retryable: false });
-        }
-        return engine.resumeSubmission(record, { onStep: statusReporter(node, signRef), save });
-      });
+      // The core's driver: the call is counted in the stored record BEFORE it leaves (compare-and-set), so a refusal of
+      // the first call is the service's verdict (the session fails with its code and message) and a resend after a
+      // crash knows it is one; another execution already sending this hash makes this one a duplicate that sends nothing.
+      const sent = await submitStoredHash(engine, client.store, signRef);
+      if (!sent.record) throw notFound(signRef);
+      const result = { record: sent.record, duplicate: sent.lost === true || sent.action === 'none' };
       if (result.duplicate) return duplicate(node, signRef, 'hash submission');
       // The service could not take the hash just now (unreachable, timeout, 5xx, 429): the session is still at the
       // save point, not failed; the signing webhook node sends the same hash again (status: "will retry").
@@ -213,39 +239,74 @@ export = function register(RED: NodeAPI): void {
   RED.nodes.registerType('singpass-sign-submit', Submit as never);
 
   /**
-   * After the signature event: embed, extend to the session's level, verify. `msg.payload` becomes the signed PDF.
-   * A temporary failure (TSA, OCSP/CRL responder, network) keeps the session signed, with `lastFinishFailure`: no
-   * output, no error (status "… unavailable, will retry"); the signing webhook node's sweep finishes it later and
-   * sends this same message on its "finished" output.
+   * After the signature event: the core's driver finishes the session (embed, extend to the session's level, verify,
+   * the signed PDF stored) and hands the signed PDF over: `msg.payload` becomes it, `msg.filename` the name to store
+   * it under. Store it, then acknowledge it with a *signed PDF stored* node; unacknowledged, the signing webhook node
+   * hands it over again after the client's hand-over lease. A temporary failure (TSA, OCSP/CRL responder, network)
+   * keeps the session signed, with `lastFinishFailure`: no output, no error (status "… unavailable, will retry"); the
+   * signing webhook node's sweep finishes it later and sends this same message on its "finished" output.
    */
   function Finish(this: Node, def: Def) {
     RED.nodes.createNode(this, def);
     const node = this;
     onInput(node, async (msg) => {
       const client = signClientOf(RED, def.client, 'finish signing');
-      const { signRef, record, pdf } = await loadSession(client, msg.signRef);
-      if (isSessionEnded(record)) {
-        // finished already (the webhook node's sweep after a restart, or a repeated message): it sent the outcome
-        node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} already ${record.state.status}` });
-        return;
-      }
-      if (!pdf) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      const signRef = signRefInput(msg.signRef);
       const engine = await client.engine();
-      const r = await finishSigned(client, engine, record, pdf, statusReporter(node, signRef));
-      if (r.kind === 'busy' || r.kind === 'lost') {
+      const onStep = statusReporter(node, signRef);
+      const r = await exclusiveFinish(signRef, () => runStepNow(engine, client.store, signRef, { only: ['finish'], policy: client.handOverPolicy, stepOptions: { onStep } }));
+      if (!r || r.lost) {
         node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} being finished elsewhere` });
         return;
       }
-      if (r.kind === 'deferred') return; // the status says "will retry"; the sweep takes it from here
-      const out: NodeMessage = { ...msg, ...r.msg };
-      if (r.error) {
-        node.error(r.error, out);
+      if (!r.record) throw notFound(signRef);
+      if (r.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      if (r.action === 'none') {
+        if (!isSigningOver(r.record)) throw new SingpassFlowsError('STATE_INVALID', `Nothing to finish: the session is ${r.record.state.status} (finish signing takes the session after its signature event)`, { signRef, retryable: false });
+        // finished already (the sweep after a restart, or a repeated message): its PDF was handed over then
+        node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} already ${r.record.state.status}` });
         return;
       }
-      return out;
+      const outcome = await handOverOutcome(client, r);
+      if (outcome.error) {
+        node.error(outcome.error, { ...msg, ...outcome.msg });
+        return;
+      }
+      if (!outcome.msg) return; // deferred: the status says "will retry"; the sweep takes it from here
+      return { ...msg, ...outcome.msg };
     }, 'finishing');
   }
   RED.nodes.registerType('singpass-sign-finish', Finish as never);
+
+  /**
+   * After the flow's storage node: tells the engine where the hand-over of the signed PDF (`msg.signRef`) ended.
+   * Stored: the hand-over is acknowledged and the session completed (twice is harmless). Failed (`msg.error` from a
+   * Catch node on the storage node, or the node set to "failed"): the failure is kept in the record and the signed
+   * PDF is handed over again after a short backoff. `msg.session` becomes the record as stored now.
+   */
+  function Stored(this: Node, def: Def & { outcome?: string }) {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    onInput(node, async (msg) => {
+      const client = signClientOf(RED, def.client, 'signed PDF stored');
+      const signRef = signRefInput(msg.signRef);
+      const failed = def.outcome === 'failed' || (def.outcome !== 'stored' && msg.error !== undefined && msg.error !== null);
+      if (failed) {
+        const e = (msg.error ?? {}) as { code?: unknown; message?: unknown };
+        const failure = { ...(typeof e.code === 'string' && e.code ? { code: e.code } : {}), message: typeof e.message === 'string' && e.message ? e.message : 'the flow\'s storage step failed' };
+        const r = await reportHandOverFailure(client.store, signRef, failure, { policy: client.handOverPolicy });
+        if (!r.record) throw notFound(signRef);
+        const code = r.record.handOver?.lastFailure?.code ?? failure.code ?? 'HANDOVER_FAILED';
+        node.status(r.moved ? { fill: 'yellow', shape: 'ring', text: `${short(signRef)} storing failed (${code}), handed over again later` } : { fill: 'grey', shape: 'ring', text: `${short(signRef)} not waiting for storage (${r.record.state.status})` });
+        return { ...msg, signRef, session: recordForMessage(r.record) };
+      }
+      const r = await acknowledgeHandOver(client.store, signRef);
+      if (!r.record) throw notFound(signRef);
+      node.status(r.moved ? { fill: 'green', shape: 'dot', text: `${short(signRef)} signed PDF stored` } : { fill: 'grey', shape: 'ring', text: `${short(signRef)} acknowledged already` });
+      return { ...msg, signRef, session: recordForMessage(r.record) };
+    }, 'acknowledging');
+  }
+  RED.nodes.registerType('singpass-sign-stored', Stored as never);
 
   /** OCSP status of a certificate (msg.payload: PEM, DER Buffer or base64 DER), chained to the client's trusted roots. */
   function CertStatus(this: Node, def: Def) {

@@ -33,7 +33,21 @@ const signConfigNodes = (prefix, settings) => [
   { id: `${prefix}-secret`, type: 'singpass-notification-secret', name: 'webhook token secret' },
   { id: `${prefix}-sign-client`, type: 'singpass-sign-client', name: '', environment: 'staging', sandboxUrl: '', baseUrl: '',
     keySetUrl: '', clientId: '', domainName: '', tenantId: '', tsaUrl: '', trustedRoots: '', ...settings,
-    notificationSecret: `${prefix}-secret`, sessionStore: 'folder', sessionDir: '' },
+    notificationSecret: `${prefix}-secret`, sessionStore: 'folder', sessionDir: '', handOverLeaseSeconds: '', handOverWindowSeconds: '' },
+];
+
+/**
+ * The end of every signing flow: the signed PDF written to the signed folder as `<signRef>.pdf` (a repeated hand-over
+ * overwrites it), then acknowledged, so the session completes; a Catch on the write reports the failure (the webhook
+ * node hands the PDF over again). `p` prefixes the ids; `after` is what follows the acknowledgement.
+ */
+const storeAndAcknowledge = (n, p, client, x, y, after, failedTo) => [
+  n({ id: `${p}-file-name`, type: 'change', name: 'signed/<signRef>.pdf', rules: [{ t: 'set', p: 'filename', pt: 'msg',
+    to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x, y, wires: [[`${p}-write`]] }),
+  n({ id: `${p}-write`, type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: x + 210, y, wires: [[`${p}-stored`]] }),
+  n({ id: `${p}-stored`, type: 'singpass-sign-stored', name: 'signed PDF stored', client, outcome: 'stored', x: x + 400, y, wires: [after] }),
+  n({ id: `${p}-write-catch`, type: 'catch', name: 'storing failed', scope: [`${p}-write`], uncaught: false, x: x + 210, y: y + 45, wires: [[`${p}-store-failed`]] }),
+  n({ id: `${p}-store-failed`, type: 'singpass-sign-stored', name: 'storing failed: hand over again', client, outcome: 'failed', x: x + 430, y: y + 45, wires: [failedTo] }),
 ];
 
 function signing() {
@@ -45,7 +59,8 @@ function signing() {
         '<userDir>/singpass-sessions: nothing to set in settings.js), and the sandbox ' +
         '(npx singpass-flows sandbox --client-id node-red-dsap --jwks-url http://127.0.0.1:1880/singpass/jwks ' +
         '--webhook-url http://127.0.0.1:1880/singpass/sign/webhook) or your onboarded environment. ' +
-        'Signed PDFs and results.jsonl / errors.jsonl go to $SINGPASS_SIGNED_DIR (default ./signed). ' +
+        'Signed PDFs and results.jsonl / errors.jsonl go to $SINGPASS_SIGNED_DIR (default ./signed); each signed PDF is ' +
+        'acknowledged once written (signed PDF stored), else handed over again after the client\'s hand-over lease. ' +
         'Only signed-in users start sessions: set SINGPASS_SIGN_USER and SINGPASS_SIGN_PASSWORD (16+ characters) in ' +
         'Node-RED\'s environment or as this tab\'s environment variables (the password as a credential); until then ' +
         '/sign and /sign/start refuse everyone. Each session\'s signer page (/sign/s/<signRef>?link=...) opens only with ' +
@@ -72,22 +87,20 @@ function signing() {
       { t: 'set', p: 'payload', pt: 'msg', to: '{"code": error.code, "message": error.message, "serviceCode": serviceCode}', tot: 'jsonata' },
       { t: 'set', p: 'statusCode', pt: 'msg', to: '400', tot: 'num' }], x: 870, y: 190, wires: [['sf-start-out']] }),
 
-    n({ id: 'sf-c2', type: 'comment', name: '2. The signing service calls the webhook: certificate → check → hash; signature → signed PDF', x: 390, y: 260, wires: [] }),
+    n({ id: 'sf-c2', type: 'comment', name: '2. The signing service calls the webhook: certificate → check → hash; signature → signed PDF → written → acknowledged', x: 430, y: 260, wires: [] }),
     n({ id: 'sf-webhook', type: 'singpass-sign-webhook', name: '', client: 'sf-sign-client', url: '/singpass/sign/webhook', x: 160, y: 340, wires: [['sf-on-cert'], ['sf-on-sig'], ['sf-on-error'], ['sf-file-name']] }),
     n({ id: 'sf-on-cert', type: 'singpass-sign-apply', name: 'certificate: check status (OCSP) → prepare → submit hash', client: 'sf-sign-client', x: 530, y: 300, wires: [[]] }),
     n({ id: 'sf-on-sig', type: 'singpass-sign-apply', name: 'signature received', client: 'sf-sign-client', x: 440, y: 350, wires: [['sf-finish']] }),
     n({ id: 'sf-finish', type: 'singpass-sign-finish', name: 'finalize → validation data → document timestamp → verify', client: 'sf-sign-client', x: 790, y: 350, wires: [['sf-file-name']] }),
-    n({ id: 'sf-file-name', type: 'change', name: 'signed/<signRef>.pdf', rules: [{ t: 'set', p: 'filename', pt: 'msg',
-      to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x: 230, y: 420, wires: [['sf-write']] }),
-    n({ id: 'sf-write', type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 440, y: 420, wires: [['sf-result']] }),
+    ...storeAndAcknowledge(n, 'sf', 'sf-sign-client', 230, 420, ['sf-result'], ['sf-error-line']),
     n({ id: 'sf-result', type: 'change', name: 'result line', rules: [
-      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "status": session.state.status, "level": session.result.level, "missing": session.result.missing, "valid": verification.valid, "file": filename, "at": $now()})', tot: 'jsonata' },
-      { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/results.jsonl"', tot: 'jsonata' }], x: 630, y: 420, wires: [['sf-record']] }),
-    n({ id: 'sf-record', type: 'file', name: 'record result', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 810, y: 420, wires: [[]] }),
+      { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "status": session.state.status, "phase": session.phase, "level": session.result.level, "missing": session.result.missing, "valid": session.result.valid, "attempt": handOver.attempt, "file": filename, "at": $now()})', tot: 'jsonata' },
+      { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/results.jsonl"', tot: 'jsonata' }], x: 840, y: 420, wires: [['sf-record']] }),
+    n({ id: 'sf-record', type: 'file', name: 'record result', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 1020, y: 420, wires: [[]] }),
 
     n({ id: 'sf-c3', type: 'comment', name: '3. Errors: the session failed (declined, revoked certificate, …) → errors.jsonl', x: 360, y: 490, wires: [] }),
     n({ id: 'sf-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'sf-sign-client', x: 430, y: 530, wires: [['sf-error-line']] }),
-    n({ id: 'sf-catch', type: 'catch', name: 'signing errors', scope: ['sf-on-cert', 'sf-on-sig', 'sf-finish', 'sf-write', 'sf-webhook'], uncaught: false, x: 420, y: 580, wires: [['sf-error-line']] }),
+    n({ id: 'sf-catch', type: 'catch', name: 'signing errors', scope: ['sf-on-cert', 'sf-on-sig', 'sf-finish', 'sf-stored', 'sf-webhook'], uncaught: false, x: 420, y: 580, wires: [['sf-error-line']] }),
     n({ id: 'sf-error-line', type: 'change', name: 'error line', rules: [
       { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.error ? session.error.serviceCode : session.state.error.code, "at": $now()})', tot: 'jsonata' },
       { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/errors.jsonl"', tot: 'jsonata' }], x: 640, y: 550, wires: [['sf-error-record']] }),
@@ -255,10 +268,8 @@ function officer() {
     n({ id: 'of-on-sig', type: 'singpass-sign-apply', name: 'signature received', client: 'of-sign-client', x: 450, y: 610, wires: [['of-finish']] }),
     n({ id: 'of-finish', type: 'singpass-sign-finish', name: 'finalize \u2192 validation data \u2192 document timestamp \u2192 verify', client: 'of-sign-client', x: 800, y: 610, wires: [['of-file-name']] }),
     n({ id: 'of-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'of-sign-client', x: 430, y: 660, wires: [[]] }),
-    n({ id: 'of-file-name', type: 'change', name: 'signed/<signRef>.pdf', rules: [{ t: 'set', p: 'filename', pt: 'msg',
-      to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x: 240, y: 710, wires: [['of-write']] }),
-    n({ id: 'of-write', type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 450, y: 710, wires: [[]] }),
-    n({ id: 'of-keyset', type: 'singpass-keyset', name: '', url: '/officer/jwks', signClient: 'of-sign-client', corppassClient: 'of-cp-client', singpassClient: '', x: 160, y: 770, wires: [] }),
+    ...storeAndAcknowledge(n, 'of', 'of-sign-client', 240, 710, [], []),
+    n({ id: 'of-keyset', type: 'singpass-keyset', name: '', url: '/officer/jwks', signClient: 'of-sign-client', corppassClient: 'of-cp-client', singpassClient: '', x: 160, y: 800, wires: [] }),
   ];
 }
 
@@ -304,22 +315,20 @@ function severalSigners() {
     n({ id: 'ms-signed-in', type: 'http in', name: '', url: '/signers/s/:signRef/signed.pdf', method: 'get', upload: false, swaggerDoc: '', x: 180, y: 330, wires: [['ms-s-signed']] }),
     signer('ms-s-signed', 'download', 400, 330),
 
-    n({ id: 'ms-c3', type: 'comment', name: '3. The webhook: certificate \u2192 hash; signature \u2192 signed PDF \u2192 the next signer signs it', x: 400, y: 390, wires: [] }),
-    n({ id: 'ms-webhook', type: 'singpass-sign-webhook', name: '', client: 'ms-sign-client', url: '/signers/sign/webhook', x: 170, y: 450, wires: [['ms-on-cert'], ['ms-on-sig'], ['ms-on-error'], ['ms-file-name', 'ms-next']] }),
+    n({ id: 'ms-c3', type: 'comment', name: '3. The webhook: certificate \u2192 hash; signature \u2192 signed PDF \u2192 written, acknowledged \u2192 the next signer signs it', x: 440, y: 390, wires: [] }),
+    n({ id: 'ms-webhook', type: 'singpass-sign-webhook', name: '', client: 'ms-sign-client', url: '/signers/sign/webhook', x: 170, y: 450, wires: [['ms-on-cert'], ['ms-on-sig'], ['ms-on-error'], ['ms-file-name']] }),
     n({ id: 'ms-on-cert', type: 'singpass-sign-apply', name: 'certificate: check status (OCSP) \u2192 prepare \u2192 submit hash', client: 'ms-sign-client', x: 540, y: 430, wires: [[]] }),
     n({ id: 'ms-on-sig', type: 'singpass-sign-apply', name: 'signature received', client: 'ms-sign-client', x: 450, y: 480, wires: [['ms-finish']] }),
-    n({ id: 'ms-finish', type: 'singpass-sign-finish', name: 'finalize \u2192 validation data \u2192 document timestamp \u2192 verify', client: 'ms-sign-client', x: 800, y: 480, wires: [['ms-file-name', 'ms-next']] }),
-    n({ id: 'ms-file-name', type: 'change', name: 'signed/<signRef>.pdf', rules: [{ t: 'set', p: 'filename', pt: 'msg',
-      to: SIGNED_DIR + ' & "/" & signRef & ".pdf"', tot: 'jsonata' }], x: 240, y: 540, wires: [['ms-write']] }),
-    n({ id: 'ms-write', type: 'file', name: 'write signed PDF', filename: 'filename', filenameType: 'msg', appendNewline: false, createDir: true, overwriteFile: 'true', encoding: 'none', x: 450, y: 540, wires: [[]] }),
-    n({ id: 'ms-next', type: 'function', name: 'next signer?', func: SIGNERS_JS + fn('next-signer.js'), outputs: 2, x: 450, y: 600, wires: [['ms-start-next'], []] }),
-    n({ id: 'ms-start-next', type: 'singpass-sign-start', name: 'start signing (next signer)', client: 'ms-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', box: 'corner', boxPage: 'last', boxCorner: 'bottom-right', boxRect: '', boxField: '', boxSize: '', x: 670, y: 600, wires: [['ms-hand-over']] }),
-    n({ id: 'ms-hand-over', type: 'function', name: 'hand the page link over', func: fn('hand-over.js'), outputs: 1, x: 890, y: 600, wires: [['ms-handovers']] }),
-    n({ id: 'ms-handovers', type: 'file', name: 'handovers.jsonl', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 1080, y: 600, wires: [[]] }),
+    n({ id: 'ms-finish', type: 'singpass-sign-finish', name: 'finalize \u2192 validation data \u2192 document timestamp \u2192 verify', client: 'ms-sign-client', x: 800, y: 480, wires: [['ms-file-name']] }),
+    ...storeAndAcknowledge(n, 'ms', 'ms-sign-client', 240, 540, ['ms-next'], ['ms-error-line']),
+    n({ id: 'ms-next', type: 'function', name: 'next signer?', func: SIGNERS_JS + fn('next-signer.js'), outputs: 2, x: 450, y: 620, wires: [['ms-start-next'], []] }),
+    n({ id: 'ms-start-next', type: 'singpass-sign-start', name: 'start signing (next signer)', client: 'ms-sign-client', documentName: '', level: 'B-LTA', reason: 'Signed with Singpass', location: '', box: 'corner', boxPage: 'last', boxCorner: 'bottom-right', boxRect: '', boxField: '', boxSize: '', x: 670, y: 620, wires: [['ms-hand-over']] }),
+    n({ id: 'ms-hand-over', type: 'function', name: 'hand the page link over', func: fn('hand-over.js'), outputs: 1, x: 890, y: 620, wires: [['ms-handovers']] }),
+    n({ id: 'ms-handovers', type: 'file', name: 'handovers.jsonl', filename: 'filename', filenameType: 'msg', appendNewline: true, createDir: true, overwriteFile: 'false', encoding: 'utf8', x: 1080, y: 620, wires: [[]] }),
 
     n({ id: 'ms-c4', type: 'comment', name: '4. A session failed (declined, expired, \u2026): the chain stops there \u2192 errors.jsonl', x: 370, y: 660, wires: [] }),
     n({ id: 'ms-on-error', type: 'singpass-sign-apply', name: 'session failed', client: 'ms-sign-client', x: 430, y: 700, wires: [['ms-error-line']] }),
-    n({ id: 'ms-catch', type: 'catch', name: 'signing errors', scope: ['ms-on-cert', 'ms-on-sig', 'ms-finish', 'ms-start-next', 'ms-webhook'], uncaught: false, x: 420, y: 750, wires: [['ms-error-line']] }),
+    n({ id: 'ms-catch', type: 'catch', name: 'signing errors', scope: ['ms-on-cert', 'ms-on-sig', 'ms-finish', 'ms-stored', 'ms-start-next', 'ms-webhook'], uncaught: false, x: 420, y: 750, wires: [['ms-error-line']] }),
     n({ id: 'ms-error-line', type: 'change', name: 'error line', rules: [
       { t: 'set', p: 'payload', pt: 'msg', to: '$string({"signRef": signRef, "signer": session.request.signer, "code": error.code ? error.code : session.error.code, "message": error.message ? error.message : session.error.message, "serviceCode": session.error ? session.error.serviceCode : session.state.error.code, "at": $now()})', tot: 'jsonata' },
       { t: 'set', p: 'filename', pt: 'msg', to: SIGNED_DIR + ' & "/errors.jsonl"', tot: 'jsonata' }], x: 640, y: 720, wires: [['ms-error-record']] }),

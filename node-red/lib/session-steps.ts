@@ -1,12 +1,12 @@
 /**
- * The glue between a signing node and the engine's step functions: load the session record and its PDF from the
- * store, run one step, save the new record with compare-and-set, and word the engine's progress as node status.
- * Every protocol rule (token binding, OCSP before the hash, state machine, levels) is the engine's.
+ * The glue between a signing node and the core's driver (which loads a stored session, runs the step its record calls
+ * for and saves it with compare-and-set): what goes out on a message, and the engine's progress worded as node
+ * status. Every protocol rule (token binding, OCSP before the hash, state machine, levels, hand-over) is the core's.
  */
 import { SingpassFlowsError, type ErrorCode } from '../../src/errors';
-import { stepSaver, type SessionRecord, type SessionStep, type StepResult } from '../../src/session';
+import type { DueStepResult, HandOverItem, SessionRecord, SessionStep } from '../../src/session';
 import type { SignClientNode } from './sign-client';
-import type { Node, NodeStatus } from './types';
+import type { Node, NodeMessage, NodeStatus } from './types';
 
 /** What a step is doing, for the node status (the ops team watching the flow sees where each session is). */
 export function stepStatus(step: SessionStep): NodeStatus {
@@ -58,31 +58,24 @@ export function recordForMessage(record: SessionRecord): SessionRecord {
   return out;
 }
 
-export async function loadSession(client: SignClientNode, signRef: unknown): Promise<{ signRef: string; record: SessionRecord; pdf: Buffer | undefined }> {
+/** `msg.signRef`, checked. */
+export function signRefInput(signRef: unknown): string {
   if (typeof signRef !== 'string' || signRef === '') {
     throw new SingpassFlowsError('INVALID_INPUT', 'msg.signRef: expected the sign_ref of a session (the webhook node and the start node set it)', { field: 'msg.signRef' });
   }
-  const record = await client.store.get(signRef);
-  if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `No signing session ${signRef} in the session store (started elsewhere, or already cleaned up)`, { retryable: false });
-  return { signRef, record, pdf: await client.store.getDocument(signRef) };
+  return signRef;
 }
 
-/**
- * Run a step and save its record; when another message changed the session meanwhile (compare-and-set lost), the
- * step runs again on the fresh record — the engine then recognises an already applied event as a duplicate.
- * `save` is for the engine's save point (StepOptions.save: the prepared record, persisted before the hash call, so a
- * Node-RED killed right after it resubmits the same hash when the kept delivery is replayed).
- */
-export async function runStep<R extends StepResult>(client: SignClientNode, signRef: string, step: (record: SessionRecord, save: (record: SessionRecord) => Promise<boolean>) => Promise<R>): Promise<R> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const record = await client.store.get(signRef);
-    if (!record) throw new SingpassFlowsError('SIGN_REF_NOT_FOUND', `The signing session ${signRef} disappeared from the session store`);
-    const saver = stepSaver(client.store, record);
-    const result = await step(record, saver.save);
-    if (result.duplicate || result.record === record) return result;
-    if (await saver.save(result.record)) return result;
-  }
-  throw new SingpassFlowsError('WEBHOOK_HANDLER_FAILED', `The signing session ${signRef} kept changing while this step ran; try again`, { retryable: true });
+/** No such session in the store. */
+export function notFound(signRef: string): SingpassFlowsError {
+  return new SingpassFlowsError('SIGN_REF_NOT_FOUND', `No signing session ${signRef} in the session store (started elsewhere, or already cleaned up)`, { retryable: false });
+}
+
+export async function loadSession(client: SignClientNode, signRefIn: unknown): Promise<{ signRef: string; record: SessionRecord; pdf: Buffer | undefined }> {
+  const signRef = signRefInput(signRefIn);
+  const record = await client.store.get(signRef);
+  if (!record) throw notFound(signRef);
+  return { signRef, record, pdf: await client.store.getDocument(signRef) };
 }
 
 /** A session that ended with an error, as an Error a Catch node can route by `msg.error.code`. */
@@ -107,4 +100,52 @@ export function statusReporter(node: Node, signRef?: string): (step: SessionStep
 export async function endSession(client: SignClientNode, signRef: string): Promise<void> {
   await client.store.deleteDocument(signRef);
   await client.store.forgetDeliveries(signRef);
+}
+
+/**
+ * Sessions being finished in this process right now. Node-RED runs the flows in one process, so this is exact: the
+ * sweep never starts a second finish beside the finish node's however slow the TSA is (the second would only lose
+ * the compare-and-set after the same TSA and OCSP calls).
+ */
+const finishing = new Set<string>();
+
+/**
+ * Run `finish` (a finishing step through the core's driver) unless this process is finishing the session already
+ * (then undefined: nothing run). The finish node and the webhook node's sweep both go through here.
+ */
+export async function exclusiveFinish<T>(signRef: string, finish: () => Promise<T>): Promise<T | undefined> {
+  if (finishing.has(signRef)) return undefined;
+  finishing.add(signRef);
+  try {
+    return await finish();
+  } finally {
+    finishing.delete(signRef);
+  }
+}
+
+/**
+ * What the flow gets from a finishing or hand-over step: the signed PDF to store (`msg`, the core's hand-over: the
+ * same bytes and file name every time), or the session's failure for good (`error`, with `msg` for a Catch node);
+ * nothing while finishing waits for a retry. A session that finished leaves its kept deliveries behind.
+ */
+export async function handOverOutcome(client: SignClientNode, result: DueStepResult): Promise<{ msg?: NodeMessage; error?: SingpassFlowsError }> {
+  const { record } = result;
+  if (!record || result.lost || result.documentMissing) return {};
+  const { signRef } = record.state;
+  if (result.handOver) {
+    if (result.action === 'finish') await endSession(client, signRef);
+    return { msg: handOverMessage(result.handOver, record, result.report) };
+  }
+  const error = sessionError(record);
+  if (!error) return {};
+  await endSession(client, signRef);
+  return { error, msg: { signRef, session: recordForMessage(record), payload: { type: record.state.status, signRef }, ...(result.report ? { verification: result.report } : {}) } };
+}
+
+/** The "finished" message: the signed PDF and the name to store it under, the attempt, the session (no personal data). */
+function handOverMessage(item: HandOverItem, record: SessionRecord, report: DueStepResult['report']): NodeMessage {
+  return {
+    signRef: item.signRef, session: recordForMessage(record), payload: item.pdf, filename: item.fileName,
+    handOver: { attempt: item.attempt }, ...(report ? { verification: report } : {}),
+  };
 }

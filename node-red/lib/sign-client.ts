@@ -5,7 +5,7 @@
  */
 import * as path from 'node:path';
 import { SingpassFlowsError, invalidInput } from '../../src/errors';
-import { createSigningEngine, type DurableSessionStore, type SigningEngine } from '../../src/session';
+import { createSigningEngine, sessionPolicy, type DurableSessionStore, type SessionPolicy, type SigningEngine } from '../../src/session';
 import { createNotificationTokens } from '../../src/sign';
 import { signSetup } from '../../src/setup';
 import { configLabels } from './labels';
@@ -44,7 +44,14 @@ export interface SignClientSettings {
   pgTablePrefix?: string;
   pgSsl?: boolean;
   pgTakeOverSeconds?: string;
+  /** Seconds the flow has to acknowledge a hand-over of the signed PDF before it is handed over again (empty: the policy's). */
+  handOverLeaseSeconds?: string;
+  /** Seconds an unacknowledged signed PDF is handed over again before the session ends undelivered (empty: the policy's). */
+  handOverWindowSeconds?: string;
 }
+
+/** The hand-over part of the session policy, as the core's driver takes it. */
+export type HandOverPolicy = Pick<SessionPolicy, 'handOverLeaseMs' | 'handOverWindowMs'>;
 
 export interface SignClientNode extends Node<{ signingKey?: string; pgPassword?: string }> {
   settings: SignClientSettings;
@@ -52,6 +59,8 @@ export interface SignClientNode extends Node<{ signingKey?: string; pgPassword?:
   engine(): Promise<SigningEngine>;
   /** The core's session store the settings chose (store-factory.ts); every signing node goes through it. */
   store: DurableSessionStore;
+  /** The hand-over lease and window from the settings (the session policy's where empty), for the core's driver. */
+  handOverPolicy: HandOverPolicy;
 }
 
 export type NotificationSecretNode = Node<{ secret?: string; previousSecret?: string }>;
@@ -128,6 +137,26 @@ export function sessionDirOf(RED: NodeAPI, s: SignClientSettings): string {
 export function legacyDocumentDirOf(RED: NodeAPI, s: SignClientSettings): string {
   const userDir = RED.settings.userDir ?? '.';
   return s.documentDir && s.documentDir.trim() ? path.resolve(userDir, s.documentDir.trim()) : path.join(userDir, 'singpass-sign-documents');
+}
+
+/**
+ * The client's hand-over settings (seconds) as the session policy's lease and window; empty fields keep the policy's
+ * values. Throws INVALID_INPUT naming the field (reported at deploy).
+ */
+export function handOverPolicyOf(s: Pick<SignClientSettings, 'handOverLeaseSeconds' | 'handOverWindowSeconds'>, clientName: string): HandOverPolicy {
+  const seconds = (value: string | undefined, field: string, max: number): number | undefined => {
+    const t = (value ?? '').trim();
+    if (t === '') return undefined;
+    const n = Number(t);
+    if (!Number.isFinite(n) || n < 1 || n > max) throw invalidInput(field, `"${t}" is not a number of seconds between 1 and ${max} (Singpass Sign API client "${clientName}"; empty: the default)`);
+    return Math.round(n * 1000);
+  };
+  const p = sessionPolicy({
+    handOverLeaseMs: seconds(s.handOverLeaseSeconds, 'Hand-over lease', 24 * 3600),
+    handOverWindowMs: seconds(s.handOverWindowSeconds, 'Hand-over window', 30 * 24 * 3600),
+  });
+  if (p.handOverWindowMs < p.handOverLeaseMs) throw invalidInput('Hand-over window', `must be at least the hand-over lease (Singpass Sign API client "${clientName}")`);
+  return { handOverLeaseMs: p.handOverLeaseMs, handOverWindowMs: p.handOverWindowMs };
 }
 
 /** The config node a signing node points at, or a clear error when it is missing. */

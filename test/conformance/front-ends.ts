@@ -246,8 +246,9 @@ export const serveFrontEnd: StartFrontEnd = async (sb, dir) => {
 /**
  * A real Node-RED (scripts/node-red-runtime.js, this package installed in its userDir) with the signing example
  * (examples/singpass-document-signing.json) deployed as docs/node-red.md tells a user: the sandbox URL, a signing key
- * and the notification secret pasted into its config nodes. Sessions are started on the example's upload endpoint;
- * their status is read from the client's session folder (`<userDir>/singpass-sessions/<sign_ref>.json`).
+ * and the notification secret pasted into its config nodes, the hand-over lease and window set on the client. Sessions
+ * are started on the example's upload endpoint; their status is read from the client's session folder
+ * (`<userDir>/singpass-sessions/<sign_ref>.json`); the flow's storage is the signed folder it writes `<sign_ref>.pdf` to.
  */
 export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
   const userDir = path.join(dir, 'userDir');
@@ -263,7 +264,10 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
   try {
     const keys = await generateClientKeys();
     const flow = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', 'singpass-document-signing.json'), 'utf8')) as Record<string, unknown>[]).map((n) => {
-      if (n.type === 'singpass-sign-client') return { ...n, sandboxUrl: sb.baseUrl, credentials: { signingKey: JSON.stringify(keys.signing) } };
+      // the hand-over lease and window as a user sets them on the client (docs/node-red.md)
+      if (n.type === 'singpass-sign-client') {
+        return { ...n, sandboxUrl: sb.baseUrl, handOverLeaseSeconds: String(HANDOVER_LEASE_S), handOverWindowSeconds: String(HANDOVER_WINDOW_S), credentials: { signingKey: JSON.stringify(keys.signing) } };
+      }
       if (n.type === 'singpass-notification-secret') return { ...n, credentials: { secret: SECRET } };
       return n;
     });
@@ -276,6 +280,16 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
     const flowsStarted = () => poll(`the key set at ${jwksUrl}`, async () => ((await fetch(jwksUrl)).status === 200 ? true : undefined), 30_000);
     await flowsStarted();
     const outage = folderOutage(sessions);
+    // the example's storage: the signed folder, `<signRef>.pdf` (written before the hand-over is acknowledged)
+    fs.mkdirSync(signedDir, { recursive: true });
+    const storageOutage = folderOutage(signedDir);
+    const storedPdf = (signRef: string): Buffer | undefined => {
+      try {
+        return fs.readFileSync(path.join(signedDir, `${signRef}.pdf`));
+      } catch {
+        return undefined; // not written (yet), or the folder is down
+      }
+    };
     const resultLine = (signRef: string) => {
       try {
         return fs.readFileSync(path.join(signedDir, 'results.jsonl'), 'utf8').split('\n').find((l) => l.includes(`"signRef":"${signRef}"`));
@@ -312,7 +326,7 @@ export const nodeRedFrontEnd: StartFrontEnd = async (sb, dir) => {
       running: () => nr.child.exitCode === null && nr.child.signalCode === null,
       storeDown: outage.down,
       storeUp: outage.up,
-      storage: noStorage('Node-RED'),
+      storage: { stored: async (signRef) => storedPdf(signRef), down: storageOutage.down, up: storageOutage.up },
       log: () => (logs.join('\n') + nr.log()).slice(-4000),
       stop: () => nr.stop(),
     };

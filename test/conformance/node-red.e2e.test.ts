@@ -5,6 +5,6 @@
  * once (not 503) and a new event for an ended session 200 (not 400 SIGN_REF_NOT_FOUND).
  */
 import { nodeRedFrontEnd } from './front-ends';
-import { HAND_OVER_PENDING, conformanceSuite } from './suite';
+import { conformanceSuite } from './suite';
 
-conformanceSuite(nodeRedFrontEnd, 'Node-RED', HAND_OVER_PENDING);
+conformanceSuite(nodeRedFrontEnd, 'Node-RED');

@@ -3,7 +3,7 @@
  * a payload that is not a Buffer, a session that does not exist. Each gives a clear error with the core's code (what
  * a Catch node routes on), none crashes the runtime or leaves an unhandled rejection.
  */
-import { caught, catchNode, configNodes, sessionDirs, getNode, helper, keys, nextError, positioned, rootPem, signNodes } from './helper';
+import { caught, catchNode, configNodes, sessionDirs, getNode, helper, keys, nextError, nextMessage, positioned, rootPem, signNodes } from './helper';
 
 const sessionDir = sessionDirs();
 
@@ -31,6 +31,7 @@ function flow(start: Record<string, unknown> = {}) {
     { id: 'apply', z: 'f1', type: 'singpass-sign-apply', client: 'client', wires: [['out']] },
     { id: 'verify', z: 'f1', type: 'singpass-pdf-verify', client: 'client', wires: [['out']] },
     { id: 'finish', z: 'f1', type: 'singpass-sign-finish', client: 'client', wires: [['out']] },
+    { id: 'stored', z: 'f1', type: 'singpass-sign-stored', client: 'client', outcome: 'auto', wires: [['out']] },
     { id: 'prepare', z: 'f1', type: 'singpass-sign-prepare', client: 'client', wires: [['out']] },
     { id: 'submit', z: 'f1', type: 'singpass-sign-submit', client: 'client', wires: [['out']] },
     { id: 'certStatus', z: 'f1', type: 'singpass-cert-status', client: 'client', wires: [['out']] },
@@ -168,6 +169,43 @@ describe('signing nodes refuse bad input', () => {
     const m = await caught('finish', { signRef: 's1' });
     expect(m.error.code).toBe('STATE_INVALID');
     expect(m.error.message).toMatch(/Nothing to finish: the session is hash_submitted/);
+  });
+
+  test('signed PDF stored: acknowledges a hand-over (completed), or reports its storage failed (msg.error: handed over again later)', async () => {
+    await load(keys().jwk);
+    expect((await caught('stored', { signRef: 'nope' })).error.code).toBe('SIGN_REF_NOT_FOUND');
+    const client = helper.getNode('client') as unknown as { handOverPolicy: unknown; store: { put(r: unknown, rev: undefined): Promise<boolean>; get(ref: string): Promise<any> } };
+    expect(client.handOverPolicy).toEqual({ handOverLeaseMs: 300_000, handOverWindowMs: 86_400_000 }); // the session policy's
+    const at = Math.floor(Date.now() / 1000);
+    const handingOver = (signRef: string) => ({
+      format: 'singpass-flows/signing-session@1', revision: 1, phase: 'handingOver', request: { documentName: 'a.pdf', level: 'B-B' }, document: { length: 1, sha256: '' },
+      state: { signRef, status: 'completed', updatedAt: at }, result: { level: 'B-B', valid: true }, handOver: { since: at * 1000, attempts: 1, lastAt: at * 1000, nextAt: at * 1000 + 300_000 },
+    });
+    await client.store.put(handingOver('h1'), undefined);
+    await client.store.put(handingOver('h2'), undefined);
+    const out = nextMessage(getNode('out'));
+    getNode('stored').receive({ signRef: 'h1', payload: Buffer.from('%PDF') });
+    expect((await out).session).toMatchObject({ phase: 'completed', handOver: { attempts: 1, acknowledgedAt: expect.any(Number) } });
+    expect((await client.store.get('h1')).phase).toBe('completed');
+
+    const failed = nextMessage(getNode('out'));
+    getNode('stored').receive({ signRef: 'h2', error: { message: 'EACCES: permission denied', source: { id: 'write' } } });
+    expect((await failed).session).toMatchObject({ phase: 'handingOver', handOver: { lastFailure: { code: 'HANDOVER_FAILED', message: 'EACCES: permission denied' } } });
+    const stored = await client.store.get('h2');
+    expect(stored.handOver.nextAt).toBeLessThan(Date.now() + 300_000); // a short backoff, not the whole lease
+
+    // a session with no signed PDF to hand over is refused
+    await client.store.put({ format: 'singpass-flows/signing-session@1', revision: 1, request: { documentName: 'a.pdf', level: 'B-B' }, document: { length: 1, sha256: '' }, state: { signRef: 'w1', status: 'hash_submitted' } }, undefined);
+    expect((await caught('stored', { signRef: 'w1' })).error).toMatchObject({ code: 'STATE_INVALID', message: expect.stringMatching(/no signed PDF to acknowledge/) });
+  });
+
+  test('the client\'s hand-over lease and window (seconds) become the policy the nodes pass on; a wrong value is named on deploy', async () => {
+    const withHandOver = (lease: string, window: string) => flow().map((n) => (n.id === 'client' ? { ...n, handOverLeaseSeconds: lease, handOverWindowSeconds: window } : n));
+    await helper.load([configNodes, signNodes, catchNode], withHandOver('4', '40'), { client: { signingKey: keys().jwk }, secretNode: { secret: SECRET } });
+    expect((helper.getNode('client') as unknown as { handOverPolicy: unknown }).handOverPolicy).toEqual({ handOverLeaseMs: 4000, handOverWindowMs: 40_000 });
+    await helper.unload();
+    await helper.load([configNodes, signNodes, catchNode], withHandOver('0', ''), { client: { signingKey: keys().jwk }, secretNode: { secret: SECRET } });
+    expect(await nextError(getNode('client'))).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^Hand-over lease: "0" is not a number of seconds/) });
   });
 
   test('a client without trusted roots (not the sandbox) names the setting to fill in', async () => {

@@ -15,7 +15,7 @@ import { REPO_ROOT, deploy, freePort, startNodeRedProcess, type NodeRedProcess }
 import { exampleFlow } from './signing-scenario';
 
 const PALETTE = {
-  'singpass-sign-start': 'start signing', 'singpass-sign-apply': 'apply event', 'singpass-sign-prepare': 'prepare signature', 'singpass-sign-submit': 'submit hash', 'singpass-sign-finish': 'finish signing',
+  'singpass-sign-start': 'start signing', 'singpass-sign-apply': 'apply event', 'singpass-sign-prepare': 'prepare signature', 'singpass-sign-submit': 'submit hash', 'singpass-sign-finish': 'finish signing', 'singpass-sign-stored': 'signed PDF stored',
   'singpass-sign-webhook': 'signing webhook', 'singpass-cert-status': 'certificate status', 'singpass-pdf-validation-data': 'add validation data',
   'singpass-pdf-timestamp': 'document timestamp', 'singpass-pdf-verify': 'verify PDF', 'singpass-keyset': 'key set',
   'corppass-login': 'Corppass login', 'singpass-login': 'Singpass login', 'singpass-signer-page': 'signer page', 'singpass-officer-check': 'officer check',

@@ -18,7 +18,7 @@ import { signExampleWithRestart } from './signing-scenario';
 
 const NODE_TYPES = [
   'singpass-sign-client', 'singpass-notification-secret', 'corppass-client', 'singpass-login-client',
-  'singpass-sign-start', 'singpass-sign-apply', 'singpass-sign-prepare', 'singpass-sign-submit', 'singpass-sign-finish', 'singpass-cert-status', 'singpass-pdf-validation-data',
+  'singpass-sign-start', 'singpass-sign-apply', 'singpass-sign-prepare', 'singpass-sign-submit', 'singpass-sign-finish', 'singpass-sign-stored', 'singpass-cert-status', 'singpass-pdf-validation-data',
   'singpass-pdf-timestamp', 'singpass-pdf-verify', 'singpass-sign-webhook', 'singpass-keyset', 'corppass-login', 'singpass-login',
   'singpass-signer-page', 'singpass-officer-check',
 ];

@@ -1,7 +1,8 @@
 /**
  * The several-signers example (examples/several-signers.json) in a real Node-RED (child process) against the sandbox
  * over real HTTP on 127.0.0.1: signer 1 (Landlord) signs, the flow starts signer 2's (Tenant) session over signer 1's
- * signed PDF and hands over their page link; the final PDF carries both signatures, both valid and trusted, B-LTA
+ * signed PDF once it is stored and acknowledged, and hands over their page link; each signer's PDF is at the level
+ * asked for (B-LTA); the final PDF carries both signatures, both valid and trusted, B-LTA
  * after the last, and `singpass-flows verify` reports each signer. When signer 2 declines, the chain stops there and
  * signer 1's signed PDF stays available (their page, the signed folder); errors.jsonl says why. The same when signer
  * 2 never scans and the session expires.
@@ -100,6 +101,10 @@ test('two signers in order: the final PDF carries both signatures, valid and tru
   const second = { signRef: String(next.signRef), page: pageOf(String(next.page)) };
   const record = JSON.parse(fs.readFileSync(path.join(sessionDirOf(userDir), `${second.signRef}.json`), 'utf8')) as SessionRecord;
   expect(record.request.signer).toEqual({ position: 2, of: 2, label: 'Tenant', previousSignRef: first.signRef });
+  // signer 1's PDF was stored and acknowledged before signer 2 started; their record names signer 2's session (the
+  // core's startNextSigner: a repeated hand-over gets this same session)
+  const previous = JSON.parse(fs.readFileSync(path.join(sessionDirOf(userDir), `${first.signRef}.json`), 'utf8')) as SessionRecord;
+  expect(previous).toMatchObject({ phase: 'completed', handOver: { attempts: 1, acknowledgedAt: expect.any(Number) }, nextSigner: { signRef: second.signRef } });
   expect(await (await fetch(second.page)).text()).toContain('signer 2 of 2 (Tenant)');
   const two = await signAs(second.page, 'p384');
   expect(two.stage).toBe('signed');
@@ -108,6 +113,8 @@ test('two signers in order: the final PDF carries both signatures, valid and tru
   const firstPdf = Buffer.from(await (await fetch(new URL(one.downloadUrl!, first.page))).arrayBuffer());
   expect(pdf.subarray(0, input.length).equals(input)).toBe(true);
   expect(pdf.subarray(0, firstPdf.length).equals(firstPdf)).toBe(true); // signer 2 signed signer 1's output, incrementally
+  expect(firstPdf.equals(fs.readFileSync(path.join(signedDir, `${first.signRef}.pdf`)))).toBe(true); // what the flow stored
+  expect((await verifyPdfSignatures(firstPdf, { trustedRoots: [sb.pki.root.certDer] })).level).toBe('B-LTA'); // signer 1's at the level asked for
   const report = await verifyPdfSignatures(pdf, { trustedRoots: [sb.pki.root.certDer] });
   expect(report.valid).toBe(true);
   expect(report.level).toBe('B-LTA');

@@ -177,7 +177,10 @@ errors: ${readIfExists(path.join(signedDir, 'errors.jsonl'))}`); });
   }
 }
 
-/** The flow wrote the signed PDF and its result line; pdfsig and qpdf agree; the session's PDF copy is gone. */
+/**
+ * The flow wrote the signed PDF, acknowledged it (the session completed on the first hand-over) and wrote its result
+ * line; pdfsig and qpdf agree; the session's PDF copy is gone.
+ */
 export async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess, s: { signRef: string; input: Buffer; userDir: string; signedDir: string }): Promise<void> {
   const { signRef, input, userDir, signedDir } = s;
   const signedFile = path.join(signedDir, `${signRef}.pdf`);
@@ -189,8 +192,11 @@ export async function expectSignedExample(o: SigningScenario, nr: NodeRedProcess
   };
   const line = await waitFor('the result line', completeLine, 60_000)
     .catch((e: Error) => { throw new Error(`${e.message}\n${nr.log()}\nerrors: ${readIfExists(path.join(signedDir, 'errors.jsonl'))}`); });
-  expect(JSON.parse(line)).toMatchObject({ signRef, status: 'completed', level: 'B-LTA', valid: true, file: signedFile });
+  expect(JSON.parse(line)).toMatchObject({ signRef, status: 'completed', phase: 'completed', level: 'B-LTA', valid: true, attempt: 1, file: signedFile });
   expect(fs.existsSync(path.join(signedDir, 'errors.jsonl'))).toBe(false);
+  const record = storedRecord(userDir, signRef);
+  expect(record?.phase).toBe('completed');
+  expect(record?.handOver).toMatchObject({ attempts: 1, acknowledgedAt: expect.any(Number) });
 
   // Independent checks of the written PDF.
   await run('qpdf', ['--check', signedFile]);

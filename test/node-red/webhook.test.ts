@@ -2,11 +2,12 @@
  * The signing webhook node's housekeeping with node-red-node-test-helper: records of sessions that ended longer ago
  * than the session policy's retention leave the session store, recent ones stay; a session past its deadline goes
  * out on the error output as expired; a hash prepare signature saved and submit hash has not sent is sent once idle,
- * as the runner and n8n do. (Deliveries over HTTP are in webhook.e2e.test.ts, finishing and resubmitting in
+ * as the runner and n8n do; a signed PDF not acknowledged within the client's hand-over lease is handed over again on
+ * the "finished" output, and past the hand-over window the session ends undelivered. (Deliveries over HTTP are in webhook.e2e.test.ts, finishing and resubmitting in
  * finishing.e2e.test.ts and prepare-submit.e2e.test.ts, the sweep continuing a claimed certificate in sweep.e2e.test.ts.)
  */
 import { SESSION_POLICY, type SessionRecord } from '../../src/session';
-import { configNodes, sessionDirs, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
+import { catchNode, configNodes, sessionDirs, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
 
 const sessionDir = sessionDirs();
 
@@ -74,4 +75,39 @@ test('a hash prepare signature saved (no call made) and left idle is sent by the
   expect(left?.state.status).toBe('certificate_received');
   expect(left?.submitting).toMatchObject({ documentHash: 'ab'.repeat(32), attempts: 1 }); // counted before it left
   expect(left?.lastSubmitFailure).toMatchObject({ code: 'HTTP_NETWORK', attempts: 1 });
+}, 60_000);
+
+test('a signed PDF not acknowledged within the hand-over lease is handed over again on "finished" (same bytes, same name); past the window the session ends undelivered', async () => {
+  await helper.load([configNodes, webhookNodes, catchNode], positioned([
+    { id: 'secretNode', type: 'singpass-notification-secret' },
+    { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), sessionDir: sessionDir(),
+      handOverLeaseSeconds: '60', handOverWindowSeconds: '600' },
+    { id: 'f1', type: 'tab' },
+    { id: 'webhook', z: 'f1', type: 'singpass-sign-webhook', client: 'client', url: '/hook', wires: [[], [], [], ['finished']] },
+    { id: 'finished', z: 'f1', type: 'helper' },
+    { id: 'catch', z: 'f1', type: 'catch', scope: null, uncaught: false, wires: [['caught']] },
+    { id: 'caught', z: 'f1', type: 'helper' },
+  ]), { client: { signingKey: keys().jwk }, secretNode: { secret: 'x'.repeat(40) } });
+  const store = (helper.getNode('client') as unknown as { store: { put(r: SessionRecord, rev: undefined): Promise<boolean>; get(ref: string): Promise<SessionRecord | undefined>; putSignedDocument(ref: string, pdf: Buffer): Promise<void> } }).store;
+  const t = Date.now();
+  const handingOver = (signRef: string, since: number): SessionRecord => {
+    const r = record(signRef, 'completed', Math.floor(since / 1000));
+    return { ...r, phase: 'handingOver', request: { documentName: 'Lease.pdf', level: 'B-B' }, result: { level: 'B-B', valid: true }, handOver: { since, attempts: 1, lastAt: since, nextAt: since + 60_000 } } as unknown as SessionRecord;
+  };
+  const signed = Buffer.from('%PDF-1.7 signed\n%%EOF\n');
+  await store.putSignedDocument('lease-passed', signed);
+  await store.put(handingOver('lease-passed', t - 120_000), undefined); // handed over 2 min ago, lease 1 min
+  await store.put(handingOver('window-closed', t - 700_000), undefined); // handed over before the 10-min window
+
+  const again = await nextMessage(getNode('finished'), 20_000);
+  expect(again).toMatchObject({ signRef: 'lease-passed', filename: 'Lease-signed-lease-passed.pdf', handOver: { attempt: 2 }, session: { phase: 'handingOver' } });
+  expect((again.payload as Buffer).equals(signed)).toBe(true);
+  expect(JSON.stringify(again.session)).not.toContain('"certificate"');
+  const leased = await store.get('lease-passed');
+  expect(leased?.handOver).toMatchObject({ attempts: 2 });
+  expect(leased!.handOver!.nextAt).toBeGreaterThan(Date.now() + 50_000); // leased again, not due at the next sweep
+
+  const gaveUp = await nextMessage(getNode('caught'), 20_000);
+  expect(gaveUp).toMatchObject({ signRef: 'window-closed', error: { code: 'HANDOVER_UNACKNOWLEDGED', message: expect.stringMatching(/never acknowledged/) }, session: { phase: 'undelivered' } });
+  expect((await store.get('window-closed'))?.phase).toBe('undelivered');
 }, 60_000);
