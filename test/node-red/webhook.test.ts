@@ -99,7 +99,10 @@ test('a signed PDF not acknowledged within the hand-over lease is handed over ag
   await store.put(handingOver('lease-passed', t - 120_000), undefined); // handed over 2 min ago, lease 1 min
   await store.put(handingOver('window-closed', t - 700_000), undefined); // handed over before the 10-min window
 
-  const again = await nextMessage(getNode('finished'), 20_000);
+  // both listen from the start: one sweep takes both sessions, oldest due first
+  const nextFinished = nextMessage(getNode('finished'), 20_000);
+  const nextCaught = nextMessage(getNode('caught'), 20_000);
+  const again = await nextFinished;
   expect(again).toMatchObject({ signRef: 'lease-passed', filename: 'Lease-signed-lease-passed.pdf', handOver: { attempt: 2 }, session: { phase: 'handingOver' } });
   expect((again.payload as Buffer).equals(signed)).toBe(true);
   expect(JSON.stringify(again.session)).not.toContain('"certificate"');
@@ -107,7 +110,7 @@ test('a signed PDF not acknowledged within the hand-over lease is handed over ag
   expect(leased?.handOver).toMatchObject({ attempts: 2 });
   expect(leased!.handOver!.nextAt).toBeGreaterThan(Date.now() + 50_000); // leased again, not due at the next sweep
 
-  const gaveUp = await nextMessage(getNode('caught'), 20_000);
+  const gaveUp = await nextCaught;
   expect(gaveUp).toMatchObject({ signRef: 'window-closed', error: { code: 'HANDOVER_UNACKNOWLEDGED', message: expect.stringMatching(/never acknowledged/) }, session: { phase: 'undelivered' } });
   expect((await store.get('window-closed'))?.phase).toBe('undelivered');
 }, 60_000);
