@@ -154,7 +154,7 @@ describe('Singpass Sign node: Run Due Step', () => {
       expect(binaryBuffer(second.binary!.data)).toEqual(binaryBuffer(first.binary!.data));
 
       // the storage node's error output: the input item and its error
-      const [[reported]] = await run({ resource: 'sessionRecord', operation: 'reportStorageFailure', signRef, storageError: 'connect ECONNREFUSED 127.0.0.1:22', handOverLeaseSeconds: 1 }, [{ json: { ...second.json, error: 'connect ECONNREFUSED 127.0.0.1:22' } }]);
+      const [[reported]] = await run({ resource: 'sessionRecord', operation: 'reportStorageFailure', signRef, storageError: 'connect ECONNREFUSED 127.0.0.1:22' }, [{ json: { ...second.json, error: 'connect ECONNREFUSED 127.0.0.1:22' } }]);
       expect(reported.json).toMatchObject({ signRef, reported: true, phase: 'handingOver', attempts: 2, lastFailure: { code: 'HANDOVER_FAILED', message: 'connect ECONNREFUSED 127.0.0.1:22' }, nextHandOverAt: expect.any(String) });
       expect((await store.get(signRef))!.handOver!.lastFailure).toMatchObject({ message: 'connect ECONNREFUSED 127.0.0.1:22' });
 

@@ -8,7 +8,7 @@ export const handOverLeaseInput: INodeProperties = {
   name: 'handOverLeaseSeconds',
   type: 'number',
   typeOptions: { minValue: 1 },
-  // n8n wants a literal here; test/nodes/SingpassSign/hand-over.test.ts holds it to SESSION_POLICY.handOverLeaseMs
+  // n8n wants a literal here; test/session/policy.test.ts holds it to SESSION_POLICY.handOverLeaseMs
   default: 300,
   description: 'A signed PDF handed to the workflow\'s storage and not acknowledged (Acknowledge Stored PDF) within this time is handed over again by the resume schedule (the same bytes and file name, so the storage overwrites). Longer than your storage takes for a large PDF.',
 };

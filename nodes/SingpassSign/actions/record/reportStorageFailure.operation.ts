@@ -1,9 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { reportHandOverFailure } from '../../../../src/session';
+import { SESSION_POLICY, reportHandOverFailure, type SessionRecord } from '../../../../src/session';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { handOverStanding, signRefOf, signRefOfStoredPdf } from './acknowledgeStored.operation';
-import { handOverLeaseInput, handOverPolicyOf } from './handOverPolicy';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'reportStorageFailure', [
   ...storeInputs,
@@ -15,18 +14,18 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'rep
     default: '={{ $json.error }}',
     description: 'What the storage node said: its error output\'s "error" (text, or an object with "message")',
   },
-  { ...handOverLeaseInput, description: 'Run Due Step\'s setting of the same name: the PDF is handed over again after a short backoff (1, 2, 4 … s), never later than this' },
 ]);
 
 /**
  * On the error output of the workflow's storage node: its failure kept in the session record (handOver.lastFailure),
- * and the PDF handed over again by the resume schedule after a backoff, instead of when the lease ends. A session
- * acknowledged meanwhile is left as it is.
+ * and the PDF handed over again by the resume schedule after a backoff (1, 2, 4 … s), never later than the lease Run
+ * Due Step gave that hand-over would have. A session acknowledged meanwhile is left as it is.
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const signRef = signRefOf(this, i);
   const store = await sessionRecordStore(this, i);
-  const r = await reportHandOverFailure(store, signRef, storageError(this.getNodeParameter('storageError', i, '')), { policy: handOverPolicyOf(this, i) });
+  const handOverLeaseMs = leaseOf(await store.get(signRef));
+  const r = await reportHandOverFailure(store, signRef, storageError(this.getNodeParameter('storageError', i, '')), { policy: { handOverLeaseMs } });
   return { json: { signRef, reported: r.moved, ...handOverStanding(r.record) } };
 }
 
@@ -46,4 +45,10 @@ function storageError(value: unknown): { code?: string; message: string } {
     return { ...(typeof o.code === 'string' && o.code ? { code: o.code.slice(0, 64) } : {}), message };
   }
   return { message: String(v ?? '') || 'the storage node failed (no message)' };
+}
+
+/** The lease Run Due Step gave the last hand-over (its Hand Over Again After setting), so no second setting is needed. */
+function leaseOf(record: SessionRecord | undefined): number {
+  const h = record?.handOver;
+  return h?.lastAt !== undefined && h.nextAt > h.lastAt ? h.nextAt - h.lastAt : SESSION_POLICY.handOverLeaseMs;
 }
