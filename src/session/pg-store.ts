@@ -595,8 +595,8 @@ const DEFAULT_IDLE_MS = SESSION_POLICY.takeOverIdleMs;
 /** Every lease a claim hands out: the policy's, never a caller's. */
 const LEASE_MS = SESSION_POLICY.leaseMs;
 const DEFAULT_DUE_LIMIT = 1000;
-const ALL_ACTIONS: readonly SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire', 'forget'];
-const DUE_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'expire'];
+const ALL_ACTIONS: readonly SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'handOver', 'expire', 'forget'];
+const DUE_ACTIONS: SessionAction[] = ['continueCertificate', 'submitHash', 'finish', 'handOver', 'expire'];
 /** Longest table/index name suffix: a prefix leaves room for it within PostgreSQL's 63-byte identifiers. */
 const LONGEST_SUFFIX = 'signed_documents'.length;
 
