@@ -219,10 +219,10 @@ describe('Singpass Sign node: Run Due Step', () => {
       return item;
     };
     /** The item straight on (the sample's expressions: signRef and delivery from the item). */
-    const runDue = (item: INodeExecutionData) =>
-      run({ resource: 'sessionRecord', operation: 'runDueStep', signRef: item.json.signRef, delivery: item.json.delivery ?? '', outputBinaryPropertyName: 'data' }, [item]);
+    const runDue = (item: INodeExecutionData, params: Record<string, unknown> = {}) =>
+      run({ resource: 'sessionRecord', operation: 'runDueStep', signRef: item.json.signRef, delivery: item.json.delivery ?? '', outputBinaryPropertyName: 'data', ...params }, [item]);
 
-    it('replayCertificate → claimed, checked, prepared, hash sent; replaySignature → finished with the signed PDF; each kept event marked applied', async () => {
+    it('replayCertificate → claimed, checked, prepared, hash sent; replaySignature → finished and handed over; each kept event marked applied; unacknowledged, listed for a hand-over again', async () => {
       const pdf = await fixture('classic');
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'P.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
       const signRef = created.json.signRef as string;
@@ -237,14 +237,20 @@ describe('Singpass Sign node: Run Due Step', () => {
 
       await env.sb.phone.approve(signRef);
       await env.next(1);
-      const [[finished]] = await runDue(await replayOf(signRef, 'replaySignature'));
+      const [[finished]] = await runDue(await replayOf(signRef, 'replaySignature'), { handOverLeaseSeconds: 1 });
       expect(finished.json).toMatchObject({ event: 'signature', action: 'finish', handOver: true, attempt: 1, status: 'completed', phase: 'handingOver', result: { level: 'B-B', valid: true } });
       const signed = binaryBuffer(finished.binary!.data);
       expect(userSignatures(signed)).toBe(1);
       expect(await store.getSignedDocument(signRef)).toEqual(signed);
-      const [[acked]] = await run({ resource: 'sessionRecord', operation: 'acknowledgeStoredPdf', signRef }, [finished]);
-      expect(acked.json).toMatchObject({ acknowledged: true, phase: 'completed' });
       expect(await store.getDelivery(signRef, 'signature')).toMatchObject({ applied: true });
+      // not acknowledged within its lease: the PostgreSQL store lists it for a hand-over again (the same bytes)
+      await new Promise((r) => setTimeout(r, 1100));
+      const again = await replayOf(signRef, 'handOver');
+      const [[second]] = await runDue(again);
+      expect(second.json).toMatchObject({ action: 'handOver', handOver: true, attempt: 2 });
+      expect(binaryBuffer(second.binary!.data)).toEqual(signed);
+      const [[acked]] = await run({ resource: 'sessionRecord', operation: 'acknowledgeStoredPdf', signRef }, [second]);
+      expect(acked.json).toMatchObject({ acknowledged: true, phase: 'completed', attempts: 2 });
       expect((await run({ resource: 'sessionRecord', operation: 'listDue' }))[0].filter((i) => i.json.signRef === signRef)).toEqual([]);
     });
 
