@@ -5,7 +5,8 @@
 // - its one Singpass Session Store credential (every Session Record node and the Sign Trigger) is created with Kind
 //   PostgreSQL, not Folder (a folder is one host's): no node changes for that, only the notes say it;
 // - the signed PDF goes to an SFTP server through n8n's own FTP node (protocol SFTP), not to the disk of whichever
-//   worker ran the execution.
+//   worker ran the execution; the FTP node outputs an item of its own, so Acknowledge Stored PDF takes the session
+//   from Run Due Step's item.
 // Run it after changing document-signing.json:
 //   node scripts/make-n8n-queue-sample.js [--out <file>]
 // test/n8n/samples.test.ts regenerates it and compares with the committed file byte for byte.
@@ -21,9 +22,9 @@ const SIGNED_DIR = '/signed';
 
 /** Notes that describe the folder store, in the words of the PostgreSQL one. */
 const NOTES = {
-  'Create Session': 'B-T here (signature timestamp); Add Validation Data and Add Document Timestamp below take the signed PDF to B-LTA. The record and the PDF saved in the PostgreSQL session store (a new record only) before the answer',
+  'Create Session': 'B-LTA: Run Due Step finishes the signature to this level itself (signature timestamp, validation data, document timestamp). The record and the PDF saved in the PostgreSQL session store (a new record only) before the answer',
   'Singpass Sign Trigger': "Register <WEBHOOK_URL>/webhook/singpass-sign/webhook as the notification URL of your DSAP client. Its session store is the Singpass Session Store credential of every Session Record node, created with Kind PostgreSQL: each genuine delivery is kept there before the answer; one with another session's token, or for an unknown or ended session, is answered 400 and starts nothing",
-  'List Due Sessions': "Sessions whose next step is due (the engine's one rule; a step in progress is left alone for the store credential's idle time, 45 s by default), and webhook events the trigger kept that no run applied, each leased to this run. Delete Ended Sessions: ended sessions past the credential's Keep Ended Sessions (Days), 7 by default, go with their PDF and the store's B-T copy of the signed PDF (one indexed DELETE); the B-LTA PDFs on the SFTP server are yours to keep",
+  'List Due Sessions': "Sessions whose next step is due (the engine's one rule; a step in progress is left alone for the store credential's idle time, 45 s by default), and webhook events the trigger kept that no run applied, each leased to this run. Delete Ended Sessions: ended sessions past the credential's Keep Ended Sessions (Days), 7 by default, go with their PDF and the store's copy of the signed PDF (one indexed DELETE); the PDFs on the SFTP server are yours to keep",
 };
 
 function queueModeSample(base) {
@@ -38,6 +39,8 @@ function queueModeSample(base) {
     // creates with Kind PostgreSQL
     if (n.credentials && n.credentials.singpassSessionStoreApi) records++;
     if (NOTES[n.name]) n.notes = NOTES[n.name];
+    // the upload's output is the FTP node's own ({ success: true }): the session is Run Due Step's item's
+    if (p.operation === 'acknowledgeStoredPdf') return { ...n, parameters: { ...p, signRef: "={{ $('Run Due Step').item.json.signRef }}" } };
     if (n.type === 'n8n-nodes-base.readWriteFile' && p.operation === 'write') {
       uploads++;
       const signRef = String(p.fileName).match(/\{\{(.*?)\}\}/);
@@ -57,12 +60,10 @@ function queueModeSample(base) {
         typeVersion: 1.1,
         position: n.position,
         credentials: { sftp: SFTP_CREDENTIAL },
-        // A server down for a moment (restart, failover) is waited out; past that the execution fails with the PDF in
-        // its data (Retry it from the executions list) and the B-T copy stays in the session store (docs/faults.md).
-        retryOnFail: true,
-        maxTries: 5,
-        waitBetweenTries: 5000,
-        notes: 'The B-LTA PDF to the SFTP server every worker reaches, as /signed/<signRef>-signed.pdf. Retry On Fail (5 × 5 s) for a server down for a moment; past that the execution fails (Retry it once the server is back) and the store keeps the B-T copy',
+        // A server down: the error output reports it and the schedule hands the same PDF over again (no retries here:
+        // the session's hand-over is what is retried, whichever worker runs it)
+        onError: 'continueErrorOutput',
+        notes: 'The signed PDF to the SFTP server every worker reaches, as /signed/<signRef>-signed.pdf, written over when handed over again. Its error output reports the failure: the PDF comes again',
         notesInFlow: true,
       };
     }

@@ -69,6 +69,9 @@ export function signerStatus(record: SessionRecord): SignerStatus {
       return { ...base, ...waiting, stage: 'scanned', done: false, headline: 'Scanned — approve the signing in the Singpass app', detail: `The app shows "${record.request.documentName}" and the code ${record.state.challengeCode}.` };
     case 'signed':
       return { ...base, stage: 'approved', done: false, headline: 'Approved — adding your signature to the document', ...(record.lastFinishFailure ? { detail: 'A service we use to timestamp the signature is busy; this is retried by itself. You do not need to sign again.' } : {}) };
+    // signed and finished: the flow's storage may still be taking the PDF (or never did); the signer has it either way
+    case 'handingOver':
+    case 'undelivered':
     case 'completed': {
       const missing = record.result?.missing;
       return {

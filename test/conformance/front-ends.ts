@@ -30,10 +30,7 @@ export interface FrontEnd {
   startSession(name: string): Promise<string>;
   /** The session's status as the front end stored it (`created` … `completed`, `failed`, `expired`), if known. */
   status(signRef: string): Promise<string | undefined>;
-  /**
-   * What the front end stored about the session's end: status, the result (level reached, `missing`) or the error.
-   * n8n's sample finalizes at B-T and its document steps take the PDF on: its `result.level` is the finalized one.
-   */
+  /** What the front end stored about the session's end: status, phase, the result (level reached, `missing`) or the error. */
   outcome(signRef: string): Promise<Outcome | undefined>;
   /** The signed PDF once the front end is done with it (every step its flow runs after the session completed). */
   signedPdf(signRef: string): Promise<Buffer>;
@@ -367,13 +364,25 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       // (not 45), so faults resolve within a test
       sessionStoreCredential({ idleSeconds: RESUME_IDLE_S }),
     ], {
-      // the resume schedule every 2 s (not 30); every run kept, so that a test can tell whether a delivery started one
+      // the resume schedule every 2 s (not 30); every run kept, so that a test can tell whether a delivery started one;
+      // Run Due Step's hand-over lease and window (the suite's, not 5 min and a day)
       'document-signing.json': [['"secondsInterval": 30', `"secondsInterval": ${RESUME_INTERVAL_S}`],
-        ['"saveDataSuccessExecution": "none"', '"saveDataSuccessExecution": "all"']],
+        ['"saveDataSuccessExecution": "none"', '"saveDataSuccessExecution": "all"'],
+        ['"handOverLeaseSeconds": 300', `"handOverLeaseSeconds": ${HANDOVER_LEASE_S}`],
+        ['"handOverWindowSeconds": 86400', `"handOverWindowSeconds": ${HANDOVER_WINDOW_S}`]],
     });
     await n8n.start();
     const outage = folderOutage(n8n.filesDir);
     const outcome = async (signRef: string) => storedOutcome(path.join(n8n.filesDir, `${signRef}.json`));
+    // the sample's storage: Store Signed PDF's folder, one file per session
+    const storage = folderOutage(n8n.signedDir);
+    const stored = async (signRef: string): Promise<Buffer | undefined> => {
+      try {
+        return fs.readFileSync(path.join(n8n.signedDir, `${signRef}-signed.pdf`));
+      } catch {
+        return undefined; // not there, or the storage is down
+      }
+    };
     const pdf = await fixture('classic');
     return {
       name: 'n8n',
@@ -384,23 +393,14 @@ export const n8nFrontEnd: StartFrontEnd = async (sb) => {
       startSession: (name) => uploadToSample(`${n8n.baseUrl}/webhook/singpass-sign/document`, name, pdf),
       status: async (signRef) => (await outcome(signRef))?.status,
       outcome,
-      // Run Due Step stores the finalized PDF; the document steps after it write it over at B-LTA (with its document
-      // timestamp). Short of that level (result.missing) they meet the same refusal: the finalized PDF is the result.
-      async signedPdf(signRef) {
-        const file = path.join(n8n.filesDir, `${signRef}-signed.pdf`);
-        return poll(`the sample's signed PDF of ${signRef}`, async () => {
-          const pdf = fs.readFileSync(file);
-          const whole = /%%EOF\s*$/.test(pdf.subarray(-32).toString('latin1'));
-          const final = pdf.toString('latin1').includes('/SubFilter /ETSI.RFC3161') || (await outcome(signRef))?.result?.missing !== undefined;
-          return whole && final ? pdf : undefined;
-        }, 90_000);
-      },
+      // what the sample's storage holds once the flow acknowledged it (written whole by then)
+      signedPdf: (signRef) => poll(`the sample's stored signed PDF of ${signRef}`, async () => ((await outcome(signRef))?.phase === 'completed' ? stored(signRef) : undefined), 90_000),
       kill: () => n8n.kill(),
       restart: () => n8n.start(),
       running: () => n8n.pid() !== undefined,
       storeDown: outage.down,
       storeUp: outage.up,
-      storage: noStorage('n8n'),
+      storage: { stored, down: storage.down, up: storage.up },
       log: () => n8n.log().slice(-4000),
       async webhookRuns() {
         // those still starting count too: a run is recorded as it starts

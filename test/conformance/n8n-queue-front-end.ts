@@ -5,37 +5,32 @@
  * credential on PostgreSQL. The store has a PostgreSQL server of its own so that the store's outage is that server
  * down while n8n's database stays up. The service and users call the webhook process; sessions' records are read from
  * the store's table; the crash is every n8n process SIGKILLed at once (Redis and both databases stay up, as when the
- * n8n hosts die). Signed PDFs: the sample's last step uploads them, here to a small receiver over HTTP instead of
- * SFTP (the bench's substitution), which keeps the last upload of each session.
+ * n8n hosts die). Signed PDFs: the sample's storage uploads them to an SFTP server (test/helpers/sftp.ts), whose
+ * outage is that server stopped.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Pool } from 'pg';
 import type { Sandbox } from '../../sandbox';
-import { listen, readBody, type RunningServer } from '../../sandbox/http';
 import { fixture } from '../fixtures/pdfs';
 import type { N8nQueue } from '../helpers/n8n-queue';
+import { startSftpServer, type SftpServer } from '../helpers/sftp';
 import { startQueueSample } from '../n8n/queue-workflow';
 import { releasePackage } from '../helpers/package';
-import { RESUME_IDLE_S, RESUME_INTERVAL_S, SECRET, noStorage, poll, recordOutcome, uploadToSample, type FrontEnd, type Outcome, type StartFrontEnd } from './front-ends';
+import { HANDOVER_LEASE_S, HANDOVER_WINDOW_S, RESUME_IDLE_S, RESUME_INTERVAL_S, SECRET, poll, recordOutcome, uploadToSample, type FrontEnd, type Outcome, type StartFrontEnd } from './front-ends';
 
 /** The sample's table prefix (test/n8n/queue-workflow.ts's store credential). */
 const TABLES = 'singpass_sign_';
 
 export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
-  const uploads = new Map<string, Buffer>();
-  const receiver: RunningServer = await listen(async (req, res, url) => {
-    const m = /^\/signed\/([^/]+)$/.exec(url.pathname);
-    if (req.method !== 'POST' || !m) return void res.writeHead(404).end();
-    uploads.set(decodeURIComponent(m[1]!), await readBody(req));
-    res.writeHead(200, { 'content-length': '0' }).end();
-  });
+  const sftp: SftpServer = await startSftpServer();
+  let sftpDown = false;
   let q: N8nQueue | undefined;
   let pool: Pool | undefined;
   const stop = async () => {
     await pool?.end().catch(() => undefined);
     await q?.stop();
-    await receiver.close();
+    await sftp.stop();
     releasePackage();
   };
   try {
@@ -43,7 +38,8 @@ export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
     ({ q } = await startQueueSample({
       queue: { workers: 2, sessionPostgres: 'own' },
       resumeEverySeconds: RESUME_INTERVAL_S, idleSeconds: RESUME_IDLE_S, clientId, notificationSecret: SECRET,
-      services: async () => ({ signingUrl: sb.baseUrl, signedPdfUrl: `${receiver.baseUrl}/signed` }),
+      handOver: { leaseSeconds: HANDOVER_LEASE_S, windowSeconds: HANDOVER_WINDOW_S },
+      services: async () => ({ signingUrl: sb.baseUrl, sftp }),
     }));
     const n8n = q;
     // a short connect timeout: a read while the store is down fails at once and is asked again by the caller's poll
@@ -62,6 +58,14 @@ export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
       return r ? recordOutcome(r.record) : undefined;
     };
     let storeIsDown = false;
+    // what landed on the SFTP server (the sample's /signed/<signRef>-signed.pdf)
+    const stored = async (signRef: string): Promise<Buffer | undefined> => {
+      try {
+        return fs.readFileSync(path.join(sftp.localDir, `${signRef}-signed.pdf`));
+      } catch {
+        return undefined;
+      }
+    };
     const pdf = await fixture('classic');
     const webhooks = `${n8n.webhookUrl}/webhook/singpass-sign`;
     const fe: FrontEnd = {
@@ -73,14 +77,8 @@ export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
       startSession: (name) => uploadToSample(`${webhooks}/document`, name, pdf),
       status: async (signRef) => (await outcome(signRef))?.status,
       outcome,
-      // the upload after the document steps (B-LTA); short of that level (result.missing) those steps meet the same
-      // refusal and upload nothing: the store's signed PDF (Run Due Step's, finalized) is the result
-      signedPdf: (signRef) => poll(`the sample's signed PDF of ${signRef}`, async () => {
-        const uploaded = uploads.get(signRef);
-        if (uploaded) return uploaded;
-        if ((await outcome(signRef))?.result?.missing === undefined) return undefined;
-        return (await row<{ pdf: Buffer }>(`SELECT pdf FROM ${TABLES}signed_documents WHERE sign_ref = $1`, signRef))?.pdf;
-      }, 90_000),
+      // the upload, once the flow acknowledged it (whole by then)
+      signedPdf: (signRef) => poll(`the sample's uploaded signed PDF of ${signRef}`, async () => ((await outcome(signRef))?.phase === 'completed' ? stored(signRef) : undefined), 90_000),
       kill: () => n8n.killAll(),
       restart: () => n8n.start(),
       running: () => n8n.processes.every((p) => n8n.isRunning(p)),
@@ -93,7 +91,18 @@ export const n8nQueueFrontEnd: StartFrontEnd = async (sb: Sandbox) => {
         await n8n.storePostgres.start();
         storeIsDown = false;
       },
-      storage: noStorage('n8n queue mode'),
+      storage: {
+        stored,
+        async down() {
+          sftpDown = true;
+          await sftp.halt();
+        },
+        async up() {
+          if (!sftpDown) return;
+          await sftp.start();
+          sftpDown = false;
+        },
+      },
       log: () => n8n.log().slice(-8000),
       stop,
     };

@@ -1,8 +1,7 @@
 /**
  * Issue 37 in a REAL n8n 2.41 (Node 24) running the sample signing workflow against `singpass-flows sandbox`: the
  * user's certificate and NRIC do not outlive the session. One session signs (B-LTA), one fails after the
- * certificate step (the TSA refusing for good: Run Due Step hands on B-B, Add Document Timestamp fails the
- * execution), one is refused at the certificate step (a revoked certificate). Then n8n's database (every execution
+ * certificate step (the TSA refusing for good: Run Due Step finishes it at B-B and hands that over), one is refused at the certificate step (a revoked certificate). Then n8n's database (every execution
  * kept, successful ones too), its log and the session store folder (records, kept deliveries; the signed PDFs
  * aside, which must carry the certificate) are searched for the certificates' base64 and the NRICs: none found.
  * The signed PDFs carry the OCSP answer of the pre-hash check (issue 37, item 2) and pdfsig says valid.
@@ -26,7 +25,7 @@ const describeN8n = installDir ? describe : describe.skip;
 const WORKFLOW = JSON.parse(fs.readFileSync(path.join(__dirname, '../../flows/n8n/document-signing.json'), 'utf8')) as { id: string };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface StoredRecord { state: { status: string }; result?: { level: string; missing?: unknown }; error?: { code: string; message: string } }
+interface StoredRecord { state: { status: string }; phase?: string; result?: { level: string; missing?: unknown }; error?: { code: string; message: string } }
 
 /** The sandbox users' certificates (base64 DER) and NRICs, read from the sandbox's own PKI state. */
 function sandboxUsers(dir: string): Record<'p256' | 'revoked', { base64: string; nric: string }> {
@@ -115,15 +114,14 @@ describeN8n('issue 37: no certificate and no NRIC left in a real n8n after the s
     await signing.phone('approve', { sign_ref: a });
     await until('A: completed at B-LTA', () => (readRecord(a)?.state.status === 'completed' && signedAtBlta(signedPdf(a)) ? true : undefined));
 
-    // 2. after the certificate step, the TSA refuses for good: B-B handed on, Add Document Timestamp fails the run
+    // 2. after the certificate step, the TSA refuses for good: finished short of its level (B-B), handed over, stored
     const b = await startSession();
     await signing.phone('scan', { sign_ref: b, user: 'p256' });
     await until('B: hash submitted', () => (readRecord(b)?.state.status === 'hash_submitted' ? true : undefined));
     await caFaults({ tsa_fail: 1000, tsa_failure: 'badRequest' });
     try {
       await signing.phone('approve', { sign_ref: b });
-      await until('B: completed short of its level', () => (readRecord(b)?.state.status === 'completed' ? true : undefined));
-      await until('B: the failed run', async () => ((await n8n.executions(WORKFLOW.id)).some((e) => e.status === 'error') ? true : undefined));
+      await until('B: completed short of its level and acknowledged', () => (readRecord(b)?.phase === 'completed' ? true : undefined));
     } finally {
       await caFaults({ tsa_fail: 0 });
     }
@@ -146,7 +144,6 @@ describeN8n('issue 37: no certificate and no NRIC left in a real n8n after the s
     await sleep(5000); // a few resume rounds over the ended sessions
     const runs = await n8n.executions(WORKFLOW.id);
     expect(runs.length).toBeGreaterThanOrEqual(8);
-    expect(runs.filter((e) => e.status === 'error').length).toBeGreaterThanOrEqual(1);
 
     // n8n's database: executions (successful kept too), their data, the workflow's static data
     const dbDir = path.join(n8n.userFolder, '.n8n');

@@ -14,9 +14,9 @@
  * Faults: a worker SIGKILLed mid-session (before the hash got through; after it got through, before the answer),
  * one certificate delivery raced through two processes, the same delivery again while the first execution waits at the
  * save point, Redis restarted (empty) and PostgreSQL restarted while
- * sessions are in flight, the SFTP server down when a signed PDF is to be stored. What must hold: a session completes
- * or ends with a recorded reason, never silently lost, never a second hash; a signed PDF the server could not take
- * stays in the session store.
+ * sessions are in flight, the SFTP server down when a signed PDF is to be stored, every worker killed while its upload
+ * hangs. What must hold: a session completes or ends with a recorded reason, never silently lost, never a second
+ * hash; a signed PDF the server could not take is handed over again until the server has it.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -42,6 +42,8 @@ const describeQueue = ready ? describe : describe.skip;
 
 const RESUME_EVERY_S = 2;
 const IDLE_S = 5;
+/** Run Due Step's hand-over lease (not 5 min): an upload lost with its worker is handed over again within the test. */
+const HANDOVER_LEASE_S = 20;
 const SESSION_TTL_S = 60;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -50,7 +52,10 @@ interface StoredRecord {
   status?: string;
   revision?: number;
   error?: { code: string; message: string; serviceCode?: string };
-  record?: { submitting?: { documentHash: string }; state: { status: string } };
+  record?: {
+    submitting?: { documentHash: string }; state: { status: string }; phase?: string; result?: { level?: string; valid?: boolean };
+    handOver?: { attempts?: number; lastFailure?: { code: string; message: string }; acknowledgedAt?: number };
+  };
 }
 
 describeQueue('the sample signing workflow in n8n queue mode (main + webhook process + 2 workers, Redis, PostgreSQL)', () => {
@@ -64,7 +69,7 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
   beforeAll(async () => {
     sftp = await startSftpServer();
     ({ q, workflow } = await startQueueSample({
-      queue: { workers: 2 }, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S,
+      queue: { workers: 2 }, resumeEverySeconds: RESUME_EVERY_S, idleSeconds: IDLE_S, handOver: { leaseSeconds: HANDOVER_LEASE_S, windowSeconds: 3600 },
       async services(n8n) {
         relay = await startDeliveryRelay({ webhookUrl: () => n8n.webhookUrl, mainUrl: () => n8n.mainUrl });
         signingDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spfl-sandbox-'));
@@ -366,14 +371,20 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
   }, 600_000);
 
   /**
-   * The SFTP server down while signed PDFs are to be stored. sshd is stopped and its port held by a listener that
-   * counts connections and closes each at once (what an SFTP client meets when the server behind the address is gone),
-   * so the test sees every try of the FTP node's Retry On Fail (5 tries, 5 s apart).
+   * The SFTP server gone while signed PDFs are to be stored: sshd is stopped and its port held by a listener that
+   * counts connections and either closes each at once (a server gone: the upload fails fast) or holds it unanswered
+   * (a server hanging: the upload waits), so the test sees every hand-over's try.
    */
-  async function sftpDown(): Promise<{ attempts: () => number; up: () => Promise<void> }> {
+  async function sftpDown(mode: 'refuse' | 'hang' = 'refuse'): Promise<{ attempts: () => number; up: () => Promise<void> }> {
     await sftp.halt();
     let attempts = 0;
-    const gone = net.createServer((c) => { attempts++; c.destroy(); });
+    const held = new Set<net.Socket>();
+    const gone = net.createServer((c) => {
+      attempts++;
+      if (mode === 'refuse') return void c.destroy();
+      held.add(c);
+      c.on('close', () => held.delete(c));
+    });
     await new Promise<void>((resolve, reject) => { gone.once('error', reject); gone.listen(sftp.port, '127.0.0.1', resolve); });
     let isUp = false;
     return {
@@ -381,68 +392,63 @@ describeQueue('the sample signing workflow in n8n queue mode (main + webhook pro
       async up() {
         if (isUp) return;
         isUp = true;
+        for (const c of held) c.destroy();
         await new Promise<void>((r) => gone.close(() => r()));
         await sftp.start();
       },
     };
   }
 
-  /** n8n's own Retry of a failed execution (what *Executions → Retry* in the editor calls), as the instance's owner. */
-  let ownerCookie: string | undefined;
-  async function retryExecution(id: number): Promise<void> {
-    const headers = { 'content-type': 'application/json', 'browser-id': 'spfl-queue-e2e' };
-    if (!ownerCookie) {
-      // a throwaway instance: its owner is made here, the password is no secret
-      const setup = await fetch(`${q.mainUrl}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify({ email: 'owner@example.sg', firstName: 'Test', lastName: 'Owner', password: 'Queue-e2e-0wner' }) });
-      if (!setup.ok) throw new Error(`owner set-up answered ${setup.status}: ${await setup.text()}`);
-      ownerCookie = setup.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    }
-    const res = await fetch(`${q.mainUrl}/rest/executions/${id}/retry`, { method: 'POST', headers: { ...headers, cookie: ownerCookie }, body: JSON.stringify({ loadWorkflow: false }) });
-    if (!res.ok) throw new Error(`retry of execution ${id} answered ${res.status}: ${await res.text()}`);
-  }
+  /** The stored record once `ok` says so (its phase and hand-over, as Load Session Record outputs it). */
+  const recordWhere = (signRef: string, what: string, ok: (r: NonNullable<StoredRecord['record']>) => boolean, timeoutMs = 120_000) =>
+    waitFor(`${signRef}: ${what}`, async () => {
+      const r = (await stored(signRef))?.record;
+      return r && ok(r) ? r : undefined;
+    }, timeoutMs);
 
-  it('the SFTP server down when a signed PDF is to be stored: past the FTP node\'s 5 tries the execution fails, the session is completed and the store keeps its B-T signed PDF (n8n\'s Retry of that execution stores the B-LTA PDF later); a server back within the tries gets the B-LTA PDF', async () => {
-    const [lost, late] = await Promise.all([startSession(), startSession()]);
-    for (const ref of [lost, late]) await signing.phone('scan', { sign_ref: ref, user: 'p256' });
-    for (const ref of [lost, late]) await waitFor(`${ref} hash submitted`, statusIs(ref, 'hash_submitted'));
-    const failedBefore = new Set((await q.executions(workflow.id)).filter((e) => e.status === 'error').map((e) => e.id));
-    const down = await sftpDown();
-    let failed: { id: number };
+  it('the SFTP server down when a signed PDF is to be stored: the upload\'s failure reported, the PDF handed over again until the server is back, then B-LTA on the server and the session acknowledged', async () => {
+    const ref = await startSession();
+    await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+    await waitFor(`${ref} hash submitted`, statusIs(ref, 'hash_submitted'));
+    const down = await sftpDown('refuse');
     try {
-      // down for good (as far as this execution can tell): every try refused, the execution fails
-      await signing.phone('approve', { sign_ref: lost });
-      await waitFor(`${lost} completed`, statusIs(lost, 'completed'));
-      // the five tries first: on a loaded machine another execution of the workflow may fail meanwhile (say so if it does)
-      await waitFor('the FTP node\'s five refused tries', () => (down.attempts() >= 5 ? true : undefined));
-      // the execution that failed AT the upload (after the PostgreSQL restart above, another run may fail late meanwhile)
-      const failedAtUpload = async () => {
-        const ids = await q.postgres.sql(`SELECT string_agg(e.id::text, ',' ORDER BY e.id) FROM execution_entity e JOIN execution_data d ON d."executionId" = e.id
-          WHERE e."workflowId" = '${workflow.id}' AND e.status = 'error' AND d.data LIKE '%Upload Signed PDF (SFTP)%'`, q.postgres.database);
-        return ids.trim().split(',').filter(Boolean).map(Number).find((id) => !failedBefore.has(id));
-      };
-      failed = { id: await waitFor('the storing execution failed', failedAtUpload) };
-      expect(down.attempts()).toBe(5);
-      expect(await signedOnServer(lost)).toBeUndefined();
-      // not lost: the record says completed and the session store holds the signed PDF Run Due Step stored (B-T),
-      // until List Due Sessions deletes the ended session (the credential's 7 days)
-      expect((await stored(lost))?.status).toBe('completed');
-      const b64 = await q.postgres.sql(`SELECT encode(pdf, 'base64') FROM singpass_sign_signed_documents WHERE sign_ref = '${lost}'`, q.sessionDb.database);
-      await expectValidSigned(Buffer.from(b64.replace(/\s/g, ''), 'base64'), `${lost}-store`, 'B-T');
-
-      // down for a moment: back after the first refused try, the FTP node's next try stores the B-LTA PDF
-      const before = down.attempts();
-      await signing.phone('approve', { sign_ref: late });
-      await waitFor('a refused try to store it', () => (down.attempts() > before ? true : undefined));
-      await down.up();
+      await signing.phone('approve', { sign_ref: ref });
+      // finished and handed over: the upload refused, reported by the FTP node's error output, handed over again
+      const refused = await recordWhere(ref, 'a refused hand-over reported, then handed over again', (r) => r.phase === 'handingOver' && r.handOver?.lastFailure !== undefined && (r.handOver.attempts ?? 0) >= 2);
+      expect(refused.result).toMatchObject({ level: 'B-LTA', valid: true });
+      expect(await signedOnServer(ref)).toBeUndefined();
+      expect(down.attempts()).toBeGreaterThanOrEqual(2);
     } finally {
       await down.up();
     }
-    await expectSignedOnServer(late);
-    // the failed execution kept the B-LTA PDF in its data: n8n's Retry, the server back, uploads it
-    await retryExecution(failed.id);
-    await expectSignedOnServer(lost);
-    await expectOneHash(lost);
-    await expectOneHash(late);
+    await expectSignedOnServer(ref);
+    const done = await recordWhere(ref, 'acknowledged', (r) => r.phase === 'completed');
+    expect(done.handOver).toMatchObject({ acknowledgedAt: expect.any(Number), lastFailure: expect.anything() });
+    await expectOneHash(ref);
+  }, 600_000);
+
+  it('every worker SIGKILLed between completing and storing (the upload hanging on an SFTP server that does not answer), started again with the server back: the PDF handed over again reaches the SFTP server at B-LTA, one signature', async () => {
+    const ref = await startSession();
+    await signing.phone('scan', { sign_ref: ref, user: 'p256' });
+    await waitFor(`${ref} hash submitted`, statusIs(ref, 'hash_submitted'));
+    const down = await sftpDown('hang');
+    try {
+      await signing.phone('approve', { sign_ref: ref });
+      // finished, the first hand-over saved and leased before the PDF left; its upload hangs in a worker
+      await recordWhere(ref, 'handed over once', (r) => r.phase === 'handingOver' && r.handOver?.attempts === 1);
+      await waitFor('the upload connecting to the SFTP server', () => (down.attempts() > 0 ? true : undefined), 60_000);
+      for (let w = 0; w < q.workers; w++) await q.killWorker(w);
+      await down.up();
+      for (let w = 0; w < q.workers; w++) await q.startWorker(w);
+    } finally {
+      await down.up();
+    }
+    // nothing acknowledged it: past the lease the schedule hands the same PDF over again
+    await expectSignedOnServer(ref);
+    const done = await recordWhere(ref, 'acknowledged', (r) => r.phase === 'completed');
+    expect(done.handOver?.attempts).toBeGreaterThanOrEqual(2);
+    expect(done.result).toMatchObject({ level: 'B-LTA', valid: true });
+    await expectOneHash(ref);
   }, 600_000);
 
   /** Sessions in flight across an outage: each completes (valid PDF) or ends with a recorded reason; never two hashes. */

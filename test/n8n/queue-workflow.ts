@@ -53,6 +53,8 @@ export interface QueueWorkflowOptions {
    * bench, which counts every delivery of a signed PDF (a second upload over SFTP would overwrite the first unseen).
    */
   signedPdfUrl?: string;
+  /** Run Due Step's hand-over lease and window (seconds; default the sample's, 5 min and a day). */
+  handOver?: { leaseSeconds: number; windowSeconds: number };
   /** The DSAP's client id at the signing service (default `n8n-dsap`) and its notification-token secret. */
   clientId?: string;
   notificationSecret?: string;
@@ -76,6 +78,7 @@ export function queueSigningWorkflow(o: QueueWorkflowOptions): Workflow {
       const rule = p.rule as { interval: Array<Record<string, unknown>> };
       if (rule.interval[0].field === 'seconds') rule.interval[0].secondsInterval = o.resumeEverySeconds;
     }
+    if (o.handOver && p.operation === 'runDueStep') Object.assign(p, { handOverLeaseSeconds: o.handOver.leaseSeconds, handOverWindowSeconds: o.handOver.windowSeconds });
     if (o.signedPdfUrl && n.type === 'n8n-nodes-base.ftp') {
       const signRefExpr = String(p.path).match(/\{\{(.*?)\}\}/)?.[1];
       if (!signRefExpr) throw new Error(`cannot find the signRef expression in ${n.name}'s path ${String(p.path)}`);

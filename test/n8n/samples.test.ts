@@ -13,7 +13,7 @@ import { SIGNER_PAGE_HEADERS } from '../../src/session';
 
 interface Workflow {
   id?: string;
-  nodes: Array<{ name: string; type: string; typeVersion?: number; credentials?: Record<string, { id: string; name: string }>; parameters: { path?: string; httpMethod?: string; [k: string]: unknown } }>;
+  nodes: Array<{ name: string; type: string; typeVersion?: number; onError?: string; credentials?: Record<string, { id: string; name: string }>; parameters: { path?: string; httpMethod?: string; [k: string]: unknown } }>;
   connections: Record<string, { main: Array<Array<{ node: string }>> }>;
 }
 const DIR = path.join(__dirname, '../../flows/n8n');
@@ -86,7 +86,11 @@ describe('flows/n8n sample workflows', () => {
     expect(wf.nodes.filter((n) => n.type === 'n8n-nodes-base.readWriteFile')).toEqual([]);
     const upload = wf.nodes.find((n) => n.type === 'n8n-nodes-base.ftp')!;
     expect(upload.parameters).toMatchObject({ protocol: 'sftp', operation: 'upload', path: '=/signed/{{ $json.signRef }}-signed.pdf', binaryPropertyName: 'data' });
-    expect(wf.connections['Verify Signed PDF'].main[0].map((c) => c.node)).toEqual([upload.name]);
+    expect(upload.onError).toBe('continueErrorOutput');
+    expect(wf.connections.Outcome.main[0].map((c) => c.node)).toEqual([upload.name]);
+    // stored, then acknowledged (the FTP node's item is its own: the session is Run Due Step's); failed: reported
+    expect(wf.connections[upload.name].main.map((out) => out.map((c) => c.node))).toEqual([['Acknowledge Stored PDF'], ['Report Storage Failure']]);
+    expect(byName(wf).get('Acknowledge Stored PDF')!.parameters.signRef).toBe("={{ $('Run Due Step').item.json.signRef }}");
   });
 
   it.each(samples)('$file has an id (n8n import:workflow needs one) and only node types a real install has', ({ wf }) => {
@@ -137,26 +141,27 @@ describe('flows/n8n sample workflows', () => {
     return `${n.type.split('.').pop()}:${String(n.parameters.operation ?? '')}`;
   };
 
-  it('document-signing.json is small (at most 24 nodes) and shows the chain a builder expects: upload → session; certificate → OCSP → Prepare → Submit; signature → Finalize → validation data → document timestamp → verify → storage', () => {
+  it('document-signing.json is small and shows the chain a builder expects: upload → session; certificate → OCSP → Prepare → Submit; signature → finished and handed over → storage → acknowledged', () => {
     const wf = signing();
-    expect(wf.nodes.length).toBeLessThanOrEqual(19);
+    expect(wf.nodes.length).toBeLessThanOrEqual(18);
     expect(path1(wf, 'Upload PDF', 'Answer with Signer Page Link').map((n) => op(wf, n))).toEqual(['webhook:', 'singpassSign:createStoredSession', 'respondToWebhook:']);
     const live = path1(wf, 'Singpass Sign Trigger', 'Submit Document Hash');
     expect(live.map((n) => op(wf, n))).toEqual([
       'singpassSignTrigger:', 'singpassSign:checkCertificateStatus', 'singpassSign:prepareStoredSignature', 'singpassSign:submitStoredHash',
     ]);
-    // the signature (and error) output: the driver saves the signature, then finalizes; the completed PDF goes on to B-LTA
+    // the signature (and error) output: the driver saves the signature, then finishes it to the level asked for and
+    // hands the PDF over; the storage writes it, then acknowledges; its error output reports the failure
     const [, signature, error] = wf.connections['Singpass Sign Trigger'].main.map((out) => out.map((c) => c.node));
     expect([signature, error]).toEqual([['Run Due Step'], ['Run Due Step']]);
-    const finishing = path1(wf, 'Run Due Step', 'Store Signed PDF');
-    expect(finishing.map((n) => op(wf, n))).toEqual([
-      'singpassSign:runDueStep', 'switch:', 'singpassSign:addValidationData', 'singpassSign:addDocumentTimestamp', 'singpassSign:verifySignedPdf', 'readWriteFile:write',
-    ]);
+    const finishing = path1(wf, 'Run Due Step', 'Acknowledge Stored PDF');
+    expect(finishing.map((n) => op(wf, n))).toEqual(['singpassSign:runDueStep', 'switch:', 'readWriteFile:write', 'singpassSign:acknowledgeStoredPdf']);
+    expect(path1(wf, 'Store Signed PDF', 'Report Storage Failure', { 'Store Signed PDF': 1 }).map((n) => op(wf, n))).toEqual(['readWriteFile:write', 'singpassSign:reportStorageFailure']);
     const b = byName(wf);
-    expect(b.get('Create Session')!.parameters.level).toBe('B-T'); // the finalize step's level; the documents steps add B-LT and B-LTA
-    expect(b.get('Add Document Timestamp')!.parameters.timestampValidationData).toBe(true);
-    expect(b.get('Verify Signed PDF')!.parameters.failIfInvalid).toBe(true);
-    for (const name of ['Add Validation Data', 'Add Document Timestamp']) expect(b.get(name)).toMatchObject({ retryOnFail: true, maxTries: 5 });
+    expect(b.get('Store Signed PDF')!.onError).toBe('continueErrorOutput');
+    expect(b.get('Create Session')!.parameters.level).toBe('B-LTA'); // finished inside the engine: no document steps after it
+    expect(wf.nodes.filter((n) => n.parameters.resource === 'document')).toEqual([]);
+    // the hand-over's lease and window, where a deployment changes them
+    expect(b.get('Run Due Step')!.parameters).toMatchObject({ handOverLeaseSeconds: 300, handOverWindowSeconds: 86400 });
     // Check Certificate Status informs; Prepare decides (an OCSP hiccup at the first check holds nothing up)
     expect(b.get('Check Certificate Status')).toMatchObject({ onError: 'continueRegularOutput', parameters: { certificateFrom: 'delivery' } });
   });
@@ -170,15 +175,15 @@ describe('flows/n8n sample workflows', () => {
     expect(JSON.stringify(byName(wf).get('Answer with Signer Page Link')!.parameters)).not.toContain("$('");
   });
 
-  it('document-signing.json routes on the outcome only: completed (the signed PDF) or failed / expired, for a session the run ended', () => {
+  it('document-signing.json routes on the outcome only: the signed PDF handed over, or a session the run ended without it (failed, expired, undelivered)', () => {
     const wf = signing();
     const outcome = byName(wf).get('Outcome')!;
     const rules = (outcome.parameters.rules as { values: Array<{ outputKey: string; conditions: { conditions: Array<{ leftValue: string; rightValue: string; operator: { operation: string } }> } }> }).values;
     expect(rules.map((r) => [r.outputKey, r.conditions.conditions.map((c) => [c.leftValue, c.operator.operation, c.rightValue])])).toEqual([
-      ['Completed', [["={{ $json.ended === true && $json.status === 'completed' }}", 'true', '']]],
-      ['Failed or Expired', [["={{ $json.ended === true && $json.status !== 'completed' }}", 'true', '']]],
+      ['Signed PDF', [['={{ $json.handOver === true }}', 'true', '']]],
+      ['Ended Without It', [['={{ $json.ended === true }}', 'true', '']]],
     ]);
-    expect(wf.connections.Outcome.main.map((out) => out.map((c) => c.node))).toEqual([['Add Validation Data'], ['Session Failed or Expired']]);
+    expect(wf.connections.Outcome.main.map((out) => out.map((c) => c.node))).toEqual([['Store Signed PDF'], ['Session Failed or Expired']]);
     // nothing routes on List Due's action any more: the driver knows what each session needs
     expect(JSON.stringify(wf.nodes)).not.toContain('$json.action');
     expect(wf.nodes.filter((n) => ['expireSession', 'applyEvent', 'finalizeSignature', 'preparePdfSignature', 'submitDocumentHash'].includes(String(n.parameters.operation)))).toEqual([]);
@@ -189,7 +194,8 @@ describe('flows/n8n sample workflows', () => {
     const b = byName(wf);
     const files = wf.nodes.filter((n) => /readWriteFile|convertToFile|extractFromFile/.test(n.type));
     expect(files.map((n) => [n.name, n.parameters.operation, n.parameters.fileName])).toEqual([
-      ['Store Signed PDF', 'write', '=/home/node/.n8n-files/singpass/{{ $json.signRef }}-signed.pdf'],
+      // the flow's storage: a folder of its own beside the session store's
+      ['Store Signed PDF', 'write', '=/home/node/.n8n-files/singpass-signed/{{ $json.signRef }}-signed.pdf'],
     ]);
     // Create Session saves the new record and its PDF itself; every later step loads and saves with compare-and-set
     expect(b.get('Create Session')!.parameters).toMatchObject({ resource: 'sessionRecord', operation: 'createStoredSession', binaryPropertyName: 'data' });
@@ -256,6 +262,6 @@ describe('flows/n8n sample workflows', () => {
     expect(list.map((n) => n.parameters)).toEqual([{ resource: 'sessionRecord', operation: 'listDue', deleteEnded: true }]);
     expect(wf.nodes.filter((n) => n.parameters.operation === 'cleanUp' || 'retentionDays' in n.parameters)).toEqual([]);
     expect(branch(wf, 'Every 30 s: Resume Stuck Sessions').ops).toEqual(['scheduleTrigger:', 'singpassSign:listDue', 'singpassSign:runDueStep', 'switch:',
-      'singpassSign:addValidationData', 'noOp:', 'singpassSign:addDocumentTimestamp', 'singpassSign:verifySignedPdf', 'readWriteFile:write']);
+      'readWriteFile:write', 'noOp:', 'singpassSign:acknowledgeStoredPdf', 'singpassSign:reportStorageFailure']);
   });
 });

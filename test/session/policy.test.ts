@@ -11,6 +11,7 @@ import {
 } from '../../src/session';
 import { description as listDue } from '../../nodes/SingpassSign/actions/record/listDue.operation';
 import { description as cleanUp } from '../../nodes/SingpassSign/actions/record/cleanUp.operation';
+import { handOverLeaseInput, handOverWindowInput } from '../../nodes/SingpassSign/actions/record/handOverPolicy';
 import { SingpassSessionStoreApi } from '../../credentials/SingpassSessionStoreApi.credentials';
 import { SingpassSessionStorePostgresApi } from '../../credentials/SingpassSessionStorePostgresApi.credentials';
 import { pgStoreSettings as n8nPgSettings, storeSettings } from '../../nodes/shared/pg-settings';
@@ -31,6 +32,9 @@ it('n8n: List Due Sessions (version 1), Clean Up and both store credentials (idl
   expect(new SingpassSessionStoreApi().properties.find((p) => p.name === 'retentionDays')?.default).toBe(SESSION_POLICY.retentionMs / 86_400_000);
   expect(storeSettings({}).policy).toEqual({ takeOverIdleMs: SESSION_POLICY.takeOverIdleMs, retentionMs: SESSION_POLICY.retentionMs });
   expect(n8nPgSettings({ host: 'db', database: 'd', user: 'u' }).policy.takeOverIdleMs).toBe(SESSION_POLICY.takeOverIdleMs);
+  // Run Due Step's hand-over lease and window
+  expect(handOverLeaseInput.default).toBe(SESSION_POLICY.handOverLeaseMs / 1000);
+  expect(handOverWindowInput.default).toBe(SESSION_POLICY.handOverWindowMs / 1000);
 });
 
 it('Node-RED: the folder store, the PostgreSQL store settings and the retention are the policy object itself', () => {

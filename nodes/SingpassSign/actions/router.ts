@@ -3,11 +3,13 @@ import * as checkCertificateStatus from './certificate/checkStatus.operation';
 import * as addDocumentTimestamp from './document/addDocumentTimestamp.operation';
 import * as addValidationData from './document/addValidationData.operation';
 import * as verifySignedPdf from './document/verify.operation';
+import * as acknowledgeStoredPdf from './record/acknowledgeStored.operation';
 import * as cleanUp from './record/cleanUp.operation';
 import * as createStoredSession from './record/createStored.operation';
 import * as listDue from './record/listDue.operation';
 import * as loadRecord from './record/load.operation';
 import * as prepareStoredSignature from './record/prepareStored.operation';
+import * as reportStorageFailure from './record/reportStorageFailure.operation';
 import * as runDueStep from './record/runDue.operation';
 import * as saveRecord from './record/save.operation';
 import * as saveSignedPdf from './record/saveSignedPdf.operation';
@@ -25,7 +27,7 @@ export const operations: OperationTable = {
   session: { createSession, preparePdfSignature, submitDocumentHash, applyEvent, finalizeSignature, expireSession },
   document: { addValidationData, addDocumentTimestamp, verifySignedPdf },
   certificate: { checkCertificateStatus },
-  sessionRecord: { createStoredSession, saveRecord, loadRecord, prepareStoredSignature, submitStoredHash, listDue, runDueStep, cleanUp, signerPage, saveSignedPdf, startNextSigner },
+  sessionRecord: { createStoredSession, saveRecord, loadRecord, prepareStoredSignature, submitStoredHash, listDue, runDueStep, cleanUp, signerPage, saveSignedPdf, startNextSigner, acknowledgeStoredPdf, reportStorageFailure },
 };
 
 /** All operations' parameters, for the node description. */

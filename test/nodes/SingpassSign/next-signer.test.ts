@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import type { INodeExecutionData } from 'n8n-workflow';
 import { main } from '../../../cli';
 import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
+import { verifyPdfSignatures } from '../../../src/pades';
 import { FileSessionStore, type SessionRecord } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
 import { binaryBuffer, executeContext, pdfItem } from '../context';
@@ -49,7 +50,10 @@ describe('Singpass Sign node: several signers in order', () => {
     await runDue(signRef, (await env.next(0)).json.delivery);
     await env.sb.phone.approve(signRef);
     const [[done]] = await runDue(signRef, (await env.next(1)).json.delivery);
-    expect(done.json).toMatchObject({ status: 'completed', ended: true });
+    // finished to this signer's level and handed over; the sample's storage then acknowledges it
+    expect(done.json).toMatchObject({ status: 'completed', phase: 'handingOver', handOver: true, attempt: 1 });
+    const [[acked]] = await run({ resource: 'sessionRecord', operation: 'acknowledgeStoredPdf', store: 'folder', folder: dir, signRef });
+    expect(acked.json).toMatchObject({ acknowledged: true, phase: 'completed' });
     return done;
   }
 
@@ -71,6 +75,9 @@ describe('Singpass Sign node: several signers in order', () => {
     expect(early.body).toContain('Tenant has not signed yet');
 
     const signed1 = binaryBuffer((await sign(first)).binary!.data);
+    // signer 1's PDF at the level their session asked for (B-T): no document timestamp before the last signature
+    expect((await store.get(first))!.result).toMatchObject({ level: 'B-T', valid: true });
+    expect((await verifyPdfSignatures(signed1, { trustedRoots: [env.sb.pki.root.certPem] })).signatures.map((s) => [s.type, s.level])).toEqual([['signature', 'B-T']]);
     const started = await next(link);
     expect(started).toMatchObject({ answer: 'started', statusCode: 303, startedNow: true, status: 'waiting_for_scan', signer: { position: 2, of: 2, label: 'Landlord', previousSignRef: first } });
     const second = started.signRef as string;
@@ -95,7 +102,8 @@ describe('Singpass Sign node: several signers in order', () => {
     const users = parts.filter((p) => /ETSI\.CAdES\.detached/.test(p));
     expect(users).toHaveLength(2);
     for (const u of users) expect(u).toMatch(/Signature Validation: Signature is Valid/);
-    expect(parts.length).toBeGreaterThanOrEqual(3); // and the document timestamp(s)
+    // signer 1 at B-T, signer 2 at B-LTA: one document timestamp, after the last signature
+    expect((await verifyPdfSignatures(final, { trustedRoots: [env.sb.pki.root.certPem] })).signatures.map((s) => s.type)).toEqual(['signature', 'signature', 'docTimestamp']);
     // `singpass-flows verify` reports each signer, trusted, and the file at B-LTA
     fs.writeFileSync(path.join(dir, 'root.pem'), env.sb.pki.root.certPem);
     const out: string[] = [];

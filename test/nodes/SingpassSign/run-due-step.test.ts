@@ -59,7 +59,7 @@ describe('Singpass Sign node: Run Due Step', () => {
       run({ resource: 'sessionRecord', operation: 'runDueStep', outputBinaryPropertyName: 'data', signRef: items?.[0].json.signRef, delivery: items?.[0].json.delivery ?? '', ...params }, items);
     const record = (r: unknown) => JSON.parse(JSON.stringify(r)) as IDataObject;
 
-    it('at the save point (Submit never ran): resends the SAME hash and saves hash_submitted; signed: finishes, stores and outputs the signed PDF; then nothing is due', async () => {
+    it('at the save point (Submit never ran): resends the SAME hash and saves hash_submitted; signed: finishes, stores and hands over the signed PDF (leased: not again), acknowledged: completed', async () => {
       const pdf = await fixture('classic');
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'R.pdf', level: 'B-T', options: {} }, [pdfItem(pdf)]);
       const signRef = created.json.signRef as string;
@@ -90,14 +90,23 @@ describe('Singpass Sign node: Run Due Step', () => {
       await run({ resource: 'sessionRecord', operation: 'saveRecord', record: applied.json.record, saveAs: 'update', expectedRevision: stored!.revision, pdfBinaryField: '' });
 
       const [[finished]] = await runDue({ signRef });
-      expect(finished.json).toMatchObject({ action: 'finish', lost: false, ended: true, status: 'completed', result: { level: 'B-T', valid: true }, report: expect.objectContaining({ valid: true }) });
+      // finished to the level asked for and handed over: the PDF and what the storage needs, no record (no personal data)
+      expect(finished.json).toEqual({ action: 'finish', lost: false, ended: false, handOver: true, signRef, attempt: 1, fileName: `R-signed-${signRef}.pdf`, status: 'completed', phase: 'handingOver', revision: expect.any(Number), result: { level: 'B-T', valid: true } });
+      expect(finished.binary!.data.fileName).toBe(`R-signed-${signRef}.pdf`);
       const signed = binaryBuffer(finished.binary!.data);
       expect(userSignatures(signed)).toBe(1);
-      expect(fs.readFileSync(path.join(dir, `${signRef}-signed.pdf`))).toEqual(signed); // stored before the record said completed
-      expect((await store.get(signRef))!.state.status).toBe('completed');
+      expect(fs.readFileSync(path.join(dir, `${signRef}-signed.pdf`))).toEqual(signed); // stored before the record said finished
+      expect((await store.get(signRef))!.phase).toBe('handingOver');
 
       const [[again]] = await runDue({ signRef });
-      expect(again.json).toMatchObject({ action: 'none', ended: false, status: 'completed' }); // ended before: not recorded twice
+      expect(again.json).toMatchObject({ action: 'none', ended: false, status: 'completed', phase: 'handingOver' }); // leased: not handed over twice
+      expect(again.binary).toBeUndefined();
+      // the workflow's storage wrote it: acknowledged, the session ends completed; twice is harmless
+      const [[acked]] = await run({ resource: 'sessionRecord', operation: 'acknowledgeStoredPdf', signRef }, [finished]);
+      expect(acked.json).toEqual({ signRef, acknowledged: true, found: true, status: 'completed', phase: 'completed', attempts: 1 });
+      const [[twice]] = await run({ resource: 'sessionRecord', operation: 'acknowledgeStoredPdf', signRef }, [finished]);
+      expect(twice.json).toMatchObject({ acknowledged: false, phase: 'completed' });
+      expect((await store.get(signRef))!.handOver!.acknowledgedAt).toEqual(expect.any(Number));
       expect(again.binary).toBeUndefined();
     });
 
@@ -115,12 +124,50 @@ describe('Singpass Sign node: Run Due Step', () => {
       const sig = await env.next(1);
 
       const [[finished]] = await runDue({}, [sig]); // signRef and delivery from the trigger's item
-      expect(finished.json).toMatchObject({ event: 'signature', action: 'finish', ended: true, status: 'completed', result: { level: 'B-T', valid: true } });
+      expect(finished.json).toMatchObject({ event: 'signature', action: 'finish', ended: false, handOver: true, attempt: 1, status: 'completed', result: { level: 'B-T', valid: true } });
       expect(userSignatures(binaryBuffer(finished.binary!.data))).toBe(1);
       const [[copy]] = await runDue({}, [sig]);
       expect(copy.json).toMatchObject({ event: 'signature', action: 'none', ended: false, status: 'completed' });
       expect(copy.binary).toBeUndefined();
     });
+
+    it('the hand-over: not acknowledged within the lease, List Due hands it over again (same bytes and name); a storage failure reported is kept and handed over after a backoff; past the window: undelivered', async () => {
+      const pdf = await fixture('classic');
+      const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'H.pdf', level: 'B-T', options: {} }, [pdfItem(pdf)]);
+      const signRef = created.json.signRef as string;
+      await store.save(created.json.record as unknown as SessionRecord, undefined, { document: pdf });
+      await env.sb.phone.scan(signRef, { user: 'p256' });
+      const [[prepared]] = await run({ resource: 'sessionRecord', operation: 'prepareStoredSignature' }, [await env.next(0)]);
+      await run({ resource: 'sessionRecord', operation: 'submitStoredHash' }, [prepared]);
+      await env.sb.phone.approve(signRef);
+      const policy = { handOverLeaseSeconds: 1, handOverWindowSeconds: 6 };
+      const [[first]] = await runDue(policy, [await env.next(1)]);
+      expect(first.json).toMatchObject({ handOver: true, attempt: 1 });
+
+      await new Promise((r) => setTimeout(r, 1100)); // the lease passes: the storage never acknowledged it
+      const [due] = await run({ resource: 'sessionRecord', operation: 'listDue' });
+      const item = due.find((d) => d.json.signRef === signRef)!;
+      expect(item.json.action).toBe('handOver');
+      const [[second]] = await runDue({ ...policy, sessionFrom: 'item' }, [item]);
+      expect(second.json).toMatchObject({ action: 'handOver', handOver: true, attempt: 2, fileName: first.json.fileName, phase: 'handingOver' });
+      expect(second.json.record).toBeUndefined();
+      expect(binaryBuffer(second.binary!.data)).toEqual(binaryBuffer(first.binary!.data));
+
+      // the storage node's error output: the input item and its error
+      const [[reported]] = await run({ resource: 'sessionRecord', operation: 'reportStorageFailure', signRef, storageError: 'connect ECONNREFUSED 127.0.0.1:22' }, [{ json: { ...second.json, error: 'connect ECONNREFUSED 127.0.0.1:22' } }]);
+      expect(reported.json).toMatchObject({ signRef, reported: true, phase: 'handingOver', attempts: 2, lastFailure: { code: 'HANDOVER_FAILED', message: 'connect ECONNREFUSED 127.0.0.1:22' }, nextHandOverAt: expect.any(String) });
+      expect((await store.get(signRef))!.handOver!.lastFailure).toMatchObject({ message: 'connect ECONNREFUSED 127.0.0.1:22' });
+
+      await new Promise((r) => setTimeout(r, 6000)); // the window closes
+      const [[gaveUp]] = await runDue({ ...policy, signRef });
+      expect(gaveUp.json).toMatchObject({ action: 'handOver', ended: true, status: 'completed', phase: 'undelivered' });
+      expect(gaveUp.binary).toBeUndefined();
+      expect((await store.get(signRef))!.handOver!.undelivered).toMatchObject({ code: 'HANDOVER_UNACKNOWLEDGED' });
+      // the PDF stays in the store; a late acknowledgement still completes the session
+      expect(await store.getSignedDocument(signRef)).toEqual(binaryBuffer(first.binary!.data));
+      const [[late]] = await run({ resource: 'sessionRecord', operation: 'acknowledgeStoredPdf', signRef });
+      expect(late.json).toMatchObject({ acknowledged: true, phase: 'completed' });
+    }, 30_000);
 
     const nowS = () => Math.floor(Date.now() / 1000);
     function handMade(signRef: string, status: string, patch: Partial<SessionRecord['state']>, extra: Partial<SessionRecord> = {}): SessionRecord {
@@ -172,10 +219,10 @@ describe('Singpass Sign node: Run Due Step', () => {
       return item;
     };
     /** The item straight on (the sample's expressions: signRef and delivery from the item). */
-    const runDue = (item: INodeExecutionData) =>
-      run({ resource: 'sessionRecord', operation: 'runDueStep', signRef: item.json.signRef, delivery: item.json.delivery ?? '', outputBinaryPropertyName: 'data' }, [item]);
+    const runDue = (item: INodeExecutionData, params: Record<string, unknown> = {}) =>
+      run({ resource: 'sessionRecord', operation: 'runDueStep', signRef: item.json.signRef, delivery: item.json.delivery ?? '', outputBinaryPropertyName: 'data', ...params }, [item]);
 
-    it('replayCertificate → claimed, checked, prepared, hash sent; replaySignature → finished with the signed PDF; each kept event marked applied', async () => {
+    it('replayCertificate → claimed, checked, prepared, hash sent; replaySignature → finished and handed over; each kept event marked applied; unacknowledged, listed for a hand-over again', async () => {
       const pdf = await fixture('classic');
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'P.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
       const signRef = created.json.signRef as string;
@@ -190,12 +237,20 @@ describe('Singpass Sign node: Run Due Step', () => {
 
       await env.sb.phone.approve(signRef);
       await env.next(1);
-      const [[finished]] = await runDue(await replayOf(signRef, 'replaySignature'));
-      expect(finished.json).toMatchObject({ event: 'signature', action: 'finish', status: 'completed', result: { level: 'B-B', valid: true } });
+      const [[finished]] = await runDue(await replayOf(signRef, 'replaySignature'), { handOverLeaseSeconds: 1 });
+      expect(finished.json).toMatchObject({ event: 'signature', action: 'finish', handOver: true, attempt: 1, status: 'completed', phase: 'handingOver', result: { level: 'B-B', valid: true } });
       const signed = binaryBuffer(finished.binary!.data);
       expect(userSignatures(signed)).toBe(1);
       expect(await store.getSignedDocument(signRef)).toEqual(signed);
       expect(await store.getDelivery(signRef, 'signature')).toMatchObject({ applied: true });
+      // not acknowledged within its lease: the PostgreSQL store lists it for a hand-over again (the same bytes)
+      await new Promise((r) => setTimeout(r, 1100));
+      const again = await replayOf(signRef, 'handOver');
+      const [[second]] = await runDue(again);
+      expect(second.json).toMatchObject({ action: 'handOver', handOver: true, attempt: 2 });
+      expect(binaryBuffer(second.binary!.data)).toEqual(signed);
+      const [[acked]] = await run({ resource: 'sessionRecord', operation: 'acknowledgeStoredPdf', signRef }, [second]);
+      expect(acked.json).toMatchObject({ acknowledged: true, phase: 'completed', attempts: 2 });
       expect((await run({ resource: 'sessionRecord', operation: 'listDue' }))[0].filter((i) => i.json.signRef === signRef)).toEqual([]);
     });
 

@@ -104,11 +104,11 @@ describe('Singpass Sign node version 1: Session Record on the Store and Folder p
   it('the resource needs no Singpass credential but for the steps it runs on a stored session (Create Session, Prepare, Submit, Run Due Step, Start Next Signer), the link key for Signer Page, and its Folder (version 1 only) defaults to the sample workflow\'s', () => {
     const d = new SingpassSign().description;
     const api = d.credentials!.find((c) => c.name === 'singpassSignApi')!;
-    expect(api.displayOptions).toEqual({ hide: { operation: ['saveRecord', 'loadRecord', 'listDue', 'cleanUp', 'saveSignedPdf', 'signerPage'] } });
+    expect(api.displayOptions).toEqual({ hide: { operation: ['saveRecord', 'loadRecord', 'listDue', 'cleanUp', 'saveSignedPdf', 'signerPage', 'acknowledgeStoredPdf', 'reportStorageFailure'] } });
     const tokens = d.credentials!.find((c) => c.name === 'singpassNotificationTokenApi')!;
     expect(tokens.displayOptions!.show!.operation).toEqual(expect.arrayContaining(['createSession', 'createStoredSession', 'prepareStoredSignature', 'submitStoredHash', 'runDueStep', 'startNextSigner', 'signerPage']));
     const folder = d.properties.filter((p: INodeProperties) => p.name === 'folder');
-    expect(folder.length).toBe(11);
+    expect(folder.length).toBe(13); // one per Session Record operation
     // the editor's defaults are literals (n8n's lint): the engine's policy, written out
     for (const p of d.properties.filter((x: INodeProperties) => x.name === 'idleSeconds')) expect(p.default).toBe(SESSION_POLICY.takeOverIdleMs / 1000);
     expect(d.properties.find((x: INodeProperties) => x.name === 'retentionDays')!.default).toBe(SESSION_POLICY.retentionMs / 86_400_000);

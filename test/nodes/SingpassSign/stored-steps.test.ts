@@ -83,7 +83,7 @@ describe('Singpass Sign node: the certificate branch on the session store (Check
     await env.sb.phone.approve(s.signRef);
     const signature = await env.next(1);
     const [[finished]] = await run({ resource: 'sessionRecord', operation: 'runDueStep', sessionFrom: 'item', outputBinaryPropertyName: 'data' }, [signature]);
-    expect(finished.json).toMatchObject({ action: 'finish', ended: true, status: 'completed', event: 'signature', result: { level: 'B-T', valid: true } });
+    expect(finished.json).toMatchObject({ action: 'finish', ended: false, handOver: true, attempt: 1, status: 'completed', phase: 'handingOver', event: 'signature', result: { level: 'B-T', valid: true } });
     expect(binaryBuffer(finished.binary!.data).subarray(0, 5).toString()).toBe('%PDF-');
   }, 120_000);
 

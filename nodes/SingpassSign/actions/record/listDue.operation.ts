@@ -21,7 +21,8 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'lis
  * For a schedule: one item per session whose next step is due now, by the engine's one rule (`nextStep`, the same
  * for every front end), with `action` to route on: `submitHash` (at the save point: Submit Document Hash with After
  * an Interruption), `finish` (signed, not finished: Finalize Signature on the stored record and PDF; after a
- * temporary failure, from its `retryAt`), `expire` (past its deadline, no event can come: Expire Session),
+ * temporary failure, from its `retryAt`), `handOver` (finished, its signed PDF not acknowledged within the lease, or
+ * its storage failed: Run Due Step hands it over again), `expire` (past its deadline, no event can come: Expire Session),
  * `continueCertificate` (claimed, nothing prepared: Run Due Step continues it). Run Due Step runs any of them. Each carries the record and its `revision` for a compare-and-set
  * Save Session Record. Ended sessions are never listed; no item when none is due. With Delete Ended Sessions (version
  * 2), ended sessions past the store credential's retention are deleted on the way (cleanUp's rule, in the same walk).

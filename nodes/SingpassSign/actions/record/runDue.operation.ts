@@ -1,12 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../../../src/errors';
-import { isSessionEnded, recordEvent, runDueStep, runStepNow, type DueStepResult, type SessionRecord, type VerifiedDelivery, type DurableSessionStore } from '../../../../src/session';
+import { isSessionEnded, recordEvent, runDueStep, runStepNow, sessionPhase, type DueStepResult, type SessionRecord, type VerifiedDelivery, type DurableSessionStore } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { idleSecondsInput, idleSecondsOf, sessionRecordStore, storeInputs, usesStoreCredential } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { deliveryWithCertificate, readDelivery, storedRecordSummary } from '../../../shared/session-data';
 import { pdfOutput } from '../fields';
+import { handOverLeaseInput, handOverPolicyOf, handOverWindowInput } from './handOverPolicy';
 
 export const description: INodeProperties[] = forOperation('sessionRecord', 'runDueStep', [
   ...storeInputs,
@@ -38,7 +39,9 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
     description: 'A webhook event to apply first, then the step it leads to: the Singpass Sign Trigger\'s "delivery" (signature, error), or List Due Sessions\' for a kept event no run applied (replayCertificate, replaySignature, replayError). Empty: the session\'s due step only.',
   },
   { ...idleSecondsInput, description: `${idleSecondsInput.description} For an item of List Due Sessions, the time it listed the session by is used instead.` },
-  { ...pdfOutput, description: 'Binary property to put the signed PDF in, for a session this step completed' },
+  handOverLeaseInput,
+  handOverWindowInput,
+  { ...pdfOutput, description: 'Binary property to put the signed PDF in, for a signed PDF this step hands over' },
 ]);
 
 /**
@@ -48,8 +51,12 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
  * webhook event given with the item (the trigger's, or a kept one List Due hands back) is applied first (a
  * certificate only claimed, as the webhook would), then driven the same way: the workflow needs no routing by action.
  * Outputs the record as saved (`action`, `lost` when another run changed it first, `ended` when this run ended the
- * session), with the signed PDF for a completed session; a failed or expired one goes out too, for the workflow to
- * record.
+ * session: failed, expired, or undelivered once the hand-over window closed), for the workflow to record.
+ *
+ * Finishing takes the PDF to the level asked for and hands it over (`handOver: true`): the signed PDF as binary under
+ * its hand-over file name, with only `signRef`, `attempt`, `fileName` and the result — no record, no personal data.
+ * The workflow stores it, then Acknowledge Stored PDF; the storage's error output goes to Report Storage Failure. One
+ * not acknowledged within the lease is handed over again by the schedule (the same bytes and name).
  */
 export async function execute(this: IExecuteFunctions, i: number, item: INodeExecutionData): Promise<INodeExecutionData> {
   const fromItem = this.getNodeParameter('sessionFrom', i, 'fields') === 'item';
@@ -61,6 +68,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const store = await sessionRecordStore(this, i, ownIdle);
   // a version-1 PostgreSQL store keeps its credential's (part of every stored due time)
   const idleMs = store.kind === 'folder' && ownIdle.takeOverIdleMs !== undefined ? ownIdle.takeOverIdleMs : store.policy.takeOverIdleMs;
+  const policy = handOverPolicyOf(this, i);
   const { engine } = await signingEngine(this);
   const given = await withStoredCertificate(store, givenDelivery(fromItem ? item.json.delivery : this.getNodeParameter('delivery', i, ''), signRef));
   let r: DueStepResult;
@@ -71,23 +79,31 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
     eventOutcome = { event: given.event.type, ...(applied.refused ? { eventRefused: applied.refused } : {}) };
     eventMoved = applied.moved;
     // the event moved the record: its next step now (a claim continued, a signature finished), whoever's idle time
-    r = applied.moved ? await runStepNow(engine, store, signRef, { idleMs, only: ['continueCertificate', 'finish'] }) : { action: 'none', record: applied.record };
+    r = applied.moved ? await runStepNow(engine, store, signRef, { idleMs, policy, only: ['continueCertificate', 'finish'] }) : { action: 'none', record: applied.record };
     if (r.action === 'none' && applied.record) r = { action: 'none', record: (await store.get(signRef)) ?? applied.record };
   } else {
-    r = await runDueStep(engine, store, signRef, { idleMs });
+    r = await runDueStep(engine, store, signRef, { idleMs, policy });
   }
   if (!r.record) return { json: { signRef, action: r.action, found: false, ...eventOutcome }, binary: item.binary };
   // ended by this run (not found ended): what a workflow routes on to record the outcome once
   const ended = isSessionEnded(r.record) && !r.lost && (eventMoved || r.action !== 'none');
-  const json: IDataObject = { action: r.action, lost: r.lost === true, ended, ...eventOutcome, revision: r.record.revision, ...storedRecordSummary(r.record) };
+  if (r.handOver) {
+    const h = r.handOver;
+    const output = String(this.getNodeParameter('outputBinaryPropertyName', i, 'data'));
+    const json: IDataObject = {
+      action: r.action, lost: false, ended: false, handOver: true, ...eventOutcome, signRef, attempt: h.attempt, fileName: h.fileName,
+      status: r.record.state.status, phase: sessionPhase(r.record), revision: r.record.revision,
+      ...(r.record.result ? { result: { ...r.record.result } } : {}),
+    };
+    return { json, binary: { [output]: await pdfBinary(this, h.pdf, h.fileName) } };
+  }
+  const json: IDataObject = { action: r.action, lost: r.lost === true, ended, ...eventOutcome, revision: r.record.revision, phase: sessionPhase(r.record), ...storedRecordSummary(r.record) };
   if (r.documentMissing) {
     // nothing done: the store has no PDF for this session (deleted by hand, or saved in another store)
-    return { json: { ...json, documentMissing: true, error: { code: 'STATE_INVALID', message: `The session record ${signRef} is in ${store.where} but its PDF is not: the ${r.action} step needs it (save it with the record after Create Session)` } } };
+    const what = r.action === 'handOver' ? 'its signed PDF is not (deleted by hand?): there is nothing to hand over; acknowledge the session if your storage has it' : `its PDF is not: the ${r.action} step needs it (save it with the record after Create Session)`;
+    return { json: { ...json, documentMissing: true, error: { code: 'STATE_INVALID', message: `The session record ${signRef} is in ${store.where} but ${what}` } } };
   }
-  if (r.report) json.report = JSON.parse(JSON.stringify(r.report)) as IDataObject;
-  if (!r.pdf) return { json };
-  const output = String(this.getNodeParameter('outputBinaryPropertyName', i, 'data'));
-  return { json, binary: { [output]: await pdfBinary(this, r.pdf, `${signRef}-signed.pdf`) } };
+  return { json };
 }
 
 /** A replayed certificate event whose item carries no certificate: the one the store kept (see `eventItem`). */
