@@ -8,7 +8,7 @@ import type { SigningEngine } from './engine';
 import { isSessionEnded, isSigningOver, nextStep, type SessionAction } from './next-step';
 import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
-import { acknowledgeHandOver, recordEvent, reportHandOverFailure, runDueStep, runStepNow, type DueStepResult, type HandOverItem } from './driver';
+import { acknowledgeHandOver, recordEvent, reportHandOverFailure, runStepNow, type DueStepResult, type HandOverItem } from './driver';
 import { sessionPolicy, type SessionPolicy } from './policy';
 import { sessionPhase } from './transitions';
 import { receiveDelivery } from './front-door';
