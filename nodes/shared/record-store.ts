@@ -99,8 +99,7 @@ export async function storeCredential(ctx: IExecuteFunctions | IWebhookFunctions
 
 /**
  * One store — one pg.Pool — per credential per process, shared by every execution the process runs (a pool per
- * execution would open connections by the hundred on a busy worker). A changed credential gets a new store; the old
- * one's pool is ended.
+ * execution would open connections by the hundred on a busy worker).
  */
 const pgStores = new Map<string, { key: string; store: DurableSessionStore }>();
 
@@ -116,13 +115,14 @@ export async function closePgRecordStores(): Promise<void> {
  * and a table prefix it refuses is the credential's Table Prefix field.
  */
 export function pgRecordStore(settings: PgStoreSettings & { where: string }, credential: string, policy: Partial<StorePolicy> = {}): DurableSessionStore {
-  const id = `${settings.where}/${settings.tablePrefix ?? ''}`;
-  const key = createHash('sha256').update(JSON.stringify({ settings, credential, policy })).digest('base64url');
-  let entry = pgStores.get(id);
-  if (entry?.key !== key) {
-    if (entry) void entry.store.close().catch(() => undefined);
+  // One store per credential, settings and policy, never closed while the process runs: nodes of one workflow may
+  // reach the same database through different credentials or take-over times, and a store another execution still
+  // uses must not be closed under it. A changed credential makes a new one; the old pool's idle connections end.
+  const key = createHash('sha256').update(JSON.stringify({ where: settings.where, prefix: settings.tablePrefix ?? '', settings, credential, policy })).digest('base64url');
+  let entry = pgStores.get(key);
+  if (!entry) {
     entry = { key, store: pgStore(settings, credential, policy) };
-    pgStores.set(id, entry);
+    pgStores.set(key, entry);
   }
   return entry.store;
 }
