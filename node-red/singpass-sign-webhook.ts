@@ -79,7 +79,9 @@ export = function register(RED: NodeAPI): void {
     }
     node.status({ fill: 'grey', shape: 'ring', text: `listening on ${url}` });
 
-    const replay = () => replayKept(node, client).catch((e: unknown) => node.error(asError(e), {}));
+    // After a restart this instance alone had the folder's sessions: what the last run left mid-step is its own to
+    // carry on now (as the runner's resume), not after the take-over time meant for another live process.
+    const replay = () => replayKept(node, client).then(() => sweep(node, client, `${hostname()}:${process.pid}:${node.id}`.slice(0, 200), { resuming: true })).catch((e: unknown) => node.error(asError(e), {}));
     // A shared store (PostgreSQL) is not replayed at start: another live instance may be applying those deliveries
     // right now; the sweep claims the ones left unapplied for the take-over time instead.
     if (!client.store.shared && !replaying.has(client.id)) {
@@ -213,7 +215,7 @@ function summary(event: SigningEvent, signerId: SignerIdInOutput): Record<string
  * - `expire`: past the deadline (no event can come any more): SESSION_EXPIRED on the error output.
  * Ended sessions leave the store by its clean-up (hourly, the session policy's retention), not by the sweep.
  */
-async function sweep(node: Node, client: SignClientNode, owner: string): Promise<void> {
+async function sweep(node: Node, client: SignClientNode, owner: string, o: { resuming?: boolean } = {}): Promise<void> {
   let engine;
   try {
     engine = await client.engine();
@@ -221,11 +223,13 @@ async function sweep(node: Node, client: SignClientNode, owner: string): Promise
     return; // a configuration problem: reported when a delivery or a node uses the client
   }
   await housekeeping(client);
-  const { due: dueList } = await client.store.claimDue({ owner, limit: SWEEP_LIMIT });
+  // resuming: every session idle at all is a candidate (the driver still waits for a retry's time and the deadline)
+  const idleMs = o.resuming ? 0 : client.store.policy.takeOverIdleMs;
+  const { due: dueList } = await client.store.claimDue({ owner, limit: SWEEP_LIMIT, ...(o.resuming ? { now: Date.now() + client.store.policy.takeOverIdleMs } : {}) });
   for (const due of dueList) {
     const { signRef } = due;
     try {
-      const run = () => runDueStep(engine, client.store, signRef, { idleMs: client.store.policy.takeOverIdleMs, policy: client.handOverPolicy, stepOptions: { onStep: statusReporter(node, signRef) } });
+      const run = () => runDueStep(engine, client.store, signRef, { idleMs, policy: client.handOverPolicy, stepOptions: { onStep: statusReporter(node, signRef) } });
       // never a second finish beside one the finish node is running in this process (it would lose the compare-and-set)
       const result = due.action === 'finish' ? await exclusiveFinish(signRef, run) : await run();
       if (result) await afterDueStep(node, client, result);

@@ -97,8 +97,9 @@ export interface DurableSessionStore extends SessionStore, DeliveryStore {
    * The sessions whose next step is due now (`nextStep` with the store's policy; never `forget`: that is
    * {@link cleanUp}'s), oldest first; a shared store leases each to `owner` for the policy's `leaseMs`, so that other
    * processes skip it until a save, {@link releaseClaim} or the lease's end. Unreadable records are named, not thrown.
+   * `now` (UNIX ms, default now): the time "due" is judged at.
    */
-  claimDue(options: { owner: string; limit?: number }): Promise<{ due: DueSession[]; unreadable: string[] }>;
+  claimDue(options: { owner: string; limit?: number; now?: number }): Promise<{ due: DueSession[]; unreadable: string[] }>;
   /** Give back `owner`'s lease on a session it does not take up; false when it held none (or the store leases none). */
   releaseClaim(signRef: string, owner: string): Promise<boolean>;
   /**
