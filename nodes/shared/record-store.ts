@@ -101,13 +101,13 @@ export async function storeCredential(ctx: IExecuteFunctions | IWebhookFunctions
  * One store — one pg.Pool — per credential per process, shared by every execution the process runs (a pool per
  * execution would open connections by the hundred on a busy worker).
  */
-const pgStores = new Map<string, { key: string; store: DurableSessionStore }>();
+const pgStores = new Map<string, DurableSessionStore>();
 
 /** End every cached store's pool (a test's teardown; n8n itself never unloads a node's module). */
 export async function closePgRecordStores(): Promise<void> {
-  const entries = [...pgStores.values()];
+  const stores = [...pgStores.values()];
   pgStores.clear();
-  await Promise.all(entries.map((e) => e.store.close()));
+  await Promise.all(stores.map((store) => store.close()));
 }
 
 /**
@@ -119,12 +119,12 @@ export function pgRecordStore(settings: PgStoreSettings & { where: string }, cre
   // reach the same database through different credentials or take-over times, and a store another execution still
   // uses must not be closed under it. A changed credential makes a new one; the old pool's idle connections end.
   const key = createHash('sha256').update(JSON.stringify({ where: settings.where, prefix: settings.tablePrefix ?? '', settings, credential, policy })).digest('base64url');
-  let entry = pgStores.get(key);
-  if (!entry) {
-    entry = { key, store: pgStore(settings, credential, policy) };
-    pgStores.set(key, entry);
+  let store = pgStores.get(key);
+  if (!store) {
+    store = pgStore(settings, credential, policy);
+    pgStores.set(key, store);
   }
-  return entry.store;
+  return store;
 }
 
 /** A new store; a table prefix it refuses is the credential's Table Prefix field. */

@@ -166,11 +166,15 @@ export function reportHandOverFailure(store: Pick<DriverStore, 'get' | 'put'>, s
   return changeStored(store, signRef, 'handOverFailed', (r) => sessionPhase(r) === 'handingOver' ? handOverFailedRecord(r, failure, options.policy ?? SESSION_POLICY, options.clock ?? systemClock) : r);
 }
 
-async function changeStored(store: Pick<DriverStore, 'get' | 'put'>, signRef: string, what: string, change: (r: SessionRecord) => SessionRecord): Promise<HandOverAnswer> {
+/**
+ * Load, change, save with compare-and-set; re-read and try again (three times) when another writer got there first.
+ * A change that returns the record as it is saves nothing (`moved: false`). Store failures throw.
+ */
+async function changeStored(store: Pick<DriverStore, 'get' | 'put'>, signRef: string, what: string, change: (r: SessionRecord) => SessionRecord | Promise<SessionRecord>): Promise<HandOverAnswer> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const record = await store.get(signRef);
     if (!record) return { moved: false };
-    const next = change(record);
+    const next = await change(record);
     if (next === record) return { moved: false, record };
     if (await store.put(next, record.revision)) return { moved: true, record: next };
   }
@@ -250,19 +254,15 @@ export interface RecordedEvent {
  * (`moved: false`): the stored record decides, not a delivery log. Store failures throw.
  */
 export async function recordEvent(engine: SigningEngine, store: Pick<DriverStore, 'get' | 'put'>, delivery: VerifiedDelivery, stepOptions: Pick<StepOptions, 'onStep'> = {}): Promise<RecordedEvent> {
-  const signRef = delivery.event.signRef;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const record = await store.get(signRef);
-    if (!record) return { moved: false };
-    let next: SessionRecord;
+  let refused: { reason: unknown; record: SessionRecord } | undefined;
+  const r = await changeStored(store, delivery.event.signRef, `${delivery.event.type} event`, async (record) => {
     try {
-      const r = await engine.recordDelivery(record, delivery, stepOptions);
-      if (r.duplicate || r.record === record) return { moved: false, record };
-      next = r.record;
+      const step = await engine.recordDelivery(record, delivery, stepOptions);
+      return step.duplicate ? record : step.record;
     } catch (e) {
-      return { moved: false, record, refused: e };
+      refused = { reason: e, record };
+      return record;
     }
-    if (await store.put(next, record.revision)) return { moved: true, record: next };
-  }
-  throw new SingpassFlowsError('STORE_BUSY', `The session record ${signRef} kept changing while its ${delivery.event.type} event was saved`, { retryable: true });
+  });
+  return refused ? { moved: false, record: refused.record, refused: refused.reason } : r;
 }

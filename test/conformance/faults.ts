@@ -76,6 +76,14 @@ function recordUntil(c: ConformanceContext, ref: string, what: string, ok: (o: O
   }, ms);
 }
 
+/** A session the user approved while the flow's storage is down (its hand-over cannot be stored). */
+async function approvedWithStorageDown(c: ConformanceContext, name: string): Promise<string> {
+  const ref = await scanned(c, name);
+  await c.fe.storage.down();
+  await c.sb.phone.approve(ref);
+  return ref;
+}
+
 /** Finished, handed over, and the flow's storage refusing it (a hand-over failed, or one not acknowledged handed over again). */
 const handOverRefused = (c: ConformanceContext, ref: string) => recordUntil(c, ref, 'a hand-over refused by the storage', (o) => o.phase === 'handingOver' && (o.handOver?.lastFailure !== undefined || (o.handOver?.attempts ?? 0) >= 2));
 
@@ -264,9 +272,7 @@ export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
     id: 'handOverStorageDown',
     title: 'the flow\'s storage down when the signed PDF is handed over, then back: handed over again, stored once acknowledged (the same bytes), one signature',
     async run(c) {
-      const ref = await scanned(c, 'Storage down.pdf');
-      await c.fe.storage.down();
-      await c.sb.phone.approve(ref);
+      const ref = await approvedWithStorageDown(c, 'Storage down.pdf');
       await handOverRefused(c, ref);
       expect(await c.fe.storage.stored(ref)).toBeUndefined();
       await c.fe.storage.up();
@@ -278,9 +284,7 @@ export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
     id: 'handOverKilled',
     title: 'killed after the session finished, before the hand-over was acknowledged: after the restart the PDF is handed over again and stored, one signature',
     async run(c) {
-      const ref = await scanned(c, 'Killed at hand-over.pdf');
-      await c.fe.storage.down();
-      await c.sb.phone.approve(ref);
+      const ref = await approvedWithStorageDown(c, 'Killed at hand-over.pdf');
       await handOverRefused(c, ref);
       await c.fe.kill();
       await c.fe.storage.up();
@@ -294,9 +298,7 @@ export const FAULT_SCENARIOS: Scenario<FaultScenarioId>[] = [
     id: 'handOverNeverAcknowledged',
     title: 'a flow whose storage never takes the PDF: handed over again until the hand-over window closes, then undelivered with the reason; nothing after',
     async run(c) {
-      const ref = await scanned(c, 'Never stored.pdf');
-      await c.fe.storage.down();
-      await c.sb.phone.approve(ref);
+      const ref = await approvedWithStorageDown(c, 'Never stored.pdf');
       const o = await recordUntil(c, ref, 'undelivered', (r) => r.phase === 'undelivered', (HANDOVER_WINDOW_S + 60) * 1000);
       expect(o.status).toBe('completed'); // the user signed: the service's session completed
       expect(o.handOver?.attempts).toBeGreaterThanOrEqual(2);
