@@ -10,7 +10,7 @@
  * With the PostgreSQL session store (several Node-RED instances behind one URL) the same holds across instances: the
  * store says which instance's copy of a delivery is fresh, and the sweep takes due sessions and deliveries an
  * instance left (it died) with leases, so two instances never work on one record at once. The sweep runs each due
- * session through the core's driver (`runDueStep`), as the CLI's runner and n8n do.
+ * session through the core's entry point (`step`), as the CLI's runner and n8n do.
  * A fourth output gives the signed PDF of a session the node's sweep finished (after a temporary TSA / OCSP failure,
  * or left signed by a crash) or hands over again (its storage not acknowledged within the client's hand-over lease,
  * or reported failed): the finish node's message, so wire it where the finish node's output goes.
@@ -19,7 +19,7 @@ import { hostname } from 'node:os';
 import { SingpassFlowsError, type ErrorCode } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
-import { isSessionEnded, isStoreOutage, isSubmitDeferred, receiveDelivery, runDueStep, signerIdSetting, signerOf, type DueStepResult, type KeptDelivery, type SessionRecord, type SignerIdInOutput } from '../src/session';
+import { isSessionEnded, isStoreOutage, isSubmitDeferred, receiveDelivery, signerIdSetting, signerOf, step, type StepOutcome, type KeptDelivery, type SessionRecord, type SignerIdInOutput } from '../src/session';
 import { endSession, exclusiveFinish, handOverOutcome, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
@@ -200,7 +200,7 @@ function summary(event: SigningEvent, signerId: SignerIdInOutput): Record<string
 
 /**
  * Each stored session whose next step is due (the core's `nextStep`; a shared store leases it to this instance) runs
- * through the core's driver, `runDueStep`, as it does under the CLI's runner and n8n's Run Due Step — so the same
+ * through the core's one entry point (`step`, trigger `due`), as under the CLI's runner and n8n's Run Due Step — so the same
  * record gets the same step everywhere. What is Node-RED's is what each outcome sends (see {@link afterDueStep}) and
  * that an ended session's PDF and kept deliveries leave the store:
  * - `continueCertificate`: a certificate claimed and left (the node working on it died) once idle for the store's
@@ -229,7 +229,7 @@ async function sweep(node: Node, client: SignClientNode, owner: string, o: { res
   for (const due of dueList) {
     const { signRef } = due;
     try {
-      const run = () => runDueStep(engine, client.store, signRef, { idleMs, policy: client.handOverPolicy, stepOptions: { onStep: statusReporter(node, signRef) } });
+      const run = () => step(client.store, signRef, { on: 'due', idleMs }, { engine, policy: client.handOverPolicy, onStep: statusReporter(node, signRef) });
       // never a second finish beside one the finish node is running in this process (it would lose the compare-and-set)
       const result = due.action === 'finish' ? await exclusiveFinish(signRef, run) : await run();
       if (result) await afterDueStep(node, client, result);
@@ -266,7 +266,7 @@ async function housekeeping(client: SignClientNode): Promise<void> {
  * to a Catch node; nothing while the session goes on (waiting for the signature, or a temporary failure the engine
  * will retry). The deliveries the step used are marked applied, so that no replay brings them out again.
  */
-async function afterDueStep(node: Node, client: SignClientNode, result: DueStepResult): Promise<void> {
+async function afterDueStep(node: Node, client: SignClientNode, result: StepOutcome): Promise<void> {
   const { action, record } = result;
   if (action === 'none' || !record || result.lost || result.documentMissing) return; // nothing due, or another node moved it on
   const { signRef } = record.state;

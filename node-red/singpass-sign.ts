@@ -14,7 +14,7 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { acknowledgeHandOver, checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, prepareStored, recordEvent, reportHandOverFailure, runStepNow, startNextSigner, submitStoredHash, type KeptDelivery, type SessionAppearance, type SessionStarted } from '../src/session';
+import { checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, startNextSigner, step, type KeptDelivery, type SessionAppearance, type SessionStarted } from '../src/session';
 import { appearanceFromSettings, inSetting } from '../src/setup';
 import type { SigningEvent } from '../src/sign';
 import { asError, onInput, pdfPayload } from './lib/run';
@@ -131,15 +131,15 @@ export = function register(RED: NodeAPI): void {
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
       const onStep = statusReporter(node, signRef);
-      // The core's driver, as every front end: the event saved into the record (a certificate only claimed), then the
-      // step the record calls for (check, prepare, the save point, the hash call). A Node-RED killed in between leaves
-      // the claim or the save point, continued by the replayed delivery or, once idle, by the webhook node's sweep.
-      const recorded = await recordEvent(engine, client.store, stored.delivery, { onStep });
-      if (recorded.refused) throw asError(recorded.refused);
-      if (!recorded.record) throw notFound(signRef);
-      const step = type === 'certificate' ? await runStepNow(engine, client.store, signRef, { only: ['continueCertificate', 'submitHash'], stepOptions: { onStep } }) : undefined;
-      if (step?.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
-      const result = { record: step?.record ?? recorded.record, duplicate: step?.lost === true || (!recorded.moved && (step === undefined || step.action === 'none')) };
+      // The core's entry point, as every front end: the event saved into the record (a certificate only claimed), then
+      // the steps the table says the same event leads to (check, prepare, the save point, the hash call). A Node-RED
+      // killed in between leaves the claim or the save point, continued by the replayed delivery or, once idle, by the
+      // webhook node's sweep.
+      const r = await step(client.store, signRef, { on: 'event', delivery: stored.delivery, through: true }, { engine, onStep });
+      if (r.refused) throw asError(r.refused);
+      if (!r.record) throw notFound(signRef);
+      if (r.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
+      const result = { record: r.record, duplicate: r.lost === true || !r.moved };
       // A hash call that failed temporarily leaves the session at the save point: not applied yet (the webhook
       // node resubmits the same hash; after a restart the kept event is replayed and does the same).
       const deferred = isSubmitDeferred(result.record);
@@ -178,8 +178,8 @@ export = function register(RED: NodeAPI): void {
       if (!pending.stored) return duplicate(node, pending.signRef, 'certificate');
       const { signRef, pdf, stored } = pending;
       const engine = await client.engine();
-      // the core's driver: claimed, checked, prepared and the save point saved with compare-and-set; nothing sent
-      const prepared = await prepareStored(engine, client.store, stored.delivery);
+      // the core's entry point: claimed, checked, prepared and the save point saved with compare-and-set; nothing sent
+      const prepared = await step(client.store, signRef, { on: 'prepare', delivery: stored.delivery }, { engine });
       if (prepared.documentMissing) throw new SingpassFlowsError('STATE_INVALID', `The PDF of session ${signRef} is no longer in the session store`);
       if (!prepared.record) throw notFound(signRef);
       // nothing done by this run: at the save point already (the kept event replayed after a restart: handed on as
@@ -218,7 +218,7 @@ export = function register(RED: NodeAPI): void {
       // The core's driver: the call is counted in the stored record BEFORE it leaves (compare-and-set), so a refusal of
       // the first call is the service's verdict (the session fails with its code and message) and a resend after a
       // crash knows it is one; another execution already sending this hash makes this one a duplicate that sends nothing.
-      const sent = await submitStoredHash(engine, client.store, signRef);
+      const sent = await step(client.store, signRef, { on: 'sendHash' }, { engine });
       if (!sent.record) throw notFound(signRef);
       const result = { record: sent.record, duplicate: sent.lost === true || sent.action === 'none' };
       if (result.duplicate) return duplicate(node, signRef, 'hash submission');
@@ -254,7 +254,7 @@ export = function register(RED: NodeAPI): void {
       const signRef = signRefInput(msg.signRef);
       const engine = await client.engine();
       const onStep = statusReporter(node, signRef);
-      const r = await exclusiveFinish(signRef, () => runStepNow(engine, client.store, signRef, { only: ['finish'], policy: client.handOverPolicy, stepOptions: { onStep } }));
+      const r = await exclusiveFinish(signRef, () => step(client.store, signRef, { on: 'finish' }, { engine, policy: client.handOverPolicy, onStep }));
       if (!r || r.lost) {
         node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} being finished elsewhere` });
         return;
@@ -294,13 +294,13 @@ export = function register(RED: NodeAPI): void {
       if (failed) {
         const e = (msg.error ?? {}) as { code?: unknown; message?: unknown };
         const failure = { ...(typeof e.code === 'string' && e.code ? { code: e.code } : {}), message: typeof e.message === 'string' && e.message ? e.message : 'the flow\'s storage step failed' };
-        const r = await reportHandOverFailure(client.store, signRef, failure, { policy: client.handOverPolicy });
+        const r = await step(client.store, signRef, { on: 'handOverFailed', failure }, { policy: client.handOverPolicy });
         if (!r.record) throw notFound(signRef);
         const code = r.record.handOver?.lastFailure?.code ?? failure.code ?? 'HANDOVER_FAILED';
         node.status(r.moved ? { fill: 'yellow', shape: 'ring', text: `${short(signRef)} storing failed (${code}), handed over again later` } : { fill: 'grey', shape: 'ring', text: `${short(signRef)} not waiting for storage (${r.record.state.status})` });
         return { ...msg, signRef, session: recordForMessage(r.record) };
       }
-      const r = await acknowledgeHandOver(client.store, signRef);
+      const r = await step(client.store, signRef, { on: 'acknowledge' });
       if (!r.record) throw notFound(signRef);
       node.status(r.moved ? { fill: 'green', shape: 'dot', text: `${short(signRef)} signed PDF stored` } : { fill: 'grey', shape: 'ring', text: `${short(signRef)} acknowledged already` });
       return { ...msg, signRef, session: recordForMessage(r.record) };

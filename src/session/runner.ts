@@ -8,7 +8,8 @@ import type { SigningEngine } from './engine';
 import { isSessionEnded, isSigningOver, nextStep, type SessionAction } from './next-step';
 import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
-import { acknowledgeHandOver, recordEvent, reportHandOverFailure, runStepNow, type DueStepResult, type HandOverItem } from './driver';
+import type { HandOverItem } from './driver';
+import { step, type NamedStep, type StepOutcome, type StepTrigger } from './step';
 import { sessionPolicy, type SessionPolicy } from './policy';
 import { sessionPhase } from './transitions';
 import { receiveDelivery } from './front-door';
@@ -228,10 +229,12 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     void enqueue(signRef, () => (action === 'finish' ? finishNow(signRef) : runAction(signRef, action)));
   };
 
-  const runAction = async (signRef: string, action: SessionAction): Promise<void> => {
-    // the driver loads the record, runs the step its phase and this trigger choose, saves with compare-and-set
-    const r = await runStepNow(engine, store, signRef, { only: [action], policy, stepOptions: stepOptions(signRef) });
-    return after(r);
+  /** The one entry point, with this runner's policy and narration. */
+  const stepOn = (signRef: string, trigger: StepTrigger, onStep = stepOptions(signRef).onStep): Promise<StepOutcome> => step(store, signRef, trigger, { engine, policy, ...(onStep ? { onStep } : {}) });
+
+  const runAction = async (signRef: string, action: NamedStep): Promise<void> => {
+    // the planned step, if it is still what the record's phase calls for: loaded, run, saved with compare-and-set
+    return after(await stepOn(signRef, { on: action }));
   };
 
   const finishNow = (signRef: string): Promise<void> => {
@@ -243,19 +246,14 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     await yieldToCertificates();
     const narrate = stepOptions(signRef);
     // The driver stores the signed PDF before the record says finished (a crash in between finishes again).
-    return after(await runStepNow(engine, store, signRef, {
-      only: ['finish'], policy,
-      stepOptions: {
-        onStep: async (step) => {
-          await narrate.onStep!(step);
-          await yieldToCertificates();
-        },
-      },
+    return after(await stepOn(signRef, { on: 'finish' }, async (s) => {
+      await narrate.onStep!(s);
+      await yieldToCertificates();
     }));
   };
 
   /** What a step the driver ran leads to here: signing over (settled), a hand-over, or the next step planned. */
-  const after = async (r: DueStepResult): Promise<void> => {
+  const after = async (r: StepOutcome): Promise<void> => {
     // not due any more (another process moved it on), or another process owns this session's document
     if (r.action === 'none' || r.documentMissing || !r.record) return;
     const record = r.record;
@@ -269,7 +267,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (r.action === 'expire') await stepOptions(signRef).onStep!({ step: 'ended', status: record.state.status, error: record.error });
     if (r.action === 'handOver' && sessionPhase(record) === 'undelivered') await stepOptions(signRef).onStep!({ step: 'undelivered', code: record.handOver?.undelivered?.code ?? 'HANDOVER_UNACKNOWLEDGED' });
     // signing just ended (a hand-over only repeats one): the outcome, the PDF being signed deleted
-    if (r.action !== 'handOver' && isSigningOver(record)) {
+    if (r.signingEnded) {
       await settle(record, { ...(r.pdf ? { pdf: r.pdf } : {}), ...(r.report ? { report: r.report } : {}), ...(r.validationData ? { validationData: r.validationData } : {}) });
     }
     if (r.handOver) return handOver(r.handOver, record);
@@ -282,14 +280,14 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     try {
       stored = await options.onHandOver?.(item);
     } catch (e) {
-      const failed = await reportHandOverFailure(store, item.signRef, { code: isSingpassFlowsError(e) ? e.code : 'HANDOVER_FAILED', message: (e as Error)?.message ?? String(e) }, { policy });
+      const failed = await stepOn(item.signRef, { on: 'handOverFailed', failure: { code: isSingpassFlowsError(e) ? e.code : 'HANDOVER_FAILED', message: (e as Error)?.message ?? String(e) } });
       await stepOptions(item.signRef).onStep!({ step: 'handOverFailed', attempt: item.attempt, code: failed.record?.handOver?.lastFailure?.code ?? 'HANDOVER_FAILED' });
       if (failed.record) plan(failed.record);
       return;
     }
     // acknowledged by someone else meanwhile, or handed over again when its lease passes
     if (stored === false) return plan(handing);
-    const done = await acknowledgeHandOver(store, item.signRef);
+    const done = await stepOn(item.signRef, { on: 'acknowledge' });
     if (done.moved) await stepOptions(item.signRef).onStep!({ step: 'delivered', attempt: item.attempt });
     if (done.record) plan(done.record);
   };
@@ -321,7 +319,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
    */
   const receive = async (delivery: VerifiedDelivery): Promise<void> => {
     const signRef = delivery.event.signRef;
-    const r = await recordEvent(engine, store, delivery, stepOptions(signRef));
+    const r = await stepOn(signRef, { on: 'event', delivery });
     if (r.refused !== undefined) {
       // The event does not fit the session (e.g. it already ended): acknowledged and dropped, the session untouched.
       const e = r.refused;
@@ -332,8 +330,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (!record) return;
     // The rest happens behind the answer, as the record's next step says (a copy of a claim left before a restart
     // continues it too).
-    if (r.moved && isSessionEnded(record)) setImmediate(() => void enqueue(signRef, () => settle(record)));
-    else if (r.moved || sessionPhase(record) === 'certificateClaimed') setImmediate(() => plan(record));
+    if (r.signingEnded) setImmediate(() => void enqueue(signRef, () => settle(record)));
+    else setImmediate(() => plan(record));
   };
 
   const takeOverAfterMs = options.takeOverAfterMs ?? policy.takeOverIdleMs;
@@ -445,7 +443,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     },
 
     async acknowledge(signRef) {
-      return (await acknowledgeHandOver(store, signRef)).record;
+      return (await stepOn(signRef, { on: 'acknowledge' })).record;
     },
 
     async close() {

@@ -3,20 +3,15 @@
  * compare-and-set — over a MemorySessionStore and the engine's fakes (engine-fakes.ts: scripted signing client, test
  * PKI in process, a clock the test moves).
  */
-import { MemorySessionStore, prepareStored, recordEvent, runDueStep, runStepNow, submitStoredHash, type SessionRecord } from '../../src/session';
+import { MemorySessionStore, type SessionRecord } from '../../src/session';
+import { prepareStored, recordEvent, runDueStep, runStepNow, submitStoredHash } from '../../src/session/driver';
 import {
-  atSavePoint, certificateDelivery, expectStop, loadFakes, pdf, pki, refuse, SESSION_SECONDS, setup, signatureDelivery, signaturesIn, started, hashSubmitted, type Setup,
+  atSavePoint, certificateDelivery, expectStop, loadFakes, pdf, pki, refuse, SESSION_SECONDS, setup, signatureDelivery, signaturesIn, started, storedSession, hashSubmitted, type Setup,
 } from './engine-fakes';
 
 beforeAll(loadFakes);
 
-/** A store holding `record` and the session's PDF, as a front end left them. */
-async function stored(record: SessionRecord): Promise<MemorySessionStore> {
-  const store = new MemorySessionStore();
-  store.putDocument(record.state.signRef, pdf);
-  expect(store.put(record, undefined)).toBe(true);
-  return store;
-}
+const stored = async (record: SessionRecord): Promise<MemorySessionStore> => storedSession(record);
 
 async function claimed(t: Setup): Promise<SessionRecord> {
   const s = await started(t);

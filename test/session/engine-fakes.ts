@@ -17,7 +17,7 @@ import {
 } from '../../src/sign';
 import { readUserCertificate } from '../../src/sign/user-certificate';
 import {
-  createSigningEngine, isAtSavePoint, isCertificateClaimed, isSessionEnded, nextStep, sessionPhase,
+  createSigningEngine, MemorySessionStore, isAtSavePoint, isCertificateClaimed, isSessionEnded, nextStep, sessionPhase,
   type SessionAction, type SessionPhase, type SessionRecord, type SessionStep, type SigningEngineOptions, type StepOptions, type VerifiedDelivery,
 } from '../../src/session';
 import { samplePdf } from '../pades/ltv-helpers';
@@ -314,4 +314,12 @@ export async function loadFakes(): Promise<void> {
   ocsp = new OcspResponder(pki);
   tsa = new TimeStampAuthority(pki);
   pdf = await samplePdf('Engine transitions');
+}
+
+/** A store holding `record` and the session's PDF, as a front end left them. */
+export function storedSession(record: SessionRecord): MemorySessionStore {
+  const store = new MemorySessionStore();
+  store.putDocument(record.state.signRef, pdf);
+  expect(store.put(record, undefined)).toBe(true);
+  return store;
 }

@@ -14,9 +14,10 @@ import { SingpassFlowsError } from '../../src/errors';
 import { generateClientKeys, loadSigningKey } from '../../src/keys';
 import { SigningApiClient, type CertificateEvent, type DocumentHashInput } from '../../src/sign';
 import {
-  acknowledgeHandOver, finishShortfall, isFinishDeferred, isSessionEnded, isSubmitDeferred, MemorySessionStore, reportHandOverFailure, runDueStep, SESSION_POLICY, nextStep, startNextSigner, observeTransitions, sessionPhase, transitionKey, TRANSITIONS, type SessionRecord,
+  finishShortfall, isFinishDeferred, isSessionEnded, isSubmitDeferred, MemorySessionStore, SESSION_POLICY, nextStep, startNextSigner, observeTransitions, sessionPhase, transitionKey, TRANSITIONS, type SessionRecord,
   type VerifiedDelivery,
 } from '../../src/session';
+import { acknowledgeHandOver, reportHandOverFailure, runDueStep } from '../../src/session/driver';
 import {
   atSavePoint, certificateDelivery, expectNoSessionData, expectStop, hashSubmitted, loadFakes, pdf, pki, refuse, SESSION_SECONDS, setup, signaturesIn,
   signatureDelivery, signed, SIGN_API, started, tokens, type Refusal, type Setup,

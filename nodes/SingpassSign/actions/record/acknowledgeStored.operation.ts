@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
-import { acknowledgeHandOver, sessionPhase, type SessionRecord } from '../../../../src/session';
+import { sessionPhase, step, type SessionRecord } from '../../../../src/session';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 
@@ -17,13 +17,13 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'ack
 
 /**
  * After the workflow's storage node wrote the signed PDF Run Due Step handed over: the session ends `completed`
- * (the core's acknowledgeHandOver, compare-and-set), so it is not handed over again. Harmless twice; a session with no
+ * (the core's entry point, `acknowledge`, compare-and-set), so it is not handed over again. Harmless twice; a session with no
  * signed PDF (still signing, failed) is refused.
  */
 export async function execute(this: IExecuteFunctions, i: number): Promise<INodeExecutionData> {
   const signRef = signRefOf(this, i);
   const store = await sessionRecordStore(this, i);
-  const r = await acknowledgeHandOver(store, signRef);
+  const r = await step(store, signRef, { on: 'acknowledge' });
   return { json: { signRef, acknowledged: r.moved, ...handOverStanding(r.record) } };
 }
 

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../../../src/errors';
-import { prepareStored } from '../../../../src/session';
+import { step } from '../../../../src/session';
 import { signingEngine } from '../../../shared/engine';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
@@ -17,7 +17,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'pre
 ]);
 
 /**
- * The certificate event's first half on the stored session (the core's `prepareStored`): load the record and PDF,
+ * The certificate event's first half on the stored session (the core's entry point, `prepare`): load the record and PDF,
  * check the user's certificate (chain to your trusted roots, OCSP "good", valid today) BEFORE anything is signed,
  * prepare the PDF and save the save point with compare-and-set. Nothing is sent to the service: Submit Document Hash
  * (Session Record) sends the saved hash next. `prepared`: this run saved the save point; a redelivered event, or one
@@ -35,12 +35,12 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const store = await sessionRecordStore(this, i);
   const delivery = await deliveryWithCertificate(store, given);
   const { engine } = await signingEngine(this);
-  const r = await prepareStored(engine, store, delivery);
   const signRef = delivery.event.signRef;
+  const r = await step(store, signRef, { on: 'prepare', delivery }, { engine });
   if (!r.record) return { json: { signRef, found: false, prepared: false, action: r.action } };
   if (r.documentMissing) {
     throw new SingpassFlowsError('STATE_INVALID', `The session record ${signRef} is in ${store.where} but its PDF is not: save it with the record after Create Session`, { retryable: false });
   }
-  const json: IDataObject = { found: true, prepared: r.prepared, lost: r.lost === true, revision: r.record.revision, ...storedRecordSummary(r.record) };
+  const json: IDataObject = { found: true, prepared: r.prepared === true, lost: r.lost === true, revision: r.record.revision, ...storedRecordSummary(r.record) };
   return { json };
 }

@@ -1,5 +1,5 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { SESSION_POLICY, reportHandOverFailure, type SessionRecord } from '../../../../src/session';
+import { SESSION_POLICY, step, type SessionRecord } from '../../../../src/session';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
 import { handOverStanding, signRefOf, signRefOfStoredPdf } from './acknowledgeStored.operation';
@@ -25,7 +25,7 @@ export async function execute(this: IExecuteFunctions, i: number): Promise<INode
   const signRef = signRefOf(this, i);
   const store = await sessionRecordStore(this, i);
   const handOverLeaseMs = leaseOf(await store.get(signRef));
-  const r = await reportHandOverFailure(store, signRef, storageError(this.getNodeParameter('storageError', i, '')), { policy: { handOverLeaseMs } });
+  const r = await step(store, signRef, { on: 'handOverFailed', failure: storageError(this.getNodeParameter('storageError', i, '')) }, { policy: { handOverLeaseMs } });
   return { json: { signRef, reported: r.moved, ...handOverStanding(r.record) } };
 }
 

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { SingpassFlowsError, invalidInput } from '../../../../src/errors';
-import { isSessionEnded, recordEvent, runDueStep, runStepNow, sessionPhase, type DueStepResult, type SessionRecord, type VerifiedDelivery, type DurableSessionStore } from '../../../../src/session';
+import { isSessionEnded, sessionPhase, step, type SessionRecord, type StepOutcome, type VerifiedDelivery, type DurableSessionStore } from '../../../../src/session';
 import { pdfBinary } from '../../../shared/binary';
 import { signingEngine } from '../../../shared/engine';
 import { idleSecondsInput, idleSecondsOf, sessionRecordStore, storeInputs, usesStoreCredential } from '../../../shared/record-store';
@@ -45,8 +45,8 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'run
 ]);
 
 /**
- * For the resume schedule, after List Due Sessions: the ONE driver of a stored session (the core's `runDueStep`, the
- * same the runner and the Node-RED sweep use) runs the step the record's phase calls for — continue a claimed
+ * For the resume schedule, after List Due Sessions: the core's one entry point of a stored session (`step`, the
+ * same the runner and the Node-RED nodes use) runs the step the record's phase calls for — continue a claimed
  * certificate, resubmit the saved hash, finish the signature, or expire — and saves it with compare-and-set. A
  * webhook event given with the item (the trigger's, or a kept one List Due hands back) is applied first (a
  * certificate only claimed, as the webhook would), then driven the same way: the workflow needs no routing by action.
@@ -71,18 +71,19 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   const policy = handOverPolicyOf(this, i);
   const { engine } = await signingEngine(this);
   const given = await withStoredCertificate(store, givenDelivery(fromItem ? item.json.delivery : this.getNodeParameter('delivery', i, ''), signRef));
-  let r: DueStepResult;
+  let r: StepOutcome;
   let eventOutcome: IDataObject = {};
   let eventMoved = false;
   if (given) {
     const applied = await applyGivenEvent(engine, store, given);
     eventOutcome = { event: given.event.type, ...(applied.refused ? { eventRefused: applied.refused } : {}) };
     eventMoved = applied.moved;
-    // the event moved the record: its next step now (a claim continued, a signature finished), whoever's idle time
-    r = applied.moved ? await runStepNow(engine, store, signRef, { idleMs, policy, only: ['continueCertificate', 'finish'] }) : { action: 'none', record: applied.record };
-    if (r.action === 'none' && applied.record) r = { action: 'none', record: (await store.get(signRef)) ?? applied.record };
+    // the event moved the record: whatever it made due now (a claim continued, a signature finished), as this run
+    // moved it, no idle time to wait for
+    r = applied.moved ? await step(store, signRef, { on: 'due', idleMs: 0 }, { engine, policy }) : { on: 'event', action: 'none', moved: false, signingEnded: false, ...(applied.record ? { record: applied.record } : {}) };
+    if (r.action === 'none' && applied.record) r = { ...r, record: (await store.get(signRef)) ?? applied.record };
   } else {
-    r = await runDueStep(engine, store, signRef, { idleMs, policy });
+    r = await step(store, signRef, { on: 'due', idleMs }, { engine, policy });
   }
   if (!r.record) return { json: { signRef, action: r.action, found: false, ...eventOutcome }, binary: item.binary };
   // ended by this run (not found ended): what a workflow routes on to record the outcome once
@@ -126,7 +127,7 @@ function givenDelivery(value: unknown, signRef: string): VerifiedDelivery | unde
  * too: replaying it again would change nothing.
  */
 async function applyGivenEvent(engine: Awaited<ReturnType<typeof signingEngine>>['engine'], store: DurableSessionStore, delivery: VerifiedDelivery): Promise<{ moved: boolean; record?: SessionRecord; refused?: IDataObject }> {
-  const r = await recordEvent(engine, store, delivery);
+  const r = await step(store, delivery.event.signRef, { on: 'event', delivery }, { engine });
   if (r.refused === undefined) return { moved: r.moved, ...(r.record ? { record: r.record } : {}) };
   // a typed error is the session's verdict on the event (ended meanwhile, another session's token); others fail the run
   if (!(r.refused instanceof SingpassFlowsError)) throw r.refused as Error;

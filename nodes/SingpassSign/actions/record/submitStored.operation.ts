@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { invalidInput } from '../../../../src/errors';
-import { submitStoredHash } from '../../../../src/session';
+import { step } from '../../../../src/session';
 import { signingEngine } from '../../../shared/engine';
 import { sessionRecordStore, storeInputs } from '../../../shared/record-store';
 import { forOperation } from '../../../shared/router';
@@ -17,7 +17,7 @@ export const description: INodeProperties[] = forOperation('sessionRecord', 'sub
 ]);
 
 /**
- * The certificate event's second half on the stored session (the core's `submitStoredHash`): send the hash saved at
+ * The certificate event's second half on the stored session (the core's entry point, `sendHash`): send the hash saved at
  * the save point — never a new one — counting the call in the store with compare-and-set before it leaves, so of two
  * runs only one sends. A refused first call ends the session with the service's reason; when the service cannot take
  * the hash just now the save point stays (`retryLater`) and the resume schedule (List Due Sessions → Run Due Step)
@@ -30,7 +30,7 @@ export async function execute(this: IExecuteFunctions, i: number, item: INodeExe
   if (item.json.prepared === false) return { json: { ...item.json, submitted: false } };
   const store = await sessionRecordStore(this, i);
   const { engine } = await signingEngine(this);
-  const r = await submitStoredHash(engine, store, signRef);
+  const r = await step(store, signRef, { on: 'sendHash' }, { engine });
   if (!r.record) return { json: { signRef, found: false, submitted: false } };
   const json: IDataObject = {
     found: true, submitted: r.action === 'submitHash' && !r.lost, lost: r.lost === true, revision: r.record.revision,
