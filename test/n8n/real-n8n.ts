@@ -293,10 +293,10 @@ export async function startCliSandbox(packageDir: string, port: number, dir: str
       if (!res.ok) throw new Error(`phone ${action} answered ${res.status}: ${await res.text()}`);
     },
     async deliveries() {
-      return ((await (await fetch(`${baseUrl}/sign/sandbox/deliveries`)).json()) as { deliveries: Awaited<ReturnType<CliSandbox['deliveries']>> }).deliveries;
+      return ((await (await getOnce(`${baseUrl}/sign/sandbox/deliveries`)).json()) as { deliveries: Awaited<ReturnType<CliSandbox['deliveries']>> }).deliveries;
     },
     async hashes(signRef) {
-      const { hashes } = (await (await fetch(`${baseUrl}/sign/sandbox/hashes`)).json()) as { hashes: Array<{ signRef: string; docHash?: string; status: number }> };
+      const { hashes } = (await (await getOnce(`${baseUrl}/sign/sandbox/hashes`)).json()) as { hashes: Array<{ signRef: string; docHash?: string; status: number }> };
       return hashes.filter((h) => h.signRef === signRef).map(({ docHash, status }) => ({ docHash, status }));
     },
     async faults(body) {
@@ -370,4 +370,17 @@ export async function startRelay(target: string): Promise<Relay> {
   self.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/notify`;
   self.close = () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
   return self;
+}
+
+/**
+ * A GET of the sandbox's records, tried once more when the socket it reused was closed by the server at that moment
+ * (keep-alive timing under load: "other side closed"); a read, so asking twice changes nothing.
+ */
+async function getOnce(url: string): Promise<Response> {
+  try {
+    return await fetch(url);
+  } catch (e) {
+    if (!/other side closed|ECONNRESET|socket/i.test(String((e as { cause?: unknown }).cause ?? e))) throw e;
+    return fetch(url);
+  }
 }

@@ -6,7 +6,7 @@
  * the "finished" output, and past the hand-over window the session ends undelivered. (Deliveries over HTTP are in webhook.e2e.test.ts, finishing and resubmitting in
  * finishing.e2e.test.ts and prepare-submit.e2e.test.ts, the sweep continuing a claimed certificate in sweep.e2e.test.ts.)
  */
-import { SESSION_POLICY, type SessionRecord } from '../../src/session';
+import { createSessionStore, SESSION_POLICY, type SessionRecord } from '../../src/session';
 import { catchNode, configNodes, sessionDirs, getNode, helper, keys, nextMessage, positioned, rootPem, webhookNodes } from './helper';
 
 const sessionDir = sessionDirs();
@@ -35,6 +35,13 @@ function record(signRef: string, status: string, updatedAt: number, expiresAt = 
 }
 
 test('ended records are forgotten once the session policy\'s retention passed; an overdue session goes out as expired', async () => {
+  // in the folder before Node-RED starts, as a restart finds them: the first sweep resumes them and cleans up
+  const before = createSessionStore({ kind: 'folder', folder: sessionDir(), signedDocuments: 'forget' });
+  await before.put(record('old', 'completed', now() - SESSION_POLICY.retentionMs / 1000 - 86400), undefined);
+  await before.put(record('recent', 'failed', now() - 3600), undefined);
+  await before.put(record('overdue', 'waiting_for_scan', now() - 300, now() - 200), undefined);
+  await before.put(record('live', 'waiting_for_scan', now()), undefined);
+  await before.close?.();
   await helper.load([configNodes, webhookNodes], positioned([
     { id: 'secretNode', type: 'singpass-notification-secret' },
     { id: 'client', type: 'singpass-sign-client', environment: 'custom', baseUrl: 'http://127.0.0.1:9/sign/api/v1', keySetUrl: 'http://127.0.0.1:9/keys.json', clientId: 'dsap', domainName: 'sign.example.sg', tenantId: 'acme', notificationSecret: 'secretNode', trustedRoots: rootPem(), sessionDir: sessionDir() },
@@ -42,11 +49,7 @@ test('ended records are forgotten once the session policy\'s retention passed; a
     { id: 'webhook', z: 'f1', type: 'singpass-sign-webhook', client: 'client', url: '/hook', wires: [[], [], ['expired']] },
     { id: 'expired', z: 'f1', type: 'helper' },
   ]), { client: { signingKey: keys().jwk }, secretNode: { secret: 'x'.repeat(40) } });
-  const store = (helper.getNode('client') as unknown as { store: { put(r: SessionRecord, rev: undefined): Promise<boolean>; get(ref: string): Promise<SessionRecord | undefined> } }).store;
-  await store.put(record('old', 'completed', now() - SESSION_POLICY.retentionMs / 1000 - 86400), undefined);
-  await store.put(record('recent', 'failed', now() - 3600), undefined);
-  await store.put(record('overdue', 'waiting_for_scan', now() - 300, now() - 200), undefined);
-  await store.put(record('live', 'waiting_for_scan', now()), undefined);
+  const store = (helper.getNode('client') as unknown as { store: { get(ref: string): Promise<SessionRecord | undefined> } }).store;
 
   const msg = await nextMessage(getNode('expired'), 20_000);
   expect(msg).toMatchObject({ signRef: 'overdue', event: { type: 'expired' }, session: { state: { status: 'expired' }, error: { code: 'SESSION_EXPIRED' } } });
