@@ -18,7 +18,8 @@ const ENGINE_OPERATIONS = [...Object.keys(operations.session), 'createStoredSess
  * Singpass document signing for a DSAP: sessions (QR code, webhook events, the signed PDF) and PAdES document
  * operations. The signing state is a small JSON record your workflow stores between the two webhook events.
  * Version 2: the Session Record operations keep it in the "Singpass Session Store" credential's store (chosen once
- * for the workflow); version 1 (saved workflows) in the node's own Store parameter.
+ * for the workflow); version 1 (saved workflows) in the node's own Store parameter. Version 3 (as 2) only changes a
+ * default: Create Session asks for B-LTA unless its Signature Level says otherwise (versions 1 and 2: B-T).
  */
 export class SingpassSign implements INodeType {
   description: INodeTypeDescription = {
@@ -26,8 +27,8 @@ export class SingpassSign implements INodeType {
     name: 'singpassSign',
     icon: { light: 'file:sign.svg', dark: 'file:sign.dark.svg' },
     group: ['transform'],
-    version: [1, 2],
-    defaultVersion: 2,
+    version: [1, 2, 3],
+    defaultVersion: 3,
     subtitle: '={{ $parameter["operation"] }}',
     description: 'Sign PDFs with Singpass (PAdES B-B to B-LTA)',
     defaults: { name: 'Singpass Sign' },

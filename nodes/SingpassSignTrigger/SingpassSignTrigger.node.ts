@@ -29,6 +29,26 @@ function pathFromParameter(): { path: string } {
   return { path: '={{$parameter["path"]}}' };
 }
 
+/** Certificate in Output's choices (Session Records "Elsewhere"). */
+const CERTIFICATE_IN_OUTPUT_OPTIONS = [
+  { name: 'Include (Puts the NRIC in the Execution Data)', value: 'include', description: 'The certificate event\'s item carries the user\'s certificate, whose subject holds their NRIC: n8n keeps it in the execution data (and every saved execution). Choose it only when Signing Session ▸ Prepare PDF Signature / Apply Webhook Event must read the certificate there: nothing else holds it.' },
+  { name: 'Leave Out', value: 'leaveOut', description: 'The item names the signer (signer.name) but carries no certificate, so nothing in this workflow can prepare the signature: for a workflow that only reacts to the scan. To sign without the certificate in items, keep the records in the session store: its steps load it by sign_ref.' },
+];
+
+/**
+ * Node versions whose Certificate in Output is Include by default (version 2: a workflow saved with the default keeps
+ * behaving as it did) and those where it is Leave Out (version 3 on: new nodes put no NRIC in executions unless asked).
+ */
+export const CERTIFICATE_INCLUDED_BY_DEFAULT_VERSIONS = [2];
+export const CERTIFICATE_LEFT_OUT_BY_DEFAULT_VERSIONS = [3];
+
+/** The node's Certificate in Output, its version's default when unset. */
+function certificateInOutput(ctx: IWebhookFunctions): string {
+  const version = ctx.getNode().typeVersion;
+  const fallback = CERTIFICATE_INCLUDED_BY_DEFAULT_VERSIONS.includes(version) ? 'include' : 'leaveOut';
+  return String(ctx.getNodeParameter('certificateInOutput', fallback));
+}
+
 /** Output index per event type: certificate, signature, error. */
 const OUTPUT = { certificate: 0, signature: 1, error: 2 } as const;
 
@@ -47,7 +67,7 @@ interface WebhookResponse {
  * error body; 503 when the fault is ours, so it retries), and only then does the workflow start. Genuine,
  * first-time events leave on the output for their type; refused and duplicate deliveries never start the workflow.
  *
- * Given the store the Session Record nodes keep the records in (version 2: the same "Singpass Session Store"
+ * Given the store the Session Record nodes keep the records in (version 2 on: the same "Singpass Session Store"
  * credential; version 1: its Session Records In / Folder parameters) the Bearer is bound to its session BEFORE the answer: it must be the token the session named by the JWT's sign_ref was created
  * with (its stored record), so a delivery presented with another session's token, or for a session that is unknown or
  * has ended, is answered 400 and starts nothing; a store that cannot be read is answered 503 (the service retries).
@@ -60,6 +80,9 @@ interface WebhookResponse {
  * moment) would otherwise lose an event the service will never send again. A kept event that no step applied within
  * the credential's idle time comes out of List Due Sessions (`replayCertificate` / `replaySignature` / `replayError`)
  * into the same steps. A copy of an event already kept starts nothing.
+ *
+ * Version 3 only changes a default: with Session Records "Elsewhere" the certificate item leaves the user's certificate
+ * (their NRIC) out unless Certificate in Output says Include; version 2 includes it, as workflows saved with it expect.
  */
 export class SingpassSignTrigger implements INodeType {
   description: INodeTypeDescription = {
@@ -67,8 +90,8 @@ export class SingpassSignTrigger implements INodeType {
     name: 'singpassSignTrigger',
     icon: { light: 'file:sign.svg', dark: 'file:sign.dark.svg' },
     group: ['trigger'],
-    version: [1, 2],
-    defaultVersion: 2,
+    version: [1, 2, 3],
+    defaultVersion: 3,
     subtitle: '=/{{ $parameter["path"] }}',
     description: 'Receive Singpass signing events (certificate, signature, error)',
     defaults: { name: 'Singpass Sign Trigger' },
@@ -104,16 +127,23 @@ export class SingpassSignTrigger implements INodeType {
         default: 'store',
         displayOptions: { show: { '@version': STORE_CREDENTIAL_VERSIONS } },
       },
+      // one parameter, a default per version: n8n saves a workflow without the parameters left at their default, so a
+      // version-2 node saved that way must keep including the certificate; version 3 leaves it out unless asked
       {
         displayName: 'Certificate in Output',
         name: 'certificateInOutput',
         type: 'options',
-        options: [
-          { name: 'Include (Signing Session Steps Need It)', value: 'include', description: 'The certificate event\'s item carries the user\'s certificate (its subject holds the NRIC; n8n keeps it in the execution): Signing Session ▸ Prepare PDF Signature / Apply Webhook Event read it there, nothing else holds it' },
-          { name: 'Leave Out', value: 'leaveOut', description: 'The item names the signer (signer.name) but carries no certificate, so nothing in this workflow can prepare the signature: for a workflow that only reacts to the scan. To sign without the certificate in items, keep the records in the session store: its steps load it by sign_ref.' },
-        ],
+        options: CERTIFICATE_IN_OUTPUT_OPTIONS,
         default: 'include',
-        displayOptions: { show: { sessionRecords: ['none'], '@version': STORE_CREDENTIAL_VERSIONS } },
+        displayOptions: { show: { sessionRecords: ['none'], '@version': CERTIFICATE_INCLUDED_BY_DEFAULT_VERSIONS } },
+      },
+      {
+        displayName: 'Certificate in Output',
+        name: 'certificateInOutput',
+        type: 'options',
+        options: CERTIFICATE_IN_OUTPUT_OPTIONS,
+        default: 'leaveOut',
+        displayOptions: { show: { sessionRecords: ['none'], '@version': CERTIFICATE_LEFT_OUT_BY_DEFAULT_VERSIONS } },
       },
       {
         displayName: 'Signer\'s ID in Output',
@@ -202,7 +232,7 @@ export class SingpassSignTrigger implements INodeType {
     const outputs: INodeExecutionData[][] = [[], [], []];
     // kept in the session store before the answer: the item carries no certificate (the steps load it by sign_ref)
     const kept = binding?.store.rememberDelivery !== undefined;
-    const leftOut = !binding && usesStoreCredential(this) && this.getNodeParameter('certificateInOutput', 'include') === 'leaveOut';
+    const leftOut = !binding && usesStoreCredential(this) && certificateInOutput(this) === 'leaveOut';
     outputs[OUTPUT[receipt.delivery.event.type]].push({ json: eventItem(receipt.delivery, { withholdCertificate: kept || leftOut, signerId: signerIdSetting(this.getNodeParameter('signerId', 'none')) }) });
     return { noWebhookResponse: true, workflowData: outputs };
   }

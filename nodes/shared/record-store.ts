@@ -14,8 +14,11 @@ export const PG_STORE_CREDENTIAL = 'singpassSessionStorePostgresApi';
 
 /** Node versions whose store is the Store parameter (saved workflows keep behaving as before); later ones use the credential. */
 export const STORE_PARAMETER_VERSIONS = [1];
-/** Node versions whose store is the {@link STORE_CREDENTIAL}. */
-export const STORE_CREDENTIAL_VERSIONS = [2];
+/**
+ * Node versions whose store is the {@link STORE_CREDENTIAL}: version 2 and every later one (version 3 only changed
+ * defaults: the trigger's Certificate in Output, Create Session's Signature Level).
+ */
+export const STORE_CREDENTIAL_VERSIONS = [2, 3];
 
 /** Whether this node keeps the store in its credential (version 2 on) rather than its Store parameter. */
 export function usesStoreCredential(ctx: { getNode(): INode }): boolean {

@@ -80,7 +80,7 @@ describe('flows/n8n sample workflows', () => {
     const storeNodes = ours.filter((x) => x.parameters.resource === 'sessionRecord' || x.type.endsWith('singpassSignTrigger'));
     expect(storeNodes.length).toBeGreaterThanOrEqual(7);
     for (const n of storeNodes) {
-      expect([n.name, n.typeVersion, n.parameters.store, n.parameters.folder, n.parameters.recordFolder]).toEqual([n.name, 2, undefined, undefined, undefined]);
+      expect([n.name, n.typeVersion, n.parameters.store, n.parameters.folder, n.parameters.recordFolder]).toEqual([n.name, 3, undefined, undefined, undefined]);
       expect([n.name, n.credentials?.singpassSessionStoreApi?.id]).toEqual([n.name, 'spflStore0000001']);
     }
     expect(wf.nodes.filter((n) => n.type === 'n8n-nodes-base.readWriteFile')).toEqual([]);
@@ -91,6 +91,15 @@ describe('flows/n8n sample workflows', () => {
     // stored, then acknowledged (the FTP node's item is its own: the session is Run Due Step's); failed: reported
     expect(wf.connections[upload.name].main.map((out) => out.map((c) => c.node))).toEqual([['Acknowledge Stored PDF'], ['Report Storage Failure']]);
     expect(byName(wf).get('Acknowledge Stored PDF')!.parameters.signRef).toBe("={{ $('Run Due Step').item.json.signRef }}");
+  });
+
+  it.each(samples.filter((s) => s.wf.nodes.some((n) => /\.singpassSign(Trigger)?$/.test(n.type))))('$file: its Singpass Sign and Sign Trigger nodes are version 3 (the defaults new nodes get) and rely on no default version 3 changed', ({ wf }) => {
+    const nodes = wf.nodes.filter((n) => /\.singpassSign(Trigger)?$/.test(n.type));
+    expect(nodes.map((n) => [n.name, n.typeVersion])).toEqual(nodes.map((n) => [n.name, 3]));
+    // Create Session asks for its level itself (version 2's default was B-T, version 3's B-LTA)
+    for (const n of nodes.filter((x) => ['createSession', 'createStoredSession'].includes(String(x.parameters.operation)))) expect([n.name, n.parameters.level]).toEqual([n.name, expect.stringMatching(/^B-(B|T|LT|LTA)$/)]);
+    // the trigger binds to the session store: Certificate in Output (version 2 Include, version 3 Leave Out) is not shown
+    for (const n of nodes.filter((x) => x.type.endsWith('.singpassSignTrigger'))) expect([n.name, n.parameters.sessionRecords ?? 'store', n.parameters.certificateInOutput]).toEqual([n.name, 'store', undefined]);
   });
 
   it.each(samples)('$file has an id (n8n import:workflow needs one) and only node types a real install has', ({ wf }) => {
@@ -204,7 +213,7 @@ describe('flows/n8n sample workflows', () => {
     expect(b.get('Run Due Step')!.parameters).toMatchObject({ sessionFrom: 'item', outputBinaryPropertyName: 'data' });
   });
 
-  it('document-signing.json chooses the session store once: every Session Record node and the trigger are version 2 with the same Singpass Session Store credential, and no node names a store of its own', () => {
+  it('document-signing.json chooses the session store once: every Session Record node and the trigger are version 3 with the same Singpass Session Store credential, and no node names a store of its own', () => {
     const wf = signing();
     const records = wf.nodes.filter((n) => n.parameters.resource === 'sessionRecord');
     expect(records.length).toBeGreaterThanOrEqual(6);
@@ -213,7 +222,7 @@ describe('flows/n8n sample workflows', () => {
     const trigger = wf.nodes.find((n) => n.type.endsWith('.singpassSignTrigger'))!;
     const stores = [...records, trigger];
     for (const n of stores) {
-      expect({ name: n.name, typeVersion: n.typeVersion, store: n.credentials?.singpassSessionStoreApi }).toEqual({ name: n.name, typeVersion: 2, store: { id: 'spflStore0000001', name: 'Singpass session store' } });
+      expect({ name: n.name, typeVersion: n.typeVersion, store: n.credentials?.singpassSessionStoreApi }).toEqual({ name: n.name, typeVersion: 3, store: { id: 'spflStore0000001', name: 'Singpass session store' } });
       for (const p of ['store', 'folder', 'idleSeconds', 'recordStore', 'recordFolder', 'sessionRecords']) expect(n.parameters[p]).toBeUndefined();
     }
     // no other node carries a store credential of any kind

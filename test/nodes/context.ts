@@ -4,7 +4,7 @@
  * PDFs) is real.
  */
 import { mockDeep, type DeepMockProxy } from 'jest-mock-extended';
-import type { IBinaryData, ICredentialDataDecryptedObject, IExecuteFunctions, INode, INodeExecutionData } from 'n8n-workflow';
+import { NodeHelpers, type IBinaryData, type ICredentialDataDecryptedObject, type IExecuteFunctions, type INode, type INodeExecutionData, type INodeParameters, type INodeTypeDescription } from 'n8n-workflow';
 
 export interface ContextInput {
   params: Record<string, unknown> | Array<Record<string, unknown>>;
@@ -60,4 +60,14 @@ export function executeContext(input: ContextInput): DeepMockProxy<IExecuteFunct
     return { id, data: '', fileName, mimeType: mimeType ?? 'application/octet-stream', fileSize: String((data as Buffer).length) } as IBinaryData;
   });
   return ctx;
+}
+
+/**
+ * A node's parameters as n8n hands them to the node: the workflow saves only the parameters set to something else than
+ * their default, and n8n fills in the rest from the node's description at the node's version (n8n-workflow's
+ * NodeHelpers.getNodeParameters, the call its Workflow makes when it loads a workflow). A test of a default then tests
+ * the description n8n reads, not only the fallback the node's code passes to getNodeParameter.
+ */
+export function asN8nLoads(description: INodeTypeDescription, typeVersion: number, saved: INodeParameters): INodeParameters {
+  return NodeHelpers.getNodeParameters(description.properties, saved, true, false, { typeVersion }, description) ?? {};
 }

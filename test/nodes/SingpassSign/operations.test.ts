@@ -4,7 +4,7 @@ import { SingpassSign } from '../../../nodes/SingpassSign/SingpassSign.node';
 import { fixture } from '../../fixtures/pdfs';
 import { addValidationData } from '../../../src/pades/ltv';
 import { changePageContent, samplePdf, signToLevel } from '../../pades/ltv-helpers';
-import { executeContext, pdfItem } from '../context';
+import { asN8nLoads, executeContext, pdfItem } from '../context';
 import { startSignSandbox, type SignSandbox } from '../sign-harness';
 
 /**
@@ -70,6 +70,33 @@ describe('Singpass Sign node: single operations and bad input', () => {
       expect((created.json.record as { request: { appLink?: string } }).request.appLink).toBe('https://app.example.sg/signed');
       await expect(run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'X.pdf', level: 'B-B', options: { appLink: 'myapp://signed' } }, [pdfItem(pdf)]))
         .rejects.toMatchObject({ context: { code: 'INVALID_INPUT' }, message: 'App Link: must use https://' });
+    });
+  });
+
+  describe('Create Session\'s Signature Level left at its default (not saved in the workflow): per node version', () => {
+    const description = new SingpassSign().description;
+    /** Create Session at `typeVersion` with `params`, as n8n runs it; the level its record asks for. */
+    const levelAskedFor = async (typeVersion: number, params: Record<string, unknown>) => {
+      const ctx = executeContext({ params, items: [pdfItem(await fixture('classic'))], credentials: env.credentials, typeVersion });
+      const [[created]] = await new SingpassSign().execute.call(ctx);
+      expect(created.json.status).toBe('waiting_for_scan');
+      return (created.json.record as { request: { level: string } }).request.level;
+    };
+    const saved = { resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'X.pdf', options: { qrImages: false } };
+
+    it.each([[3, 'B-LTA'], [2, 'B-T'], [1, 'B-T']])('version %i asks for %s', async (version, level) => {
+      const loaded = asN8nLoads(description, version, saved);
+      expect(loaded.level).toBe(level);
+      expect(await levelAskedFor(version, loaded)).toBe(level);
+      // the node's own fallback, for a parameter n8n did not fill in
+      expect(await levelAskedFor(version, saved)).toBe(level);
+    });
+
+    it('Session Record ▸ Create Session has the same defaults; an explicit level is kept at every version', async () => {
+      const stored = { resource: 'sessionRecord', operation: 'createStoredSession', binaryPropertyName: 'data' };
+      expect([1, 2, 3].map((v) => asN8nLoads(description, v, stored).level)).toEqual(['B-T', 'B-T', 'B-LTA']);
+      expect([1, 2, 3].map((v) => asN8nLoads(description, v, { ...stored, level: 'B-LT' }).level)).toEqual(['B-LT', 'B-LT', 'B-LT']);
+      expect(await levelAskedFor(3, { ...saved, level: 'B-T' })).toBe('B-T');
     });
   });
 

@@ -17,7 +17,7 @@ import { closePgRecordStores, STORE_CREDENTIAL } from '../../../nodes/shared/rec
 import { SESSION_POLICY, type SessionRecord } from '../../../src/session';
 import { freePort } from '../../helpers/ports';
 import { postgresDatabase, type Postgres } from '../../helpers/postgres';
-import { binaryBuffer, executeContext, pdfItem } from '../context';
+import { asN8nLoads, binaryBuffer, executeContext, pdfItem } from '../context';
 
 const nowS = () => Math.floor(Date.now() / 1000);
 function record(signRef: string, revision: number, status = 'waiting_for_scan', patch: Partial<SessionRecord['state']> = {}, savePoint = false): SessionRecord {
@@ -192,11 +192,11 @@ describe('Singpass Sign node version 2: Session Record on the store credential',
     }
   });
 
-  it('the node is versioned: 2 by default, with the store credential on the Session Record resource and Check Certificate Status of the trigger\'s event only; version 1 keeps its Store parameter and PostgreSQL credential', () => {
+  it('the node is versioned: 3 by default, with the store credential on the Session Record resource and Check Certificate Status of the trigger\'s event only; version 1 keeps its Store parameter and PostgreSQL credential', () => {
     const d = new SingpassSign().description;
-    expect(d).toMatchObject({ version: [1, 2], defaultVersion: 2 });
+    expect(d).toMatchObject({ version: [1, 2, 3], defaultVersion: 3 });
     const store = d.credentials!.find((c) => c.name === STORE_CREDENTIAL)!;
-    expect(store).toMatchObject({ required: true, testedBy: 'singpassSessionStoreApiTest', displayOptions: { show: { operation: [...Object.keys(operations.sessionRecord), 'checkCertificateStatus'], '@version': [2] }, hide: { certificateFrom: ['field'] } } });
+    expect(store).toMatchObject({ required: true, testedBy: 'singpassSessionStoreApiTest', displayOptions: { show: { operation: [...Object.keys(operations.sessionRecord), 'checkCertificateStatus'], '@version': [2, 3] }, hide: { certificateFrom: ['field'] } } });
     const pg = d.credentials!.find((c) => c.name === 'singpassSessionStorePostgresApi')!;
     expect(pg.displayOptions).toEqual({ show: { resource: ['sessionRecord'], store: ['postgres'], '@version': [1] } });
     // the credential's own defaults: the sample's folder, the engine's take-over time and retention
@@ -207,7 +207,19 @@ describe('Singpass Sign node version 2: Session Record on the store credential',
     const retention = props.find((p) => p.name === 'retentionDays')!;
     expect([retention.default, retention.displayOptions]).toEqual([SESSION_POLICY.retentionMs / 86_400_000, undefined]); // both kinds
     for (const p of props.filter((x) => !['kind', 'folder', 'idleSeconds', 'retentionDays'].includes(x.name))) expect(p.displayOptions).toEqual({ show: { kind: ['postgres'] } });
-    // List Due's Delete Ended Sessions: version 2 only, off unless a workflow turns it on
-    expect(d.properties.find((p) => p.name === 'deleteEnded')).toMatchObject({ default: false, displayOptions: { show: { '@version': [2], operation: ['listDue'] } } });
+    // List Due's Delete Ended Sessions: version 2 on, off unless a workflow turns it on
+    expect(d.properties.find((p) => p.name === 'deleteEnded')).toMatchObject({ default: false, displayOptions: { show: { '@version': [2, 3], operation: ['listDue'] } } });
+  });
+
+  it('version 3 keeps every version-2 parameter as n8n loads a saved node (only Create Session\'s Signature Level default differs)', () => {
+    const d = new SingpassSign().description;
+    const listDue = { resource: 'sessionRecord', operation: 'listDue' };
+    // version 1: its Store parameter; 2 and 3: the credential, and Delete Ended Sessions
+    expect([1, 2, 3].map((v) => { const p = asN8nLoads(d, v, listDue); return [p.store, p.deleteEnded]; })).toEqual([['folder', undefined], [undefined, false], [undefined, false]]);
+    const create = { resource: 'sessionRecord', operation: 'createStoredSession' };
+    const { level: level2, ...v2 } = asN8nLoads(d, 2, create);
+    const { level: level3, ...v3 } = asN8nLoads(d, 3, create);
+    expect([level2, level3]).toEqual(['B-T', 'B-LTA']);
+    expect(v3).toEqual(v2);
   });
 });

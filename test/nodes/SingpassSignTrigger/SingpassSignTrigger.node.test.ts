@@ -10,7 +10,7 @@ import { FileSessionStore } from '../../../src/session/file-store';
 import type { SessionRecord } from '../../../src/session';
 import { fixture } from '../../fixtures/pdfs';
 import { freePort } from '../../helpers/ports';
-import { executeContext, pdfItem, testNode } from '../context';
+import { asN8nLoads, executeContext, pdfItem, testNode } from '../context';
 import { startSignSandbox, type SignSandbox } from '../sign-harness';
 
 /**
@@ -324,6 +324,7 @@ describe('Singpass Sign Trigger', () => {
     afterEach(() => {
       delete env.triggerParams.signerId;
       delete env.triggerParams.certificateInOutput;
+      env.triggerVersion = 2;
     });
     const certificateItem = async () => {
       const signRef = await create();
@@ -333,7 +334,7 @@ describe('Singpass Sign Trigger', () => {
     const user = () => env.sb.pki.users.p256;
     const nric = () => /serialNumber=(\S+)/.exec(user().subject)![1];
 
-    it('by default: the signer\'s name, no ID; the certificate for the Signing Session steps', async () => {
+    it('by default (version 2): the signer\'s name, no ID; the certificate for the Signing Session steps', async () => {
       const item = await certificateItem();
       expect(item.signer).toEqual({ name: 'TAN AH KOW' });
       expect(JSON.stringify(item.signer)).not.toContain(nric());
@@ -354,6 +355,48 @@ describe('Singpass Sign Trigger', () => {
       expect(text).not.toContain(user().certDer.toString('base64').slice(40, 120));
       expect(text).not.toContain(nric());
       expect(item).toMatchObject({ type: 'certificate', signRef: expect.any(String), signer: { name: 'TAN AH KOW', maskedId: expect.stringMatching(/^\*{5}/) } });
+    });
+    describe('Certificate in Output left at its default (not saved in the workflow): per node version', () => {
+      const certificateOf = (item: Record<string, unknown>) => (item.delivery as { event: { certificate: { base64?: string; subject?: string } } }).event.certificate;
+      /** The trigger's parameters as n8n loads a workflow that saved only Session Records "Elsewhere". */
+      const loadedAt = (version: number) => {
+        const params = asN8nLoads(new SingpassSignTrigger().description, version, { path: 'singpass-sign', sessionRecords: 'none' });
+        env.triggerVersion = version;
+        if (params.certificateInOutput === undefined) delete env.triggerParams.certificateInOutput;
+        else env.triggerParams.certificateInOutput = params.certificateInOutput;
+        return params;
+      };
+
+      it('version 3 (new nodes): the certificate is left out — no certificate, no subject, no NRIC in the item', async () => {
+        expect(loadedAt(3)).toMatchObject({ sessionRecords: 'none', certificateInOutput: 'leaveOut' });
+        const item = await certificateItem();
+        const text = JSON.stringify(item);
+        expect(text).not.toContain(user().certDer.toString('base64').slice(40, 120));
+        expect(text).not.toContain(nric());
+        // redacted as a kept delivery's is: every field empty
+        expect(certificateOf(item)).toMatchObject({ base64: '', subject: '' });
+        expect(item).toMatchObject({ type: 'certificate', signRef: expect.any(String), signer: { name: 'TAN AH KOW' } });
+      });
+
+      it('version 3 given no value at all (the code\'s own fallback): left out too', async () => {
+        env.triggerVersion = 3;
+        const item = await certificateItem();
+        expect(JSON.stringify(item)).not.toContain(nric());
+        expect(certificateOf(item)).toMatchObject({ base64: '', subject: '' });
+      });
+
+      it('version 2 (saved workflows): still included, as the workflow was built for', async () => {
+        expect(loadedAt(2)).toMatchObject({ sessionRecords: 'none', certificateInOutput: 'include' });
+        const item = await certificateItem();
+        expect(certificateOf(item)).toMatchObject({ base64: user().certDer.toString('base64'), subject: expect.stringContaining(nric()) });
+      });
+
+      it('version 3 with Include chosen: the certificate is in the item', async () => {
+        env.triggerVersion = 3;
+        env.triggerParams.certificateInOutput = 'include';
+        const item = await certificateItem();
+        expect(certificateOf(item)).toMatchObject({ base64: user().certDer.toString('base64'), subject: expect.stringContaining(nric()) });
+      });
     });
   });
 
@@ -379,5 +422,29 @@ describe('Singpass Sign Trigger', () => {
     expect(out).toEqual({ noWebhookResponse: true });
     expect(ctx.logger.error).toHaveBeenCalledWith(expect.stringMatching(/cannot check deliveries/));
     expect(JSON.stringify(answer.body)).not.toMatch(/not a key|PRIVATE/);
+  });
+});
+
+describe('Singpass Sign Trigger versions, as n8n loads a saved node', () => {
+  const d = new SingpassSignTrigger().description;
+
+  it('is version 3 by default; 2 and 3 bind to the store credential, 1 to its own Session Records In', () => {
+    expect(d).toMatchObject({ version: [1, 2, 3], defaultVersion: 3 });
+    expect(d.credentials!.find((c) => c.name === STORE_CREDENTIAL)!.displayOptions).toEqual({ show: { sessionRecords: ['store'], '@version': [2, 3] } });
+    const loaded = [1, 2, 3].map((v) => asN8nLoads(d, v, { path: 'singpass-sign' }));
+    expect(loaded.map((p) => [p.sessionRecords, p.recordStore, p.certificateInOutput])).toEqual([[undefined, 'folder', undefined], ['store', undefined, undefined], ['store', undefined, undefined]]);
+  });
+
+  it('Certificate in Output (records kept elsewhere): Include by default at version 2, Leave Out at 3, and the Include option says it puts the NRIC in the execution data', () => {
+    const elsewhere = (v: number, saved: Record<string, string> = {}) => asN8nLoads(d, v, { path: 'singpass-sign', sessionRecords: 'none', ...saved }).certificateInOutput;
+    expect([elsewhere(2), elsewhere(3)]).toEqual(['include', 'leaveOut']);
+    expect([elsewhere(2, { certificateInOutput: 'leaveOut' }), elsewhere(3, { certificateInOutput: 'include' })]).toEqual(['leaveOut', 'include']);
+    // but for its default, version 3 sees the same parameters as version 2
+    const { certificateInOutput: _2, ...v2 } = asN8nLoads(d, 2, { path: 'singpass-sign', sessionRecords: 'none' });
+    const { certificateInOutput: _3, ...v3 } = asN8nLoads(d, 3, { path: 'singpass-sign', sessionRecords: 'none' });
+    expect(v3).toEqual(v2);
+    for (const p of d.properties.filter((x) => x.name === 'certificateInOutput')) {
+      expect(p.options!.find((o) => 'value' in o && o.value === 'include')!.name).toMatch(/NRIC.*Execution Data/i);
+    }
   });
 });

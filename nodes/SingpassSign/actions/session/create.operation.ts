@@ -18,6 +18,19 @@ export const LEVEL_OPTIONS = [
   { name: 'B-LTA (With Document Timestamp)', value: 'B-LTA' },
 ];
 
+/**
+ * Node versions whose Signature Level is B-T by default (saved workflows keep asking for what they asked for) and
+ * those where it is B-LTA (version 3 on: long-term validation, the level the engine finishes to by default).
+ */
+export const LEVEL_B_T_BY_DEFAULT_VERSIONS = [1, 2];
+export const LEVEL_B_LTA_BY_DEFAULT_VERSIONS = [3];
+
+/** The node's Signature Level, its version's default when unset. */
+function levelOf(ctx: IExecuteFunctions, i: number): PadesLevel {
+  const fallback: PadesLevel = LEVEL_B_T_BY_DEFAULT_VERSIONS.includes(ctx.getNode().typeVersion) ? 'B-T' : 'B-LTA';
+  return ctx.getNodeParameter('level', i, fallback) as PadesLevel;
+}
+
 /** The session's parameters, shared with Session Record ▸ Create Session (which also saves the record). */
 export const createSessionFields: INodeProperties[] = [
   pdfInput,
@@ -29,6 +42,8 @@ export const createSessionFields: INodeProperties[] = [
     placeholder: 'Contract.pdf',
     description: 'Shown to the user in the Singpass app (1–255 characters). Empty: the PDF\'s file name.',
   },
+  // one parameter, a default per version: n8n saves a workflow without the parameters left at their default, so a
+  // version-1/2 node saved that way must keep asking for B-T; version 3 asks for B-LTA, what the engine finishes to
   {
     displayName: 'Signature Level',
     name: 'level',
@@ -36,6 +51,16 @@ export const createSessionFields: INodeProperties[] = [
     options: LEVEL_OPTIONS,
     default: 'B-T',
     description: 'The PAdES level Finalize Signature reaches. B-LT and B-LTA can also be added later with the Document operations.',
+    displayOptions: { show: { '@version': LEVEL_B_T_BY_DEFAULT_VERSIONS } },
+  },
+  {
+    displayName: 'Signature Level',
+    name: 'level',
+    type: 'options',
+    options: LEVEL_OPTIONS,
+    default: 'B-LTA',
+    description: 'The PAdES level the session is finished to (Finalize Signature, Run Due Step). B-LTA: long-term validation — validation data and an archive timestamp, so the signature can still be checked after the certificates expire.',
+    displayOptions: { show: { '@version': LEVEL_B_LTA_BY_DEFAULT_VERSIONS } },
   },
   {
     displayName: 'Signature Box',
@@ -176,7 +201,7 @@ export async function createSessionItem(ctx: IExecuteFunctions, i: number, item:
   const documentName = documentNameFor((ctx.getNodeParameter('documentName', i) as string).trim() || meta.fileName || 'document.pdf', onBehalfOf);
   const { engine } = await signingEngine(ctx);
   const s = await engine.start(pdf, {
-    documentName, level: ctx.getNodeParameter('level', i) as PadesLevel, reason: o.reason || undefined, location: o.location || undefined,
+    documentName, level: levelOf(ctx, i), reason: o.reason || undefined, location: o.location || undefined,
     ...(onBehalfOf ? { onBehalfOf } : {}), ...(signer ? { signer } : {}), ...(o.appLink?.trim() ? { appLink: appLinkOption(o.appLink.trim()) } : {}),
     ...(appearance ? { appearance } : {}),
   });
