@@ -41,33 +41,14 @@ export class PgSessionStore extends PgRecords implements DurableSessionStore, De
    * oldest first, found through the `due_at` index. Ended sessions (`forget`) are left to `cleanUp` unless `actions`
    * asks for them. `idleSeconds` is accepted for FileSessionStore's call shape only: the idle time is the store's
    * `idleMs` (part of `due_at`), so another value is refused. Rows that are not a readable record are counted.
-   * `retentionSeconds`: first delete the ended sessions past it ({@link deleteEnded}), in `deleted`.
+   * `retentionSeconds`: first clean up as {@link cleanUp} does with it (at `now`), the sessions deleted in `deleted`.
    */
   async listDue(options: ListDueOptions = {}): Promise<{ due: DueSession[]; unreadable: string[]; deleted: string[] }> {
     const { now, limit, actions } = this.dueQuery(options);
-    const deleted = options.retentionSeconds === undefined ? [] : await this.deleteEnded({ retentionSeconds: options.retentionSeconds, now });
+    const deleted = options.retentionSeconds === undefined ? [] : (await this.cleanUpAt(now, options.retentionSeconds)).deleted;
     const rows = await this.query<DueRow>('list due sessions', `SELECT sign_ref, next_action, due_at, record FROM ${this.t.sessions}
       WHERE due_at <= $1 AND next_action = ANY($2::text[]) ORDER BY due_at, sign_ref LIMIT $3`, [now, actions, limit]);
     return { ...this.dueSessions(rows), deleted };
-  }
-
-  /**
-   * Delete the sessions whose `forget` step is due (ended, the retention passed since their last change: the stored
-   * `next_action` / `due_at`), with their PDFs and kept deliveries: one statement on the forget index, each other
-   * table by its key — cheap enough for a schedule every few seconds. The crash leftovers cleanUp also sweeps (PDFs
-   * and deliveries without a record) stay its job.
-   */
-  async deleteEnded(options: { retentionSeconds?: number; now?: number } = {}): Promise<string[]> {
-    const now = options.now ?? this.now();
-    const rows = await this.query<{ deleted: string[] | null }>('delete ended sessions', `WITH
-      gone AS (DELETE FROM ${this.t.sessions} WHERE ${forgetDue('$1')} RETURNING sign_ref),
-      docs AS (DELETE FROM ${this.t.documents} d USING gone WHERE d.sign_ref = gone.sign_ref),
-      signed AS (DELETE FROM ${this.t.signedDocuments} d USING gone WHERE d.sign_ref = gone.sign_ref),
-      dlv AS (DELETE FROM ${this.t.deliveries} d USING gone WHERE d.sign_ref = gone.sign_ref)
-      SELECT array_agg(sign_ref ORDER BY sign_ref) AS deleted FROM gone`, [this.forgetBefore(now, options.retentionSeconds)]);
-    const deleted = rows[0]?.deleted ?? [];
-    for (const signRef of deleted) this.documents.delete(signRef);
-    return deleted;
   }
 
   /**
@@ -105,9 +86,13 @@ export class PgSessionStore extends PgRecords implements DurableSessionStore, De
    * (a node's own setting), applied to the same stored due times.
    */
   async cleanUp(options: { retentionSeconds?: number } = {}): Promise<CleanUpResult> {
-    const now = this.now();
-    const forgetBefore = this.forgetBefore(now, options?.retentionSeconds);
-    const cutoffS = (now - (options?.retentionSeconds === undefined ? this.policy.retentionMs : options.retentionSeconds * 1000)) / 1000;
+    return this.cleanUpAt(this.now(), options?.retentionSeconds);
+  }
+
+  /** {@link cleanUp} judged at `now` (UNIX ms): the one clean-up rule, for `listDue`'s retention too. */
+  private async cleanUpAt(now: number, retentionSeconds: number | undefined): Promise<CleanUpResult> {
+    const forgetBefore = this.forgetBefore(now, retentionSeconds);
+    const cutoffS = (now - (retentionSeconds === undefined ? this.policy.retentionMs : retentionSeconds * 1000)) / 1000;
     const rows = await this.query<{ deleted: string[] | null; documents: number; signed: number; orphans: number; kept: number }>('clean up ended sessions', `WITH
       gone AS (DELETE FROM ${this.t.sessions} WHERE ${forgetDue('$2')} RETURNING sign_ref),
       docs AS (DELETE FROM ${this.t.documents} d USING gone WHERE d.sign_ref = gone.sign_ref RETURNING d.sign_ref),
@@ -176,7 +161,7 @@ export interface ListDueOptions {
   actions?: SessionAction[];
   /** FileSessionStore's parameter: must equal the store's `idleMs` (in seconds) when given. */
   idleSeconds?: number;
-  /** `listDue` only: also delete the ended sessions unchanged this long ({@link PgSessionStore.deleteEnded}). */
+  /** `listDue` only: first clean up ({@link PgSessionStore.cleanUp}) with this retention. */
   retentionSeconds?: number;
 }
 

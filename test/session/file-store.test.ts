@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { SingpassFlowsError } from '../../src/errors';
 import { FileSessionStore, fileStoreError, type SaveOutcome } from '../../src/session/file-store';
 import { nextStep, withPhase, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { expectPreviousVersionRecordsContinue } from './v2-records';
 
 const REGISTER = path.join(__dirname, '../helpers/ts-register.js');
 const STORE_MODULE = path.join(__dirname, '../../src/session/file-store.ts');
@@ -78,22 +79,21 @@ describe('FileSessionStore', () => {
   });
 
   it('records of the version before the hand-over (phase stored, no hand-over) load as they were: a completed one is not handed over again, a signed one finishes into it', async () => {
-    const fixtures = path.join(__dirname, '../fixtures/session-records/v2');
-    const store = new FileSessionStore(dir, { now: () => Date.now() + 365 * 86_400_000 });
-    fs.mkdirSync(store.dir, { recursive: true });
-    const files = fs.readdirSync(fixtures).filter((f) => f.endsWith('.json'));
-    for (const f of files) {
-      const r = JSON.parse(fs.readFileSync(path.join(fixtures, f), 'utf8')) as SessionRecord;
-      fs.writeFileSync(path.join(store.dir, `v2-${f}`), JSON.stringify({ ...r, state: { ...r.state, signRef: `v2-${f.replace(/\.json$/, '')}` } }));
-    }
-    const completed = (await store.get('v2-completed'))!;
-    expect(completed.phase).toBe('completed');
-    expect(completed.handOver).toBeUndefined();
-    expect(nextStep(completed).action).toBe('forget');
-    const due = Object.fromEntries((await store.listDue({ idleSeconds: 0 })).due.map((d) => [d.signRef, d.action]));
-    expect(due['v2-completed']).toBeUndefined();
-    expect(Object.values(due)).not.toContain('handOver');
-    expect(due).toMatchObject({ 'v2-signed': 'finish', 'v2-signed-deferred': 'finish', 'v2-atSavePoint': 'submitHash', 'v2-certificateClaimed': 'continueCertificate' });
+    const clock = { now: Date.now() };
+    const store = new FileSessionStore(dir, { now: () => clock.now });
+    const { driven } = await expectPreviousVersionRecordsContinue({
+      store, clock,
+      // that version's files: <signRef>.json (the record with its phase) and <signRef>.pdf
+      write: async (records) => {
+        fs.mkdirSync(store.dir, { recursive: true });
+        for (const { record: r, pdf } of records) {
+          fs.writeFileSync(store.recordPath(r.state.signRef), JSON.stringify(r));
+          if (pdf) fs.writeFileSync(path.join(store.dir, `${r.state.signRef}.pdf`), pdf);
+        }
+      },
+    });
+    // this store keeps signed copies by default (signedDocuments: 'keep'): the flow's files, not the session's
+    for (const signRef of driven) expect((await store.getSignedDocument(signRef))?.subarray(0, 5).toString()).toBe('%PDF-');
   });
 
   it('refuses path tricks in a signRef', async () => {

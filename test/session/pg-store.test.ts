@@ -10,10 +10,11 @@ import * as net from 'node:net';
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { Client, Pool } from 'pg';
-import { PgSessionStore, SESSION_POLICY, isDue, nextStep, withPhase, type SaveOutcome, type SessionRecord, type VerifiedDelivery } from '../../src/session';
+import { PgSessionStore, SESSION_POLICY, dueRule, isDue, nextStep, withPhase, type SaveOutcome, type SessionRecord, type VerifiedDelivery } from '../../src/session';
 import { isSingpassFlowsError } from '../../src/errors';
 import { freePort } from '../helpers/ports';
 import { startPostgres, type Postgres } from '../helpers/postgres';
+import { expectPreviousVersionRecordsContinue } from './v2-records';
 
 const REGISTER = path.join(__dirname, '../helpers/ts-register.js');
 const STORE_MODULE = path.join(__dirname, '../../src/session/pg-store.ts');
@@ -623,6 +624,32 @@ describe('PgSessionStore: migrations', () => {
     expect(await store.migrate()).toEqual({ from: 3, to: 4 });
     expect(await names()).toEqual(['forgetmig_sessions_due_at', 'forgetmig_sessions_forget', 'forgetmig_sessions_pkey']);
     expect((await store.cleanUp()).deleted).toEqual(['ended-old']);
+  });
+
+  it('from schema 3: records of the version before the hand-over (phase stored, no hand-over) load as they were: a completed one is not handed over again, a signed one finishes into it', async () => {
+    const clock = { now: Date.now() };
+    const store = open('v2mig_', { now: () => clock.now });
+    const { driven } = await expectPreviousVersionRecordsContinue({
+      store, clock,
+      // that version's schema (3) and its INSERT, column for column: the record with its phase, the due rule's columns
+      write: async (records) => {
+        const old = open('v2mig_', { autoMigrate: false });
+        expect(await old.migrate({ to: 3 })).toEqual({ from: 0, to: 3 });
+        for (const { record: r, pdf } of records) {
+          const step = nextStep(r, dueRule(SESSION_POLICY));
+          await sql(`INSERT INTO v2mig_sessions (sign_ref, revision, status, next_action, due_at, updated_at, record, phase)
+            VALUES ($1, $2, $3, $4, $5, to_timestamp($6), $7::jsonb, $8)`, [r.state.signRef, r.revision, r.state.status, step.action, Number.isFinite(step.at) ? Math.ceil(step.at) : null, r.state.updatedAt, JSON.stringify(r), r.phase]);
+          if (pdf) await sql('INSERT INTO v2mig_documents (sign_ref, pdf) VALUES ($1, $2)', [r.state.signRef, pdf]);
+        }
+        expect(await store.migrate()).toEqual({ from: 3, to: 4 });
+        // the rows keep their phase and due columns: nothing to rewrite for them
+        const rows = await sql<{ sign_ref: string; phase: string; record_phase: string; next_action: string }>(`SELECT sign_ref, phase, record->>'phase' AS record_phase, next_action FROM v2mig_sessions`);
+        expect(rows.map((x) => [x.sign_ref, x.phase, x.record_phase, x.next_action]).sort()).toEqual(records.map(({ record: r }) => [r.state.signRef, r.phase, r.phase, nextStep(r).action]).sort());
+      },
+    });
+    // clean-up took the signed PDFs with their sessions
+    for (const signRef of driven) expect(await store.getSignedDocument(signRef)).toBeUndefined();
+    expect(await sql('SELECT sign_ref FROM v2mig_signed_documents')).toEqual([]);
   });
 
   it('two stores (two pools) starting at once: both wait for the advisory lock, one migrates, the other finds the schema current', async () => {
