@@ -44,6 +44,8 @@ export interface StepEntryOptions {
   engine?: SigningEngine;
   /** Narration of each step (and, for the runner, the pauses between finishing stages). */
   onStep?: StepOptions['onStep'];
+  /** The clock of the flow's word on a hand-over; default the engine's, else the system's. */
+  clock?: () => number;
   /** The deployment's hand-over lease and window where it changes them; default SESSION_POLICY. */
   policy?: Partial<Pick<SessionPolicy, 'handOverLeaseMs' | 'handOverWindowMs'>>;
 }
@@ -76,11 +78,11 @@ export async function step(store: DriverStore, signRef: string, trigger: StepTri
   const stepOptions = options.onStep ? { onStep: options.onStep } : {};
   const policy = { policy: sessionPolicy(options.policy) };
   if (trigger.on === 'acknowledge') {
-    const r = await acknowledgeHandOver(store, signRef);
+    const r = await acknowledgeHandOver(store, signRef, { ...clockOf(options) });
     return { on: 'acknowledge', action: 'none', ...(r.record ? { record: r.record } : {}), moved: r.moved, signingEnded: false };
   }
   if (trigger.on === 'handOverFailed') {
-    const r = await reportHandOverFailure(store, signRef, trigger.failure, policy);
+    const r = await reportHandOverFailure(store, signRef, trigger.failure, { ...policy, ...clockOf(options) });
     return { on: 'handOverFailed', action: 'none', ...(r.record ? { record: r.record } : {}), moved: r.moved, signingEnded: false };
   }
   const engine = options.engine;
@@ -120,6 +122,11 @@ function sameEventLeadsTo(record: SessionRecord, event: 'certificate' | 'signatu
   const next = nextStep(record).action;
   if (next === 'forget' || next === 'expire') return undefined;
   return TRANSITIONS.some((t) => t.from === phase && t.on.includes(event) && t.on.includes(next)) ? next : undefined;
+}
+
+function clockOf(options: StepEntryOptions): { clock?: () => number } {
+  const clock = options.clock ?? options.engine?.config.clock;
+  return clock ? { clock } : {};
 }
 
 function fromDue(on: StepTrigger['on'], r: DueStepResult): StepOutcome {

@@ -7,7 +7,7 @@
  * - the due lists (`listDue`, `claimDue`) list every live one with the step `nextStep` gives it, never an ended one
  *   and never a hand-over; the core driver does nothing to an ended one (a `completed` one is not handed over again);
  * - a `signed` one, and one whose finish was deferred (`lastFinishFailure`), finishes into the hand-over through the
- *   driver (`runDueStep`), is acknowledged and ends `completed`, then is never due again;
+ *   entry point (`step`, trigger `due`), is acknowledged and ends `completed`, then is never due again;
  * - clean-up (`cleanUp`) deletes the ended ones once the retention passed, and nothing else (what becomes of their
  *   signed PDFs is each store's policy: the caller checks it).
  * The fixtures' own signed records were signed under a test PKI that is gone (no OCSP for their certificate), so the
@@ -16,7 +16,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { acknowledgeHandOver, dueRule, nextStep, runDueStep, type DurableSessionStore, type SessionPhase, type SessionRecord } from '../../src/session';
+import { dueRule, nextStep, step, type DurableSessionStore, type SessionPhase, type SessionRecord } from '../../src/session';
 import { expectStop, loadFakes, pdf as fakesPdf, pki, setup, signed } from './engine-fakes';
 
 export const V2_FIXTURES = path.join(__dirname, '../fixtures/session-records/v2');
@@ -82,26 +82,26 @@ export async function expectPreviousVersionRecordsContinue(h: PreviousVersionHar
 
   // 2. The signed ones finish into the hand-over through the driver, are acknowledged, and end completed.
   const finishAt = Math.max(plain.state.updatedAt * 1000 + rule.idleMs, deferred.lastFinishFailure!.retryAt);
-  expect(await runDueStep(t.engine, store, deferred.state.signRef, { now: deferred.lastFinishFailure!.retryAt - 1 })).toMatchObject({ action: 'none' }); // not before its retry time
+  expect(await step(store, deferred.state.signRef, { on: 'due', now: deferred.lastFinishFailure!.retryAt - 1 }, { engine: t.engine })).toMatchObject({ action: 'none' }); // not before its retry time
   const claimed = await store.claimDue({ owner: 'v2-records', now: finishAt });
   expect(claimed.due.filter((d) => !d.signRef.startsWith('v2-')).map((d) => [d.signRef, d.action]).sort()).toEqual([[plain.state.signRef, 'finish'], [deferred.state.signRef, 'finish']].sort());
   for (const d of claimed.due) await store.releaseClaim(d.signRef, 'v2-records');
   t.clock.to(finishAt);
   for (const r of [plain, deferred]) {
     const signRef = r.state.signRef;
-    const run = await runDueStep(t.engine, store, signRef, { now: finishAt });
+    const run = await step(store, signRef, { on: 'due', now: finishAt }, { engine: t.engine });
     expect(run.action).toBe('finish');
     expectStop(run.record!, 'handingOver');
     expect(run.handOver).toMatchObject({ signRef, attempt: 1 });
     expect((await store.get(signRef))).toMatchObject({ phase: 'handingOver', revision: run.record!.revision });
     expect((await store.getSignedDocument(signRef))!.equals(run.handOver!.pdf)).toBe(true);
-    const ack = await acknowledgeHandOver(store, signRef, { clock: t.clock.fn });
+    const ack = await step(store, signRef, { on: 'acknowledge' }, { clock: t.clock.fn });
     expect(ack.moved).toBe(true);
     const done = (await store.get(signRef))!;
     expect(done.phase).toBe('completed');
     expect(done.handOver?.acknowledgedAt).toBe(t.clock.now);
     expect(nextStep(done, rule).action).toBe('forget');
-    expect(await runDueStep(t.engine, store, signRef, { now: finishAt + 365 * DAY })).toMatchObject({ action: 'none' });
+    expect(await step(store, signRef, { on: 'due', now: finishAt + 365 * DAY }, { engine: t.engine })).toMatchObject({ action: 'none' });
   }
 
   // 3. A year after the fixtures, every live one is due with the step its phase calls for; no ended one, no hand-over;
@@ -122,7 +122,7 @@ export async function expectPreviousVersionRecordsContinue(h: PreviousVersionHar
   }
   for (const d of claimedLater) await store.releaseClaim(d.signRef, 'v2-records');
   for (const f of fixtures.filter((x) => ENDED.includes(x.phase))) {
-    expect({ file: f.file, ...(await runDueStep(t.engine, store, f.signRef, { now: clock.now })) }).toMatchObject({ file: f.file, action: 'none', record: { revision: f.record.revision } });
+    expect({ file: f.file, ...(await step(store, f.signRef, { on: 'due', now: clock.now }, { engine: t.engine })) }).toMatchObject({ file: f.file, action: 'none', record: { revision: f.record.revision } });
   }
   expect(await store.get('v2-completed')).toEqual(completed); // not handed over again, nor changed
 
