@@ -20,7 +20,7 @@ import { SingpassFlowsError, type ErrorCode } from '../src/errors';
 import { signWire, temporaryWebhookFailure, webhookErrorBody, type SigningEvent } from '../src/sign';
 import { asError } from './lib/run';
 import { isSessionEnded, isStoreOutage, isSubmitDeferred, receiveDelivery, signerIdSetting, signerOf, step, type StepOutcome, type KeptDelivery, type SessionRecord, type SignerIdInOutput } from '../src/session';
-import { endSession, exclusiveFinish, handOverOutcome, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
+import { exclusiveFinish, handOverOutcome, recordForMessage, sessionError, short, statusReporter } from './lib/session-steps';
 import { signClientOf, type SignClientNode } from './lib/sign-client';
 import type { HttpRequest, HttpResponse, Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
@@ -272,7 +272,7 @@ async function afterDueStep(node: Node, client: SignClientNode, result: StepOutc
   const { signRef } = record.state;
   node.log(`signing webhook: ${action} for session ${signRef} by the sweep: ${record.state.status}`);
   if (action === 'finish' || action === 'handOver') {
-    const { msg, error } = await handOverOutcome(client, result);
+    const { msg, error } = handOverOutcome(result);
     if (msg && !error) {
       const outputs: (NodeMessage | null)[] = [null, null, null, null];
       outputs[OUTPUT.finished] = msg;
@@ -291,7 +291,6 @@ async function afterDueStep(node: Node, client: SignClientNode, result: StepOutc
     await client.store.markDeliveryApplied(signRef, 'certificate');
   }
   if (!isSessionEnded(record)) return; // hash submitted: the session waits for the signature
-  await endSession(client, signRef);
   if (record.state.status === 'expired') return sendExpired(node, record);
   node.error(sessionError(record)!, { signRef, session: recordForMessage(record), payload: { type: record.state.status, signRef } });
 }

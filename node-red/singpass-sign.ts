@@ -14,11 +14,11 @@ import { addValidationDataWithSummary } from '../src/pades';
 import { addDocumentTimestamp } from '../src/pades';
 import { problemSummary, verifyPdfSignatures, type PadesLevel } from '../src/pades';
 import { renderQr } from '../src/sign';
-import { checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSessionEnded, isSigningOver, isSubmitDeferred, issueSignerLink, startNextSigner, step, type KeptDelivery, type SessionAppearance, type SessionStarted } from '../src/session';
+import { checkOnBehalfOf, checkSessionAppearance, documentNameFor, isAtSavePoint, isSigningOver, isSubmitDeferred, issueSignerLink, startNextSigner, step, type KeptDelivery, type SessionAppearance, type SessionStarted } from '../src/session';
 import { appearanceFromSettings, inSetting } from '../src/setup';
 import type { SigningEvent } from '../src/sign';
 import { asError, onInput, pdfPayload } from './lib/run';
-import { endSession, exclusiveFinish, handOverOutcome, loadSession, notFound, recordForMessage, sessionError, short, signRefInput, statusReporter } from './lib/session-steps';
+import { exclusiveFinish, handOverOutcome, loadSession, notFound, recordForMessage, sessionError, short, signRefInput, statusReporter } from './lib/session-steps';
 import { signClientOf, signerLinkKeyOf, type SignClientNode } from './lib/sign-client';
 import type { Node, NodeAPI, NodeDef, NodeMessage } from './lib/types';
 
@@ -146,8 +146,6 @@ export = function register(RED: NodeAPI): void {
       if (!deferred) await client.store.markDeliveryApplied(signRef, type);
       if (result.duplicate) return duplicate(node, signRef, type);
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), ...(deferred ? { readyToSubmit: true, retryLater: true } : {}) };
-      // 'signed' is not the end for the PDF: the finish node still needs it
-      if (isSessionEnded(result.record) && result.record.state.status !== 'signed') await endSession(client, signRef);
       const err = type !== 'error' ? sessionError(result.record) : undefined;
       if (err) {
         node.error(err, out);
@@ -189,8 +187,6 @@ export = function register(RED: NodeAPI): void {
       const out: NodeMessage = { ...msg, payload: pdf, signRef, session: recordForMessage(result.record), readyToSubmit: isAtSavePoint(result.record) };
       const err = sessionError(result.record);
       if (err) {
-        await client.store.markDeliveryApplied(signRef, 'certificate');
-        await endSession(client, signRef);
         node.error(err, out);
         return;
       }
@@ -229,7 +225,6 @@ export = function register(RED: NodeAPI): void {
       const out: NodeMessage = { ...msg, signRef, session: recordForMessage(result.record), readyToSubmit: deferred, retryLater: deferred };
       const err = sessionError(result.record);
       if (err) {
-        await endSession(client, signRef);
         node.error(err, out);
         return;
       }
@@ -267,7 +262,7 @@ export = function register(RED: NodeAPI): void {
         node.status({ fill: 'grey', shape: 'ring', text: `${short(signRef)} already ${r.record.state.status}` });
         return;
       }
-      const outcome = await handOverOutcome(client, r);
+      const outcome = handOverOutcome(r);
       if (outcome.error) {
         node.error(outcome.error, { ...msg, ...outcome.msg });
         return;

@@ -96,11 +96,6 @@ export function statusReporter(node: Node, signRef?: string): (step: SessionStep
   };
 }
 
-/** A session that ended keeps its record (small, without the certificate) but not the PDF nor the deliveries. */
-export async function endSession(client: SignClientNode, signRef: string): Promise<void> {
-  await client.store.deleteDocument(signRef);
-  await client.store.forgetDeliveries(signRef);
-}
 
 /**
  * Sessions being finished in this process right now. Node-RED runs the flows in one process, so this is exact: the
@@ -126,19 +121,15 @@ export async function exclusiveFinish<T>(signRef: string, finish: () => Promise<
 /**
  * What the flow gets from a finishing or hand-over step: the signed PDF to store (`msg`, the core's hand-over: the
  * same bytes and file name every time), or the session's failure for good (`error`, with `msg` for a Catch node);
- * nothing while finishing waits for a retry. A session that finished leaves its kept deliveries behind.
+ * nothing while finishing waits for a retry. (The core's `step` removed what signing needed once it ended.)
  */
-export async function handOverOutcome(client: SignClientNode, result: DueStepResult): Promise<{ msg?: NodeMessage; error?: SingpassFlowsError }> {
+export function handOverOutcome(result: DueStepResult): { msg?: NodeMessage; error?: SingpassFlowsError } {
   const { record } = result;
   if (!record || result.lost || result.documentMissing) return {};
   const { signRef } = record.state;
-  if (result.handOver) {
-    if (result.action === 'finish') await endSession(client, signRef);
-    return { msg: handOverMessage(result.handOver, record, result.report) };
-  }
+  if (result.handOver) return { msg: handOverMessage(result.handOver, record, result.report) };
   const error = sessionError(record);
   if (!error) return {};
-  await endSession(client, signRef);
   return { error, msg: { signRef, session: recordForMessage(record), payload: { type: record.state.status, signRef }, ...(result.report ? { verification: result.report } : {}) } };
 }
 

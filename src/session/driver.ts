@@ -4,12 +4,13 @@ import type { SigningEngine } from './engine';
 import { acknowledgedRecord, handOverFailedRecord, handOverStep, handOverFileName } from './hand-over';
 import { SESSION_POLICY, type SessionPolicy } from './policy';
 import { isAtSavePoint, nextStep, type NextStep, type SessionAction } from './next-step';
+import type { DeliveryStore } from './deliveries';
 import { stepSaver, type SessionStore } from './store';
 import { sessionPhase } from './transitions';
 import type { FinishResult, SessionRecord, StepOptions, StepResult, VerifiedDelivery } from './types';
 
 /** What a driver needs of a store: the record with compare-and-set, the PDF, and where a signed PDF goes. */
-export type DriverStore = Pick<SessionStore, 'get' | 'put' | 'getDocument'> & Partial<Pick<SessionStore, 'putSignedDocument' | 'getSignedDocument' | 'deleteDocument'>>;
+export type DriverStore = Pick<SessionStore, 'get' | 'put' | 'getDocument'> & Partial<Pick<SessionStore, 'putSignedDocument' | 'getSignedDocument' | 'deleteDocument'>> & Partial<Pick<DeliveryStore, 'forgetDeliveries'>>;
 
 /** A signed PDF the flow is to store now, then acknowledge (`acknowledgeHandOver`); the same bytes and name every time. */
 export interface HandOverItem {

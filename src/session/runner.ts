@@ -181,10 +181,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   /** Save with compare-and-set; false when another writer changed the record meanwhile. */
   const save = async (record: SessionRecord, expected: number | undefined): Promise<boolean> => store.put(record, expected);
 
-  /** Signing is over (finished, failed, expired): outcome() and onEnded hear of it, the PDF being signed goes. */
+  /** Signing is over (finished, failed, expired): outcome() and onEnded hear of it (`step` removed the PDF being signed). */
   const settle = async (record: SessionRecord, extra: Omit<SessionOutcome, 'record'> = {}): Promise<void> => {
     const signRef = record.state.signRef;
-    await store.deleteDocument(signRef); // the input PDF is not kept once the session ended
     const outcome = { record, ...extra };
     waiter(signRef).resolve(outcome);
     const t = setTimeout(() => waiting.delete(signRef), RETAIN_OUTCOME_MS);

@@ -75,6 +75,26 @@ const SCHEDULED: readonly NamedStep[] = ['continueCertificate', 'submitHash', 'f
  * happened, and the transitions table and `nextStep` choose.
  */
 export async function step(store: DriverStore, signRef: string, trigger: StepTrigger, options: StepEntryOptions = {}): Promise<StepOutcome> {
+  const outcome = await run(store, signRef, trigger, options);
+  if (outcome.signingEnded) await leaveWhatSigningNeeded(store, signRef);
+  return outcome;
+}
+
+/**
+ * Signing is over: the PDF being signed and the kept webhook deliveries (a certificate event carries the user's
+ * certificate) leave the store now, in every front end; the signed PDF stays until the hand-over is acknowledged.
+ * A store failing here leaves them to its clean-up, which removes what a crash left: the session has moved on either way.
+ */
+async function leaveWhatSigningNeeded(store: DriverStore, signRef: string): Promise<void> {
+  try {
+    await store.deleteDocument?.(signRef);
+    await store.forgetDeliveries?.(signRef);
+  } catch {
+    // the clean-up's to remove (see above)
+  }
+}
+
+async function run(store: DriverStore, signRef: string, trigger: StepTrigger, options: StepEntryOptions): Promise<StepOutcome> {
   const stepOptions = options.onStep ? { onStep: options.onStep } : {};
   const policy = { policy: sessionPolicy(options.policy) };
   if (trigger.on === 'acknowledge') {

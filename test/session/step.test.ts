@@ -5,7 +5,7 @@
  */
 import { MemorySessionStore, step, type SessionRecord } from '../../src/session';
 import {
-  atSavePoint, certificateDelivery, expectStop, loadFakes, SESSION_SECONDS, storedSession, setup, signatureDelivery, signaturesIn, started, hashSubmitted, signed,
+  atSavePoint, certificateDelivery, expectStop, loadFakes, pki, SESSION_SECONDS, storedSession, setup, signatureDelivery, signaturesIn, started, hashSubmitted, signed,
 } from './engine-fakes';
 
 beforeAll(loadFakes);
@@ -106,5 +106,35 @@ describe('step: the flow\'s word on a hand-over (no engine needed)', () => {
     expectStop(ack.record!, 'completed');
     expect(await step(store, sig.state.signRef, { on: 'acknowledge' })).toMatchObject({ moved: false, record: ack.record });
     expect(await step(store, 'no-such-session', { on: 'acknowledge' })).toEqual({ on: 'acknowledge', action: 'none', moved: false, signingEnded: false });
+  });
+});
+
+describe('step: signing over', () => {
+  it('a refused certificate ends signing: the PDF being signed and the kept deliveries leave the store; a signature does not end it', async () => {
+    const t = setup();
+    const s = await started(t);
+    const store = Object.assign(await stored(s), { forgetDeliveries: jest.fn(async () => undefined) });
+    const r = await step(store, s.state.signRef, { on: 'event', delivery: certificateDelivery(s, pki.users.revoked, t), through: true }, { engine: t.engine });
+    expect(r).toMatchObject({ action: 'continueCertificate', moved: true, signingEnded: true });
+    expectStop(r.record!, 'failed');
+    expect(store.getDocument(s.state.signRef)).toBeUndefined();
+    expect(store.forgetDeliveries.mock.calls).toEqual([[s.state.signRef]]);
+    expect(t.client.hashCalls).toEqual([]);
+
+    const h = await hashSubmitted(t);
+    const other = Object.assign(await stored(h), { forgetDeliveries: jest.fn(async () => undefined) });
+    await step(other, h.state.signRef, { on: 'event', delivery: signatureDelivery(h) }, { engine: t.engine });
+    expect(other.getDocument(h.state.signRef)).toBeDefined(); // finishing still needs it
+    expect(other.forgetDeliveries).not.toHaveBeenCalled();
+  });
+
+  it('a store failing while it removes them does not undo the step: the record is saved, the clean-up removes the rest later', async () => {
+    const t = setup();
+    const s = await started(t);
+    const store = Object.assign(await stored(s), { forgetDeliveries: jest.fn(async () => { throw new Error('store down'); }) });
+    t.clock.advance((SESSION_SECONDS + 121) * 1000);
+    const r = await step(store, s.state.signRef, { on: 'expire' }, { engine: t.engine });
+    expect(r).toMatchObject({ action: 'expire', moved: true, signingEnded: true });
+    expectStop(store.get(s.state.signRef)!, 'expired');
   });
 });
