@@ -114,7 +114,7 @@ async function run(store: DriverStore, signRef: string, trigger: StepTrigger, op
       const then = trigger.through && r.record && r.refused === undefined ? sameEventLeadsTo(r.record, trigger.delivery.event.type) : undefined;
       if (!then) return recorded;
       const more = fromDue('event', await runStepNow(engine, store, signRef, { only: [then], ...policy, stepOptions }));
-      // a copy of an event whose step another run did: nothing of this call changed anything
+      // moved: the event or the step it led to changed the record (a copy of a claim continued here counts)
       return { ...more, moved: recorded.moved || more.moved, signingEnded: recorded.signingEnded || more.signingEnded };
     }
     case 'due':
