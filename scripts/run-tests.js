@@ -126,10 +126,11 @@ function summarize(outcomes, left, wallSeconds, whole) {
   let passed = 0; let failed = 0; let skipped = 0;
   const files = [];
   const names = [];
+  const failures = [];
   for (const o of outcomes) {
     if (!o.results) {
       failed += 1;
-      console.log(`${o.job.name}: jest ended (${o.code}) without results`);
+      failures.push(`${o.job.name}: jest ended (${o.code}) without results`);
       continue;
     }
     const r = o.results;
@@ -140,6 +141,8 @@ function summarize(outcomes, left, wallSeconds, whole) {
       const file = path.relative(ROOT, t.name);
       files.push({ job: o.job.name, file, seconds: (t.endTime - t.startTime) / 1000 });
       for (const a of t.assertionResults) names.push(`${a.status}\t${file}\t${a.fullName.replace(/\s+/g, ' ')}\t${((a.duration ?? 0) / 1000).toFixed(1)} s`);
+      for (const a of t.assertionResults.filter((x) => x.status === 'failed')) failures.push(`${file}: ${a.fullName.replace(/\s+/g, ' ')}`);
+      if (t.status === 'failed' && t.assertionResults.every((a) => a.status !== 'failed')) failures.push(`${file}: did not run (${(t.message || '').split('\n').find((l) => l.trim()) ?? 'no message'})`);
     }
   }
   // the leftover check is a test of the run itself
@@ -161,6 +164,11 @@ function summarize(outcomes, left, wallSeconds, whole) {
     for (const p of left) console.log(`  pid ${p.pid}${p.ports.length ? ` ports ${p.ports.join(',')}` : ''}: ${p.command}`);
   } else {
     console.log('nothing left running: no process of this run, no port');
+  }
+  // last, so that a report cut to its end still names them
+  if (failures.length) {
+    console.log('failed:');
+    for (const f of failures) console.log(`  ${f.slice(0, 240)}`);
   }
   return { passed, failed, skipped };
 }

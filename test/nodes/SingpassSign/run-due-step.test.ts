@@ -222,7 +222,7 @@ describe('Singpass Sign node: Run Due Step', () => {
     const runDue = (item: INodeExecutionData, params: Record<string, unknown> = {}) =>
       run({ resource: 'sessionRecord', operation: 'runDueStep', signRef: item.json.signRef, delivery: item.json.delivery ?? '', outputBinaryPropertyName: 'data', ...params }, [item]);
 
-    it('replayCertificate → claimed, checked, prepared, hash sent; replaySignature → finished and handed over; each kept event marked applied; unacknowledged, listed for a hand-over again', async () => {
+    it('replayCertificate → claimed, checked, prepared, hash sent; replaySignature → finished and handed over; the kept certificate marked applied, every kept event gone once signing is over; unacknowledged, listed for a hand-over again', async () => {
       const pdf = await fixture('classic');
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'P.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
       const signRef = created.json.signRef as string;
@@ -242,7 +242,9 @@ describe('Singpass Sign node: Run Due Step', () => {
       const signed = binaryBuffer(finished.binary!.data);
       expect(userSignatures(signed)).toBe(1);
       expect(await store.getSignedDocument(signRef)).toEqual(signed);
-      expect(await store.getDelivery(signRef, 'signature')).toMatchObject({ applied: true });
+      // signing is over: the kept events leave the store (the certificate's carried the user's certificate); none is replayed
+      expect(await store.getDelivery(signRef, 'signature')).toBeUndefined();
+      expect(await store.getDelivery(signRef, 'certificate')).toBeUndefined();
       // not acknowledged within its lease: the PostgreSQL store lists it for a hand-over again (the same bytes)
       await new Promise((r) => setTimeout(r, 1100));
       const again = await replayOf(signRef, 'handOver');
@@ -254,7 +256,7 @@ describe('Singpass Sign node: Run Due Step', () => {
       expect((await run({ resource: 'sessionRecord', operation: 'listDue' }))[0].filter((i) => i.json.signRef === signRef)).toEqual([]);
     });
 
-    it('a kept error event: the session fails with the service\'s reason and goes out for the workflow to record', async () => {
+    it('a kept error event: the session fails with the service\'s reason and goes out for the workflow to record; its kept events leave the store', async () => {
       const pdf = await fixture('classic');
       const [[created]] = await run({ resource: 'session', operation: 'createSession', binaryPropertyName: 'data', documentName: 'E.pdf', level: 'B-B', options: {} }, [pdfItem(pdf)]);
       const signRef = created.json.signRef as string;
@@ -267,7 +269,9 @@ describe('Singpass Sign node: Run Due Step', () => {
       const [[failed]] = await runDue(await replayOf(signRef, 'replayError'));
       expect(failed.json).toMatchObject({ event: 'error', ended: true, status: 'failed', error: { code: expect.any(String) } });
       expect((await store.get(signRef))!.state.status).toBe('failed');
-      expect(await store.getDelivery(signRef, 'error')).toMatchObject({ applied: true });
+      expect(await store.getDelivery(signRef, 'error')).toBeUndefined();
+      expect(await store.getDelivery(signRef, 'certificate')).toBeUndefined();
+      expect((await run({ resource: 'sessionRecord', operation: 'listDue' }))[0].filter((i) => i.json.signRef === signRef)).toEqual([]);
     });
   });
 });
