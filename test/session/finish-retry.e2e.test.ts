@@ -168,7 +168,9 @@ describe('step functions: the finishing window, permanent failures, idempotence'
       const r = await engine.finish(signed, pdf);
       expect(r.deferred).toBe(true);
       expect(r.pdf).toBeUndefined();
-      expect(r.record.state).toEqual(signed.state);
+      // the same state; only its updatedAt moves on (every move sets it: the take-over time counts from it)
+      expect({ ...r.record.state, updatedAt: signed.state.updatedAt }).toEqual(signed.state);
+      expect(r.record.state.updatedAt).toBeGreaterThanOrEqual(signed.state.updatedAt);
       expect(r.record.prepared).toEqual(signed.prepared);
       expect(r.record.revision).toBe(signed.revision + 1);
       const f = r.record.lastFinishFailure!;
