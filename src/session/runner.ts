@@ -5,7 +5,7 @@ import { temporaryWebhookFailure, type WebhookRequest, type WebhookResponse } fr
 import type { ValidationDataSummary } from '../pades/ltv';
 import type { PdfVerificationReport } from '../pades/verify';
 import type { SigningEngine } from './engine';
-import { isSessionEnded, isSigningOver, nextStep, type SessionAction } from './next-step';
+import { isCertificateClaimed, isSessionEnded, isSigningOver, nextStep, type SessionAction } from './next-step';
 import { MemorySessionStore, type SessionStore } from './store';
 import type { SessionRecord, SessionStarted, SessionStep, StartSessionInput, StepOptions, VerifiedDelivery } from './types';
 import type { HandOverItem } from './driver';
@@ -328,9 +328,10 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     const record = r.record;
     if (!record) return;
     // The rest happens behind the answer, as the record's next step says (a copy of a claim left before a restart
-    // continues it too).
+    // continues it too). A copy that finds the record further on moves nothing here: the record is another
+    // process's work (a shared store), whose sweep takes it over only once idle.
     if (r.signingEnded) setImmediate(() => void enqueue(signRef, () => settle(record)));
-    else setImmediate(() => plan(record));
+    else if (r.moved || isCertificateClaimed(record)) setImmediate(() => plan(record));
   };
 
   const takeOverAfterMs = options.takeOverAfterMs ?? policy.takeOverIdleMs;

@@ -1,10 +1,11 @@
 /**
  * A sweep that cannot read the store is reported as that (onSweepFailed, with the store's code), not as a refused
- * webhook, and the next interval sweeps again.
+ * webhook, and the next interval sweeps again. A copy of an event whose record has gone past it leaves the record to
+ * the process working on it.
  */
 import { SingpassFlowsError } from '../../src/errors';
 import { createSessionRunner, MemorySessionStore } from '../../src/session';
-import { loadFakes, setup } from './engine-fakes';
+import { certificateDelivery, loadFakes, pdf, setup, storedSession } from './engine-fakes';
 
 beforeAll(loadFakes);
 
@@ -58,3 +59,26 @@ async function until(ok: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
   expect(ok()).toBe(true);
 }
+
+describe('a copy of an event the record has gone past', () => {
+  it('is answered 200 and moves nothing here: the hash another process is sending is not sent again', async () => {
+    const t = setup();
+    const s = (await t.engine.start(pdf, { documentName: 'Copy.pdf', level: 'B-T' })).record;
+    const delivery = certificateDelivery(s, undefined, t);
+    // another process (a shared store) claimed this event, prepared, and is sending the hash (the call counted)
+    const prepared = (await t.engine.prepareCertificate(s, delivery, pdf)).record;
+    const sending = { ...prepared, submitting: { ...prepared.submitting!, attempts: 1 } };
+    const store = storedSession(sending);
+    const refusals: unknown[] = [];
+    const runner = createSessionRunner({ engine: t.engine, store, onRefused: (r) => void refusals.push(r) });
+    try {
+      const answer = await runner.handleWebhook({ headers: { authorization: `Bearer ${s.state.clientNotificationToken}` }, body: { event: delivery.event } });
+      expect({ answer, refusals }).toMatchObject({ answer: { status: 200 }, refusals: [] });
+      await new Promise((r) => setTimeout(r, 300)); // room for a (wrong) resend
+      expect(t.client.hashCalls).toEqual([]);
+      expect(store.get(s.state.signRef)).toEqual(sending);
+    } finally {
+      await runner.close();
+    }
+  });
+});
