@@ -69,11 +69,17 @@ async function finishingRidesOut(c: ConformanceContext, name: string, responder:
 }
 
 /** The session's stored record once `ok` says so (its phase, its hand-over). */
-function recordUntil(c: ConformanceContext, ref: string, what: string, ok: (o: Outcome) => boolean, ms = 90_000): Promise<Outcome> {
-  return until(`${ref}: ${what} at ${c.fe.name}`, async () => {
-    const o = await c.fe.outcome(ref);
-    return o && ok(o) ? o : undefined;
-  }, ms);
+async function recordUntil(c: ConformanceContext, ref: string, what: string, ok: (o: Outcome) => boolean, ms = 90_000): Promise<Outcome> {
+  let last: Outcome | undefined;
+  try {
+    return await until(`${ref}: ${what} at ${c.fe.name}`, async () => {
+      last = await c.fe.outcome(ref);
+      return last && ok(last) ? last : undefined;
+    }, ms);
+  } catch (e) {
+    // where the session stood instead, so that a timeout says why
+    throw new Error(`${(e as Error).message}; last seen: ${last ? JSON.stringify({ status: last.status, phase: last.phase, handOver: last.handOver, error: last.error }) : 'no record'}`);
+  }
 }
 
 /** A session the user approved while the flow's storage is down (its hand-over cannot be stored). */
