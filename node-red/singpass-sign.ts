@@ -211,7 +211,7 @@ export = function register(RED: NodeAPI): void {
         throw new SingpassFlowsError('STATE_INVALID', `submit hash takes a session prepare signature saved (certificate checked, PDF prepared); session ${signRef} is ${record.state.status}`, { retryable: false });
       }
       const engine = await client.engine();
-      // The core's driver: the call is counted in the stored record BEFORE it leaves (compare-and-set), so a refusal of
+      // The core's entry point (`sendHash`): the call is counted in the stored record BEFORE it leaves (compare-and-set), so a refusal of
       // the first call is the service's verdict (the session fails with its code and message) and a resend after a
       // crash knows it is one; another execution already sending this hash makes this one a duplicate that sends nothing.
       const sent = await step(client.store, signRef, { on: 'sendHash' }, { engine });
@@ -234,7 +234,7 @@ export = function register(RED: NodeAPI): void {
   RED.nodes.registerType('singpass-sign-submit', Submit as never);
 
   /**
-   * After the signature event: the core's driver finishes the session (embed, extend to the session's level, verify,
+   * After the signature event: the core's entry point (`finish`) finishes the session (embed, extend to the session's level, verify,
    * the signed PDF stored) and hands the signed PDF over: `msg.payload` becomes it, `msg.filename` the name to store
    * it under. Store it, then acknowledge it with a *signed PDF stored* node; unacknowledged, the signing webhook node
    * hands it over again after the client's hand-over lease. A temporary failure (TSA, OCSP/CRL responder, network)

@@ -155,6 +155,18 @@ async function breakIfStale(file: string, staleMs: number): Promise<boolean> {
   }
 }
 
+/** A file's bytes (or text, given an encoding); undefined when it is not there. Other failures throw. */
+export async function readFileIfExists(file: string): Promise<Buffer | undefined>;
+export async function readFileIfExists(file: string, encoding: 'utf8'): Promise<string | undefined>;
+export async function readFileIfExists(file: string, encoding?: 'utf8'): Promise<Buffer | string | undefined> {
+  try {
+    return encoding ? await fsp.readFile(file, encoding) : await fsp.readFile(file);
+  } catch (e) {
+    if (errno(e) === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
 /** Remove a file; false when it was not there. */
 export async function removeFile(file: string): Promise<boolean> {
   try {

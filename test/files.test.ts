@@ -1,18 +1,28 @@
 /**
  * src/files.ts on the real file system: atomic replacement leaves the old or the new file and no temporary file;
  * a lock file is exclusive, waits for its holder, times out with the caller's error, and a stale one (holder died)
- * is broken; release never removes a lock that is no longer ours.
+ * is broken; release never removes a lock that is no longer ours. A missing file reads as undefined, other failures throw.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { acquireLockFile, writeFileAtomic } from '../src/files';
+import { acquireLockFile, readFileIfExists, writeFileAtomic } from '../src/files';
 
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'files-'));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('readFileIfExists', () => {
+  it('the bytes or the text of a file; undefined when there is none; any other failure throws', async () => {
+    writeFileSync(join(dir, 'a.pdf'), Buffer.from([1, 2, 3]));
+    expect(await readFileIfExists(join(dir, 'a.pdf'))).toEqual(Buffer.from([1, 2, 3]));
+    expect(await readFileIfExists(join(dir, 'a.pdf'), 'utf8')).toBe('\u0001\u0002\u0003');
+    expect(await readFileIfExists(join(dir, 'missing.pdf'))).toBeUndefined();
+    await expect(readFileIfExists(dir)).rejects.toMatchObject({ code: 'EISDIR' });
+  });
+});
 
 describe('writeFileAtomic', () => {
   it('replaces the file as a whole, mode 0600, and leaves no temporary file', async () => {

@@ -1,9 +1,9 @@
 import type { SigningEngine } from './engine';
 import {
   acknowledgeHandOver, prepareStored, recordEvent, reportHandOverFailure, runDueStep, runStepNow, submitStoredHash,
-  type DriverStore, type DueStepResult,
+  type DriverStore, type DueStepResult, type HandOverAnswer,
 } from './driver';
-import { isSigningOver, nextStep, type SessionAction } from './next-step';
+import { isSigningOver, nextStep, SCHEDULED_ACTIONS, type SessionAction } from './next-step';
 import { sessionPolicy, type SessionPolicy } from './policy';
 import { TRANSITIONS, sessionPhase } from './transitions';
 import type { SessionRecord, StepOptions, VerifiedDelivery } from './types';
@@ -66,8 +66,6 @@ export interface StepOutcome extends Omit<DueStepResult, 'action'> {
   signingEnded: boolean;
 }
 
-const SCHEDULED: readonly NamedStep[] = ['continueCertificate', 'submitHash', 'finish', 'handOver', 'expire'];
-
 /**
  * THE entry point of a stored session for every front end (the runner, `serve`, the Node-RED nodes, the n8n
  * operations): load the record, find the row the trigger and the record's phase lead to, run its step, save with
@@ -97,14 +95,10 @@ async function leaveWhatSigningNeeded(store: DriverStore, signRef: string): Prom
 async function run(store: DriverStore, signRef: string, trigger: StepTrigger, options: StepEntryOptions): Promise<StepOutcome> {
   const stepOptions = options.onStep ? { onStep: options.onStep } : {};
   const policy = { policy: sessionPolicy(options.policy) };
-  if (trigger.on === 'acknowledge') {
-    const r = await acknowledgeHandOver(store, signRef, { ...clockOf(options) });
-    return { on: 'acknowledge', action: 'none', ...(r.record ? { record: r.record } : {}), moved: r.moved, signingEnded: false };
-  }
-  if (trigger.on === 'handOverFailed') {
-    const r = await reportHandOverFailure(store, signRef, trigger.failure, { ...policy, ...clockOf(options) });
-    return { on: 'handOverFailed', action: 'none', ...(r.record ? { record: r.record } : {}), moved: r.moved, signingEnded: false };
-  }
+  // the flow's word on a hand-over: signing ended before it, so it never ends signing
+  const answered = (r: HandOverAnswer): StepOutcome => ({ on: trigger.on, action: 'none', ...(r.record ? { record: r.record } : {}), moved: r.moved, signingEnded: false });
+  if (trigger.on === 'acknowledge') return answered(await acknowledgeHandOver(store, signRef, { ...clockOf(options) }));
+  if (trigger.on === 'handOverFailed') return answered(await reportHandOverFailure(store, signRef, trigger.failure, { ...policy, ...clockOf(options) }));
   const engine = options.engine;
   if (!engine) throw new TypeError(`step: the ${trigger.on} trigger needs the signing engine`);
   switch (trigger.on) {
@@ -127,7 +121,7 @@ async function run(store: DriverStore, signRef: string, trigger: StepTrigger, op
       return fromDue('sendHash', await submitStoredHash(engine, store, signRef));
     default: {
       const named = trigger.on;
-      if (!SCHEDULED.includes(named)) throw new TypeError(`step: unknown trigger ${String(named)}`);
+      if (!SCHEDULED_ACTIONS.includes(named)) throw new TypeError(`step: unknown trigger ${String(named)}`);
       return fromDue(named, await runStepNow(engine, store, signRef, { only: [named], ...policy, stepOptions }));
     }
   }

@@ -1,7 +1,7 @@
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { SingpassFlowsError } from '../../errors';
-import { createFileExclusive, errno, removeFile, syncDir, writeFileAtomic } from '../../files';
+import { createFileExclusive, readFileIfExists, removeFile, syncDir, writeFileAtomic } from '../../files';
 import type { SigningEvent } from '../../sign';
 import { REDACTED_CERTIFICATE_JSON, replaysStillNeeded, type DeliveryStore, type KeptDelivery } from '../deliveries';
 import { deliveryFromJson, deliveryToJson } from '../delivery-codec';
@@ -108,13 +108,8 @@ export abstract class FolderDeliveries extends FolderDocuments implements Delive
   }
 
   protected async readDelivery(file: string): Promise<KeptDeliveryFile | undefined> {
-    let text: string;
-    try {
-      text = await fsp.readFile(file, 'utf8');
-    } catch (e) {
-      if (errno(e) === 'ENOENT') return undefined;
-      throw e;
-    }
+    const text = await readFileIfExists(file, 'utf8');
+    if (text === undefined) return undefined;
     let kept: Partial<KeptDeliveryFile> | undefined;
     try {
       kept = JSON.parse(text) as Partial<KeptDeliveryFile>;

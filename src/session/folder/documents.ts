@@ -1,6 +1,5 @@
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { errno, removeFile } from '../../files';
+import { readFileIfExists, removeFile } from '../../files';
 import { FolderBase, ref } from './base';
 
 /** How the store names a session's signed PDF. */
@@ -13,13 +12,8 @@ export class FolderDocuments extends FolderBase {
     return path.join(this.dir, `${ref(signRef)}.pdf`);
   }
 
-  async getDocument(signRef: string): Promise<Buffer | undefined> {
-    try {
-      return await fsp.readFile(this.documentPath(signRef));
-    } catch (e) {
-      if (errno(e) === 'ENOENT') return undefined;
-      throw e;
-    }
+  getDocument(signRef: string): Promise<Buffer | undefined> {
+    return readFileIfExists(this.documentPath(signRef));
   }
 
   async putDocument(signRef: string, pdf: Buffer): Promise<void> {
@@ -42,12 +36,7 @@ export class FolderDocuments extends FolderBase {
     return path.join(this.dir, `${ref(signRef)}${SIGNED_SUFFIX}`);
   }
 
-  async getSignedDocument(signRef: string): Promise<Buffer | undefined> {
-    try {
-      return await fsp.readFile(this.signedDocumentPath(signRef));
-    } catch (e) {
-      if (errno(e) === 'ENOENT') return undefined;
-      throw e;
-    }
+  getSignedDocument(signRef: string): Promise<Buffer | undefined> {
+    return readFileIfExists(this.signedDocumentPath(signRef));
   }
 }

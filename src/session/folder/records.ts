@@ -1,7 +1,6 @@
-import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { SingpassFlowsError } from '../../errors';
-import { errno, removeFile } from '../../files';
+import { readFileIfExists, removeFile } from '../../files';
 import { isSessionEnded } from '../next-step';
 import { withPhase } from '../transitions';
 import type { SessionRecord } from '../types';
@@ -18,15 +17,14 @@ export abstract class FolderRecords extends FolderDeliveries {
 
   async get(signRef: string): Promise<SessionRecord | undefined> {
     const file = this.recordPath(signRef);
-    let text: string;
+    let text: string | undefined;
     try {
-      text = await fsp.readFile(file, 'utf8');
+      text = await readFileIfExists(file, 'utf8');
     } catch (e) {
-      if (errno(e) === 'ENOENT') return undefined;
       // typed here, so a folder replaced by a file or without rights reads as STORE_FAILED, not as a passing fault
       throw fileStoreError(e, this.dir, `read the record of ${signRef}`);
     }
-    return parseRecord(text, file);
+    return text === undefined ? undefined : parseRecord(text, file);
   }
 
   /**
